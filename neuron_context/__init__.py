@@ -1,0 +1,74 @@
+"""Keep long-running LLM agents inside their context window without breaking their
+conversations."""
+
+from ._clearing import ToolResultClearingStrategy as ToolResultClearingStrategy
+from ._composite import CompositeStrategy as CompositeStrategy
+from ._composite import FallbackStrategy as FallbackStrategy
+from ._content import JSON as JSON
+from ._content import Compaction as Compaction
+from ._content import ContentBlock as ContentBlock
+from ._content import Document as Document
+from ._content import Image as Image
+from ._content import RedactedThinking as RedactedThinking
+from ._content import Text as Text
+from ._content import Thinking as Thinking
+from ._content import ToolResult as ToolResult
+from ._content import ToolUse as ToolUse
+from ._conversation import repair as repair
+from ._conversation import validate as validate
+from ._counter import BaseCounter as BaseCounter
+from ._counter import TokenCounter as TokenCounter
+from ._errors import CompactionError as CompactionError
+from ._errors import ConfigurationError as ConfigurationError
+from ._errors import InvalidConversationError as InvalidConversationError
+from ._errors import NeuronContextError as NeuronContextError
+from ._errors import SummarizationError as SummarizationError
+from ._errors import TokenizerError as TokenizerError
+from ._injection import InjectionRule as InjectionRule
+from ._injection import InjectionTrigger as InjectionTrigger
+from ._injection import SystemInjector as SystemInjector
+from ._messages import Message as Message
+from ._messages import Role as Role
+from ._messages import ToolDefinition as ToolDefinition
+from ._persistent import ContextSection as ContextSection
+from ._persistent import PersistentContext as PersistentContext
+from ._strategy import ContextStrategy as ContextStrategy
+from ._strip import StripToolCallsStrategy as StripToolCallsStrategy
+from ._window import SlidingWindowStrategy as SlidingWindowStrategy
+
+__all__ = [
+    "JSON",
+    "BaseCounter",
+    "Compaction",
+    "CompactionError",
+    "CompositeStrategy",
+    "ConfigurationError",
+    "ContentBlock",
+    "ContextSection",
+    "ContextStrategy",
+    "Document",
+    "FallbackStrategy",
+    "Image",
+    "InjectionRule",
+    "InjectionTrigger",
+    "InvalidConversationError",
+    "Message",
+    "NeuronContextError",
+    "PersistentContext",
+    "RedactedThinking",
+    "Role",
+    "SlidingWindowStrategy",
+    "StripToolCallsStrategy",
+    "SummarizationError",
+    "SystemInjector",
+    "Text",
+    "Thinking",
+    "TokenCounter",
+    "TokenizerError",
+    "ToolDefinition",
+    "ToolResult",
+    "ToolResultClearingStrategy",
+    "ToolUse",
+    "repair",
+    "validate",
+]

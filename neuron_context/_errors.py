@@ -1,0 +1,66 @@
+"""The exception tree of neuron_context.
+
+Every error the library raises on purpose is a :class:`NeuronContextError`::
+
+    NeuronContextError
+    ├── ConfigurationError (also ValueError)      bad arguments, bad values
+    ├── InvalidConversationError (also ValueError) a conversation that is not well formed
+    ├── TokenizerError                             loading or running a tokenizer failed
+    └── CompactionError                            a strategy could not compact
+        └── SummarizationError                     the summary provider failed, timed out,
+                                                   or returned an unusable summary
+
+Third-party errors are chained (``raise ... from exc``); when a compaction fails the
+caller's messages are left exactly as they were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = [
+    "CompactionError",
+    "ConfigurationError",
+    "InvalidConversationError",
+    "NeuronContextError",
+    "SummarizationError",
+    "TokenizerError",
+]
+
+
+class NeuronContextError(Exception):
+    """Base class of every error raised by neuron_context."""
+
+
+class ConfigurationError(NeuronContextError, ValueError):
+    """An argument or field has a value the library cannot accept.
+
+    The message names the offending field.
+    """
+
+
+class InvalidConversationError(NeuronContextError, ValueError):
+    """A conversation breaks the tool-call pairing rules.
+
+    Attributes:
+        ids: every offending tool-use id, in the order they were found.
+    """
+
+    def __init__(self, message: str, *, ids: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.ids: tuple[str, ...] = tuple(ids)
+
+
+class TokenizerError(NeuronContextError):
+    """A tokenizer could not be loaded or failed to encode text."""
+
+
+class CompactionError(NeuronContextError):
+    """A strategy could not compact the conversation."""
+
+
+class SummarizationError(CompactionError):
+    """The summary provider failed, timed out, or returned an unusable summary.
+
+    The cause (provider exception, timeout) is chained as ``__cause__``.
+    """

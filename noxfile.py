@@ -1,0 +1,56 @@
+"""Automation: ``nox -s tests lint typecheck docs`` is what CI runs (see .ci/run)."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+ALL_EXTRAS = ".[dev,openai,anthropic,bench]"
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite, the README example and each benchmark once (no timing)."""
+    session.install("-e", ALL_EXTRAS)
+    args = session.posargs or ["tests", "benches", "--benchmark-disable"]
+    session.run("pytest", *args)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff: lint and formatting."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over the package, tests, benchmarks and examples."""
+    session.install("-e", ALL_EXTRAS)
+    session.run("mypy")
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Run the benchmarks beside the peers and write benchmark.json."""
+    session.install("-e", ALL_EXTRAS)
+    args = session.posargs or ["--benchmark-json=benchmark.json"]
+    session.run("pytest", "benches", "--benchmark-only", *args)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site with mkdocs in strict mode."""
+    session.install("-e", ".[docs]")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site")
+
+
+@nox.session(default=False)
+def demo(session: nox.Session) -> None:
+    """The main job: compact a bundled transcript, offline."""
+    session.install("-e", ".")
+    session.run("python", "examples/compact_transcript.py", *session.posargs)
