@@ -47,7 +47,7 @@ class CompositeStrategy(BudgetedStrategy):
     warning if the target was not met. A nested composite with the same ``max_tokens``
     and counter is flattened into this one (that cannot change the result).
 
-    Example:
+    Examples:
         >>> strategy = CompositeStrategy(
         ...     [ToolResultClearingStrategy(2), SlidingWindowStrategy(20)], 100_000
         ... )
@@ -102,7 +102,7 @@ class FallbackStrategy(ContextStrategy):
     Each fallback gets the original messages. The last error is re-raised if all fail.
     ``should_compact`` and ``token_estimate`` are the primary's.
 
-    Example:
+    Examples:
         >>> strategy = FallbackStrategy(
         ...     SummarizationStrategy(provider, 10, 100_000), SlidingWindowStrategy(20, 100_000)
         ... )  # doctest: +SKIP

@@ -72,6 +72,15 @@ def _check_optional_count(owner: str) -> _Validator:
     return check
 
 
+def _check_bool(owner: str) -> _Validator:
+    # Fix (tests/test_messages.py): attrs' instance_of raised TypeError, not ConfigurationError.
+    def check(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if not isinstance(value, bool):
+            raise _fail(owner, attribute.name, f"must be a bool, got {value!r}")
+
+    return check
+
+
 def _copy_mapping(owner: str, field: str, value: object) -> dict[str, JSON]:
     if not isinstance(value, Mapping):
         raise _fail(owner, field, f"must be a mapping, got {type(value).__name__}")
@@ -183,7 +192,7 @@ class ToolResult:
     """The id of the :class:`ToolUse` this answers."""
     content: tuple[Text | Image, ...] = attrs.field(factory=tuple, converter=_to_result_content)
     """What the tool returned; a ``str`` becomes ``(Text(str),)``."""
-    is_error: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    is_error: bool = attrs.field(default=False, validator=_check_bool("ToolResult"))
     """Whether the tool failed."""
 
     type: Literal["tool_result"] = attrs.field(default="tool_result", init=False, repr=False)

@@ -21,7 +21,7 @@ from ._content import ToolResult, ToolUse
 from ._errors import InvalidConversationError
 from ._messages import Message, Role
 
-__all__ = ["Exchange", "Structure", "repair", "validate"]
+__all__ = ["Exchange", "Structure", "cut_keeping_last", "next_safe_cut", "repair", "validate"]
 
 INTERRUPTED = "[no result: the call was interrupted]"
 
@@ -131,6 +131,66 @@ class Structure:
             if isinstance(block, ToolUse) and block.id == result.tool_use_id:
                 return block
         return None
+
+
+# -- the tail alone -----------------------------------------------------------------
+# Performance: a window only needs the cut near the end of a long history, and whether a
+# cut is safe depends only on the tool exchange around it, so these find the same cut as
+# Structure.of(messages) while looking at the tail and that exchange alone (O(window)
+# instead of O(len(messages)) per turn). tests/test_counter_cache.py checks that they
+# agree with Structure on any conversation, well formed or not.
+
+
+def _opens_exchange(message: Message) -> bool:
+    return message.role is Role.ASSISTANT and any(
+        isinstance(block, ToolUse) for block in message.content
+    )
+
+
+def next_safe_cut(messages: Sequence[Message], index: int) -> int:
+    """``Structure.of(messages).safe_cut(index)``, from the messages around ``index``."""
+    length = len(messages)
+    index = max(0, min(index, length))
+    # The first user or assistant message at or after `index` is always a safe cut; only
+    # system messages before it can be safe earlier (tool messages never are).
+    turn = index
+    while turn < length and messages[turn].role not in (Role.USER, Role.ASSISTANT):
+        turn += 1
+    if turn == index:
+        return index
+    # Inside an exchange iff the nearest user/assistant message before is an assistant
+    # with tool uses and a tool message of that exchange still follows.
+    opened = False
+    for before in range(index - 1, -1, -1):
+        role = messages[before].role
+        if role is Role.USER or role is Role.ASSISTANT:
+            opened = _opens_exchange(messages[before])
+            break
+    last_tool = -1
+    if opened:
+        for after in range(turn - 1, index - 1, -1):
+            if messages[after].role is Role.TOOL:
+                last_tool = after
+                break
+    for candidate in range(max(index, last_tool + 1), turn):
+        if messages[candidate].role is Role.SYSTEM:
+            return candidate
+    return turn
+
+
+def cut_keeping_last(messages: Sequence[Message], n: int, *, skip_summaries: bool = False) -> int:
+    """``Structure.of(messages).cut_keeping_last(n, ...)``, from the tail alone."""
+    if n <= 0:
+        return len(messages)
+    counted = 0
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message.role is Role.SYSTEM or (skip_summaries and message.is_compaction):
+            continue
+        counted += 1
+        if counted == n:
+            return next_safe_cut(messages, i)
+    return 0
 
 
 # -- validation and repair ----------------------------------------------------------

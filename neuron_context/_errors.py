@@ -6,6 +6,7 @@ Every error the library raises on purpose is a :class:`NeuronContextError`::
     ├── ConfigurationError (also ValueError)      bad arguments, bad values
     ├── InvalidConversationError (also ValueError) a conversation that is not well formed
     ├── TokenizerError                             loading or running a tokenizer failed
+    ├── ProviderError                              a model provider call failed (.retryable)
     └── CompactionError                            a strategy could not compact
         └── SummarizationError                     the summary provider failed, timed out,
                                                    or returned an unusable summary
@@ -23,6 +24,7 @@ __all__ = [
     "ConfigurationError",
     "InvalidConversationError",
     "NeuronContextError",
+    "ProviderError",
     "SummarizationError",
     "TokenizerError",
 ]
@@ -64,3 +66,31 @@ class SummarizationError(CompactionError):
 
     The cause (provider exception, timeout) is chained as ``__cause__``.
     """
+
+
+class ProviderError(NeuronContextError):
+    """A call to a model provider failed.
+
+    Providers raise it for failed calls and for replies that cannot be used, with the
+    SDK's exception chained. :class:`~neuron_context.SummarizationStrategy` retries it
+    only when :attr:`retryable` is true.
+
+    Attributes:
+        retryable: whether the same request may succeed when tried again (rate limit,
+            overload, server error, timeout, lost connection).
+        status_code: the HTTP status, when the call got one.
+        retry_after: seconds the server asked to wait before retrying, when it said.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.retryable: bool = retryable
+        self.status_code: int | None = status_code
+        self.retry_after: float | None = retry_after

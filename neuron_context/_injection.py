@@ -80,7 +80,7 @@ class SystemInjector:
     and when each rule fired) is a plain dict: :meth:`state` and :meth:`restore` move it
     to another worker.
 
-    Example:
+    Examples:
         >>> injector = SystemInjector()
         >>> injector.add_rule(InjectionTrigger.every_n_turns(5), "Re-read the plan.")
         >>> injector.check(turn=10, token_count=0)
@@ -140,8 +140,18 @@ class SystemInjector:
         fired: list[int] = []
         last: list[int | None] = []
         for entry in rules:
+            # Fix (tests/test_injection.py): a non-mapping entry raised AttributeError, and a
+            # negative or bool count was accepted.
+            if not isinstance(entry, Mapping):
+                msg = f"SystemInjector.restore: bad rule state {entry!r}"
+                raise ConfigurationError(msg)
             count, turn = entry.get("fired"), entry.get("last_turn")
-            if not isinstance(count, int) or not (turn is None or isinstance(turn, int)):
+            if (
+                isinstance(count, bool)
+                or not isinstance(count, int)
+                or count < 0
+                or not (turn is None or (isinstance(turn, int) and not isinstance(turn, bool)))
+            ):
                 msg = f"SystemInjector.restore: bad rule state {entry!r}"
                 raise ConfigurationError(msg)
             fired.append(count)

@@ -44,7 +44,7 @@ class PersistentContext:
     Render it into the system prompt (or :meth:`to_message`) each turn: system messages
     are never dropped or summarized.
 
-    Example:
+    Examples:
         >>> context = PersistentContext()
         >>> context.add_section(ContextSection("Rules", "Be brief.", 0))
         >>> context.render()

@@ -20,7 +20,7 @@ class StripToolCallsStrategy(BudgetedStrategy):
 
     What remains is the conversation's text: user requests and assistant answers.
 
-    Example:
+    Examples:
         >>> strategy = StripToolCallsStrategy()
     """
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from ._conversation import Structure
+from ._conversation import cut_keeping_last
 from ._counter import BaseCounter
 from ._messages import Message, Role
 from ._strategy import BudgetedStrategy, check_count, log_compaction, to_counter
@@ -22,7 +22,7 @@ class SlidingWindowStrategy(BudgetedStrategy):
     minus the dropped messages. A window that would begin inside a tool exchange starts
     after it instead, so the kept part is well formed and never larger than asked.
 
-    Example:
+    Examples:
         >>> strategy = SlidingWindowStrategy(10, 100_000)
     """
 
@@ -39,7 +39,7 @@ class SlidingWindowStrategy(BudgetedStrategy):
 
     def apply(self, messages: Sequence[Message]) -> list[Message]:
         """The synchronous core of :meth:`compact`."""
-        cut = Structure.of(messages).cut_keeping_last(self.window_size)
+        cut = cut_keeping_last(messages, self.window_size)
         kept = [m for m in messages[:cut] if m.role is Role.SYSTEM]
         dropped = cut - len(kept)
         kept.extend(messages[cut:])

@@ -1,0 +1,36 @@
+"""Shared fixtures and Hypothesis profiles."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile(
+    "thorough",
+    max_examples=100_000,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Run every async test under asyncio and trio."""
+    return str(request.param)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _encoding_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep converted tokenizers in the test run's temp dir, not the user's cache."""
+    path = tmp_path_factory.getbasetemp() / "neuron-context-cache"
+    os.environ["NEURON_CONTEXT_CACHE_DIR"] = str(path)

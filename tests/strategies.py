@@ -1,0 +1,704 @@
+"""Hypothesis strategies for the neuron_context test suite.
+
+Every strategy here generates values the library accepts: texts, content blocks, tool
+calls, whole agent conversations (well formed or deliberately broken), counters, random
+stacks of the built-in strategies, and :func:`cases` tying a strategy to a conversation
+and a budget around its cost.
+
+The factories are cached (``functools.cache``) and conversations are drawn by plain
+helpers inside one composite: building a fresh strategy object per draw costs more than
+drawing from it, and the property suite must stay fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
+
+import attrs
+from hypothesis import strategies as st
+
+from neuron_context import (
+    JSON,
+    Compaction,
+    CompositeStrategy,
+    ContentBlock,
+    ContextStrategy,
+    Document,
+    Image,
+    Message,
+    RedactedThinking,
+    Role,
+    SlidingWindowStrategy,
+    StripToolCallsStrategy,
+    Text,
+    Thinking,
+    TokenCounter,
+    ToolResult,
+    ToolResultClearingStrategy,
+    ToolUse,
+)
+from neuron_context._conversation import Structure
+
+S = TypeVar("S", bound=ContextStrategy)
+
+TOOL_NAMES = ("get_time", "read_file", "search", "bash", "write_memory", "查询")
+"""The tools generated conversations call; ``exclude_tools`` draws from these."""
+
+TOOL_USE_IDS = ("toolu_01", "toolu_02", "call_a", "call_b", "1", "2", "id-é", "🆔")
+"""A small pool of ids, so that later exchanges often reuse an earlier exchange's ids."""
+
+ORPHAN_PREFIX = "orphan-"
+"""Ids of results that answer no call; no generated tool use has such an id."""
+
+DANGLING_PREFIX = "dangling-"
+"""Ids of calls that malformed conversations leave unanswered."""
+
+_NON_ASCII = (
+    "日本語のテキストです。",
+    "汉字和标点\uff0c\u3002",
+    "🙂",
+    "👩‍👩‍👧‍👦 family emoji",
+    "café naïve façade",
+    "Ωμέγα και άλφα",
+    "emoji 🎉 in ascii",
+    "e\u0301",
+    "Привет, мир",
+)
+
+_LONG_PIECES = ("lorem ipsum dolor sit amet ", "日志行 ", "🙂", "x", "def f():\n    return 1\n")
+
+
+def _repeat(piece: str, times: int) -> str:
+    return piece * times
+
+
+@functools.cache
+def long_texts() -> st.SearchStrategy[str]:
+    """Long texts (hundreds to thousands of bytes), built cheaply from repeated pieces."""
+    return st.builds(_repeat, st.sampled_from(_LONG_PIECES), st.integers(20, 400))
+
+
+@functools.cache
+def texts(*, max_size: int = 40) -> st.SearchStrategy[str]:
+    """Texts: empty, ASCII, any Unicode, hand-picked non-ASCII (CJK, emoji, accents), long."""
+    return st.one_of(
+        st.just(""),
+        st.text(string.printable, max_size=max_size),
+        st.text(max_size=max_size),
+        st.sampled_from(_NON_ASCII),
+        long_texts(),
+    )
+
+
+@functools.cache
+def _base64() -> st.SearchStrategy[str]:
+    return st.text(string.ascii_letters + string.digits + "+/", min_size=4, max_size=64)
+
+
+@functools.cache
+def _urls() -> st.SearchStrategy[str]:
+    return st.builds("https://example.com/{}".format, st.text(string.ascii_lowercase, max_size=8))
+
+
+_SIZES = st.none() | st.integers(0, 5000)
+
+
+@functools.cache
+def images() -> st.SearchStrategy[Image]:
+    """Images given inline (base64) or by URL, with or without a known size."""
+    media_types = st.none() | st.sampled_from(("image/png", "image/jpeg", "image/webp"))
+    return st.one_of(
+        st.builds(Image, media_type=media_types, data=_base64(), width=_SIZES, height=_SIZES),
+        st.builds(Image, media_type=media_types, url=_urls(), width=_SIZES, height=_SIZES),
+    )
+
+
+@functools.cache
+def documents() -> st.SearchStrategy[Document]:
+    """Documents given as base64 data, a URL or their text (with or without pages)."""
+    media_types = st.sampled_from(("application/pdf", "text/plain"))
+    pages = st.none() | st.integers(0, 300)
+    extra_text = st.none() | texts()
+    return st.one_of(
+        st.builds(Document, media_type=media_types, data=_base64(), text=extra_text, pages=pages),
+        st.builds(Document, media_type=media_types, url=_urls(), text=extra_text, pages=pages),
+        st.builds(Document, media_type=media_types, text=texts(), pages=pages),
+    )
+
+
+@functools.cache
+def thinking_blocks() -> st.SearchStrategy[Thinking | RedactedThinking]:
+    """Visible (signed) thinking or redacted thinking."""
+    return st.one_of(
+        st.builds(Thinking, thinking=texts(), signature=st.just("") | _base64()),
+        st.builds(RedactedThinking, data=_base64()),
+    )
+
+
+@functools.cache
+def json_values() -> st.SearchStrategy[JSON]:
+    """JSON values (no NaN or infinities: they are not JSON and never equal themselves)."""
+    scalars: st.SearchStrategy[JSON] = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**40), 2**40),
+        st.floats(allow_nan=False, allow_infinity=False),
+        texts(max_size=12),
+    )
+
+    def extend(children: st.SearchStrategy[JSON]) -> st.SearchStrategy[JSON]:
+        return st.lists(children, max_size=3) | st.dictionaries(
+            st.text(max_size=6), children, max_size=3
+        )
+
+    return st.recursive(scalars, extend, max_leaves=6)
+
+
+_KEYS = ("path", "query", "command", "content", "ключ", "")
+
+
+@functools.cache
+def tool_inputs() -> st.SearchStrategy[dict[str, JSON]]:
+    """A tool call's arguments: a JSON object, mostly flat with realistic keys."""
+    flat = st.dictionaries(st.sampled_from(_KEYS), texts(max_size=20) | st.integers(), max_size=2)
+    nested = st.dictionaries(
+        st.sampled_from(_KEYS) | st.text(max_size=6), json_values(), max_size=3
+    )
+    return st.one_of(st.just({}), flat, flat, nested)
+
+
+@functools.cache
+def tool_uses() -> st.SearchStrategy[ToolUse]:
+    """Tool calls with JSON inputs and ids from the shared pool."""
+    return st.builds(
+        ToolUse,
+        id=st.sampled_from(TOOL_USE_IDS),
+        name=st.sampled_from(TOOL_NAMES),
+        input=tool_inputs(),
+    )
+
+
+@functools.cache
+def tool_result_contents() -> st.SearchStrategy[str | list[Text | Image]]:
+    """What a tool returns: a plain string, or a list of text and image items."""
+    text_items = st.builds(Text, text=texts())
+    items: st.SearchStrategy[Text | Image] = text_items | images()
+    return st.one_of(texts(), st.lists(text_items, max_size=2), st.lists(items, max_size=3))
+
+
+def _tool_result(draw: st.DrawFn, tool_use_id: str) -> ToolResult:
+    return ToolResult(
+        tool_use_id=tool_use_id,
+        content=draw(tool_result_contents()),
+        is_error=draw(st.integers(0, 4)) == 0,
+    )
+
+
+@functools.cache
+def system_messages() -> st.SearchStrategy[Message]:
+    """System messages."""
+    return st.builds(Message.system, texts())
+
+
+def _summary(content: str) -> Message:
+    return Message(role=Role.USER, content=(Compaction(content=content),))
+
+
+@functools.cache
+def summary_messages() -> st.SearchStrategy[Message]:
+    """An existing summary: a user message holding one :class:`Compaction`."""
+    return st.builds(_summary, texts())
+
+
+@functools.cache
+def _attachments() -> st.SearchStrategy[list[Image | Document]]:
+    return st.lists(images() | documents(), max_size=2)
+
+
+def _user(draw: st.DrawFn) -> Message:
+    text = draw(texts())
+    attachments = draw(_attachments()) if draw(st.integers(0, 4)) == 0 else []
+    if not attachments:
+        return Message.user(text)
+    return Message(role=Role.USER, content=(Text(text=text), *attachments))
+
+
+@functools.cache
+def _thinking_lists() -> st.SearchStrategy[list[Thinking | RedactedThinking]]:
+    return st.lists(thinking_blocks(), max_size=2)
+
+
+def _assistant(draw: st.DrawFn, uses: tuple[ToolUse, ...] = ()) -> Message:
+    blocks: list[ContentBlock] = []
+    if draw(st.integers(0, 3)) == 0:
+        blocks.extend(draw(_thinking_lists()))
+    # Without tool uses the text is rarely left out: an assistant message with no content.
+    with_text = draw(st.booleans()) if uses else draw(st.integers(0, 7)) > 0
+    if with_text:
+        blocks.append(Text(text=draw(texts())))
+    blocks.extend(uses)
+    return Message(role=Role.ASSISTANT, content=tuple(blocks))
+
+
+@functools.cache
+@st.composite
+def user_messages(draw: st.DrawFn) -> Message:
+    """User messages: text, sometimes with attached images or documents."""
+    return _user(draw)
+
+
+@functools.cache
+@st.composite
+def assistant_messages(draw: st.DrawFn) -> Message:
+    """Assistant replies without tool uses: optional thinking, then a text (maybe empty),
+    rarely nothing at all (real transcripts hold assistant messages with no content)."""
+    return _assistant(draw)
+
+
+def _exchange_ids(draw: st.DrawFn, turn: int) -> list[str]:
+    """1-4 ids, unique within the exchange: a slice of the shared pool (so often reused
+    by other exchanges) or fresh ones."""
+    size = draw(st.integers(1, 4))
+    offset = draw(st.integers(-1, len(TOOL_USE_IDS) - 1))
+    if offset < 0:
+        return [f"toolu_{turn}_{k}" for k in range(size)]
+    return [TOOL_USE_IDS[(offset + k) % len(TOOL_USE_IDS)] for k in range(size)]
+
+
+def _exchange(draw: st.DrawFn, *, turn: int, running: bool, systems: bool) -> list[Message]:
+    ids = _exchange_ids(draw, turn)
+    uses = tuple(
+        ToolUse(id=use_id, name=draw(st.sampled_from(TOOL_NAMES)), input=draw(tool_inputs()))
+        for use_id in ids
+    )
+    messages = [_assistant(draw, uses)]
+    answered = draw(st.permutations(ids))
+    if running:
+        answered = answered[: draw(st.integers(0, len(answered)))]
+    groups: list[tuple[ToolResult, ...]] = []
+    pending: list[ToolResult] = []
+    for index, use_id in enumerate(answered):
+        pending.append(_tool_result(draw, use_id))
+        if index == len(answered) - 1 or draw(st.booleans()):
+            groups.append(tuple(pending))
+            pending = []
+    messages.extend(Message(role=Role.TOOL, content=group) for group in groups)
+    if systems and draw(st.integers(0, 3)) == 0:
+        # A system message inside the exchange: after the assistant message or between
+        # two of its tool messages.
+        slot = draw(st.integers(1, max(1, len(messages) - 1)))
+        messages.insert(slot, draw(system_messages()))
+    return messages
+
+
+@functools.cache
+@st.composite
+def tool_exchanges(draw: st.DrawFn, *, running: bool = False) -> list[Message]:
+    """An assistant message with 1-4 parallel tool uses and the tool messages answering it.
+
+    The results come in any order, one per tool message or several in one, with system
+    messages possibly between the assistant message and its tool messages. When
+    ``running``, only some calls (maybe none) are answered: the calls are still running.
+    """
+    return _exchange(draw, turn=0, running=running, systems=True)
+
+
+_TURNS = ("user", "user", "assistant", "exchange", "exchange", "exchange", "system")
+
+
+@functools.cache
+@st.composite
+def well_formed_conversations(
+    draw: st.DrawFn,
+    *,
+    min_turns: int = 0,
+    max_turns: int = 10,
+    tools: bool = True,
+    systems: bool = True,
+    summaries: bool = True,
+    running: bool = True,
+) -> list[Message]:
+    """Realistic, well-formed agent conversations built from turns.
+
+    Leading system messages, maybe an existing summary right after them, then user
+    messages, assistant replies, tool exchanges (see :func:`tool_exchanges`; tool-use ids
+    are unique within an exchange and often reused by later ones) and system messages
+    anywhere; maybe a trailing assistant message whose calls are still running. Every
+    message is a distinct object.
+
+    Args:
+        min_turns: the fewest turns after the leading part.
+        max_turns: the most turns after the leading part.
+        tools: whether tool exchanges occur at all.
+        systems: whether system messages occur at all.
+        summaries: whether an existing summary may occur.
+        running: whether the last assistant message may have calls still running.
+    """
+    messages: list[Message] = []
+    if systems:
+        messages.extend(draw(st.lists(system_messages(), max_size=2)))
+    if summaries and draw(st.integers(0, 4)) == 0:
+        messages.append(draw(summary_messages()))
+    kinds = [k for k in _TURNS if (tools or k != "exchange") and (systems or k != "system")]
+    for turn in range(draw(st.integers(min_turns, max_turns))):
+        kind = draw(st.sampled_from(kinds))
+        if kind == "user":
+            messages.append(_user(draw))
+        elif kind == "assistant":
+            messages.append(_assistant(draw))
+        elif kind == "system":
+            messages.append(draw(system_messages()))
+        else:
+            messages.extend(_exchange(draw, turn=turn, running=False, systems=systems))
+    if tools and running and draw(st.integers(0, 3)) == 0:
+        messages.extend(_exchange(draw, turn=max_turns, running=True, systems=systems))
+        if systems and draw(st.booleans()):
+            messages.append(draw(system_messages()))
+    return messages
+
+
+# -- malformed conversations ----------------------------------------------------------
+
+
+@attrs.frozen
+class Broken:
+    """A malformed conversation and the faults that were put into it."""
+
+    messages: list[Message]
+    """The conversation."""
+    ids: tuple[str, ...]
+    """Ids that :func:`neuron_context.validate` must name (it may name more)."""
+    dangling: tuple[tuple[Message, str], ...]
+    """``(assistant message, id)`` of calls left unanswered before a later turn."""
+
+
+def _has_later_turn(messages: list[Message], index: int) -> bool:
+    return any(m.role in (Role.USER, Role.ASSISTANT) for m in messages[index:])
+
+
+def _drop_result(draw: st.DrawFn, messages: list[Message]) -> tuple[Message, str] | None:
+    """Remove one answer of an exchange that a later turn follows: a dangling call."""
+    structure = Structure.of(messages)
+    exchanges = [
+        e for e in structure.exchanges if e.tool_messages and _has_later_turn(messages, e.stop)
+    ]
+    if not exchanges:
+        return None
+    exchange = draw(st.sampled_from(exchanges))
+    m_index = draw(st.sampled_from(exchange.tool_messages))
+    content = messages[m_index].content
+    b_index = draw(st.integers(0, len(content) - 1))
+    block = content[b_index]
+    assert isinstance(block, ToolResult)
+    rest = content[:b_index] + content[b_index + 1 :]
+    if rest:
+        messages[m_index] = Message(role=Role.TOOL, content=rest)
+    else:
+        del messages[m_index]
+    return messages[exchange.start], block.tool_use_id
+
+
+def _duplicate_result(draw: st.DrawFn, messages: list[Message]) -> str | None:
+    """Answer a call of an exchange a second time, in the same or a new tool message."""
+    structure = Structure.of(messages)
+    exchanges = [e for e in structure.exchanges if e.tool_messages]
+    if not exchanges:
+        return None
+    exchange = draw(st.sampled_from(exchanges))
+    results = [b for i in exchange.tool_messages for b in messages[i].tool_results]
+    again = _tool_result(draw, draw(st.sampled_from(results)).tool_use_id)
+    last = exchange.tool_messages[-1]
+    if draw(st.booleans()):
+        messages[last] = Message(role=Role.TOOL, content=(*messages[last].content, again))
+    else:
+        messages.insert(last + 1, Message(role=Role.TOOL, content=(again,)))
+    return again.tool_use_id
+
+
+def _insert_orphan(draw: st.DrawFn, messages: list[Message], number: int) -> str:
+    """A result that answers nothing: an unknown id anywhere, or a known id right after a
+    user message."""
+    users = [i for i, m in enumerate(messages) if m.role is Role.USER]
+    known = [u.id for m in messages for u in m.tool_uses]
+    if users and known and draw(st.booleans()):
+        index = draw(st.sampled_from(users)) + 1
+        use_id = draw(st.sampled_from(known))
+    else:
+        index = draw(st.integers(0, len(messages)))
+        use_id = f"{ORPHAN_PREFIX}{number}"
+    messages.insert(index, Message.tool_result(use_id, draw(texts())))
+    return use_id
+
+
+def _insert_dangling(draw: st.DrawFn, messages: list[Message], number: int) -> Message:
+    """Insert, at a safe cut, an assistant message whose calls a user message follows
+    unanswered; return the assistant message."""
+    structure = Structure.of(messages)
+    cuts = sorted({structure.safe_cut(i) for i in range(len(messages) + 1)})
+    index = draw(st.sampled_from(cuts))
+    size = draw(st.integers(1, 2))
+    uses = tuple(
+        ToolUse(id=f"{DANGLING_PREFIX}{number}-{k}", name=draw(st.sampled_from(TOOL_NAMES)))
+        for k in range(size)
+    )
+    assistant = _assistant(draw, uses)
+    messages[index:index] = [assistant, _user(draw)]
+    return assistant
+
+
+FAULTS = ("drop", "duplicate", "orphan", "dangling")
+"""The kinds of fault: a removed answer (a dangling call), a second answer, an orphan
+result, an inserted unanswered call."""
+
+
+@functools.cache
+@st.composite
+def broken_conversations(
+    draw: st.DrawFn, *, max_turns: int = 10, faults: tuple[str, ...] = FAULTS
+) -> Broken:
+    """Malformed conversations: orphan results (also tool messages right after user
+    messages), second answers and dangling calls, one to three faults.
+
+    Faults that remove an answer are applied first, so later faults cannot undo them.
+    """
+    messages = draw(well_formed_conversations(max_turns=max_turns))
+    chosen = sorted(
+        draw(st.lists(st.sampled_from(faults), min_size=1, max_size=3)), key=FAULTS.index
+    )
+    ids: list[str] = []
+    dangling: list[tuple[Message, str]] = []
+    for number, fault in enumerate(chosen):
+        if fault == "drop":
+            dropped = _drop_result(draw, messages)
+            if dropped is not None:
+                dangling.append(dropped)
+                ids.append(dropped[1])
+                continue
+        elif fault == "duplicate":
+            duplicated = _duplicate_result(draw, messages)
+            if duplicated is not None:
+                ids.append(duplicated)
+                continue
+        elif fault == "dangling":
+            assistant = _insert_dangling(draw, messages, number)
+            dangling.extend((assistant, use.id) for use in assistant.tool_uses)
+            ids.extend(use.id for use in assistant.tool_uses)
+            continue
+        ids.append(_insert_orphan(draw, messages, number))
+    return Broken(messages=messages, ids=tuple(ids), dangling=tuple(dangling))
+
+
+@functools.cache
+@st.composite
+def malformed_conversations(
+    draw: st.DrawFn, *, max_turns: int = 10, faults: tuple[str, ...] = FAULTS
+) -> list[Message]:
+    """Conversations that are not well formed (see :func:`broken_conversations`)."""
+    return draw(broken_conversations(max_turns=max_turns, faults=faults)).messages
+
+
+@functools.cache
+def conversations(*, max_turns: int = 10) -> st.SearchStrategy[list[Message]]:
+    """Well-formed or malformed conversations."""
+    return well_formed_conversations(max_turns=max_turns) | malformed_conversations(
+        max_turns=max_turns
+    )
+
+
+# -- counters and strategies ----------------------------------------------------------
+
+
+@functools.cache
+def counters() -> st.SearchStrategy[TokenCounter]:
+    """Heuristic counters: integral and non-integral ratios, varied fixed costs."""
+    ratios = st.one_of(
+        st.sampled_from((4.0, 4, 1, 2, 3, 0.5, 1.5, 2.5, 3.7, 4.2, 1 / 3)),
+        st.floats(0.1, 16.0),
+    )
+    return st.builds(
+        TokenCounter,
+        chars_per_token=ratios,
+        image_tokens=st.sampled_from((300, 0, 1)) | st.integers(0, 2000),
+        document_tokens=st.sampled_from((500, 0)) | st.integers(0, 3000),
+        message_overhead=st.sampled_from((4, 0)) | st.integers(0, 10),
+        image_pricing=st.sampled_from(("fixed", "fixed", "openai", "anthropic")),
+        document_pricing=st.sampled_from(("fixed", "fixed", "content")),
+        tokens_per_page=st.integers(0, 2000),
+    )
+
+
+@functools.cache
+def max_tokens() -> st.SearchStrategy[int]:
+    """Budgets for strategies (leaf strategies ignore theirs when called directly)."""
+    return st.just(0) | st.integers(0, 10_000)
+
+
+@st.composite
+def budgets(draw: st.DrawFn, estimate: int) -> int:
+    """Budgets around a history costing ``estimate``: 0, below it, exactly it, above it."""
+    kind = draw(st.sampled_from(("zero", "below", "exact", "above")))
+    if kind == "zero":
+        return 0
+    if kind == "below":
+        return int(estimate * draw(_FRACTIONS))
+    if kind == "exact":
+        return estimate
+    return estimate + draw(_MARGINS)
+
+
+_FRACTIONS = st.floats(0.0, 1.0)
+_MARGINS = st.integers(0, 1000)
+
+
+PLACEHOLDERS = ("[tool result cleared]", "", "x", "[已清除 🧹]", "cleared " * 30)
+"""Placeholders for clearing: the default, empty, tiny, non-ASCII and long ones."""
+
+
+def _with_counter(
+    factories: st.SearchStrategy[Callable[[TokenCounter], S]], counter: TokenCounter
+) -> st.SearchStrategy[S]:
+    return factories.map(lambda factory: factory(counter))
+
+
+def _window(window_size: int, max_tokens: int) -> Callable[[TokenCounter], SlidingWindowStrategy]:
+    return lambda counter: SlidingWindowStrategy(window_size, max_tokens, counter=counter)
+
+
+@attrs.frozen
+class _ClearingOptions:
+    keep_recent_n: int
+    max_tokens: int
+    placeholder: str
+    exclude_tools: frozenset[str]
+    clear_tool_inputs: bool
+    min_reclaim_tokens: int
+
+    def __call__(self, counter: TokenCounter) -> ToolResultClearingStrategy:
+        return ToolResultClearingStrategy(counter=counter, **attrs.asdict(self, recurse=False))
+
+
+def _strip(max_tokens: int) -> Callable[[TokenCounter], StripToolCallsStrategy]:
+    return lambda counter: StripToolCallsStrategy(max_tokens, counter=counter)
+
+
+def _composite(
+    children: list[Callable[[TokenCounter], ContextStrategy]], max_tokens: int
+) -> Callable[[TokenCounter], ContextStrategy]:
+    return lambda counter: CompositeStrategy(
+        [child(counter) for child in children], max_tokens, counter=counter
+    )
+
+
+@functools.cache
+def _window_factories() -> st.SearchStrategy[Callable[[TokenCounter], SlidingWindowStrategy]]:
+    return st.builds(_window, st.integers(0, 15), max_tokens())
+
+
+@functools.cache
+def _clearing_factories() -> st.SearchStrategy[_ClearingOptions]:
+    return st.builds(
+        _ClearingOptions,
+        keep_recent_n=st.integers(0, 8),
+        max_tokens=max_tokens(),
+        placeholder=st.sampled_from(PLACEHOLDERS) | texts(max_size=10),
+        exclude_tools=st.frozensets(st.sampled_from(TOOL_NAMES), max_size=3),
+        clear_tool_inputs=st.booleans(),
+        min_reclaim_tokens=st.just(0) | st.integers(0, 3000),
+    )
+
+
+@functools.cache
+def _strip_factories() -> st.SearchStrategy[Callable[[TokenCounter], StripToolCallsStrategy]]:
+    return st.builds(_strip, max_tokens())
+
+
+@functools.cache
+def _leaf_factories() -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+    return st.one_of(_window_factories(), _clearing_factories(), _strip_factories())
+
+
+@functools.cache
+def _stack_factories() -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+    def extend(
+        children: st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]],
+    ) -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+        return st.builds(_composite, st.lists(children, min_size=1, max_size=4), max_tokens())
+
+    return st.recursive(_leaf_factories(), extend, max_leaves=6)
+
+
+def windows(counter: TokenCounter) -> st.SearchStrategy[SlidingWindowStrategy]:
+    """Sliding windows of 0-15 messages using ``counter``."""
+    return _with_counter(_window_factories(), counter)
+
+
+def clearings(counter: TokenCounter) -> st.SearchStrategy[ToolResultClearingStrategy]:
+    """Tool-result clearing with random options using ``counter``."""
+    return _with_counter(_clearing_factories(), counter)
+
+
+def strips(counter: TokenCounter) -> st.SearchStrategy[StripToolCallsStrategy]:
+    """Tool-call stripping using ``counter``."""
+    return _with_counter(_strip_factories(), counter)
+
+
+def leaf_strategies(counter: TokenCounter) -> st.SearchStrategy[ContextStrategy]:
+    """One built-in non-composite strategy using ``counter``."""
+    return _with_counter(_leaf_factories(), counter)
+
+
+def strategy_stacks(counter: TokenCounter) -> st.SearchStrategy[ContextStrategy]:
+    """A leaf strategy or nested composites of them (random budgets), all using ``counter``.
+
+    Every strategy shares the counter: a composite measures with its own counter, and
+    "never worse" only holds when its children price messages the same way.
+    """
+    return _with_counter(_stack_factories(), counter)
+
+
+# -- test cases -----------------------------------------------------------------------
+
+
+@attrs.frozen
+class Case(Generic[S]):
+    """A strategy under test, the conversation it is given, and the counter it uses."""
+
+    strategy: S
+    """The strategy, its ``max_tokens`` drawn around the conversation's estimate."""
+    messages: Sequence[Message]
+    """The conversation, as a list or a tuple."""
+    counter: TokenCounter
+    """The counter every strategy of the case uses."""
+
+    @property
+    def estimate(self) -> int:
+        """The conversation's estimated cost."""
+        return self.counter.estimate_messages(self.messages)
+
+
+@functools.cache
+@st.composite
+def cases(
+    draw: st.DrawFn,
+    strategies: Callable[[TokenCounter], st.SearchStrategy[S]],
+    conversations: st.SearchStrategy[list[Message]] | None = None,
+) -> Case[S]:
+    """A counter, a conversation, and a strategy built by ``strategies(counter)`` whose
+    budget is 0, below, at or above the conversation's estimate.
+
+    Args:
+        strategies: builds the strategy strategy from the counter.
+        conversations: the conversations (default: well-formed ones).
+    """
+    counter = draw(counters())
+    messages: Sequence[Message] = draw(
+        well_formed_conversations() if conversations is None else conversations
+    )
+    budget = draw(budgets(counter.estimate_messages(messages)))
+    strategy = attrs.evolve(draw(strategies(counter)), max_tokens=budget)  # type: ignore[misc]
+    if draw(st.booleans()):
+        messages = tuple(messages)
+    return Case(strategy=strategy, messages=messages, counter=counter)

@@ -1,0 +1,251 @@
+"""Examples for ToolResultClearingStrategy (CONTRACT §3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from neuron_context import (
+    ConfigurationError,
+    Image,
+    Message,
+    Role,
+    Text,
+    TokenCounter,
+    ToolResult,
+    ToolResultClearingStrategy,
+    ToolUse,
+    validate,
+)
+
+PLACEHOLDER = "[tool result cleared]"
+BIG = "x" * 400  # 100 tokens; the placeholder's 21 bytes cost 6.
+
+
+def call(id_: str, name: str = "read_file", **input_: str) -> Message:
+    """An assistant message calling ``name`` with ``input_``."""
+    return Message.assistant(tool_uses=[ToolUse(id=id_, name=name, input=input_)])
+
+
+def cleared(id_: str, *, is_error: bool = False, text: str = PLACEHOLDER) -> Message:
+    """A TOOL message whose only result was cleared."""
+    return Message.tool_result(id_, text, is_error=is_error)
+
+
+USER = Message.user("Summarise the files.")
+DONE = Message.assistant("Done.")
+
+
+def history() -> list[Message]:
+    """Three calls with big results; the second one failed."""
+    return [
+        USER,
+        call("a", path="/a"),
+        Message.tool_result("a", BIG),
+        call("b", path="/b"),
+        Message.tool_result("b", BIG, is_error=True),
+        call("c", path="/c"),
+        Message.tool_result("c", BIG),
+        DONE,
+    ]
+
+
+class TestToolResultClearingStrategy:
+    """ToolResultClearingStrategy."""
+
+    @pytest.mark.anyio
+    async def test_clears_all_but_the_newest(self) -> None:
+        """All but the keep_recent_n newest results become the placeholder."""
+        messages = history()
+        output = await ToolResultClearingStrategy(1, 0).compact(messages)
+        expected = list(messages)
+        expected[2] = cleared("a")
+        expected[4] = cleared("b", is_error=True)
+        assert output == expected
+        validate(output)
+
+    @pytest.mark.anyio
+    async def test_keeps_tool_use_id_and_is_error(self) -> None:
+        """A cleared result keeps its tool_use_id and is_error."""
+        output = await ToolResultClearingStrategy(0, 0).compact(history())
+        results = [r for m in output for r in m.tool_results]
+        assert [(r.tool_use_id, r.is_error) for r in results] == [
+            ("a", False),
+            ("b", True),
+            ("c", False),
+        ]
+        assert all(r.content == (Text(text=PLACEHOLDER),) for r in results)
+
+    @pytest.mark.anyio
+    async def test_never_removes_a_message(self) -> None:
+        """The output has as many messages as the input, with the same roles."""
+        messages = history()
+        output = await ToolResultClearingStrategy(0, 0).compact(messages)
+        assert [m.role for m in output] == [m.role for m in messages]
+
+    @pytest.mark.anyio
+    async def test_keep_recent_n_covers_everything(self) -> None:
+        """With no more results than keep_recent_n the output is equal to the input."""
+        messages = history()
+        output = await ToolResultClearingStrategy(3, 0).compact(messages)
+        assert output == messages
+        assert output is not messages
+
+    @pytest.mark.anyio
+    async def test_no_tool_results(self) -> None:
+        """A conversation without tool results comes back equal."""
+        assert await ToolResultClearingStrategy(0, 0).compact([USER, DONE]) == [USER, DONE]
+        assert await ToolResultClearingStrategy(0, 0).compact([]) == []
+
+    @pytest.mark.anyio
+    async def test_keep_recent_n_counts_result_blocks(self) -> None:
+        """keep_recent_n counts ToolResult blocks, not TOOL messages."""
+        parallel = Message.assistant(
+            tool_uses=[ToolUse(id=i, name="read_file") for i in ("a", "b", "c")]
+        )
+        answers = Message(
+            role=Role.TOOL,
+            content=tuple(ToolResult(tool_use_id=i, content=BIG) for i in ("a", "b", "c")),
+        )
+        output = await ToolResultClearingStrategy(1, 0).compact([USER, parallel, answers, DONE])
+        assert output[2].tool_results == (
+            ToolResult(tool_use_id="a", content=PLACEHOLDER),
+            ToolResult(tool_use_id="b", content=PLACEHOLDER),
+            ToolResult(tool_use_id="c", content=BIG),
+        )
+
+    @pytest.mark.anyio
+    async def test_small_results_are_untouched(self) -> None:
+        """A result costing no more than the placeholder is left as it is."""
+        small = "y" * 24  # 6 tokens, as much as the placeholder
+        messages = [USER, call("a"), Message.tool_result("a", small), call("b")]
+        messages.append(Message.tool_result("b", small + "y"))  # 7 tokens
+        output = await ToolResultClearingStrategy(0, 0).compact(messages)
+        assert output[2] == messages[2]
+        assert output[4] == cleared("b")
+
+    @pytest.mark.anyio
+    async def test_already_cleared_results_stay(self) -> None:
+        """Clearing twice gives the same result as clearing once."""
+        strategy = ToolResultClearingStrategy(1, 0)
+        once = await strategy.compact(history())
+        assert await strategy.compact(once) == once
+
+    @pytest.mark.anyio
+    async def test_image_results_are_cleared(self) -> None:
+        """An image result costs more than the placeholder and is cleared."""
+        image = Image(url="https://example.com/plot.png")
+        messages = [USER, call("a"), Message.tool_result("a", [image]), DONE]
+        output = await ToolResultClearingStrategy(0, 0).compact(messages)
+        assert output[2] == cleared("a")
+
+    @pytest.mark.anyio
+    async def test_custom_placeholder(self) -> None:
+        """The placeholder text is configurable."""
+        output = await ToolResultClearingStrategy(2, 0, placeholder="[gone]").compact(history())
+        assert output[2] == cleared("a", text="[gone]")
+
+    @pytest.mark.anyio
+    async def test_exclude_tools(self) -> None:
+        """Results of excluded tools are never cleared."""
+        messages = [
+            USER,
+            call("a", name="read_memory"),
+            Message.tool_result("a", BIG),
+            call("b", name="read_file"),
+            Message.tool_result("b", BIG),
+            DONE,
+        ]
+        strategy = ToolResultClearingStrategy(0, 0, exclude_tools={"read_memory"})
+        output = await strategy.compact(messages)
+        assert output[2] == messages[2]
+        assert output[4] == cleared("b")
+
+    @pytest.mark.anyio
+    async def test_clear_tool_inputs(self) -> None:
+        """With clear_tool_inputs the inputs of the cleared calls become {}."""
+        messages = history()
+        output = await ToolResultClearingStrategy(1, 0, clear_tool_inputs=True).compact(messages)
+        assert [m.tool_uses[0].input for m in output if m.tool_uses] == [{}, {}, {"path": "/c"}]
+        assert [m.tool_uses[0].id for m in output if m.tool_uses] == ["a", "b", "c"]
+        assert messages[1].tool_uses[0].input == {"path": "/a"}
+        validate(output)
+
+    @pytest.mark.anyio
+    async def test_inputs_kept_by_default(self) -> None:
+        """Without clear_tool_inputs the calls are left as they are."""
+        messages = history()
+        output = await ToolResultClearingStrategy(0, 0).compact(messages)
+        assert [m for m in output if m.tool_uses] == [m for m in messages if m.tool_uses]
+
+    @pytest.mark.anyio
+    async def test_min_reclaim_tokens_below(self) -> None:
+        """When clearing would reclaim fewer tokens than min_reclaim_tokens nothing changes."""
+        messages = history()
+        # Clearing a and b reclaims 2 * (100 - 6) = 188 tokens.
+        strategy = ToolResultClearingStrategy(1, 0, min_reclaim_tokens=189)
+        output = await strategy.compact(messages)
+        assert output == messages
+        assert output is not messages
+
+    @pytest.mark.anyio
+    async def test_min_reclaim_tokens_reached(self) -> None:
+        """When clearing reclaims exactly min_reclaim_tokens it clears."""
+        strategy = ToolResultClearingStrategy(1, 0, min_reclaim_tokens=188)
+        output = await strategy.compact(history())
+        assert output[2] == cleared("a")
+
+    @pytest.mark.anyio
+    async def test_input_is_not_mutated(self) -> None:
+        """The input list and its messages are left as they were."""
+        messages = history()
+        before = [Message(role=m.role, content=m.content) for m in messages]
+        await ToolResultClearingStrategy(0, 0, clear_tool_inputs=True).compact(messages)
+        assert messages == before
+
+    @pytest.mark.anyio
+    async def test_uses_its_counter(self) -> None:
+        """Whether a result is small is judged by the strategy's counter."""
+        messages = [USER, call("a"), Message.tool_result("a", "y" * 30), DONE]
+        assert (await ToolResultClearingStrategy(0, 0).compact(messages))[2] == cleared("a")
+        coarse = ToolResultClearingStrategy(0, 0, counter=TokenCounter(100.0))
+        assert (await coarse.compact(messages))[2] == messages[2]
+
+    def test_should_compact_is_strict(self) -> None:
+        """should_compact is token_count > max_tokens."""
+        strategy = ToolResultClearingStrategy(2, 500)
+        assert strategy.should_compact([], 500) is False
+        assert strategy.should_compact([], 501) is True
+
+    def test_defaults(self) -> None:
+        """max_tokens defaults to 0 and the counter to the default heuristic."""
+        strategy = ToolResultClearingStrategy(2)
+        assert strategy.max_tokens == 0
+        assert strategy.counter == TokenCounter()
+        assert strategy.placeholder == PLACEHOLDER
+
+    def test_token_estimate_uses_the_counter(self) -> None:
+        """token_estimate is the counter's estimate_messages."""
+        messages = [Message.user("a" * 20)]
+        strategy = ToolResultClearingStrategy(2, 0, counter=TokenCounter(2.0))
+        assert strategy.token_estimate(messages) == 14
+
+    @pytest.mark.parametrize(
+        ("kwargs", "field"),
+        [
+            ({"keep_recent_n": -1}, "keep_recent_n"),
+            ({"keep_recent_n": 1.5}, "keep_recent_n"),
+            ({"max_tokens": -1}, "max_tokens"),
+            ({"placeholder": None}, "placeholder"),
+            ({"exclude_tools": "read_file"}, "exclude_tools"),
+            ({"exclude_tools": [1]}, "exclude_tools"),
+            ({"exclude_tools": 3}, "exclude_tools"),
+            ({"min_reclaim_tokens": -5}, "min_reclaim_tokens"),
+            ({"clear_tool_inputs": "yes"}, "clear_tool_inputs"),
+            ({"counter": "heuristic"}, "counter"),
+        ],
+    )
+    def test_bad_configuration(self, kwargs: dict[str, object], field: str) -> None:
+        """Bad configuration raises ConfigurationError naming the field."""
+        arguments: dict[str, object] = {"keep_recent_n": 1, **kwargs}
+        with pytest.raises(ConfigurationError, match=field):
+            ToolResultClearingStrategy(**arguments)  # type: ignore[arg-type]
