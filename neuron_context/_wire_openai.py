@@ -1,0 +1,399 @@
+"""OpenAI Chat Completions messages: :func:`to_openai` and :func:`from_openai`.
+
+The rules, and what the format cannot hold, are listed in :mod:`neuron_context.formats`.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeAlias, assert_never
+
+import attrs
+
+from ._content import (
+    JSON,
+    Compaction,
+    ContentBlock,
+    Document,
+    Image,
+    RedactedThinking,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+)
+from ._messages import Message, Role
+from ._wire import (
+    build,
+    fail,
+    get_list,
+    get_mapping,
+    get_messages,
+    get_str,
+    get_text,
+    parse_data_url,
+    render_compaction,
+    text_or_compaction,
+)
+
+__all__ = ["RAW_ARGUMENTS", "TOOL_IMAGES_HEADING", "from_openai", "to_openai"]
+
+RAW_ARGUMENTS = "_raw"
+"""The key under which :func:`from_openai` keeps tool-call arguments that are not a JSON
+object (``{"_raw": "<the string>"}``); :func:`to_openai` sends such a string back verbatim."""
+
+TOOL_IMAGES_HEADING = "[Images returned by tool call {id}]"
+"""The text part that introduces a tool result's images in the user message after the
+tool messages (Chat Completions tool messages hold text only)."""
+
+_TOOL_IMAGES = re.compile(r"\[Images returned by tool call (.+)\]", re.DOTALL)
+
+_Part: TypeAlias = dict[str, JSON]
+_OpenAIMessage: TypeAlias = dict[str, JSON]
+
+
+# -- rendering ------------------------------------------------------------------------
+
+
+def to_openai(messages: Iterable[Message], *, system: str | None = None) -> list[dict[str, JSON]]:
+    """Render ``messages`` as Chat Completions messages.
+
+    Args:
+        messages: the conversation.
+        system: a system prompt to put first, as its own ``system`` message.
+
+    Returns:
+        New plain dicts, ready for ``client.chat.completions.create(messages=...)``.
+
+    Raises:
+        ConfigurationError: a block cannot be expressed in Chat Completions (an image
+            given as data without a media type, a document given only by URL); the
+            message names its path, e.g. ``messages[2].content[0]``.
+    """
+    out: list[_OpenAIMessage] = []
+    if system is not None:
+        out.append({"role": "system", "content": system})
+    pending: list[JSON] = []  # image parts of the tool results since the last turn
+    for index, message in enumerate(messages):
+        path = f"messages[{index}]"
+        if message.role in (Role.USER, Role.ASSISTANT) and pending:
+            out.append({"role": "user", "content": pending})
+            pending = []
+        if message.role is Role.TOOL:
+            for b_index, block in enumerate(message.content):
+                if isinstance(block, ToolResult):
+                    out.append(_tool_message(block))
+                    pending.extend(_tool_images(block, f"{path}.content[{b_index}]"))
+        elif message.role is Role.ASSISTANT:
+            out.append(_assistant_message(message, path))
+        else:
+            out.append({"role": message.role.value, "content": _content(message, path)})
+    if pending:
+        out.append({"role": "user", "content": pending})
+    return out
+
+
+def _text_part(text: str) -> _Part:
+    return {"type": "text", "text": text}
+
+
+def _parts(message: Message, path: str) -> list[_Part]:
+    parts: list[_Part] = []
+    for b_index, block in enumerate(message.content):
+        part = _part(block, f"{path}.content[{b_index}]")
+        if part is not None:
+            parts.append(part)
+    return parts
+
+
+def _content(message: Message, path: str) -> JSON:
+    return _collapse(_parts(message, path))
+
+
+def _collapse(parts: list[_Part]) -> JSON:
+    """One text part as a plain string, none as ``""``, else the list of parts."""
+    if not parts:
+        return ""
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return parts[0]["text"]
+    rendered: list[JSON] = [*parts]
+    return rendered
+
+
+def _part(block: ContentBlock, path: str) -> _Part | None:
+    if isinstance(block, Text):
+        return _text_part(block.text)
+    if isinstance(block, Compaction):
+        return _text_part(render_compaction(block))
+    if isinstance(block, Image):
+        return _image_part(block, path)
+    if isinstance(block, Document):
+        return _document_part(block, path)
+    if isinstance(block, ToolUse | ToolResult | Thinking | RedactedThinking):
+        # Tool uses become tool_calls, results tool messages; reasoning is not sent.
+        return None
+    assert_never(block)
+
+
+def _image_part(image: Image, path: str) -> _Part:
+    if image.url is not None:
+        url = image.url
+    elif image.media_type is None:
+        raise fail(path, "is required to send an image given as data", at="media_type")
+    else:
+        url = f"data:{image.media_type};base64,{image.data}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _document_part(document: Document, path: str) -> _Part:
+    if document.data is not None:
+        extension = mimetypes.guess_extension(document.media_type) or ""
+        data_url = f"data:{document.media_type};base64,{document.data}"
+        return {"type": "file", "file": {"file_data": data_url, "filename": "document" + extension}}
+    if document.text is not None:
+        return _text_part(document.text)
+    raise fail(path, "is a document given only by URL, which Chat Completions cannot fetch")
+
+
+def _assistant_message(message: Message, path: str) -> _OpenAIMessage:
+    calls: list[JSON] = [
+        {
+            "id": use.id,
+            "type": "function",
+            "function": {"name": use.name, "arguments": _arguments(use.input)},
+        }
+        for use in message.tool_uses
+    ]
+    parts = _parts(message, path)
+    rendered: _OpenAIMessage = {
+        "role": "assistant",
+        "content": None if calls and not parts else _collapse(parts),
+    }
+    if calls:
+        rendered["tool_calls"] = calls
+    return rendered
+
+
+def _arguments(arguments: Mapping[str, JSON]) -> str:
+    raw = arguments.get(RAW_ARGUMENTS)
+    if len(arguments) == 1 and isinstance(raw, str) and _parse_arguments(raw) is None:
+        return raw
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def _tool_message(result: ToolResult) -> _OpenAIMessage:
+    texts = [item.text for item in result.content if isinstance(item, Text)]
+    content: JSON = ""
+    if len(texts) == 1:
+        content = texts[0]
+    elif texts:
+        content = [_text_part(text) for text in texts]
+    return {"role": "tool", "tool_call_id": result.tool_use_id, "content": content}
+
+
+def _tool_images(result: ToolResult, path: str) -> list[JSON]:
+    images: list[JSON] = [
+        _image_part(item, f"{path}.content[{i_index}]")
+        for i_index, item in enumerate(result.content)
+        if isinstance(item, Image)
+    ]
+    if not images:
+        return []
+    return [_text_part(TOOL_IMAGES_HEADING.format(id=result.tool_use_id)), *images]
+
+
+# -- reading --------------------------------------------------------------------------
+
+
+def from_openai(messages: Iterable[Mapping[str, object]]) -> list[Message]:
+    """Read Chat Completions messages.
+
+    Each OpenAI message becomes one :class:`Message` (``developer`` reads as ``system``),
+    except the user message that :func:`to_openai` writes after tool messages to carry
+    tool-result images: its images are put back into their results.
+
+    Raises:
+        ConfigurationError: the input is not Chat Completions messages; the message
+            names the offending path, e.g. ``messages[3].tool_calls[0].id``.
+    """
+    out: list[Message] = []
+    run: list[tuple[str, int]] = []  # (tool_call_id, index in `out`) since the last turn
+    for index, raw in enumerate(get_messages(messages)):
+        path = f"messages[{index}]"
+        item = get_mapping(raw, path)
+        role = get_str(item, "role", path)
+        if role == "tool":
+            result = _read_tool(item, path)
+            run.append((result.tool_use_id, len(out)))
+            out.append(Message(role=Role.TOOL, content=(result,)))
+            continue
+        if role == "user" and run:
+            groups = _read_tool_images(item.get("content"), run, path)
+            if groups is not None:
+                for target, images in groups:
+                    out[target] = _with_images(out[target], images)
+                run = []
+                continue
+        if role in ("user", "assistant"):
+            run = []
+        if role in ("system", "developer", "user"):
+            out.append(_read_plain(item, path, Role.USER if role == "user" else Role.SYSTEM))
+        elif role == "assistant":
+            out.append(_read_assistant(item, path))
+        else:
+            problem = f"must be system, developer, user, assistant or tool, got {role!r}"
+            raise fail(path, problem, at="role")
+    return out
+
+
+def _read_plain(item: Mapping[str, object], path: str, role: Role) -> Message:
+    blocks = _read_content(item, path, keep_empty=True)
+    return build(path, lambda: Message(role=role, content=blocks))
+
+
+def _read_content(item: Mapping[str, object], path: str, *, keep_empty: bool) -> list[ContentBlock]:
+    content = item.get("content")
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [text_or_compaction(content)] if content or keep_empty else []
+    parts = get_list(content, f"{path}.content")
+    return [_read_part(part, f"{path}.content[{p_index}]") for p_index, part in enumerate(parts)]
+
+
+def _read_part(raw: object, path: str) -> ContentBlock:
+    part = get_mapping(raw, path)
+    kind = get_str(part, "type", path)
+    if kind == "text":
+        return text_or_compaction(get_str(part, "text", path))
+    if kind == "refusal":
+        return Text(text=get_str(part, "refusal", path))
+    if kind == "image_url":
+        return _read_image_url(part.get("image_url"), f"{path}.image_url")
+    if kind == "file":
+        return _read_file(part.get("file"), f"{path}.file")
+    raise fail(path, f"is not a supported content part type: {kind!r}", at="type")
+
+
+def _read_image_url(value: object, path: str) -> Image:
+    url = value if isinstance(value, str) else get_str(get_mapping(value, path), "url", path)
+    parsed = parse_data_url(url)
+    if parsed is not None and parsed[0] is not None:
+        media_type, data = parsed
+        return build(path, lambda: Image(media_type=media_type, data=data))
+    return build(path, lambda: Image(url=url))
+
+
+def _read_file(value: object, path: str) -> Document:
+    file = get_mapping(value, path)
+    file_data = get_text(file, "file_data", path)
+    if file_data is None:
+        if file.get("file_id") is not None:
+            raise fail(path, "is not supported: give the file's data instead", at="file_id")
+        raise fail(path, "is missing", at="file_data")
+    parsed = parse_data_url(file_data)
+    media_type, data = parsed if parsed is not None else (None, file_data)
+    return build(path, lambda: Document(media_type=media_type or "application/pdf", data=data))
+
+
+def _read_assistant(item: Mapping[str, object], path: str) -> Message:
+    if item.get("function_call") is not None:
+        raise fail(path, "(legacy function calling) is not supported", at="function_call")
+    calls = item.get("tool_calls")
+    # "" next to tool calls is kept, so that it is written back as "" rather than null.
+    blocks = _read_content(item, path, keep_empty=bool(calls))
+    if calls is not None:
+        for c_index, call in enumerate(get_list(calls, f"{path}.tool_calls")):
+            blocks.append(_read_tool_call(call, f"{path}.tool_calls[{c_index}]"))
+    return build(path, lambda: Message(role=Role.ASSISTANT, content=blocks))
+
+
+def _read_tool_call(raw: object, path: str) -> ToolUse:
+    call = get_mapping(raw, path)
+    kind = call.get("type", "function")
+    if kind != "function":
+        raise fail(path, f"must be 'function', got {kind!r}", at="type")
+    use_id = get_str(call, "id", path)
+    function = get_mapping(call.get("function"), f"{path}.function")
+    name = get_str(function, "name", f"{path}.function")
+    value = function.get("arguments")
+    arguments: Mapping[str, object]
+    if value is None:
+        arguments = {}
+    elif isinstance(value, str):
+        parsed = _parse_arguments(value)
+        arguments = {RAW_ARGUMENTS: value} if parsed is None else parsed
+    else:
+        arguments = get_mapping(value, f"{path}.function.arguments")
+    return build(path, lambda: ToolUse(id=use_id, name=name, input=arguments))
+
+
+def _parse_arguments(text: str) -> dict[str, JSON] | None:
+    """The JSON object ``text`` holds (blank is ``{}``), or ``None``."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _read_tool(item: Mapping[str, object], path: str) -> ToolResult:
+    use_id = get_str(item, "tool_call_id", path)
+    content = item.get("content")
+    items: list[Text | Image] = []
+    if isinstance(content, str):
+        items.append(Text(text=content))
+    elif content is not None:
+        for p_index, raw in enumerate(get_list(content, f"{path}.content")):
+            part_path = f"{path}.content[{p_index}]"
+            part = get_mapping(raw, part_path)
+            if get_str(part, "type", part_path) != "text":
+                raise fail(part_path, "must be 'text' in a tool message", at="type")
+            items.append(Text(text=get_str(part, "text", part_path)))
+    return build(path, lambda: ToolResult(tool_use_id=use_id, content=items))
+
+
+def _read_tool_images(
+    content: object, run: Sequence[tuple[str, int]], path: str
+) -> list[tuple[int, list[Image]]] | None:
+    """The images of a user message written by :func:`to_openai` after tool messages.
+
+    Returns ``(index of the tool message, images)`` pairs, or ``None`` unless the content
+    is exactly groups of an image heading naming the results of the run in order, each
+    followed by one or more image parts.
+    """
+    if not isinstance(content, list | tuple):
+        return None
+    groups: list[tuple[int, list[Image]]] = []
+    position = 0  # the next entry of the run a heading may name
+    for p_index, raw in enumerate(content):
+        if not isinstance(raw, Mapping):
+            return None
+        kind, text = raw.get("type"), raw.get("text")
+        if kind == "text" and isinstance(text, str):
+            match = _TOOL_IMAGES.fullmatch(text)
+            if match is None or (groups and not groups[-1][1]):
+                return None
+            ids = [use_id for use_id, _ in run[position:]]
+            if match.group(1) not in ids:
+                return None
+            position += ids.index(match.group(1)) + 1
+            groups.append((run[position - 1][1], []))
+        elif kind == "image_url" and groups:
+            part_path = f"{path}.content[{p_index}].image_url"
+            groups[-1][1].append(_read_image_url(raw.get("image_url"), part_path))
+        else:
+            return None
+    return groups if groups and groups[-1][1] else None
+
+
+def _with_images(message: Message, images: Sequence[Image]) -> Message:
+    (result,) = message.tool_results
+    items = () if result.content == (Text(text=""),) else result.content
+    new = attrs.evolve(result, content=(*items, *images))
+    return attrs.evolve(message, content=(new,))

@@ -1,0 +1,70 @@
+"""The real agent transcripts of the shared data set, for the tests that replay them.
+
+The data lives next to the repository (``../shared/data/transcripts``, see its
+README.md): 40 conversations in OpenAI Chat Completions form, 14 of them also in their
+native Anthropic Messages form under ``anthropic/``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from neuron_context import Message
+from neuron_context.formats import from_anthropic, from_openai
+
+__all__ = [
+    "ANTHROPIC_DIR",
+    "DANGLING_CALLS",
+    "TRANSCRIPTS_DIR",
+    "anthropic_transcript_paths",
+    "load_record",
+    "load_transcript",
+    "requires_transcripts",
+    "transcript_paths",
+]
+
+TRANSCRIPTS_DIR = Path(__file__).parents[2] / "shared" / "data" / "transcripts"
+"""The directory of the OpenAI-form transcripts."""
+
+ANTHROPIC_DIR = TRANSCRIPTS_DIR / "anthropic"
+"""The directory of the Anthropic-form copies."""
+
+DANGLING_CALLS: dict[str, tuple[str, ...]] = {
+    "openhands-ponylang__ponyc-4593.json": ("toolu_33",),
+    "openhands-ponylang__ponyc-4595.json": ("toolu_23",),
+}
+"""The only tool calls of the data set that never got a result (README), by file name:
+each is the agent's final ``finish`` call, in the conversation's last message."""
+
+requires_transcripts = pytest.mark.skipif(
+    not TRANSCRIPTS_DIR.is_dir(), reason=f"transcripts not found at {TRANSCRIPTS_DIR}"
+)
+"""Skips a test when the shared data set is not next to the repository."""
+
+
+def transcript_paths() -> list[Path]:
+    """The OpenAI-form transcript files, sorted; empty when the data set is absent."""
+    return sorted(TRANSCRIPTS_DIR.glob("*.json")) if TRANSCRIPTS_DIR.is_dir() else []
+
+
+def anthropic_transcript_paths() -> list[Path]:
+    """The Anthropic-form transcript files, sorted; empty when the data set is absent."""
+    return sorted(ANTHROPIC_DIR.glob("*.json")) if ANTHROPIC_DIR.is_dir() else []
+
+
+def load_record(path: Path) -> dict[str, Any]:
+    """The whole record of a transcript file: ``messages`` and its provenance fields."""
+    record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return record
+
+
+def load_transcript(path: Path) -> list[Message]:
+    """The conversation of a transcript file, read with the matching wire format."""
+    record = load_record(path)
+    if record["format"] == "anthropic-messages":
+        return from_anthropic(record["messages"], system=record.get("system"))
+    return from_openai(record["messages"])
