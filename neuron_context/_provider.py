@@ -1,0 +1,218 @@
+"""The model provider interface: one request in, one assistant reply out.
+
+A :class:`Provider` is a single-method strategy object (``complete``), like httpx's
+transport. Requests and responses are frozen values; the SDK providers
+(:mod:`neuron_context.providers`) and the test double
+:class:`neuron_context.testing.FunctionProvider` implement it, and
+:class:`~neuron_context.SummarizationStrategy` calls it.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from ._content import ToolUse
+from ._errors import ConfigurationError
+from ._messages import Message, Role, ToolDefinition
+
+__all__ = [
+    "CompletionRequest",
+    "CompletionResponse",
+    "Provider",
+    "StopReason",
+    "TokenUsage",
+]
+
+
+class StopReason(enum.StrEnum):
+    """Why the model stopped generating."""
+
+    END_TURN = "end_turn"
+    """The model finished its reply."""
+    TOOL_USE = "tool_use"
+    """The model called one or more tools and waits for their results."""
+    MAX_TOKENS = "max_tokens"
+    """The reply was cut off at the ``max_tokens`` limit."""
+    STOP_SEQUENCE = "stop_sequence"
+    """The model produced one of the request's stop sequences."""
+
+
+def _to_stop_reason(value: object) -> StopReason:
+    try:
+        return StopReason(value)  # type: ignore[arg-type]
+    except ValueError:
+        msg = (
+            f"CompletionResponse.stop_reason must be one of {[r.value for r in StopReason]}, "
+            f"got {value!r}"
+        )
+        raise ConfigurationError(msg) from None
+
+
+def _to_messages(value: object) -> tuple[Message, ...]:
+    if isinstance(value, Message | str) or not isinstance(value, Iterable):
+        msg = f"CompletionRequest.messages must be a sequence of messages, got {value!r}"
+        raise ConfigurationError(msg)
+    messages = tuple(value)
+    for message in messages:
+        if not isinstance(message, Message):
+            msg = (
+                "CompletionRequest.messages must hold Message instances, "
+                f"got {type(message).__name__}"
+            )
+            raise ConfigurationError(msg)
+    return messages
+
+
+def _to_tools(value: object) -> tuple[ToolDefinition, ...]:
+    if isinstance(value, ToolDefinition) or not isinstance(value, Iterable):
+        msg = f"CompletionRequest.tools must be a sequence of tool definitions, got {value!r}"
+        raise ConfigurationError(msg)
+    tools = tuple(value)
+    for tool in tools:
+        if not isinstance(tool, ToolDefinition):
+            msg = (
+                "CompletionRequest.tools must hold ToolDefinition instances, "
+                f"got {type(tool).__name__}"
+            )
+            raise ConfigurationError(msg)
+    return tools
+
+
+def _check_optional_str(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, str):
+        msg = f"CompletionRequest.{attribute.name} must be a str or None, got {value!r}"
+        raise ConfigurationError(msg)
+
+
+def _check_max_tokens(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        msg = f"CompletionRequest.{attribute.name} must be a positive int or None, got {value!r}"
+        raise ConfigurationError(msg)
+
+
+def _check_temperature(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        msg = (
+            f"CompletionRequest.{attribute.name} must be a finite number >= 0 or None, "
+            f"got {value!r}"
+        )
+        raise ConfigurationError(msg)
+
+
+@attrs.frozen
+class CompletionRequest:
+    """What is sent to a model: the conversation and how to answer it.
+
+    Examples:
+        >>> request = CompletionRequest([Message.user("hi")], system="Be brief.", max_tokens=50)
+        >>> request.messages[0].text
+        'hi'
+    """
+
+    messages: tuple[Message, ...] = attrs.field(converter=_to_messages)
+    """The conversation, oldest first (stored as a tuple)."""
+    system: str | None = attrs.field(default=None, kw_only=True, validator=_check_optional_str)
+    """The system prompt, sent before the messages (providers put it where their API
+    wants it)."""
+    tools: tuple[ToolDefinition, ...] = attrs.field(default=(), kw_only=True, converter=_to_tools)
+    """The tools the model may call."""
+    model: str | None = attrs.field(default=None, kw_only=True, validator=_check_optional_str)
+    """The model to use; ``None`` means the provider's own default."""
+    max_tokens: int | None = attrs.field(default=None, kw_only=True, validator=_check_max_tokens)
+    """The most tokens the reply may have; ``None`` means the provider's default."""
+    temperature: float | None = attrs.field(
+        default=None, kw_only=True, validator=_check_temperature
+    )
+    """Sampling temperature; ``None`` means the provider's default."""
+
+
+def _check_message(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, Message):
+        msg = f"CompletionResponse.{attribute.name} must be a Message, got {value!r}"
+        raise ConfigurationError(msg)
+    if value.role is not Role.ASSISTANT:
+        msg = f"CompletionResponse.{attribute.name} must be an assistant message, not {value.role}"
+        raise ConfigurationError(msg)
+
+
+def _check_count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        msg = f"TokenUsage.{attribute.name} must be a non-negative int, got {value!r}"
+        raise ConfigurationError(msg)
+
+
+@attrs.frozen
+class TokenUsage:
+    """The tokens a call consumed, as the provider reported them."""
+
+    input_tokens: int = attrs.field(validator=_check_count)
+    """Tokens of the request (prompt), cached ones included."""
+    output_tokens: int = attrs.field(validator=_check_count)
+    """Tokens of the reply."""
+
+    @property
+    def total_tokens(self) -> int:
+        """``input_tokens + output_tokens``."""
+        return self.input_tokens + self.output_tokens
+
+
+def _check_usage(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, TokenUsage):
+        msg = f"CompletionResponse.{attribute.name} must be a TokenUsage or None, got {value!r}"
+        raise ConfigurationError(msg)
+
+
+@attrs.frozen
+class CompletionResponse:
+    """A model's reply: one assistant message and why it stopped.
+
+    Examples:
+        >>> response = CompletionResponse(Message.assistant("hello"), stop_reason="end_turn")
+        >>> response.text, response.stop_reason is StopReason.END_TURN
+        ('hello', True)
+    """
+
+    message: Message = attrs.field(validator=_check_message)
+    """The reply, an assistant message."""
+    stop_reason: StopReason = attrs.field(kw_only=True, converter=_to_stop_reason)
+    """Why the model stopped; a plain string such as ``"end_turn"`` is accepted."""
+    usage: TokenUsage | None = attrs.field(default=None, kw_only=True, validator=_check_usage)
+    """The tokens the call consumed, when the provider reported them."""
+
+    @property
+    def text(self) -> str:
+        """The reply's text blocks joined with ``"\\n"``."""
+        return self.message.text
+
+    @property
+    def tool_uses(self) -> tuple[ToolUse, ...]:
+        """The reply's tool uses, in order."""
+        return self.message.tool_uses
+
+
+class Provider(abc.ABC):
+    """A model that answers a :class:`CompletionRequest`.
+
+    Implementations raise :class:`~neuron_context.ProviderError` for failed calls
+    (with ``retryable`` set when trying again may help); they must not retry
+    endlessly themselves and must let cancellation propagate.
+    """
+
+    @abc.abstractmethod
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        """Send ``request`` to the model and return its reply."""

@@ -1,0 +1,354 @@
+"""Summarization: replace older messages with one summary written by a model.
+
+The cut comes from the shared conversation structure, so a tool use is never separated
+from its result. The summary request is a readable transcript (see
+:mod:`neuron_context._transcript`), so it needs no tool definitions. A summary already
+in the history is handed to the provider to update (anchored incremental summaries), so
+the output holds exactly one. Failures raise :class:`SummarizationError` and leave the
+caller's messages untouched; a summary that would not make the history smaller is not
+used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+import anyio
+import attrs
+
+from ._content import Compaction
+from ._conversation import Structure
+from ._counter import BaseCounter
+from ._errors import ConfigurationError, ProviderError, SummarizationError
+from ._messages import Message, Role
+from ._provider import CompletionRequest, CompletionResponse, Provider, StopReason
+from ._strategy import BudgetedStrategy, check_count, log_compaction, logger, to_counter
+from ._transcript import entries_of, render_request
+
+__all__ = ["DEFAULT_INSTRUCTIONS", "SummarizationStrategy"]
+
+DEFAULT_INSTRUCTIONS = """\
+You compact the history of a long-running AI agent session. The messages you are given \
+will be removed from the agent's context and replaced by your summary: the agent must be \
+able to continue its work from the summary alone, and anything you leave out is lost.
+
+Write a concise, factual summary in Markdown with exactly these sections:
+
+## Goal and constraints
+The user's goal and every requirement, constraint or preference they stated.
+
+## Decisions
+What was decided or concluded, and why.
+
+## Artifacts
+Files and paths created, read or changed, identifiers, URLs and commands that matter, \
+written verbatim.
+
+## Errors and fixes
+Each error met and how it was resolved, or that it is still open.
+
+## Next steps
+What remains to be done, and what the agent was doing when the history was cut.
+
+When a previous summary is given, update it: keep everything in it that still holds \
+(above all the goal and constraints), correct what the new messages change, and add what \
+they add. Write only the summary: no preamble, no closing remarks, nothing that is not in \
+the conversation."""
+"""The default ``instructions``: the system prompt of every summary request."""
+
+
+def _check_provider(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, Provider):
+        msg = f"SummarizationStrategy.{attribute.name} must be a Provider, got {value!r}"
+        raise ConfigurationError(msg)
+
+
+def _check_instructions(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value.strip():
+        msg = f"SummarizationStrategy.{attribute.name} must be a non-empty str, got {value!r}"
+        raise ConfigurationError(msg)
+
+
+def _check_positive_int(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        msg = f"SummarizationStrategy.{attribute.name} must be a positive int, got {value!r}"
+        raise ConfigurationError(msg)
+
+
+def _check_model(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not isinstance(value, str) or not value):
+        msg = (
+            f"SummarizationStrategy.{attribute.name} must be a non-empty str or None, got {value!r}"
+        )
+        raise ConfigurationError(msg)
+
+
+def _is_seconds(value: object) -> bool:
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and value >= 0
+    )
+
+
+def _check_timeout(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (not _is_seconds(value) or value == 0):
+        msg = (
+            f"SummarizationStrategy.{attribute.name} must be a positive number of seconds "
+            f"or None, got {value!r}"
+        )
+        raise ConfigurationError(msg)
+
+
+def _check_delay(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not _is_seconds(value):
+        msg = (
+            f"SummarizationStrategy.{attribute.name} must be a finite number of seconds "
+            f">= 0, got {value!r}"
+        )
+        raise ConfigurationError(msg)
+
+
+def _instructions_repr(value: str) -> str:
+    return "DEFAULT_INSTRUCTIONS" if value == DEFAULT_INSTRUCTIONS else repr(value)
+
+
+@attrs.frozen
+class _Plan:
+    """What one compaction will do, computed before any provider call."""
+
+    systems: list[Message]
+    """System messages of the summarized part, in order (they go first)."""
+    summarized: list[Message]
+    """Non-system, non-summary messages of the summarized part."""
+    previous: str | None
+    """The text of every existing summary, joined; ``None`` when there is none."""
+    kept: list[Message]
+    """The messages after the cut, existing summaries taken out."""
+    request: CompletionRequest
+
+
+@attrs.define
+class SummarizationStrategy(BudgetedStrategy):
+    """Replaces the older non-system messages with one summary written by ``provider``.
+
+    The newest ``preserve_recent`` non-system messages are kept as they are (existing
+    summaries do not count); the cut before them moves forward past any tool exchange
+    it would split. The older part's system messages stay, in order, followed by one
+    ``USER`` message holding one :class:`~neuron_context.Compaction` with the summary,
+    then the kept messages. Every summary already in the history is handed to the
+    provider as the previous summary to update and is not repeated, so the output holds
+    exactly one. When nothing would be summarized, no request is made and an equal list
+    is returned.
+
+    Failures raise :class:`~neuron_context.SummarizationError` (the cause chained) and
+    never change the caller's messages: the provider raises, a call takes longer than
+    ``timeout``, or the summary is empty or cut off (``stop_reason == "max_tokens"``).
+    Timeouts and :class:`~neuron_context.ProviderError` s marked ``retryable`` are
+    retried up to ``retries`` times, waiting ``retry_delay`` seconds and doubling (or
+    the provider's ``retry_after``, when longer); anything else fails at once.
+    Cancellation propagates as it is. A summary that would not make the history smaller
+    is not used: the messages come back unchanged (logged at INFO). Put this strategy
+    first in a :class:`~neuron_context.CompositeStrategy` with a cheaper one after it, or
+    in a :class:`~neuron_context.FallbackStrategy`, so the budget is still met.
+
+    Examples:
+        >>> from neuron_context.testing import FunctionProvider
+        >>> strategy = SummarizationStrategy(
+        ...     FunctionProvider(lambda request: "The user wants a haiku."), 4, 100_000
+        ... )
+    """
+
+    provider: Provider = attrs.field(validator=_check_provider)
+    """Writes the summaries."""
+    preserve_recent: int = attrs.field(validator=check_count("SummarizationStrategy"))
+    """How many of the newest non-system messages to keep as they are, at most."""
+    max_tokens: int = attrs.field(default=0, validator=check_count("SummarizationStrategy"))
+    """The trigger: compact when the history costs more than this."""
+    counter: BaseCounter = attrs.field(default=None, kw_only=True, converter=to_counter)
+    """Prices messages (default: the heuristic :class:`~neuron_context.TokenCounter`)."""
+    instructions: str = attrs.field(
+        default=DEFAULT_INSTRUCTIONS,
+        kw_only=True,
+        validator=_check_instructions,
+        repr=_instructions_repr,
+    )
+    """The system prompt of each summary request."""
+    max_summary_tokens: int = attrs.field(default=1024, kw_only=True, validator=_check_positive_int)
+    """The ``max_tokens`` of each summary request."""
+    model: str | None = attrs.field(default=None, kw_only=True, validator=_check_model)
+    """The model of each summary request; ``None`` means the provider's default."""
+    timeout: float | None = attrs.field(default=None, kw_only=True, validator=_check_timeout)
+    """Seconds one provider call may take; ``None`` means no limit."""
+    retries: int = attrs.field(
+        default=2, kw_only=True, validator=check_count("SummarizationStrategy")
+    )
+    """How many times a retryable failure is retried after the first attempt."""
+    retry_delay: float = attrs.field(default=0.5, kw_only=True, validator=_check_delay)
+    """Seconds before the first retry; doubled before each next one."""
+    max_retry_delay: float = attrs.field(default=30.0, kw_only=True, validator=_check_delay)
+    """The longest wait before a retry: the doubling stops there, and a provider asking
+    to wait longer (``retry_after``) fails at once, so a fallback can run instead."""
+
+    # -- planning -----------------------------------------------------------------------
+
+    def _plan(self, messages: Sequence[Message]) -> _Plan | None:
+        structure = Structure.of(messages)
+        cut = structure.cut_keeping_last(self.preserve_recent, skip_summaries=True)
+        systems: list[Message] = []
+        summarized: list[Message] = []
+        previous: list[str] = []
+        for message in messages[:cut]:
+            if message.role is Role.SYSTEM:
+                systems.append(message)
+                continue
+            previous.extend(_summaries_in(message))
+            if not _only_summaries(message):
+                summarized.append(message)
+        if not summarized:
+            return None
+        kept: list[Message] = []
+        for message in messages[cut:]:
+            if message.role is Role.SYSTEM or not message.is_compaction:
+                kept.append(message)
+                continue
+            previous.extend(_summaries_in(message))
+            rest = tuple(b for b in message.content if not isinstance(b, Compaction))
+            if rest:  # a summary block sharing a message: keep the rest of the message
+                kept.append(attrs.evolve(message, content=rest))
+        entries = entries_of(messages[:cut], structure)
+        joined = "\n\n".join(text for text in previous if text.strip()) or None
+        request = CompletionRequest(
+            [Message.user(render_request(joined, entries))],
+            system=self.instructions,
+            model=self.model,
+            max_tokens=self.max_summary_tokens,
+            temperature=0.0,
+        )
+        return _Plan(systems, summarized, joined, kept, request)
+
+    def summary_request(self, messages: Sequence[Message]) -> CompletionRequest | None:
+        """The request :meth:`compact` would send, or ``None`` when nothing would be
+        summarized."""
+        plan = self._plan(messages)
+        return plan.request if plan is not None else None
+
+    # -- compacting ---------------------------------------------------------------------
+
+    async def compact(self, messages: Sequence[Message]) -> list[Message]:
+        """Summarize the older messages; see the class for what is kept and what fails.
+
+        Raises:
+            SummarizationError: the provider failed, timed out, or returned an empty
+                or cut-off summary (``messages`` are left as they were).
+        """
+        plan = self._plan(messages)
+        if plan is None:
+            return list(messages)
+        summary = await self._summarize(plan.request)
+        output = [
+            *plan.systems,
+            Message(role=Role.USER, content=(Compaction(content=summary),)),
+            *plan.kept,
+        ]
+        before, after = self.token_estimate(messages), self.token_estimate(output)
+        if after >= before:
+            logger.info(
+                "SummarizationStrategy: the summary would not make the history smaller "
+                "(%d -> %d tokens); keeping the messages unchanged",
+                before,
+                after,
+                extra={"strategy": "SummarizationStrategy", "tokens_before": before},
+            )
+            return list(messages)
+        log_compaction(
+            "SummarizationStrategy",
+            self.counter,
+            messages,
+            output,
+            {
+                "summarized": len(plan.summarized),
+                "kept": len(plan.kept),
+                "summary_tokens": self.counter.estimate_text(summary),
+                "updated_previous": plan.previous is not None,
+            },
+        )
+        return output
+
+    async def _summarize(self, request: CompletionRequest) -> str:
+        attempts = self.retries + 1
+        delay = self.retry_delay
+        for attempt in range(1, attempts + 1):
+            backoff = min(delay, self.max_retry_delay)
+            try:
+                response = await self._call(request)
+            except TimeoutError as exc:
+                error: Exception = exc
+                wait = backoff
+                problem = (
+                    f"timed out after {self.timeout} s"
+                    if self.timeout is not None
+                    else f"timed out: {exc}"
+                )
+            except ProviderError as exc:
+                if not exc.retryable:
+                    msg = f"the summary provider failed: {exc}"
+                    raise SummarizationError(msg) from exc
+                error, wait = exc, max(backoff, exc.retry_after or 0.0)
+                problem = f"failed: {exc}"
+            except Exception as exc:
+                msg = f"the summary provider failed: {type(exc).__name__}: {exc}"
+                raise SummarizationError(msg) from exc
+            else:
+                return _summary_text(response)
+            if attempt == attempts or wait > self.max_retry_delay:
+                tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
+                msg = f"the summary provider {problem} ({tries})"
+                raise SummarizationError(msg) from error
+            logger.info(
+                "SummarizationStrategy: the summary provider %s; retrying in %.2f s (%d/%d)",
+                problem,
+                wait,
+                attempt,
+                self.retries,
+            )
+            await anyio.sleep(wait)
+            delay *= 2
+        msg = "unreachable"  # pragma: no cover
+        raise AssertionError(msg)  # pragma: no cover
+
+    async def _call(self, request: CompletionRequest) -> CompletionResponse:
+        scope: AbstractContextManager[object] = (
+            anyio.fail_after(self.timeout) if self.timeout is not None else nullcontext()
+        )
+        with scope:
+            return await self.provider.complete(request)
+
+
+def _summaries_in(message: Message) -> list[str]:
+    return [block.content for block in message.content if isinstance(block, Compaction)]
+
+
+def _only_summaries(message: Message) -> bool:
+    return all(isinstance(block, Compaction) for block in message.content) and bool(message.content)
+
+
+def _summary_text(response: object) -> str:
+    if not isinstance(response, CompletionResponse):
+        msg = f"the summary provider returned a {type(response).__name__}, not a CompletionResponse"
+        raise SummarizationError(msg)
+    if response.stop_reason is StopReason.MAX_TOKENS:
+        msg = (
+            "the summary provider's reply was cut off at max_tokens "
+            "(raise max_summary_tokens); the summary is not used"
+        )
+        raise SummarizationError(msg)
+    text = response.text.strip()
+    if not text:
+        msg = "the summary provider returned an empty summary"
+        raise SummarizationError(msg)
+    return text

@@ -1,0 +1,144 @@
+"""Test doubles: a provider backed by a plain function, and a strategy that records calls.
+
+Examples:
+    >>> import anyio
+    >>> from neuron_context import CompletionRequest, Message
+    >>> provider = FunctionProvider(lambda request: "a summary")
+    >>> response = anyio.run(provider.complete, CompletionRequest([Message.user("hi")]))
+    >>> response.text, len(provider.requests)
+    ('a summary', 1)
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeAlias
+
+import attrs
+
+from ._errors import ConfigurationError
+from ._messages import Message
+from ._provider import CompletionRequest, CompletionResponse, Provider, StopReason
+from ._strategy import ContextStrategy, to_counter
+
+__all__ = ["CompactCall", "FunctionProvider", "RecordingStrategy", "Reply"]
+
+Reply: TypeAlias = "CompletionResponse | str"
+"""What a :class:`FunctionProvider` function returns (or its awaitable resolves to)."""
+
+
+class FunctionProvider(Provider):
+    """A :class:`~neuron_context.Provider` that answers with a plain function.
+
+    ``fn`` is called with each :class:`~neuron_context.CompletionRequest`; it may be a
+    sync or an async function (an awaitable result is awaited) and returns a
+    :class:`~neuron_context.CompletionResponse` or a ``str``, which becomes an assistant
+    text reply with ``stop_reason="end_turn"``. Exceptions it raises propagate as they
+    are, so tests can inject failures. Every request is recorded in :attr:`requests`
+    before ``fn`` runs.
+
+    Examples:
+        >>> async def echo(request):
+        ...     return request.messages[-1].text
+        >>> provider = FunctionProvider(echo)
+    """
+
+    __slots__ = ("fn", "requests")
+
+    def __init__(self, fn: Callable[[CompletionRequest], Reply | Awaitable[Reply]]) -> None:
+        if not callable(fn):
+            msg = f"FunctionProvider.fn must be callable, got {fn!r}"
+            raise ConfigurationError(msg)
+        self.fn = fn
+        self.requests: list[CompletionRequest] = []
+        """Every request received, oldest first."""
+
+    def __repr__(self) -> str:
+        return f"FunctionProvider({self.fn!r})"
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        """Record ``request``, call the function and wrap a ``str`` reply."""
+        self.requests.append(request)
+        result = self.fn(request)
+        if inspect.isawaitable(result):
+            result = await result
+        if isinstance(result, str):
+            return CompletionResponse(Message.assistant(result), stop_reason=StopReason.END_TURN)
+        if isinstance(result, CompletionResponse):
+            return result
+        msg = (
+            "FunctionProvider.fn must return a CompletionResponse or a str, "
+            f"got {type(result).__name__}"
+        )
+        raise ConfigurationError(msg)
+
+
+@attrs.frozen
+class CompactCall:
+    """One call of :meth:`RecordingStrategy.compact`."""
+
+    messages: list[Message]
+    """A copy of the list it was given."""
+    result: list[Message] | None = None
+    """What it returned; ``None`` when it raised."""
+    error: Exception | None = None
+    """What it raised, if anything."""
+
+
+class RecordingStrategy(ContextStrategy):
+    """A :class:`~neuron_context.ContextStrategy` that records every ``compact`` call.
+
+    With an ``inner`` strategy it delegates everything to it; without one, ``compact``
+    returns its input unchanged (as a new list), ``should_compact`` is always true and
+    ``token_estimate`` uses the default :class:`~neuron_context.TokenCounter`.
+    Wrapping a composite also hides it from the flattening of an enclosing composite.
+
+    Examples:
+        >>> import anyio
+        >>> from neuron_context import Message
+        >>> recorder = RecordingStrategy()
+        >>> _ = anyio.run(recorder.compact, [Message.user("hi")])
+        >>> len(recorder.calls)
+        1
+    """
+
+    __slots__ = ("_counter", "calls", "inner")
+
+    def __init__(self, inner: ContextStrategy | None = None) -> None:
+        if inner is not None and not isinstance(inner, ContextStrategy):
+            msg = f"RecordingStrategy.inner must be a ContextStrategy or None, got {inner!r}"
+            raise ConfigurationError(msg)
+        self.inner = inner
+        self.calls: list[CompactCall] = []
+        """Every ``compact`` call, oldest first."""
+        self._counter = to_counter(None)
+
+    def __repr__(self) -> str:
+        return f"RecordingStrategy({self.inner!r})"
+
+    def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
+        """The inner strategy's trigger; always true without one."""
+        if self.inner is None:
+            return True
+        return self.inner.should_compact(messages, token_count)
+
+    async def compact(self, messages: Sequence[Message]) -> list[Message]:
+        """Run the inner strategy (or return a copy of ``messages``) and record the call."""
+        given = list(messages)
+        if self.inner is None:
+            self.calls.append(CompactCall(given, list(messages)))
+            return list(messages)
+        try:
+            result = await self.inner.compact(messages)
+        except Exception as exc:
+            self.calls.append(CompactCall(given, None, exc))
+            raise
+        self.calls.append(CompactCall(given, list(result)))
+        return result
+
+    def token_estimate(self, messages: Sequence[Message]) -> int:
+        """The inner strategy's estimate; the default counter's without one."""
+        if self.inner is None:
+            return self._counter.estimate_messages(messages)
+        return self.inner.token_estimate(messages)

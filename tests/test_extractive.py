@@ -1,0 +1,378 @@
+"""ExtractiveSummarizer and the transcript format it reads (issue 3)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import well_formed_conversations
+from transcripts import load_transcript, requires_transcripts, transcript_paths
+
+from neuron_context import (
+    Compaction,
+    CompositeStrategy,
+    ConfigurationError,
+    Image,
+    Message,
+    Role,
+    SlidingWindowStrategy,
+    Text,
+    TokenCounter,
+    ToolUse,
+    validate,
+)
+from neuron_context._conversation import Structure
+from neuron_context._extractive import ExtractiveSummarizer
+from neuron_context._provider import CompletionRequest, StopReason
+from neuron_context._summarization import SummarizationStrategy
+from neuron_context._transcript import (
+    HEADINGS,
+    Entry,
+    entries_of,
+    parse_request,
+    render_request,
+)
+from neuron_context.data import load_record, transcript_names
+from neuron_context.formats import from_openai
+from neuron_context.testing import RecordingStrategy
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def request_for(messages: Sequence[Message], *, max_tokens: int = 1024) -> CompletionRequest:
+    """The request SummarizationStrategy sends to summarize all of ``messages``."""
+    strategy = SummarizationStrategy(ExtractiveSummarizer(), 0, max_summary_tokens=max_tokens)
+    request = strategy.summary_request(messages)
+    assert request is not None
+    return request
+
+
+def summarize(messages: Sequence[Message], *, max_tokens: int = 1024) -> str:
+    """The extractive summary of all of ``messages``."""
+    return ExtractiveSummarizer().summarize(request_for(messages, max_tokens=max_tokens))
+
+
+def call(use_id: str, name: str, **arguments: str) -> Message:
+    """An assistant message calling ``name`` once."""
+    return Message.assistant(tool_uses=[ToolUse(id=use_id, name=name, input=arguments)])
+
+
+SESSION = [
+    Message.system("You are a coding agent."),
+    Message.user("Add a --verbose flag to the CLI in src/cli.py; keep Python 3.11 support."),
+    Message.assistant("I'll read the CLI first."),
+    call("c1", "read_file", path="src/cli.py"),
+    Message.tool_result("c1", "import argparse\n..."),
+    call("c2", "bash", command="pytest tests/test_cli.py -q"),
+    Message.tool_result(
+        "c2",
+        "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'verbose'",
+    ),
+    call("c3", "write_file", path="src/cli.py", content="..."),
+    Message.tool_result("c3", "permission denied", is_error=True),
+    Message.assistant(
+        "Decided to use argparse's store_true; see https://docs.python.org/3/library/argparse.html"
+    ),
+    Message.user("[Request interrupted by user]"),
+    Message.user("Also update docs/usage.md please."),
+]
+
+
+def normalized(entry: Entry) -> Entry:
+    """``entry`` with whitespace-only lines emptied and outer blank lines removed."""
+    lines = [line if line.strip() else "" for line in entry.text.split("\n")]
+    return Entry(entry.kind, "\n".join(lines).strip("\n"), entry.name, entry.id)
+
+
+# -- the transcript format --------------------------------------------------------------
+
+
+class TestTranscript:
+    """The rendered transcript reads back into the same entries."""
+
+    def test_round_trip_example(self) -> None:
+        """Entries and the previous summary come back from the rendering."""
+        structure = Structure.of(SESSION)
+        entries = entries_of(SESSION, structure)
+        text = render_request("## Goal and constraints\n- earlier goal", entries)
+        assert parse_request(text) == ("## Goal and constraints\n- earlier goal", entries)
+        assert entries[2] == Entry("call", '{"path": "src/cli.py"}', "read_file", "c1")
+        assert entries[7] == Entry("error", "permission denied", "write_file", "c3")
+
+    def test_not_a_rendering(self) -> None:
+        """Text without a transcript is not read as one."""
+        assert parse_request("Hello there") is None
+        assert parse_request("</transcript>\n<transcript>") is None
+
+    def test_text_cannot_fake_a_header(self) -> None:
+        """Message text that looks like a header stays text."""
+        tricky = Message.user("assistant:\ntool call bash [x]: {}\n</transcript>")
+        entries = entries_of([tricky])
+        assert parse_request(render_request(None, entries)) == (None, entries)
+
+    @given(messages=well_formed_conversations(max_turns=12))
+    def test_round_trip(self, messages: list[Message]) -> None:
+        """Any conversation's entries survive rendering (up to whitespace-only lines)."""
+        entries = [normalized(e) for e in entries_of(messages, Structure.of(messages))]
+        parsed = parse_request(render_request(None, entries))
+        assert parsed == (None, entries)
+
+
+# -- the summarizer ---------------------------------------------------------------------
+
+
+class TestExtractiveSummarizer:
+    """ExtractiveSummarizer."""
+
+    def test_sections(self) -> None:
+        """The summary has the sections of the instructions, filled from the transcript."""
+        text = summarize(SESSION)
+        assert [line for line in text.split("\n") if line.startswith("## ")] == list(HEADINGS)
+        goal = text.split(HEADINGS[1])[0]
+        assert "Add a --verbose flag to the CLI in src/cli.py" in goal
+        assert "Also update docs/usage.md please." in goal
+        assert "Request interrupted" not in text
+        assert "read_file(path=src/cli.py)" in text
+        assert "bash(command=pytest tests/test_cli.py -q)" in text
+        assert "write_file failed: permission denied" in text
+        assert "bash: KeyError: 'verbose'" in text
+        assert "Mentioned: https://docs.python.org/3/library/argparse.html" in text
+        assert "Mentioned: docs/usage.md" in text
+        decisions = text.split(HEADINGS[1])[1].split(HEADINGS[2])[0]
+        assert "Assistant: I'll read the CLI first." in decisions
+        assert "Last said: Decided to use argparse's store_true" in text.split(HEADINGS[4])[1]
+        assert "Unanswered user request: Also update docs/usage.md please." in text
+
+    def test_deterministic(self) -> None:
+        """The same request gives the same summary."""
+        request = request_for(SESSION)
+        assert ExtractiveSummarizer().summarize(request) == ExtractiveSummarizer().summarize(
+            request
+        )
+
+    @pytest.mark.anyio
+    async def test_complete(self) -> None:
+        """``complete`` answers an assistant message ending the turn, with usage."""
+        request = request_for(SESSION)
+        response = await ExtractiveSummarizer().complete(request)
+        assert response.stop_reason is StopReason.END_TURN
+        assert response.message.role is Role.ASSISTANT
+        assert response.text == ExtractiveSummarizer().summarize(request)
+        counter = TokenCounter()
+        assert response.usage is not None
+        assert response.usage.output_tokens == counter.estimate_text(response.text)
+        assert response.usage.input_tokens == counter.estimate_messages(
+            request.messages
+        ) + counter.estimate_text(request.system or "")
+
+    def test_previous_summary_is_carried_forward(self) -> None:
+        """The previous summary's sections are carried into the same sections."""
+        previous = Message(
+            role=Role.USER,
+            content=(
+                Compaction(
+                    content="## Goal and constraints\n- Ship release 2.0 by Friday\n\n"
+                    "## Artifacts\n- `pyproject.toml`\n\n## Next steps\n- stale step"
+                ),
+            ),
+        )
+        text = summarize([previous, *SESSION[1:4]])
+        goal, artifacts = text.split(HEADINGS[2])
+        assert "- Ship release 2.0 by Friday" in goal
+        assert "- `pyproject.toml`" in artifacts
+        assert "stale step" not in text
+
+    def test_free_form_previous_summary_goes_to_the_goal(self) -> None:
+        """A previous summary in another shape is carried as goal lines."""
+        previous = Message(
+            role=Role.USER, content=(Compaction(content="The user builds a parser.\n"),)
+        )
+        text = summarize([previous, Message.user("next"), Message.assistant("ok")])
+        assert text.startswith(f"{HEADINGS[0]}\n- The user builds a parser.\n")
+
+    def test_fits_the_budget_goal_first(self) -> None:
+        """A long history is cut down to ``max_tokens``, keeping the goal."""
+        history = [SESSION[1]]
+        for index in range(200):
+            history.append(call(f"c{index}", "read_file", path=f"src/module_{index}.py"))
+            history.append(Message.tool_result(f"c{index}", "x" * 100))
+            history.append(Message.assistant(f"Module {index} looks fine. " * 5))
+        counter = TokenCounter()
+        for budget in (60, 200, 1000):
+            text = summarize(history, max_tokens=budget)
+            assert counter.estimate_text(text) <= budget
+            assert "Add a --verbose flag" in text
+            assert "read_file(path=src/module_0.py)" in text
+        assert "## Next steps" in summarize(history, max_tokens=200)
+
+    def test_tiny_budget_gives_empty(self) -> None:
+        """A budget too small for any item gives an empty summary (unusable, not wrong)."""
+        assert summarize(SESSION, max_tokens=5) == ""
+
+    def test_plain_request(self) -> None:
+        """A request that is not our rendering is summarized from its messages."""
+        request = CompletionRequest(
+            [
+                Message(role=Role.USER, content=(Compaction(content="Earlier: set up CI."),)),
+                *SESSION[1:6],
+            ]
+        )
+        text = ExtractiveSummarizer().summarize(request)
+        assert "- Earlier: set up CI." in text
+        assert "read_file(path=src/cli.py)" in text
+
+    def test_images_and_unknown_arguments(self) -> None:
+        """Calls without a known key argument show their first string argument."""
+        history = [
+            Message(
+                role=Role.USER,
+                content=(Text(text="what is this?"), Image(url="https://x.test/a.png")),
+            ),
+            call("c1", "lookup", ticket="ABC-12"),
+            Message.tool_result("c1", "ok"),
+            Message.assistant(tool_uses=[ToolUse(id="c2", name="noop")]),
+            Message.tool_result("c2", "ok"),
+        ]
+        text = summarize(history)
+        assert "User: what is this? [image: https://x.test/a.png]" in text
+        assert "lookup(ticket=ABC-12)" in text
+        assert "- noop\n" in text or text.endswith("- noop")
+
+    @pytest.mark.parametrize(
+        ("kwargs", "field"),
+        [
+            ({"counter": "heuristic"}, "counter"),
+            ({"line_chars": 5}, "line_chars"),
+            ({"max_mentions": -1}, "max_mentions"),
+        ],
+    )
+    def test_bad_values(self, kwargs: dict[str, object], field: str) -> None:
+        """Bad options raise ConfigurationError naming the field."""
+        with pytest.raises(ConfigurationError, match=field):
+            ExtractiveSummarizer(**kwargs)  # type: ignore[arg-type]
+
+    @given(
+        messages=well_formed_conversations(max_turns=14),
+        budget=st.integers(1, 400),
+    )
+    def test_always_within_budget(self, messages: list[Message], budget: int) -> None:
+        """Any conversation gives a deterministic summary within ``max_tokens``."""
+        request = CompletionRequest(
+            [Message.user(render_request(None, entries_of(messages, Structure.of(messages))))],
+            max_tokens=budget,
+        )
+        summarizer = ExtractiveSummarizer()
+        text = summarizer.summarize(request)
+        assert TokenCounter().estimate_text(text) <= budget
+        assert summarizer.summarize(request) == text
+
+
+# -- end to end on real transcripts -----------------------------------------------------
+
+_KEY_PATH_ARGUMENTS = ("path", "file_path", "filename", "notebook_path")
+_FILE_IN_COMMAND = re.compile(r"[\w./-]*[\w-]\.(?:py|js|ts|md|json|toml|pony|ex|exs|rs|go|sh)\b")
+
+
+def touched_files(messages: Sequence[Message]) -> list[str]:
+    """Paths the agent named in its tool calls: path arguments, files in commands."""
+    found: list[str] = []
+    for message in messages:
+        for use in message.tool_uses:
+            for key in _KEY_PATH_ARGUMENTS:
+                value = use.input.get(key)
+                if isinstance(value, str) and value:
+                    found.append(value)
+            command = use.input.get("command")
+            if isinstance(command, str):
+                found.extend(_FILE_IN_COMMAND.findall(command))
+    return found
+
+
+async def compact_with_extractive(
+    messages: list[Message],
+) -> tuple[list[Message], int, RecordingStrategy]:
+    """Run the summary-then-window stack on ``messages``; return output, budget, recorder."""
+    counter = TokenCounter()
+    window = 4
+    others = [m for m in messages if m.role is not Role.SYSTEM]
+    floor = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
+    floor += counter.estimate_messages(others[-window:])
+    budget = floor + 300
+    recorder = RecordingStrategy(
+        SummarizationStrategy(ExtractiveSummarizer(), 6, max_summary_tokens=600)
+    )
+    stack = CompositeStrategy([recorder, SlidingWindowStrategy(window)], budget)
+    return await stack.compact(messages), budget, recorder
+
+
+def check_transcript(
+    messages: list[Message], output: list[Message], budget: int, recorder: RecordingStrategy
+) -> None:
+    """Well formed, under budget, and the summary names a file the agent touched."""
+    validate(output)
+    assert TokenCounter().estimate_messages(output) <= budget
+    if not recorder.calls:  # it fitted already
+        assert output == messages
+        return
+    (compaction,) = recorder.calls
+    assert compaction.result is not None
+    summaries = [
+        b.content for m in compaction.result for b in m.content if isinstance(b, Compaction)
+    ]
+    if not summaries:  # the summary would not have helped: the window did the work
+        return
+    (text,) = summaries
+    assert TokenCounter().estimate_text(text) <= 600
+    kept = [m for m in compaction.result if not m.is_compaction]
+    summarized = [m for m in messages if not any(m is k for k in kept)]
+    touched = touched_files(summarized)
+    if touched:
+        assert any(path in text for path in touched), (touched[:5], text)
+
+
+class TestBundledTranscripts:
+    """The transcripts bundled with the package, summarized offline."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("name", transcript_names())
+    async def test_summary_then_window(self, name: str) -> None:
+        """The stack's output is well formed and under budget; the summary names files."""
+        messages = from_openai(load_record(name)["messages"])
+        validate(messages)
+        output, budget, recorder = await compact_with_extractive(messages)
+        assert TokenCounter().estimate_messages(messages) > budget
+        check_transcript(messages, output, budget, recorder)
+        (compaction,) = recorder.calls
+        assert compaction.result is not None
+        assert any(m.is_compaction for m in compaction.result)
+
+    @pytest.mark.anyio
+    async def test_named_files(self) -> None:
+        """Files the agents of the bundled transcripts worked on are in their summaries."""
+        expected = {
+            "spotter-tool-heavy": "/home/marco/projects/spotter/assets/js/app.js",
+            "sweagent-pydicom__pydicom-1458": "reproduce_bug.py",
+        }
+        for name, path in expected.items():
+            messages = from_openai(load_record(name)["messages"])
+            strategy = SummarizationStrategy(ExtractiveSummarizer(), 2, max_summary_tokens=600)
+            output = await strategy.compact(messages)
+            (text,) = [b.content for m in output for b in m.content if isinstance(b, Compaction)]
+            assert path in text
+
+
+@requires_transcripts
+class TestSharedTranscripts:
+    """The shared data set of 40 real transcripts, summarized offline."""
+
+    @pytest.mark.parametrize("path", transcript_paths(), ids=lambda p: Path(p).stem)
+    def test_summary_then_window(self, path: Path) -> None:
+        """Well formed, under budget (when the window can reach it), files named."""
+        messages = load_transcript(path)
+        output, budget, recorder = anyio.run(compact_with_extractive, messages)
+        check_transcript(messages, output, budget, recorder)

@@ -1,0 +1,143 @@
+"""The public test doubles in neuron_context.testing."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from neuron_context import (
+    CompactionError,
+    ConfigurationError,
+    ContextStrategy,
+    Message,
+    SlidingWindowStrategy,
+    TokenCounter,
+)
+from neuron_context._provider import CompletionRequest, CompletionResponse, StopReason
+from neuron_context.testing import CompactCall, FunctionProvider, RecordingStrategy
+
+REQUEST = CompletionRequest([Message.user("ping")], max_tokens=5)
+
+
+def sync_reply(request: CompletionRequest) -> str:
+    """A sync function answering with the last message's text."""
+    return "sync " + request.messages[-1].text
+
+
+async def async_reply(request: CompletionRequest) -> CompletionResponse:
+    """An async function answering with a full response."""
+    return CompletionResponse(
+        Message.assistant("async " + request.messages[-1].text), stop_reason="stop_sequence"
+    )
+
+
+class TestFunctionProvider:
+    """FunctionProvider."""
+
+    @pytest.mark.anyio
+    async def test_sync_function_str(self) -> None:
+        """A str from a sync function becomes an assistant reply ending the turn."""
+        provider = FunctionProvider(sync_reply)
+        response = await provider.complete(REQUEST)
+        assert response.message == Message.assistant("sync ping")
+        assert response.stop_reason is StopReason.END_TURN
+        assert provider.requests == [REQUEST]
+
+    @pytest.mark.anyio
+    async def test_async_function_response(self) -> None:
+        """A response from an async function is returned as it is."""
+        provider = FunctionProvider(async_reply)
+        response = await provider.complete(REQUEST)
+        assert response.text == "async ping"
+        assert response.stop_reason is StopReason.STOP_SEQUENCE
+
+    @pytest.mark.anyio
+    async def test_awaitable_from_a_partial(self) -> None:
+        """An awaitable returned by a plain callable is awaited."""
+        provider = FunctionProvider(functools.partial(async_reply))
+        assert (await provider.complete(REQUEST)).text == "async ping"
+
+    @pytest.mark.anyio
+    async def test_records_every_request_even_when_fn_raises(self) -> None:
+        """Requests are recorded before the function runs, and its errors propagate."""
+
+        def fail(request: CompletionRequest) -> str:
+            msg = "down"
+            raise RuntimeError(msg)
+
+        provider = FunctionProvider(fail)
+        for _ in range(2):
+            with pytest.raises(RuntimeError, match="down"):
+                await provider.complete(REQUEST)
+        assert provider.requests == [REQUEST, REQUEST]
+
+    @pytest.mark.anyio
+    async def test_bad_return_value(self) -> None:
+        """A function returning something else is a ConfigurationError."""
+        provider = FunctionProvider(lambda request: 42)  # type: ignore[arg-type, return-value]
+        with pytest.raises(ConfigurationError, match=r"FunctionProvider\.fn"):
+            await provider.complete(REQUEST)
+
+    def test_not_callable(self) -> None:
+        """The function must be callable."""
+        with pytest.raises(ConfigurationError, match=r"FunctionProvider\.fn"):
+            FunctionProvider("hello")  # type: ignore[arg-type]
+
+
+class TestRecordingStrategy:
+    """RecordingStrategy."""
+
+    MESSAGES = (Message.system("s"), Message.user("a"), Message.assistant("b"))
+
+    @pytest.mark.anyio
+    async def test_without_inner(self) -> None:
+        """Without an inner strategy the input comes back unchanged and is recorded."""
+        recorder = RecordingStrategy()
+        output = await recorder.compact(self.MESSAGES)
+        assert output == list(self.MESSAGES)
+        assert recorder.calls == [CompactCall(list(self.MESSAGES), list(self.MESSAGES))]
+        assert recorder.should_compact(self.MESSAGES, 0)
+        assert recorder.token_estimate(self.MESSAGES) == TokenCounter().estimate_messages(
+            self.MESSAGES
+        )
+
+    @pytest.mark.anyio
+    async def test_with_inner(self) -> None:
+        """With an inner strategy its result is returned and recorded."""
+        inner = SlidingWindowStrategy(1, 10, counter=TokenCounter(2.0))
+        recorder = RecordingStrategy(inner)
+        output = await recorder.compact(self.MESSAGES)
+        assert output == [self.MESSAGES[0], self.MESSAGES[2]]
+        assert recorder.calls[0].result == output
+        assert recorder.calls[0].messages == list(self.MESSAGES)
+        assert recorder.should_compact(self.MESSAGES, 11)
+        assert not recorder.should_compact(self.MESSAGES, 10)
+        assert recorder.token_estimate(self.MESSAGES) == inner.token_estimate(self.MESSAGES)
+
+    @pytest.mark.anyio
+    async def test_records_failures(self) -> None:
+        """A failing inner strategy is recorded with its error, which propagates."""
+
+        class Failing(ContextStrategy):
+            def should_compact(self, messages: object, token_count: int) -> bool:
+                return True
+
+            async def compact(self, messages: object) -> list[Message]:
+                msg = "nope"
+                raise CompactionError(msg)
+
+            def token_estimate(self, messages: object) -> int:
+                return 0
+
+        recorder = RecordingStrategy(Failing())
+        with pytest.raises(CompactionError):
+            await recorder.compact(self.MESSAGES)
+        (call,) = recorder.calls
+        assert call.result is None
+        assert isinstance(call.error, CompactionError)
+
+    def test_bad_inner(self) -> None:
+        """The inner strategy must be a ContextStrategy."""
+        with pytest.raises(ConfigurationError, match=r"RecordingStrategy\.inner"):
+            RecordingStrategy("window")  # type: ignore[arg-type]
