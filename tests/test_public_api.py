@@ -1,0 +1,124 @@
+"""The public surface of neuron_context: __all__ and docstrings."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import types
+from pathlib import Path
+
+import neuron_context
+
+INIT = Path(neuron_context.__file__)
+
+
+def _names_bound_in_init() -> set[str]:
+    """Every public name that neuron_context/__init__.py imports or defines."""
+    tree = ast.parse(INIT.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return {name for name in names if not name.startswith("_")}
+
+
+class TestAll:
+    """neuron_context.__all__."""
+
+    def test_sorted(self) -> None:
+        """__all__ is sorted (case-sensitively, as ruff's RUF022 sorts it)."""
+        assert neuron_context.__all__ == sorted(neuron_context.__all__, key=_ruff_key)
+
+    def test_no_duplicates(self) -> None:
+        """__all__ names each export once."""
+        assert len(set(neuron_context.__all__)) == len(neuron_context.__all__)
+
+    def test_complete(self) -> None:
+        """Every public name of __init__.py is in __all__, and nothing else is."""
+        assert set(neuron_context.__all__) == _names_bound_in_init()
+
+    def test_importable(self) -> None:
+        """Every name in __all__ is an attribute of the package."""
+        for name in neuron_context.__all__:
+            assert hasattr(neuron_context, name), name
+
+    def test_star_import(self) -> None:
+        """`from neuron_context import *` binds exactly __all__."""
+        namespace: dict[str, object] = {}
+        exec("from neuron_context import *", namespace)
+        namespace.pop("__builtins__")
+        assert set(namespace) == set(neuron_context.__all__)
+
+    def test_no_unlisted_public_attributes(self) -> None:
+        """The package exposes no public non-module attribute missing from __all__."""
+        public = {
+            name
+            for name, value in vars(neuron_context).items()
+            if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        }
+        assert public <= set(neuron_context.__all__)
+
+
+def _ruff_key(name: str) -> tuple[int, str]:
+    # RUF022 ("isort-style"): SCREAMING_CASE first, then CamelCase, then the rest.
+    if name.isupper():
+        return (0, name)
+    if name[:1].isupper():
+        return (1, name)
+    return (2, name)
+
+
+def _public_objects() -> list[tuple[str, object]]:
+    return [(name, getattr(neuron_context, name)) for name in neuron_context.__all__]
+
+
+class TestDocstrings:
+    """Docstrings of the public API."""
+
+    def test_package_docstring(self) -> None:
+        """The package has a docstring."""
+        assert inspect.getdoc(neuron_context)
+
+    def test_public_classes(self) -> None:
+        """Every public class has its own docstring."""
+        missing = [
+            name
+            for name, value in _public_objects()
+            if isinstance(value, type) and not (value.__doc__ or "").strip()
+        ]
+        assert missing == []
+
+    def test_public_functions(self) -> None:
+        """Every public function has a docstring."""
+        missing = [
+            name
+            for name, value in _public_objects()
+            if inspect.isfunction(value) and not (value.__doc__ or "").strip()
+        ]
+        assert missing == []
+
+    def test_public_methods(self) -> None:
+        """Every public method a public class defines has a docstring."""
+        missing: list[str] = []
+        for name, value in _public_objects():
+            if not isinstance(value, type) or value.__module__.startswith("builtins"):
+                continue
+            for attribute, member in vars(value).items():
+                if attribute.startswith("_"):
+                    continue
+                function = (
+                    member.__func__ if isinstance(member, classmethod | staticmethod) else member
+                )
+                if isinstance(function, property):
+                    function = function.fget
+                if inspect.isfunction(function) and not (function.__doc__ or "").strip():
+                    missing.append(f"{name}.{attribute}")
+        assert missing == []
