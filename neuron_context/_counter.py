@@ -116,10 +116,14 @@ def _openai_image_tokens(width: int, height: int) -> int:
     return 170 * tiles + 85
 
 
+_ANTHROPIC_MAX_IMAGE_TOKENS = 1600  # images beyond ~1.15 megapixels are scaled down
+
+
 def _anthropic_image_tokens(width: int, height: int) -> int:
-    # Anthropic: images are scaled to fit 1568px on the long side, then w*h/750.
+    # Anthropic: scaled to fit 1568px on the long side and about 1.15 megapixels, then w*h/750.
     scale = min(1.0, 1568 / max(width, height, 1))
-    return math.ceil((width * scale) * (height * scale) / 750)
+    tokens = math.ceil((width * scale) * (height * scale) / 750)
+    return min(tokens, _ANTHROPIC_MAX_IMAGE_TOKENS)
 
 
 class _HistoryMemo:

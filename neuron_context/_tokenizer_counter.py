@@ -9,9 +9,9 @@ or truncation applies, and text that looks like a special token (``<|endoftext|>
 
 from __future__ import annotations
 
-import itertools
 import os
 import threading
+import uuid
 from collections.abc import Hashable, Sequence
 from typing import Any, TypedDict, Unpack
 
@@ -39,7 +39,6 @@ class CounterOptions(TypedDict, total=False):
 _SHARED: dict[str, Tokenizer] = {}
 """Prepared tokenizers of the tiktoken encodings, one per process and name."""
 _SHARED_LOCKS = {name: threading.Lock() for name in ENCODING_NAMES}
-_INSTANCES = itertools.count()
 
 
 @attrs.frozen(init=False)
@@ -117,7 +116,7 @@ class TokenizerCounter(BaseCounter):
         self.__attrs_init__(
             _prepare(tokenizer),
             encoding=None,
-            ident=("instance", next(_INSTANCES)),
+            ident=("instance", uuid.uuid4().hex),
             image_tokens=image_tokens,
             document_tokens=document_tokens,
             message_overhead=message_overhead,
@@ -183,7 +182,7 @@ class TokenizerCounter(BaseCounter):
         ident: Hashable = (
             ("encoding", encoding, _FORMAT_VERSION)
             if encoding is not None
-            else ("instance", next(_INSTANCES))
+            else ("instance", uuid.uuid4().hex)
         )
         counter = cls.__new__(cls)
         counter.__attrs_init__(
