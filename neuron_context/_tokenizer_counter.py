@@ -18,7 +18,14 @@ from typing import Any, TypedDict, Unpack
 import attrs
 from tokenizers import Encoding, Tokenizer
 
-from ._counter import BaseCounter, DocumentPricing, ImagePricing, _check_choice, _check_count
+from ._counter import (
+    BaseCounter,
+    DocumentPricing,
+    ImagePricing,
+    _check_choice,
+    _check_count,
+    _HistoryMemo,
+)
 from ._encodings import _FORMAT_VERSION, ENCODING_NAMES, load_encoding
 from ._errors import ConfigurationError, TokenizerError
 
@@ -101,6 +108,7 @@ class TokenizerCounter(BaseCounter):
 
     _ident: Hashable = attrs.field(kw_only=True, alias="ident", repr=False)
     _key: Hashable = attrs.field(init=False, eq=False, repr=False)
+    _memo: _HistoryMemo = attrs.field(init=False, eq=False, repr=False, factory=_HistoryMemo)
 
     def __init__(
         self,
