@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -30,7 +32,13 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _encoding_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Keep converted tokenizers in the test run's temp dir, not the user's cache."""
     path = tmp_path_factory.getbasetemp() / "neuron-context-cache"
+    previous = os.environ.get("NEURON_CONTEXT_CACHE_DIR")
     os.environ["NEURON_CONTEXT_CACHE_DIR"] = str(path)
+    yield path
+    if previous is None:
+        os.environ.pop("NEURON_CONTEXT_CACHE_DIR", None)
+    else:
+        os.environ["NEURON_CONTEXT_CACHE_DIR"] = previous

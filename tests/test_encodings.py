@@ -8,9 +8,7 @@ import gzip
 import hashlib
 import json
 import logging
-import os
 import tempfile
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,19 +35,6 @@ REFERENCE: dict[str, Any] = json.loads(
     (Path(__file__).parent / "data" / "tiktoken_reference.json").read_text(encoding="utf-8")
 )
 CASES: list[dict[str, Any]] = REFERENCE["cases"]
-
-
-@pytest.fixture(scope="session")
-def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Point the encoding cache at a directory of this test session."""
-    path = tmp_path_factory.getbasetemp() / "neuron-context-cache"
-    previous = os.environ.get(CACHE_DIR_ENV)
-    os.environ[CACHE_DIR_ENV] = str(path)
-    yield path
-    if previous is None:
-        os.environ.pop(CACHE_DIR_ENV, None)
-    else:
-        os.environ[CACHE_DIR_ENV] = previous
 
 
 @pytest.fixture(scope="session")

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import pickle
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,7 @@ from neuron_context import (
     ToolUse,
 )
 from neuron_context._counter import BaseCounter
-from neuron_context._encodings import CACHE_DIR_ENV, ENCODING_NAMES
+from neuron_context._encodings import ENCODING_NAMES
 from neuron_context._errors import TokenizerError
 from neuron_context._tokenizer_counter import TokenizerCounter
 
@@ -43,19 +41,6 @@ URL = "https://example.com/cat.png"
 # The tiny tokenizer: words, each punctuation character alone, one special token.
 WORDS = ["[UNK]", "[PAD]", "<|endoftext|>", "hello", "world", "<", "|", "endoftext", ">", "/"]
 ENDOFTEXT_PIECES = 5  # "<", "|", "endoftext", "|", ">"
-
-
-@pytest.fixture(scope="session")
-def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Point the encoding cache at a directory of this test session."""
-    path = tmp_path_factory.getbasetemp() / "neuron-context-cache"
-    previous = os.environ.get(CACHE_DIR_ENV)
-    os.environ[CACHE_DIR_ENV] = str(path)
-    yield path
-    if previous is None:
-        os.environ.pop(CACHE_DIR_ENV, None)
-    else:
-        os.environ[CACHE_DIR_ENV] = previous
 
 
 @pytest.fixture(scope="session", params=ENCODING_NAMES)
