@@ -57,9 +57,8 @@ def describe(before: list[Message], after: list[Message], counter: TokenCounter)
     kept = {id(m) for m in after}
     dropped = [m for m in before if id(m) not in kept]
     summaries = [m for m in after if m.is_compaction]
-    cleared = sum(
-        1 for m in after if id(m) not in kept.intersection(id(b) for b in before) and m.is_tool
-    )
+    originals = {id(m) for m in before}
+    cleared = sum(1 for m in after if m.is_tool and id(m) not in originals)
     lines = [
         f"messages: {len(before)} -> {len(after)} ({len(dropped)} dropped or replaced)",
         f"tokens:   {counter.estimate_messages(before)} -> {counter.estimate_messages(after)}",
