@@ -26,7 +26,7 @@ from tokenizers import Encoding
 from workloads import DATASETS, SIZES, Benchmark, Dataset, forget_costs, rounds, workload
 
 from neuron_context import Message
-from neuron_context._tokenizer_counter import TokenizerCounter
+from neuron_context._counting.tokenizer import TokenizerCounter
 
 RAW_ALL_MAX = 1_000
 """The largest history the ``raw-all`` baseline runs on."""

@@ -18,9 +18,9 @@ from typing import TypeAlias
 import attrs
 
 from ._errors import ConfigurationError
-from ._messages import Message
-from ._provider import CompletionRequest, CompletionResponse, Provider, StopReason
-from ._strategy import ContextStrategy, to_counter
+from ._messages.message import Message
+from ._strategies.base import ContextStrategy, to_counter
+from .providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
 
 __all__ = ["CompactCall", "FunctionProvider", "RecordingStrategy", "Reply"]
 

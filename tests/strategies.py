@@ -40,7 +40,7 @@ from neuron_context import (
     ToolResultClearingStrategy,
     ToolUse,
 )
-from neuron_context._conversation import Structure
+from neuron_context._messages.conversation import Structure
 
 S = TypeVar("S", bound=ContextStrategy)
 

@@ -33,9 +33,9 @@ from neuron_context import (
     ToolUse,
 )
 from neuron_context._errors import ProviderError
-from neuron_context._provider import CompletionRequest, StopReason, TokenUsage
-from neuron_context._summarization import SummarizationStrategy
+from neuron_context._strategies.summarization import SummarizationStrategy
 from neuron_context.providers import AnthropicProvider
+from neuron_context.providers._base import CompletionRequest, StopReason, TokenUsage
 
 pytestmark = pytest.mark.anyio
 

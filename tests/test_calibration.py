@@ -19,7 +19,7 @@ from neuron_context import (
     ToolDefinition,
     ToolResultClearingStrategy,
 )
-from neuron_context._calibration import CalibratedCounter
+from neuron_context._counting.calibrated import CalibratedCounter
 
 
 def _history(size: int, seed: int) -> list[Message]:

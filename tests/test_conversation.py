@@ -16,7 +16,7 @@ from neuron_context import (
     repair,
     validate,
 )
-from neuron_context._conversation import Exchange, Structure
+from neuron_context._messages.conversation import Exchange, Structure
 
 INTERRUPTED = "[no result: the call was interrupted]"
 

@@ -22,7 +22,7 @@ from neuron_context import (
     repair,
     validate,
 )
-from neuron_context._conversation import INTERRUPTED, Structure
+from neuron_context._messages.conversation import INTERRUPTED, Structure
 
 
 def is_closing(result: ToolResult) -> bool:

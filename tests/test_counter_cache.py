@@ -1,4 +1,4 @@
-"""Property tests of the counters' caches (neuron_context._counter).
+"""Property tests of the counters' caches (neuron_context._counting.base).
 
 Two caches: each message's cost, stored on the message per counter configuration, and
 each counter's memo of the last few long histories it counted with their totals.
@@ -39,10 +39,10 @@ from neuron_context import (
     TokenCounter,
     ToolResultClearingStrategy,
     ToolUse,
-    _counter,
 )
-from neuron_context._conversation import Structure, cut_keeping_last, next_safe_cut
-from neuron_context._counter import _CACHE_SLOTS, _MEMO_ENTRIES, _MEMO_MIN_LENGTH
+from neuron_context._counting import base as _counter
+from neuron_context._counting.base import _CACHE_SLOTS, _MEMO_ENTRIES, _MEMO_MIN_LENGTH
+from neuron_context._messages.conversation import Structure, cut_keeping_last, next_safe_cut
 
 
 def fresh(messages: Sequence[Message]) -> list[Message]:

@@ -20,8 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 
-from neuron_context import ConfigurationError, TokenizerError, _encodings
-from neuron_context._encodings import (
+from neuron_context import ConfigurationError, TokenizerError
+from neuron_context._counting import encodings as _encodings
+from neuron_context._counting.encodings import (
     CACHE_DIR_ENV,
     ENCODING_NAMES,
     PATTERNS,

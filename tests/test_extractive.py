@@ -26,11 +26,10 @@ from neuron_context import (
     ToolUse,
     validate,
 )
-from neuron_context._conversation import Structure
-from neuron_context._extractive import ExtractiveSummarizer
-from neuron_context._provider import CompletionRequest, StopReason
-from neuron_context._summarization import SummarizationStrategy
-from neuron_context._transcript import (
+from neuron_context._messages.conversation import Structure
+from neuron_context._strategies.summarization import SummarizationStrategy
+from neuron_context._summary.extractive import ExtractiveSummarizer
+from neuron_context._summary.transcript import (
     HEADINGS,
     Entry,
     entries_of,
@@ -39,6 +38,7 @@ from neuron_context._transcript import (
 )
 from neuron_context.data import load_record, transcript_names
 from neuron_context.formats import from_openai
+from neuron_context.providers._base import CompletionRequest, StopReason
 from neuron_context.testing import RecordingStrategy
 
 # -- helpers ----------------------------------------------------------------------------

@@ -36,10 +36,10 @@ from neuron_context import (
     ToolUse,
 )
 from neuron_context._errors import ProviderError
-from neuron_context._provider import CompletionRequest, StopReason, TokenUsage
-from neuron_context._summarization import SummarizationStrategy
+from neuron_context._strategies.summarization import SummarizationStrategy
 from neuron_context.providers import OpenAIProvider
-from neuron_context.providers._common import parse_retry_after
+from neuron_context.providers._base import CompletionRequest, StopReason, TokenUsage
+from neuron_context.providers._sdk import parse_retry_after
 
 pytestmark = pytest.mark.anyio
 

@@ -43,7 +43,7 @@ from neuron_context import (
     ToolUse,
     validate,
 )
-from neuron_context._counter import compact_json
+from neuron_context._counting.base import compact_json
 from neuron_context.testing import RecordingStrategy
 
 # -- helpers ----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from neuron_context import (
     ToolUse,
 )
 from neuron_context._errors import ProviderError
-from neuron_context._provider import (
+from neuron_context.providers._base import (
     CompletionRequest,
     CompletionResponse,
     Provider,

@@ -30,16 +30,16 @@ from neuron_context import (
     ToolUse,
     validate,
 )
-from neuron_context._conversation import Structure
 from neuron_context._errors import ProviderError
-from neuron_context._provider import (
+from neuron_context._messages.conversation import Structure
+from neuron_context._strategies.summarization import DEFAULT_INSTRUCTIONS, SummarizationStrategy
+from neuron_context._summary.transcript import HEADINGS, SUMMARIZE, UPDATE
+from neuron_context.providers._base import (
     CompletionRequest,
     CompletionResponse,
     Provider,
     StopReason,
 )
-from neuron_context._summarization import DEFAULT_INSTRUCTIONS, SummarizationStrategy
-from neuron_context._transcript import HEADINGS, SUMMARIZE, UPDATE
 from neuron_context.testing import FunctionProvider
 
 # -- helpers ----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from neuron_context import (
     SlidingWindowStrategy,
     TokenCounter,
 )
-from neuron_context._provider import CompletionRequest, CompletionResponse, StopReason
+from neuron_context.providers._base import CompletionRequest, CompletionResponse, StopReason
 from neuron_context.testing import CompactCall, FunctionProvider, RecordingStrategy
 
 REQUEST = CompletionRequest([Message.user("ping")], max_tokens=5)

@@ -27,10 +27,10 @@ from neuron_context import (
     ToolResult,
     ToolUse,
 )
-from neuron_context._counter import BaseCounter
-from neuron_context._encodings import ENCODING_NAMES
+from neuron_context._counting.base import BaseCounter
+from neuron_context._counting.encodings import ENCODING_NAMES
+from neuron_context._counting.tokenizer import TokenizerCounter
 from neuron_context._errors import TokenizerError
-from neuron_context._tokenizer_counter import TokenizerCounter
 
 REFERENCE: dict[str, Any] = json.loads(
     (Path(__file__).parent / "data" / "tiktoken_reference.json").read_text(encoding="utf-8")

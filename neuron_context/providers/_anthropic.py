@@ -9,12 +9,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, cast
 
-from .._content import JSON
 from .._errors import ConfigurationError, ProviderError
-from .._messages import ToolDefinition
-from .._provider import CompletionRequest, CompletionResponse, Provider, StopReason, TokenUsage
+from .._messages.content import JSON
+from .._messages.message import ToolDefinition
 from ..formats import from_anthropic, to_anthropic
-from ._common import (
+from ._base import CompletionRequest, CompletionResponse, Provider, StopReason, TokenUsage
+from ._sdk import (
     count,
     import_sdk,
     keyword_names,

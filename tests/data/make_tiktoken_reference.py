@@ -17,7 +17,7 @@ characters with Python's ``unicodedata``, which (Python 3.11: Unicode 14) does n
 the ~9,400 code points assigned since, so it differs from tiktoken on them. The sample
 is stored as per-chunk counts and SHA-256 digests of the ids joined with commas.
 
-``--check-all`` compares :func:`neuron_context._encodings.load_encoding` with tiktoken on
+``--check-all`` compares :func:`neuron_context._counting.encodings.load_encoding` with tiktoken on
 every code point (slow: a minute or two); it writes nothing.
 """
 
@@ -266,7 +266,7 @@ def dump(data: dict[str, Any]) -> str:
 
 def check_all() -> int:
     """Compare our tokenizers with tiktoken on every code point; return the mismatches."""
-    from neuron_context._encodings import build_encoding
+    from neuron_context._counting.encodings import build_encoding
 
     points = [p for p in range(0x110000) if not 0xD800 <= p <= 0xDFFF]
     texts = chunk_texts(points)

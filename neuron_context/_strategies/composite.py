@@ -7,10 +7,10 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from ._counter import BaseCounter
-from ._errors import ConfigurationError, NeuronContextError
-from ._messages import Message
-from ._strategy import (
+from .._counting.base import BaseCounter
+from .._errors import ConfigurationError, NeuronContextError
+from .._messages.message import Message
+from .base import (
     BudgetedStrategy,
     ContextStrategy,
     check_count,

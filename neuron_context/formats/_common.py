@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-from ._content import Compaction, Text
-from ._errors import ConfigurationError
+from .._errors import ConfigurationError
+from .._messages.content import Compaction, Text
 
 __all__ = [
     "SUMMARY_HEADING",

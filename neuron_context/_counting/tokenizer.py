@@ -18,7 +18,8 @@ from typing import Any, TypedDict, Unpack
 import attrs
 from tokenizers import Encoding, Tokenizer
 
-from ._counter import (
+from .._errors import ConfigurationError, TokenizerError
+from .base import (
     BaseCounter,
     DocumentPricing,
     ImagePricing,
@@ -26,8 +27,7 @@ from ._counter import (
     _check_count,
     _HistoryMemo,
 )
-from ._encodings import _FORMAT_VERSION, ENCODING_NAMES, load_encoding
-from ._errors import ConfigurationError, TokenizerError
+from .encodings import _FORMAT_VERSION, ENCODING_NAMES, load_encoding
 
 __all__ = ["TokenizerCounter"]
 

@@ -40,7 +40,7 @@ from typing import Literal, TypeAlias, assert_never
 
 import attrs
 
-from ._content import (
+from .._messages.content import (
     Compaction,
     ContentBlock,
     Document,
@@ -51,8 +51,8 @@ from ._content import (
     ToolResult,
     ToolUse,
 )
-from ._conversation import Structure
-from ._messages import Message, Role
+from .._messages.conversation import Structure
+from .._messages.message import Message, Role
 
 __all__ = ["HEADINGS", "Entry", "Kind", "entries_of", "parse_request", "render_request"]
 

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from ._conversation import cut_keeping_last
-from ._counter import BaseCounter
-from ._messages import Message, Role
-from ._strategy import BudgetedStrategy, check_count, log_compaction, to_counter
+from .._counting.base import BaseCounter
+from .._messages.conversation import cut_keeping_last
+from .._messages.message import Message, Role
+from .base import BudgetedStrategy, check_count, log_compaction, to_counter
 
 __all__ = ["SlidingWindowStrategy"]
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import attrs
 
-from ._content import (
+from .._errors import ConfigurationError
+from .content import (
     CONTENT_BLOCK_TYPES,
     JSON,
     Compaction,
@@ -21,7 +22,6 @@ from ._content import (
     ToolResult,
     ToolUse,
 )
-from ._errors import ConfigurationError
 
 __all__ = ["Message", "Role", "ToolDefinition"]
 

@@ -79,7 +79,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias, assert_never
 
-from ._content import (
+from .._errors import ConfigurationError
+from .._messages.content import (
     JSON,
     Compaction,
     ContentBlock,
@@ -91,9 +92,9 @@ from ._content import (
     ToolResult,
     ToolUse,
 )
-from ._errors import ConfigurationError
-from ._messages import Message, Role
-from ._wire import (
+from .._messages.message import Message, Role
+from ._anthropic import SYSTEM_REMINDER, from_anthropic, to_anthropic
+from ._common import (
     SUMMARY_HEADING,
     build,
     fail,
@@ -104,8 +105,7 @@ from ._wire import (
     get_str,
     get_text,
 )
-from ._wire_anthropic import SYSTEM_REMINDER, from_anthropic, to_anthropic
-from ._wire_openai import RAW_ARGUMENTS, TOOL_IMAGES_HEADING, from_openai, to_openai
+from ._openai import RAW_ARGUMENTS, TOOL_IMAGES_HEADING, from_openai, to_openai
 
 __all__ = [
     "FORMAT",

@@ -6,8 +6,8 @@ from typing import Any
 
 import attrs
 
-from ._errors import ConfigurationError
-from ._messages import Message
+from .._errors import ConfigurationError
+from .._messages.message import Message
 
 __all__ = ["ContextSection", "PersistentContext"]
 

@@ -7,12 +7,12 @@ from typing import Any
 
 import attrs
 
-from ._content import Text, ToolResult, ToolUse
-from ._conversation import Structure, iter_tool_results
-from ._counter import BaseCounter, compact_json
-from ._errors import ConfigurationError
-from ._messages import Message
-from ._strategy import BudgetedStrategy, check_count, log_compaction, to_counter
+from .._counting.base import BaseCounter, compact_json
+from .._errors import ConfigurationError
+from .._messages.content import Text, ToolResult, ToolUse
+from .._messages.conversation import Structure, iter_tool_results
+from .._messages.message import Message
+from .base import BudgetedStrategy, check_count, log_compaction, to_counter
 
 __all__ = ["ToolResultClearingStrategy"]
 

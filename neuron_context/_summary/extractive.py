@@ -16,14 +16,20 @@ from typing import Any, TypeAlias
 
 import attrs
 
-from ._content import Compaction
-from ._conversation import Structure
-from ._counter import BaseCounter
-from ._errors import ConfigurationError
-from ._messages import Message, Role
-from ._provider import CompletionRequest, CompletionResponse, Provider, StopReason, TokenUsage
-from ._strategy import to_counter
-from ._transcript import HEADINGS, Entry, entries_of, parse_request
+from .._counting.base import BaseCounter
+from .._errors import ConfigurationError
+from .._messages.content import Compaction
+from .._messages.conversation import Structure
+from .._messages.message import Message, Role
+from .._strategies.base import to_counter
+from ..providers._base import (
+    CompletionRequest,
+    CompletionResponse,
+    Provider,
+    StopReason,
+    TokenUsage,
+)
+from .transcript import HEADINGS, Entry, entries_of, parse_request
 
 __all__ = ["ExtractiveSummarizer"]
 

@@ -9,7 +9,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeAlias, assert_never
 
-from ._content import (
+from .._messages.content import (
     JSON,
     Compaction,
     ContentBlock,
@@ -21,8 +21,8 @@ from ._content import (
     ToolResult,
     ToolUse,
 )
-from ._messages import Message, Role
-from ._wire import (
+from .._messages.message import Message, Role
+from ._common import (
     build,
     fail,
     get_bool,

@@ -13,7 +13,7 @@ from typing import TypeAlias, assert_never
 
 import attrs
 
-from ._content import (
+from .._messages.content import (
     JSON,
     Compaction,
     ContentBlock,
@@ -25,8 +25,8 @@ from ._content import (
     ToolResult,
     ToolUse,
 )
-from ._messages import Message, Role
-from ._wire import (
+from .._messages.message import Message, Role
+from ._common import (
     build,
     fail,
     get_list,

@@ -26,7 +26,8 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from ._content import (
+from .._errors import ConfigurationError
+from .._messages.content import (
     Compaction,
     ContentBlock,
     Document,
@@ -37,8 +38,7 @@ from ._content import (
     ToolResult,
     ToolUse,
 )
-from ._errors import ConfigurationError
-from ._messages import Message, ToolDefinition
+from .._messages.message import Message, ToolDefinition
 
 __all__ = ["BaseCounter", "ImagePricing", "TokenCounter", "compact_json"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import attrs
 
-from ._content import ToolUse
-from ._errors import ConfigurationError
-from ._messages import Message, Role, ToolDefinition
+from .._errors import ConfigurationError
+from .._messages.content import ToolUse
+from .._messages.message import Message, Role, ToolDefinition
 
 __all__ = [
     "CompletionRequest",

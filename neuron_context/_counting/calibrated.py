@@ -15,10 +15,10 @@ from typing import Any
 
 import attrs
 
-from ._content import ContentBlock
-from ._counter import BaseCounter
-from ._errors import ConfigurationError
-from ._messages import Message, ToolDefinition
+from .._errors import ConfigurationError
+from .._messages.content import ContentBlock
+from .._messages.message import Message, ToolDefinition
+from .base import BaseCounter
 
 __all__ = ["CalibratedCounter"]
 

@@ -44,7 +44,7 @@ from pathlib import Path
 import platformdirs
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 
-from ._errors import ConfigurationError, NeuronContextError, TokenizerError
+from .._errors import ConfigurationError, NeuronContextError, TokenizerError
 
 __all__ = ["CACHE_DIR_ENV", "ENCODING_NAMES", "load_encoding"]
 

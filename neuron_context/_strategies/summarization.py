@@ -19,14 +19,14 @@ from typing import Any
 import anyio
 import attrs
 
-from ._content import Compaction
-from ._conversation import Structure
-from ._counter import BaseCounter
-from ._errors import ConfigurationError, ProviderError, SummarizationError
-from ._messages import Message, Role
-from ._provider import CompletionRequest, CompletionResponse, Provider, StopReason
-from ._strategy import BudgetedStrategy, check_count, log_compaction, logger, to_counter
-from ._transcript import entries_of, render_request
+from .._counting.base import BaseCounter
+from .._errors import ConfigurationError, ProviderError, SummarizationError
+from .._messages.content import Compaction
+from .._messages.conversation import Structure
+from .._messages.message import Message, Role
+from .._summary.transcript import entries_of, render_request
+from ..providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
+from .base import BudgetedStrategy, check_count, log_compaction, logger, to_counter
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "SummarizationStrategy"]
 

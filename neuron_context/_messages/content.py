@@ -8,7 +8,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from ._errors import ConfigurationError
+from .._errors import ConfigurationError
 
 __all__ = [
     "JSON",

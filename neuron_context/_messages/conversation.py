@@ -17,9 +17,9 @@ from collections.abc import Iterator, Sequence
 
 import attrs
 
-from ._content import ToolResult, ToolUse
-from ._errors import InvalidConversationError
-from ._messages import Message, Role
+from .._errors import InvalidConversationError
+from .content import ToolResult, ToolUse
+from .message import Message, Role
 
 __all__ = ["Exchange", "Structure", "cut_keeping_last", "next_safe_cut", "repair", "validate"]
 

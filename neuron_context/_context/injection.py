@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ._errors import ConfigurationError
+from .._errors import ConfigurationError
 
 __all__ = ["InjectionRule", "InjectionTrigger", "SystemInjector"]
 

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from ._content import ToolUse
-from ._counter import BaseCounter
-from ._messages import Message, Role
-from ._strategy import BudgetedStrategy, check_count, log_compaction, to_counter
+from .._counting.base import BaseCounter
+from .._messages.content import ToolUse
+from .._messages.message import Message, Role
+from .base import BudgetedStrategy, check_count, log_compaction, to_counter
 
 __all__ = ["StripToolCallsStrategy"]
 

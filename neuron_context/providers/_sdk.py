@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable, Mapping
 from types import ModuleType
 
-from .._content import JSON
 from .._errors import ConfigurationError, ProviderError
+from .._messages.content import JSON
 
 __all__ = [
     "RETRYABLE_STATUS",

@@ -7,9 +7,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._counter import BaseCounter, TokenCounter
-from ._errors import ConfigurationError
-from ._messages import Message
+from .._counting.base import BaseCounter, TokenCounter
+from .._errors import ConfigurationError
+from .._messages.message import Message
 
 __all__ = ["ContextStrategy"]
 

@@ -1,0 +1,1 @@
+"""System-prompt injection and persistent context."""

@@ -1,0 +1,1 @@
+"""Token counting: the counter interface, the block rules, the cost cache, and each counter."""

@@ -1,0 +1,1 @@
+"""Messages: content blocks, the message type, and the conversation boundary API."""

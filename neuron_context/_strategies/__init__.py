@@ -1,0 +1,1 @@
+"""Context strategies: the interface and every built-in strategy."""
