@@ -132,3 +132,12 @@ class TestCompactionLogging:
         caplog.set_level(logging.INFO, logger="neuron_context")
         await StripToolCallsStrategy().compact(history())
         assert [r.levelno for r in caplog.records] == [logging.INFO]
+
+
+class TestPackageLogger:
+    """The package logger as a library should leave it."""
+
+    def test_has_a_null_handler(self) -> None:
+        """A NullHandler is attached, so an unconfigured application prints nothing."""
+        handlers = logging.getLogger("neuron_context").handlers
+        assert any(isinstance(handler, logging.NullHandler) for handler in handlers)

@@ -34,7 +34,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import gzip
-import logging
 import os
 import tempfile
 import threading
@@ -48,7 +47,7 @@ from .._errors import ConfigurationError, NeuronContextError, TokenizerError
 
 __all__ = ["CACHE_DIR_ENV", "ENCODING_NAMES", "load_encoding"]
 
-_log = logging.getLogger("neuron_context")
+from .._log import logger as _log
 
 CACHE_DIR_ENV = "NEURON_CONTEXT_CACHE_DIR"
 """Environment variable that overrides the directory of converted tokenizers."""

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import abc
-import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .._counting.base import BaseCounter, TokenCounter
@@ -12,8 +11,6 @@ from .._errors import ConfigurationError
 from .._messages.message import Message
 
 __all__ = ["ContextStrategy"]
-
-logger = logging.getLogger("neuron_context")
 
 
 class ContextStrategy(abc.ABC):
@@ -69,39 +66,3 @@ def check_count(owner: str) -> Any:
             raise ConfigurationError(msg)
 
     return check
-
-
-def log_compaction(
-    strategy: str,
-    counter: BaseCounter,
-    before: Sequence[Message],
-    after: Sequence[Message],
-    details: Mapping[str, object],
-) -> None:
-    """Log what a compaction did: INFO for the summary line, DEBUG for the details."""
-    if not logger.isEnabledFor(logging.INFO):
-        return
-    before_tokens = counter.estimate_messages(before)
-    after_tokens = counter.estimate_messages(after)
-    logger.info(
-        "%s: %d -> %d messages, %d -> %d tokens",
-        strategy,
-        len(before),
-        len(after),
-        before_tokens,
-        after_tokens,
-        extra={
-            "strategy": strategy,
-            "messages_before": len(before),
-            "messages_after": len(after),
-            "tokens_before": before_tokens,
-            "tokens_after": after_tokens,
-            **{f"nc_{key}": value for key, value in details.items()},
-        },
-    )
-    if details and logger.isEnabledFor(logging.DEBUG):
-        logger.debug(
-            "%s details: %s",
-            strategy,
-            ", ".join(f"{key}={value!r}" for key, value in details.items()),
-        )

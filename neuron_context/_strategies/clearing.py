@@ -9,10 +9,11 @@ import attrs
 
 from .._counting.base import BaseCounter, compact_json
 from .._errors import ConfigurationError
+from .._log import log_compaction
 from .._messages.content import Text, ToolResult, ToolUse
 from .._messages.conversation import Structure, iter_tool_results
 from .._messages.message import Message
-from .base import BudgetedStrategy, check_count, log_compaction, to_counter
+from .base import BudgetedStrategy, check_count, to_counter
 
 __all__ = ["ToolResultClearingStrategy"]
 

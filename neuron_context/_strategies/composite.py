@@ -9,15 +9,9 @@ import attrs
 
 from .._counting.base import BaseCounter
 from .._errors import ConfigurationError, NeuronContextError
+from .._log import log_compaction, logger
 from .._messages.message import Message
-from .base import (
-    BudgetedStrategy,
-    ContextStrategy,
-    check_count,
-    log_compaction,
-    logger,
-    to_counter,
-)
+from .base import BudgetedStrategy, ContextStrategy, check_count, to_counter
 
 __all__ = ["CompositeStrategy", "FallbackStrategy"]
 
@@ -152,7 +146,7 @@ class FallbackStrategy(ContextStrategy):
                     type(strategy).__name__,
                     exc,
                     type(strategies[index + 1]).__name__,
-                    exc_info=logging.getLogger("neuron_context").isEnabledFor(logging.DEBUG),
+                    exc_info=logger.isEnabledFor(logging.DEBUG),
                 )
         msg = "unreachable"  # pragma: no cover
         raise AssertionError(msg)  # pragma: no cover

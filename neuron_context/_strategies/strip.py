@@ -7,9 +7,10 @@ from collections.abc import Sequence
 import attrs
 
 from .._counting.base import BaseCounter
+from .._log import log_compaction
 from .._messages.content import ToolUse
 from .._messages.message import Message, Role
-from .base import BudgetedStrategy, check_count, log_compaction, to_counter
+from .base import BudgetedStrategy, check_count, to_counter
 
 __all__ = ["StripToolCallsStrategy"]
 

@@ -21,12 +21,13 @@ import attrs
 
 from .._counting.base import BaseCounter
 from .._errors import ConfigurationError, ProviderError, SummarizationError
+from .._log import log_compaction, logger
 from .._messages.content import Compaction
 from .._messages.conversation import Structure
 from .._messages.message import Message, Role
 from .._summary.transcript import entries_of, render_request
 from ..providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
-from .base import BudgetedStrategy, check_count, log_compaction, logger, to_counter
+from .base import BudgetedStrategy, check_count, to_counter
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "SummarizationStrategy"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, cast
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider"]
 
-logger = logging.getLogger("neuron_context")
+from .._log import logger
 
 DEFAULT_MAX_TOKENS = 4096
 """The ``max_tokens`` sent when the request has none (the Messages API requires it)."""

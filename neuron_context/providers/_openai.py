@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Literal, TypeAlias, cast
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenAIProvider"]
 
-logger = logging.getLogger("neuron_context")
+from .._log import logger
 
 MaxTokensParam: TypeAlias = Literal["max_tokens", "max_completion_tokens"]
 

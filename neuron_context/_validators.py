@@ -1,0 +1,207 @@
+"""The validators every public constructor and entry point uses: one rule, written once.
+
+Each factory returns an attrs validator (``field(validator=non_negative_int())``) that
+names the field as ``Owner.field`` (the owner is the class being built, so a subclass
+is named as itself) and raises :class:`~neuron_context.ConfigurationError`, a
+``ValueError``. The ``require_*`` functions are the same checks for plain arguments,
+named by the caller (``require_int(n, "SlidingWindowStrategy.window_size")``).
+
+Why one module: a rule such as "a non-negative int, not a bool" was written nine times
+before, with drifting messages and one copy that checked the wrong thing. Numbers are
+checked for finiteness and range here, once, so no ``float('nan')`` or ``10**400``
+reaches arithmetic that would overflow later.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection
+from typing import Any, TypeAlias
+
+import attrs
+
+from ._errors import ConfigurationError
+
+__all__ = [
+    "Validator",
+    "bool_",
+    "fail",
+    "instance_of",
+    "non_negative_int",
+    "number",
+    "one_of",
+    "optional",
+    "positive_int",
+    "require_bool",
+    "require_int",
+    "require_number",
+    "require_str",
+    "string",
+]
+
+Validator: TypeAlias = "Callable[[Any, attrs.Attribute[Any], Any], None]"
+
+MAX_INT = 2**53
+"""Counts beyond this are nonsense for tokens, messages or turns (and lose precision as
+floats); rejecting them keeps every later computation in range."""
+
+
+def fail(name: str, problem: str) -> ConfigurationError:
+    """The error for ``name`` (``"Owner.field"``) and what is wrong with it."""
+    msg = f"{name} {problem}"
+    return ConfigurationError(msg)
+
+
+def _name(instance: object, attribute: attrs.Attribute[Any]) -> str:
+    return f"{type(instance).__name__}.{attribute.name}"
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+# -- plain checks (return the value, so they can be used inline) ---------------------
+
+
+def require_int(value: object, name: str, *, minimum: int = 0, maximum: int = MAX_INT) -> int:
+    """``value`` if it is an ``int`` (not a ``bool``) in ``minimum..maximum``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(name, f"must be an int, got {_type_name(value)} {value!r:.80}")
+    if not minimum <= value <= maximum:
+        bound = f">= {minimum}" if maximum == MAX_INT else f"in {minimum}..{maximum}"
+        raise fail(name, f"must be {bound}, got {value!r:.80}")
+    return value
+
+
+def require_number(
+    value: object,
+    name: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+) -> float:
+    """``value`` if it is a finite real number (not a ``bool``) in range.
+
+    ``int`` values too large to be a ``float`` (``10**400``) are rejected rather than
+    overflowing in later arithmetic.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise fail(name, f"must be a number, got {_type_name(value)} {value!r:.80}")
+    try:
+        as_float = float(value)
+    except OverflowError:
+        raise fail(name, f"must be a finite number, got {value!r:.80}") from None
+    if not math.isfinite(as_float):
+        raise fail(name, f"must be a finite number, got {value!r}")
+    if minimum is not None and (as_float <= minimum if exclusive_minimum else as_float < minimum):
+        raise fail(name, f"must be {'>' if exclusive_minimum else '>='} {minimum}, got {value!r}")
+    if maximum is not None and as_float > maximum:
+        raise fail(name, f"must be <= {maximum}, got {value!r}")
+    return as_float
+
+
+def require_str(value: object, name: str, *, nonempty: bool = False) -> str:
+    """``value`` if it is a ``str`` (and not empty, with ``nonempty``)."""
+    if not isinstance(value, str):
+        raise fail(name, f"must be a str, got {_type_name(value)}")
+    if nonempty and not value:
+        raise fail(name, "must not be empty")
+    return value
+
+
+def require_bool(value: object, name: str) -> bool:
+    """``value`` if it is a ``bool``."""
+    if not isinstance(value, bool):
+        raise fail(name, f"must be a bool, got {value!r:.80}")
+    return value
+
+
+# -- attrs validators ------------------------------------------------------------------
+
+
+def non_negative_int(*, maximum: int = MAX_INT) -> Validator:
+    """An ``int`` >= 0 (not a ``bool``)."""
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        require_int(value, _name(instance, attribute), maximum=maximum)
+
+    return check
+
+
+def positive_int(*, maximum: int = MAX_INT) -> Validator:
+    """An ``int`` >= 1 (not a ``bool``)."""
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        require_int(value, _name(instance, attribute), minimum=1, maximum=maximum)
+
+    return check
+
+
+def number(
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+) -> Validator:
+    """A finite real number in range (not a ``bool``)."""
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        require_number(
+            value,
+            _name(instance, attribute),
+            minimum=minimum,
+            maximum=maximum,
+            exclusive_minimum=exclusive_minimum,
+        )
+
+    return check
+
+
+def string(*, nonempty: bool = False) -> Validator:
+    """A ``str`` (not empty, with ``nonempty``)."""
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        require_str(value, _name(instance, attribute), nonempty=nonempty)
+
+    return check
+
+
+def bool_() -> Validator:
+    """A ``bool``."""
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        require_bool(value, _name(instance, attribute))
+
+    return check
+
+
+def one_of(choices: Collection[object]) -> Validator:
+    """One of ``choices``."""
+    allowed = list(choices)
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value not in allowed:
+            raise fail(_name(instance, attribute), f"must be one of {allowed}, got {value!r:.80}")
+
+    return check
+
+
+def instance_of(kind: type | tuple[type, ...], what: str) -> Validator:
+    """An instance of ``kind``, described as ``what`` in the error (``"a Provider"``)."""
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if not isinstance(value, kind):
+            raise fail(_name(instance, attribute), f"must be {what}, got {_type_name(value)}")
+
+    return check
+
+
+def optional(validator: Validator) -> Validator:
+    """``None``, or what ``validator`` accepts."""
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is not None:
+            validator(instance, attribute, value)
+
+    return check
