@@ -28,6 +28,8 @@ from ._messages.content import Text as Text
 from ._messages.content import Thinking as Thinking
 from ._messages.content import ToolResult as ToolResult
 from ._messages.content import ToolUse as ToolUse
+from ._messages.conversation import Exchange as Exchange
+from ._messages.conversation import Structure as Structure
 from ._messages.conversation import repair as repair
 from ._messages.conversation import validate as validate
 from ._messages.message import Message as Message
@@ -64,6 +66,7 @@ __all__ = [
     "ContextSection",
     "ContextStrategy",
     "Document",
+    "Exchange",
     "ExtractiveSummarizer",
     "FallbackStrategy",
     "Image",
@@ -81,6 +84,7 @@ __all__ = [
     "SlidingWindowStrategy",
     "StopReason",
     "StripToolCallsStrategy",
+    "Structure",
     "SummarizationError",
     "SummarizationStrategy",
     "SystemInjector",

@@ -33,6 +33,7 @@ from neuron_context import (
     Role,
     SlidingWindowStrategy,
     StripToolCallsStrategy,
+    Structure,
     Text,
     Thinking,
     TokenCounter,
@@ -40,7 +41,6 @@ from neuron_context import (
     ToolResultClearingStrategy,
     ToolUse,
 )
-from neuron_context._messages.conversation import Structure
 
 S = TypeVar("S", bound=ContextStrategy)
 

@@ -349,3 +349,60 @@ class TestFallbackStrategy:
         """Anything but a strategy raises naming the argument."""
         with pytest.raises(ConfigurationError, match=rf"FallbackStrategy\.{field}"):
             FallbackStrategy(*arguments)  # type: ignore[arg-type]
+
+
+class TestSynchronousApply:
+    """apply: the same work as compact, without an event loop."""
+
+    def test_composite_of_pure_strategies(self) -> None:
+        """A composite of pure strategies applies synchronously, as compact would."""
+        strategy = CompositeStrategy(
+            [
+                ToolResultClearingStrategy(0),
+                CompositeStrategy([StripToolCallsStrategy(), SlidingWindowStrategy(2)], 5),
+            ],
+            30,
+        )
+        assert strategy.synchronous
+        assert strategy.apply(MESSAGES) == MESSAGES[-2:]
+
+    def test_async_only_child_is_a_clear_error(self) -> None:
+        """A composite holding an async-only strategy says so and names it."""
+        strategy = CompositeStrategy([SlidingWindowStrategy(2), Recorder("r", [])], 0)
+        assert not strategy.synchronous
+        with pytest.raises(ConfigurationError, match=r"strategies\[1\] \(Recorder\)"):
+            strategy.apply(MESSAGES)
+
+    def test_fallback_of_pure_strategies(self) -> None:
+        """A fallback of pure strategies applies synchronously."""
+        strategy = FallbackStrategy(SlidingWindowStrategy(1), StripToolCallsStrategy())
+        assert strategy.synchronous
+        assert strategy.apply(MESSAGES) == MESSAGES[-1:]
+        with pytest.raises(ConfigurationError, match=r"fallbacks\[0\]"):
+            FallbackStrategy(SlidingWindowStrategy(1), Recorder("r", [])).apply(MESSAGES)
+
+
+class TestMixedCounters:
+    """A composite measures with its own counter, whatever its children's."""
+
+    @pytest.mark.anyio
+    async def test_a_child_that_makes_it_worse_is_undone(self) -> None:
+        """A child's bigger result (by the composite's counter) is not kept."""
+
+        class Grow(ContextStrategy):
+            """Adds a long message."""
+
+            def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
+                """Always."""
+                return True
+
+            async def compact(self, messages: Sequence[Message]) -> list[Message]:
+                """The messages and one more."""
+                return [*messages, Message.user("x" * 400)]
+
+            def token_estimate(self, messages: Sequence[Message]) -> int:
+                """Nothing."""
+                return 0
+
+        strategy = CompositeStrategy([Grow(), SlidingWindowStrategy(1)], 1)
+        assert await strategy.compact(MESSAGES) == MESSAGES[-1:]

@@ -8,15 +8,16 @@ import pytest
 
 from neuron_context import (
     Compaction,
+    Exchange,
     InvalidConversationError,
     Message,
     Role,
+    Structure,
     ToolResult,
     ToolUse,
     repair,
     validate,
 )
-from neuron_context._messages.conversation import Exchange, Structure
 
 INTERRUPTED = "[no result: the call was interrupted]"
 
@@ -348,3 +349,63 @@ class TestStructure:
         assert structure.exchanges == ()
         assert structure.safe_cut(0) == 0
         assert structure.cut_keeping_last(3) == 0
+
+    def test_exchange_at(self) -> None:
+        """Each message of an exchange, and only those, belongs to it."""
+        structure = _structure(EXAMPLE)
+        first = Exchange(2, 6, (3, 5))
+        assert [structure.exchange_at(i) for i in range(2, 6)] == [first] * 4
+        assert structure.exchange_at(1) is None
+        assert structure.exchange_at(6) is None
+        assert structure.exchange_at(8) == Exchange(8, 9, ())
+        assert structure.exchange_at(-1) is None
+        assert structure.exchange_at(100) is None
+
+    def test_caller_of(self) -> None:
+        """A tool message is answered by the assistant message opening its exchange."""
+        structure = _structure(EXAMPLE)
+        assert structure.caller_of(5) == 2
+        assert structure.caller_of(1) is None
+        assert _structure([USER, result("x")]).caller_of(1) is None
+
+
+class TestEdits:
+    """Structure.without_calls: calls removed with their results."""
+
+    def test_removes_a_call_and_its_result(self) -> None:
+        """One call of two goes with its result; the rest is untouched."""
+        output = _structure(EXAMPLE).without_calls({2: {"a"}})
+        assert output == [
+            SYSTEM,
+            USER,
+            call("b"),
+            Message.system("note"),
+            result("b"),
+            DONE,
+            Message.user("more"),
+            call("c"),
+        ]
+        validate(output)
+
+    def test_drops_an_assistant_message_left_empty(self) -> None:
+        """Removing every call of a text-less message removes the message."""
+        output = _structure(EXAMPLE).without_calls({2: {"a", "b"}})
+        assert output == [SYSTEM, USER, Message.system("note"), DONE, *EXAMPLE[7:]]
+
+    def test_keeps_the_text_of_an_assistant_message(self) -> None:
+        """An assistant message with text keeps it when its calls go."""
+        messages = [USER, call("a", text="Looking."), result("a"), DONE]
+        output = _structure(messages).without_calls({1: ["a"]})
+        assert output == [USER, Message.assistant("Looking."), DONE]
+
+    def test_ids_are_matched_within_their_exchange(self) -> None:
+        """A reused id in a later exchange is not removed."""
+        messages = [USER, call("a"), result("a"), USER, call("a"), result("a")]
+        output = _structure(messages).without_calls({1: ["a"]})
+        assert output == [USER, USER, call("a"), result("a")]
+
+    def test_not_an_exchange_start_changes_nothing(self) -> None:
+        """An index that opens no exchange is ignored, and the input is not mutated."""
+        messages = list(EXAMPLE)
+        assert _structure(messages).without_calls({3: ["a"], 1: ["a"]}) == EXAMPLE
+        assert messages == EXAMPLE

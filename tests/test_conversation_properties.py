@@ -18,11 +18,13 @@ from neuron_context import (
     InvalidConversationError,
     Message,
     Role,
+    Structure,
     ToolResult,
     repair,
     validate,
 )
-from neuron_context._messages.conversation import INTERRUPTED, Structure
+
+INTERRUPTED = "[no result: the call was interrupted]"
 
 
 def is_closing(result: ToolResult) -> bool:
@@ -109,10 +111,12 @@ class TestRepair:
                 continue
             if not all(is_closing(r) for r in message.tool_results):
                 continue  # an input tool message without its orphans and second answers
-            exchange = after.exchanges[after.exchange_of[index]]
+            exchange = after.exchange_at(index)
+            assert exchange is not None
             assert exchange.tool_messages[-1] == index
             assistant = repaired[exchange.start]
-            old = before.exchanges[before.exchange_of[position[id(assistant)]]]
+            old = before.exchange_at(position[id(assistant)])
+            assert old is not None
             answered = {r.tool_use_id for i in old.tool_messages for r in messages[i].tool_results}
             calls = {u.id for u in assistant.tool_uses}
             for result in message.tool_results:

@@ -43,10 +43,14 @@ from neuron_context import (
     ToolUse,
     validate,
 )
-from neuron_context._counting.base import compact_json
 from neuron_context.testing import RecordingStrategy
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def _compact_json(value: object) -> str:
+    """The compact JSON the counting rules price (CONTRACT §2)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 @attrs.frozen
@@ -315,7 +319,7 @@ class TestToolResultClearingStrategy:
                     strategy.clear_tool_inputs
                     and isinstance(block, ToolUse)
                     and (id(message), block.id) in cleared_calls
-                    and counter.estimate_text(compact_json(block.input)) > empty_cost
+                    and counter.estimate_text(_compact_json(block.input)) > empty_cost
                 ):
                     assert new_block == attrs.evolve(block, input={})
                 else:

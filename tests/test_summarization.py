@@ -15,14 +15,21 @@ from strategies import texts, well_formed_conversations
 
 from neuron_context import (
     Compaction,
+    CompletionRequest,
+    CompletionResponse,
     ConfigurationError,
     Document,
     FallbackStrategy,
     Image,
     Message,
+    Provider,
+    ProviderError,
     Role,
     SlidingWindowStrategy,
+    StopReason,
+    Structure,
     SummarizationError,
+    SummarizationStrategy,
     Text,
     Thinking,
     TokenCounter,
@@ -30,17 +37,23 @@ from neuron_context import (
     ToolUse,
     validate,
 )
-from neuron_context._errors import ProviderError
-from neuron_context._messages.conversation import Structure
-from neuron_context._strategies.summarization import DEFAULT_INSTRUCTIONS, SummarizationStrategy
-from neuron_context._summary.transcript import HEADINGS, SUMMARIZE, UPDATE
-from neuron_context.providers._base import (
-    CompletionRequest,
-    CompletionResponse,
-    Provider,
-    StopReason,
-)
 from neuron_context.testing import FunctionProvider
+
+DEFAULT_INSTRUCTIONS = str(attrs.fields(SummarizationStrategy).instructions.default)
+"""The default instructions, as the public class declares them."""
+HEADINGS = (
+    "## Goal and constraints",
+    "## Decisions",
+    "## Artifacts",
+    "## Errors and fixes",
+    "## Next steps",
+)
+SUMMARIZE = "Summarize the conversation below."
+UPDATE = (
+    "Update the previous summary with the new messages below: keep everything in it "
+    "that still holds (above all the user's goal and constraints), correct what the new "
+    "messages change, and add what they add."
+)
 
 # -- helpers ----------------------------------------------------------------------------
 

@@ -1,16 +1,41 @@
-"""The :class:`ContextStrategy` interface and what the built-in strategies share."""
+"""The :class:`ContextStrategy` interface and what the built-in strategies share.
+
+Written once here, so each strategy holds only its own idea:
+
+- :class:`BudgetedStrategy`: the ``counter`` field, the crate's trigger
+  (``token_count > max_tokens``) and ``token_estimate``; :func:`max_tokens_field`
+  declares the ``max_tokens`` field (a factory, because it is positional and attrs
+  orders a base class's positional fields before a subclass's);
+- :class:`PureStrategy`: a strategy that needs no I/O implements the synchronous
+  :meth:`~PureStrategy.apply` alone and gets ``compact`` from it, so a synchronous agent
+  loop calls ``apply`` each turn without an event loop;
+- :func:`check_messages`: the entry-point check that a conversation is a sequence of
+  :class:`Message` objects, at a cost no turn can measure (a type test per message).
+"""
 
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Sequence
 from typing import Any
+
+import attrs
 
 from .._counting.base import BaseCounter, TokenCounter
 from .._errors import ConfigurationError
 from .._messages.message import Message
+from .._validators import fail, non_negative_int
 
-__all__ = ["ContextStrategy"]
+__all__ = [
+    "BudgetedStrategy",
+    "ContextStrategy",
+    "PureStrategy",
+    "check_messages",
+    "check_token_count",
+    "max_tokens_field",
+    "to_counter",
+]
 
 
 class ContextStrategy(abc.ABC):
@@ -32,21 +57,6 @@ class ContextStrategy(abc.ABC):
         """The estimated token cost of ``messages``."""
 
 
-class BudgetedStrategy(ContextStrategy):
-    """A strategy with a ``max_tokens`` trigger and a ``counter`` (the built-in ones)."""
-
-    max_tokens: int
-    counter: BaseCounter
-
-    def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
-        """``token_count > max_tokens`` (strict, as in the crate)."""
-        return token_count > self.max_tokens
-
-    def token_estimate(self, messages: Sequence[Message]) -> int:
-        """``counter.estimate_messages(messages)``."""
-        return self.counter.estimate_messages(messages)
-
-
 def to_counter(value: BaseCounter | None) -> BaseCounter:
     """The given counter, or the default heuristic one."""
     if value is None:
@@ -57,12 +67,93 @@ def to_counter(value: BaseCounter | None) -> BaseCounter:
     return value
 
 
-def check_count(owner: str) -> Any:
-    """An attrs validator: a non-negative ``int``, naming ``owner.field`` on failure."""
+def max_tokens_field() -> Any:
+    """The ``max_tokens`` field: a non-negative int, default 0 (always compact)."""
+    return attrs.field(default=0, validator=non_negative_int())
 
-    def check(_: object, attribute: Any, value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            msg = f"{owner}.{attribute.name} must be a non-negative int, got {value!r}"
-            raise ConfigurationError(msg)
 
-    return check
+_DICT_HINT = " (convert provider dicts with neuron_context.formats.from_openai or from_anthropic)"
+
+
+def check_messages(messages: object, owner: str) -> Sequence[Message]:
+    """``messages`` if it is a sequence of :class:`Message` objects, else a
+    :class:`ConfigurationError` naming ``owner`` and the first bad item."""
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        kind = type(messages).__name__
+        where = f"{owner}: messages"
+        raise fail(where, f"must be a sequence of Message objects, got {kind}")
+    for index, message in enumerate(messages):
+        if type(message) is not Message and not isinstance(message, Message):
+            kind = type(message).__name__
+            hint = _DICT_HINT if isinstance(message, dict) else ""
+            where = f"{owner}: messages[{index}]"
+            raise fail(where, f"must be a Message, got {kind}{hint}")
+    return messages
+
+
+def check_token_count(token_count: object, owner: str) -> int:
+    """``token_count`` if it is a non-negative int (a finite, integral float is accepted)."""
+    if type(token_count) is int and token_count >= 0:
+        return token_count
+    if (
+        isinstance(token_count, float)
+        and math.isfinite(token_count)
+        and token_count >= 0
+        and token_count.is_integer()
+    ):
+        return int(token_count)
+    if isinstance(token_count, int) and not isinstance(token_count, bool) and token_count >= 0:
+        return int(token_count)
+    where = f"{owner}.should_compact: token_count"
+    raise fail(where, f"must be an int >= 0, got {token_count!r}")
+
+
+@attrs.define
+class BudgetedStrategy(ContextStrategy):
+    """A strategy with a ``max_tokens`` trigger and a ``counter`` (the built-in ones).
+
+    Subclasses declare ``max_tokens = max_tokens_field()`` where it belongs in their
+    positional order.
+    """
+
+    max_tokens: int = attrs.field(init=False, default=0)
+    counter: BaseCounter = attrs.field(default=None, kw_only=True, converter=to_counter)
+    """Prices messages (default: the heuristic :class:`~neuron_context.TokenCounter`)."""
+
+    def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
+        """``token_count > max_tokens`` (strict, as in the crate)."""
+        return check_token_count(token_count, type(self).__name__) > self.max_tokens
+
+    def token_estimate(self, messages: Sequence[Message]) -> int:
+        """``counter.estimate_messages(messages)``."""
+        return self.counter.estimate_messages(messages)
+
+
+@attrs.define
+class PureStrategy(BudgetedStrategy):
+    """A strategy that needs no I/O: :meth:`apply` is its work, ``compact`` awaits nothing.
+
+    A synchronous loop calls ``strategy.apply(messages)`` each turn; an asynchronous one
+    ``await strategy.compact(messages)``; both give the same result.
+    """
+
+    async def compact(self, messages: Sequence[Message]) -> list[Message]:
+        """:meth:`apply`, for the asynchronous interface."""
+        return self.apply(messages)
+
+    def apply(self, messages: Sequence[Message]) -> list[Message]:
+        """Compact ``messages`` synchronously (what :meth:`compact` returns).
+
+        Raises:
+            ConfigurationError: ``messages`` is not a sequence of :class:`Message`
+                objects (checked only when the work fails, so a turn pays nothing).
+        """
+        try:
+            return self._apply(messages)
+        except (AttributeError, TypeError):
+            check_messages(messages, type(self).__name__)
+            raise
+
+    @abc.abstractmethod
+    def _apply(self, messages: Sequence[Message]) -> list[Message]:
+        """The work of :meth:`apply`, on messages assumed to be :class:`Message` s."""

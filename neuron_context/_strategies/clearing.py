@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import attrs
 
-from .._counting.base import BaseCounter, compact_json
+from .._counting.base import compact_json
 from .._errors import ConfigurationError
 from .._log import log_compaction
-from .._messages.content import Text, ToolResult, ToolUse
-from .._messages.conversation import Structure, iter_tool_results
+from .._messages.content import ContentBlock, Text, ToolUse
+from .._messages.conversation import Structure, replace_blocks, replace_content, tool_results
 from .._messages.message import Message
-from .base import BudgetedStrategy, check_count, to_counter
+from .._validators import bool_, non_negative_int, string
+from .base import PureStrategy, max_tokens_field
 
 __all__ = ["ToolResultClearingStrategy"]
 
@@ -36,21 +36,8 @@ def _to_names(value: object) -> frozenset[str]:
     return frozenset(str(name) for name in names)
 
 
-def _check_placeholder(_: object, attribute: Any, value: object) -> None:
-    if not isinstance(value, str):
-        msg = f"ToolResultClearingStrategy.{attribute.name} must be a str, got {value!r}"
-        raise ConfigurationError(msg)
-
-
-def _check_bool(_: object, attribute: Any, value: object) -> None:
-    # Fix (tests/test_clearing.py): attrs' instance_of raised TypeError, not ConfigurationError.
-    if not isinstance(value, bool):
-        msg = f"ToolResultClearingStrategy.{attribute.name} must be a bool, got {value!r}"
-        raise ConfigurationError(msg)
-
-
 @attrs.define
-class ToolResultClearingStrategy(BudgetedStrategy):
+class ToolResultClearingStrategy(PureStrategy):
     """Replaces the content of all but the ``keep_recent_n`` newest tool results.
 
     The placeholder keeps each result's ``tool_use_id`` and ``is_error``, so the
@@ -61,35 +48,26 @@ class ToolResultClearingStrategy(BudgetedStrategy):
         >>> strategy = ToolResultClearingStrategy(2, 100_000, exclude_tools={"read_memory"})
     """
 
-    keep_recent_n: int = attrs.field(validator=check_count("ToolResultClearingStrategy"))
+    keep_recent_n: int = attrs.field(validator=non_negative_int())
     """How many of the newest tool results are never cleared."""
-    max_tokens: int = attrs.field(default=0, validator=check_count("ToolResultClearingStrategy"))
+    max_tokens: int = max_tokens_field()
     """The trigger: compact when the history costs more than this."""
-    counter: BaseCounter = attrs.field(default=None, kw_only=True, converter=to_counter)
-    """Prices messages (default: the heuristic :class:`TokenCounter`)."""
     placeholder: str = attrs.field(
-        default="[tool result cleared]", kw_only=True, validator=_check_placeholder
+        default="[tool result cleared]", kw_only=True, validator=string()
     )
     """What a cleared result says instead."""
     exclude_tools: frozenset[str] = attrs.field(
         default=frozenset(), kw_only=True, converter=_to_names
     )
     """Names of tools whose results are never cleared."""
-    clear_tool_inputs: bool = attrs.field(default=False, kw_only=True, validator=_check_bool)
+    clear_tool_inputs: bool = attrs.field(default=False, kw_only=True, validator=bool_())
     """Also replace the inputs of the calls whose results are cleared with ``{}``."""
-    min_reclaim_tokens: int = attrs.field(
-        default=0, kw_only=True, validator=check_count("ToolResultClearingStrategy")
-    )
+    min_reclaim_tokens: int = attrs.field(default=0, kw_only=True, validator=non_negative_int())
     """Clear nothing unless at least this many tokens would be reclaimed (protects the
     provider's prompt cache from churn; Anthropic's ``clear_at_least``)."""
 
-    async def compact(self, messages: Sequence[Message]) -> list[Message]:
-        """Clear the old tool results."""
-        return self.apply(messages)
-
-    def apply(self, messages: Sequence[Message]) -> list[Message]:
-        """The synchronous core of :meth:`compact`."""
-        positions = list(iter_tool_results(messages))
+    def _apply(self, messages: Sequence[Message]) -> list[Message]:
+        positions = list(tool_results(messages))
         candidates = positions[: max(0, len(positions) - self.keep_recent_n)]
         if not candidates:
             return list(messages)
@@ -100,11 +78,12 @@ class ToolResultClearingStrategy(BudgetedStrategy):
         needs_structure = bool(self.exclude_tools) or self.clear_tool_inputs
         structure = Structure.of(messages) if needs_structure else None
 
-        cleared: dict[int, dict[int, ToolResult]] = {}
+        replaced: dict[tuple[int, int], ContentBlock] = {}
         blanked: dict[int, set[str]] = {}  # assistant index -> tool-use ids to blank
         reclaimed = 0
         cleared_ids: list[str] = []
-        for m_index, b_index, result in candidates:
+        for ref in candidates:
+            m_index, result = ref.message, ref.result
             use: ToolUse | None = None
             if structure is not None:
                 use = structure.tool_use_for(m_index, result)
@@ -115,22 +94,22 @@ class ToolResultClearingStrategy(BudgetedStrategy):
             cost = counter.estimate_content(result.content)
             if cost <= placeholder_cost:
                 continue
-            cleared.setdefault(m_index, {})[b_index] = attrs.evolve(result, content=placeholder)
+            replaced[m_index, ref.block] = replace_content(result, placeholder)
             reclaimed += cost - placeholder_cost
             cleared_ids.append(result.tool_use_id)
             if self.clear_tool_inputs and use is not None and structure is not None:
                 input_cost = counter.estimate_text(compact_json(use.input))
                 if input_cost > empty_input_cost:
-                    start = structure.exchanges[structure.exchange_of[m_index]].start
-                    ids = blanked.setdefault(start, set())
+                    caller = structure.caller_of(m_index)
+                    ids = blanked.setdefault(caller, set()) if caller is not None else {use.id}
                     # Fix (tests/test_properties.py, malformed input): a call answered
                     # twice has its input blanked once, so count it toward min_reclaim once.
                     if use.id not in ids:
                         ids.add(use.id)
                         reclaimed += input_cost - empty_input_cost
 
-        if not cleared or reclaimed < self.min_reclaim_tokens:
-            if cleared:
+        if not replaced or reclaimed < self.min_reclaim_tokens:
+            if replaced:
                 log_compaction(
                     "ToolResultClearingStrategy",
                     counter,
@@ -140,20 +119,11 @@ class ToolResultClearingStrategy(BudgetedStrategy):
                 )
             return list(messages)
 
-        output = list(messages)
-        for m_index, blocks in cleared.items():
-            message = output[m_index]
-            content = tuple(blocks.get(i, block) for i, block in enumerate(message.content))
-            output[m_index] = attrs.evolve(message, content=content)
         for a_index, ids in blanked.items():
-            message = output[a_index]
-            content = tuple(
-                attrs.evolve(block, input={})
-                if isinstance(block, ToolUse) and block.id in ids
-                else block
-                for block in message.content
-            )
-            output[a_index] = attrs.evolve(message, content=content)
+            for b_index, block in enumerate(messages[a_index].content):
+                if isinstance(block, ToolUse) and block.id in ids:
+                    replaced[a_index, b_index] = attrs.evolve(block, input={})
+        output = replace_blocks(messages, replaced)
         log_compaction(
             "ToolResultClearingStrategy",
             counter,

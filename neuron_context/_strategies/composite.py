@@ -7,11 +7,10 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from .._counting.base import BaseCounter
 from .._errors import ConfigurationError, NeuronContextError
 from .._log import log_compaction, logger
 from .._messages.message import Message
-from .base import BudgetedStrategy, ContextStrategy, check_count, to_counter
+from .base import BudgetedStrategy, ContextStrategy, PureStrategy, check_messages, max_tokens_field
 
 __all__ = ["CompositeStrategy", "FallbackStrategy"]
 
@@ -37,9 +36,15 @@ class CompositeStrategy(BudgetedStrategy):
 
     Before each strategy it measures the history with its own ``counter`` and stops when
     the estimate is ``<= max_tokens``; each child's ``compact`` is called directly (its own
-    trigger is not consulted). After the last strategy it measures once more and logs a
-    warning if the target was not met. A nested composite with the same ``max_tokens``
-    and counter is flattened into this one (that cannot change the result).
+    trigger is not consulted). A child whose result costs more than what it was given,
+    by this composite's counter (a child may price with another one), is undone: the
+    composite keeps the previous result, so it never returns more than it was given.
+    After the last strategy it measures once more and logs a warning if the target was
+    not met. A nested composite with the same ``max_tokens`` and counter is flattened
+    into this one (that cannot change the result).
+
+    When every strategy is synchronous (:attr:`synchronous`: the pure built-in ones and
+    composites of them), :meth:`apply` does the same work without an event loop.
 
     Examples:
         >>> strategy = CompositeStrategy(
@@ -49,10 +54,8 @@ class CompositeStrategy(BudgetedStrategy):
 
     strategies: tuple[ContextStrategy, ...] = attrs.field(converter=_to_strategies)
     """The strategies, cheapest first."""
-    max_tokens: int = attrs.field(default=0, validator=check_count("CompositeStrategy"))
+    max_tokens: int = max_tokens_field()
     """The budget (and the trigger: compact when the history costs more than this)."""
-    counter: BaseCounter = attrs.field(default=None, kw_only=True, converter=to_counter)
-    """Measures the history between strategies."""
 
     def __attrs_post_init__(self) -> None:
         flat: list[ContextStrategy] = []
@@ -67,27 +70,104 @@ class CompositeStrategy(BudgetedStrategy):
                 flat.append(strategy)
         self.strategies = tuple(flat)
 
+    @property
+    def synchronous(self) -> bool:
+        """Whether :meth:`apply` can run: every strategy has a synchronous ``apply``."""
+        return all(_is_synchronous(strategy) for strategy in self.strategies)
+
     async def compact(self, messages: Sequence[Message]) -> list[Message]:
         """Run the strategies in order until the history fits ``max_tokens``."""
-        counter = self.counter
-        current = list(messages)
-        ran: list[str] = []
+        run = _Run(self, messages)
         for strategy in self.strategies:
-            if counter.estimate_messages(current) <= self.max_tokens:
+            if run.fits():
                 break
-            current = await strategy.compact(current)
-            ran.append(type(strategy).__name__)
-        final = counter.estimate_messages(current)
-        if final > self.max_tokens:
+            run.record(strategy, await strategy.compact(run.current))
+        return run.finish()
+
+    def apply(self, messages: Sequence[Message]) -> list[Message]:
+        """:meth:`compact`, synchronously, when every strategy is synchronous.
+
+        Raises:
+            ConfigurationError: a strategy is asynchronous only (such as
+                :class:`~neuron_context.SummarizationStrategy`): ``await compact(...)``.
+        """
+        for index, strategy in enumerate(self.strategies):
+            if not _is_synchronous(strategy):
+                msg = (
+                    f"CompositeStrategy.apply needs synchronous strategies, but "
+                    f"strategies[{index}] ({type(strategy).__name__}) is asynchronous only: "
+                    "await compact(...) instead"
+                )
+                raise ConfigurationError(msg)
+        run = _Run(self, messages)
+        for strategy in self.strategies:
+            if run.fits():
+                break
+            run.record(strategy, strategy.apply(run.current))  # type: ignore[attr-defined]
+        return run.finish()
+
+
+def _is_synchronous(strategy: ContextStrategy) -> bool:
+    if isinstance(strategy, PureStrategy):
+        return True
+    if isinstance(strategy, CompositeStrategy | FallbackStrategy):
+        return strategy.synchronous
+    return False
+
+
+class _Run:
+    """One pass of a composite: the current result, measured once per step."""
+
+    __slots__ = ("composite", "cost", "current", "messages", "ran")
+
+    def __init__(self, composite: CompositeStrategy, messages: Sequence[Message]) -> None:
+        self.composite = composite
+        self.messages = messages
+        self.current = list(messages)
+        self.ran: list[str] = []
+        try:
+            self.cost = composite.counter.estimate_messages(self.current)
+        except (AttributeError, TypeError):
+            check_messages(messages, "CompositeStrategy")
+            raise
+
+    def fits(self) -> bool:
+        return self.cost <= self.composite.max_tokens
+
+    def record(self, strategy: ContextStrategy, result: list[Message]) -> None:
+        name = type(strategy).__name__
+        cost = self.composite.counter.estimate_messages(result)
+        if cost > self.cost:
+            logger.info(
+                "CompositeStrategy: %s made the history bigger by this composite's counter "
+                "(%d -> %d tokens); keeping the previous result",
+                name,
+                self.cost,
+                cost,
+                extra={"strategy": name, "tokens_before": self.cost, "tokens_after": cost},
+            )
+            return
+        self.current, self.cost = result, cost
+        self.ran.append(name)
+
+    def finish(self) -> list[Message]:
+        composite = self.composite
+        if self.cost > composite.max_tokens:
             logger.warning(
                 "CompositeStrategy: still over budget after all strategies: %d > %d tokens",
-                final,
-                self.max_tokens,
-                extra={"tokens_after": final, "max_tokens": self.max_tokens},
+                self.cost,
+                composite.max_tokens,
+                extra={"tokens_after": self.cost, "max_tokens": composite.max_tokens},
             )
-        if ran:
-            log_compaction("CompositeStrategy", counter, messages, current, {"ran": ran})
-        return current
+        if self.ran:
+            log_compaction(
+                "CompositeStrategy",
+                composite.counter,
+                self.messages,
+                self.current,
+                {"ran": self.ran},
+            )
+        return self.current
 
 
 class FallbackStrategy(ContextStrategy):
@@ -132,6 +212,11 @@ class FallbackStrategy(ContextStrategy):
         """The primary's estimate."""
         return self.primary.token_estimate(messages)
 
+    @property
+    def synchronous(self) -> bool:
+        """Whether :meth:`apply` can run: every strategy has a synchronous ``apply``."""
+        return all(_is_synchronous(s) for s in (self.primary, *self.fallbacks))
+
     async def compact(self, messages: Sequence[Message]) -> list[Message]:
         """Run the primary, then each fallback in turn while they fail."""
         strategies = (self.primary, *self.fallbacks)
@@ -139,14 +224,45 @@ class FallbackStrategy(ContextStrategy):
             try:
                 return await strategy.compact(messages)
             except NeuronContextError as exc:
-                if index == len(strategies) - 1:
-                    raise
-                logger.warning(
-                    "FallbackStrategy: %s failed (%s); trying %s",
-                    type(strategy).__name__,
-                    exc,
-                    type(strategies[index + 1]).__name__,
-                    exc_info=logger.isEnabledFor(logging.DEBUG),
-                )
+                self._failed(strategies, index, exc)
         msg = "unreachable"  # pragma: no cover
         raise AssertionError(msg)  # pragma: no cover
+
+    def apply(self, messages: Sequence[Message]) -> list[Message]:
+        """:meth:`compact`, synchronously, when every strategy is synchronous.
+
+        Raises:
+            ConfigurationError: a strategy is asynchronous only: ``await compact(...)``.
+        """
+        strategies = (self.primary, *self.fallbacks)
+        for index, strategy in enumerate(strategies):
+            if not _is_synchronous(strategy):
+                name = "primary" if index == 0 else f"fallbacks[{index - 1}]"
+                msg = (
+                    f"FallbackStrategy.apply needs synchronous strategies, but {name} "
+                    f"({type(strategy).__name__}) is asynchronous only: await compact(...) instead"
+                )
+                raise ConfigurationError(msg)
+        for index, strategy in enumerate(strategies):
+            try:
+                result: list[Message] = strategy.apply(messages)  # type: ignore[attr-defined]
+            except NeuronContextError as exc:
+                self._failed(strategies, index, exc)
+            else:
+                return result
+        msg = "unreachable"  # pragma: no cover
+        raise AssertionError(msg)  # pragma: no cover
+
+    @staticmethod
+    def _failed(
+        strategies: tuple[ContextStrategy, ...], index: int, exc: NeuronContextError
+    ) -> None:
+        if index == len(strategies) - 1:
+            raise exc
+        logger.warning(
+            "FallbackStrategy: %s failed (%s); trying %s",
+            type(strategies[index]).__name__,
+            exc,
+            type(strategies[index + 1]).__name__,
+            exc_info=logger.isEnabledFor(logging.DEBUG),
+        )

@@ -6,36 +6,31 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._counting.base import BaseCounter
 from .._log import log_compaction
 from .._messages.content import ToolUse
+from .._messages.conversation import opens_exchange
 from .._messages.message import Message, Role
-from .base import BudgetedStrategy, check_count, to_counter
+from .base import PureStrategy, max_tokens_field
 
 __all__ = ["StripToolCallsStrategy"]
 
 
 @attrs.define
-class StripToolCallsStrategy(BudgetedStrategy):
+class StripToolCallsStrategy(PureStrategy):
     """Removes tool messages and tool uses; an assistant message left empty is removed.
 
-    What remains is the conversation's text: user requests and assistant answers.
+    What remains is the conversation's text: user requests and assistant answers. No
+    user message is removed, so the output starts on a user message whenever the input
+    did.
 
     Examples:
         >>> strategy = StripToolCallsStrategy()
     """
 
-    max_tokens: int = attrs.field(default=0, validator=check_count("StripToolCallsStrategy"))
+    max_tokens: int = max_tokens_field()
     """The trigger: compact when the history costs more than this."""
-    counter: BaseCounter = attrs.field(default=None, kw_only=True, converter=to_counter)
-    """Prices messages (default: the heuristic :class:`TokenCounter`)."""
 
-    async def compact(self, messages: Sequence[Message]) -> list[Message]:
-        """Remove every tool message and tool use."""
-        return self.apply(messages)
-
-    def apply(self, messages: Sequence[Message]) -> list[Message]:
-        """The synchronous core of :meth:`compact`."""
+    def _apply(self, messages: Sequence[Message]) -> list[Message]:
         output: list[Message] = []
         removed_messages = 0
         removed_ids: list[str] = []
@@ -44,9 +39,7 @@ class StripToolCallsStrategy(BudgetedStrategy):
                 removed_messages += 1
                 removed_ids.extend(r.tool_use_id for r in message.tool_results)
                 continue
-            if message.role is Role.ASSISTANT and any(
-                isinstance(block, ToolUse) for block in message.content
-            ):
+            if opens_exchange(message):
                 content = tuple(b for b in message.content if not isinstance(b, ToolUse))
                 if not content:
                     removed_messages += 1

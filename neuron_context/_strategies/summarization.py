@@ -11,7 +11,6 @@ used.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -19,98 +18,36 @@ from typing import Any
 import anyio
 import attrs
 
-from .._counting.base import BaseCounter
 from .._errors import ConfigurationError, ProviderError, SummarizationError
 from .._log import log_compaction, logger
 from .._messages.content import Compaction
 from .._messages.conversation import Structure
 from .._messages.message import Message, Role
+from .._summary.format import DEFAULT_INSTRUCTIONS
 from .._summary.transcript import entries_of, render_request
+from .._validators import (
+    Validator,
+    instance_of,
+    non_negative_int,
+    number,
+    optional,
+    positive_int,
+    string,
+)
 from ..providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
-from .base import BudgetedStrategy, check_count, to_counter
+from .base import BudgetedStrategy, check_messages, max_tokens_field
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "SummarizationStrategy"]
 
-DEFAULT_INSTRUCTIONS = """\
-You compact the history of a long-running AI agent session. The messages you are given \
-will be removed from the agent's context and replaced by your summary: the agent must be \
-able to continue its work from the summary alone, and anything you leave out is lost.
 
-Write a concise, factual summary in Markdown with exactly these sections:
-
-## Goal and constraints
-The user's goal and every requirement, constraint or preference they stated.
-
-## Decisions
-What was decided or concluded, and why.
-
-## Artifacts
-Files and paths created, read or changed, identifiers, URLs and commands that matter, \
-written verbatim.
-
-## Errors and fixes
-Each error met and how it was resolved, or that it is still open.
-
-## Next steps
-What remains to be done, and what the agent was doing when the history was cut.
-
-When a previous summary is given, update it: keep everything in it that still holds \
-(above all the goal and constraints), correct what the new messages change, and add what \
-they add. Write only the summary: no preamble, no closing remarks, nothing that is not in \
-the conversation."""
-"""The default ``instructions``: the system prompt of every summary request."""
+def _seconds(*, positive: bool) -> Validator:
+    """A finite number of seconds (> 0 with ``positive``, else >= 0)."""
+    return number(minimum=0, exclusive_minimum=positive)
 
 
-def _check_provider(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, Provider):
-        msg = f"SummarizationStrategy.{attribute.name} must be a Provider, got {value!r}"
-        raise ConfigurationError(msg)
-
-
-def _check_instructions(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, str) or not value.strip():
-        msg = f"SummarizationStrategy.{attribute.name} must be a non-empty str, got {value!r}"
-        raise ConfigurationError(msg)
-
-
-def _check_positive_int(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        msg = f"SummarizationStrategy.{attribute.name} must be a positive int, got {value!r}"
-        raise ConfigurationError(msg)
-
-
-def _check_model(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and (not isinstance(value, str) or not value):
-        msg = (
-            f"SummarizationStrategy.{attribute.name} must be a non-empty str or None, got {value!r}"
-        )
-        raise ConfigurationError(msg)
-
-
-def _is_seconds(value: object) -> bool:
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, int | float)
-        and math.isfinite(value)
-        and value >= 0
-    )
-
-
-def _check_timeout(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and (not _is_seconds(value) or value == 0):
-        msg = (
-            f"SummarizationStrategy.{attribute.name} must be a positive number of seconds "
-            f"or None, got {value!r}"
-        )
-        raise ConfigurationError(msg)
-
-
-def _check_delay(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not _is_seconds(value):
-        msg = (
-            f"SummarizationStrategy.{attribute.name} must be a finite number of seconds "
-            f">= 0, got {value!r}"
-        )
+def _not_blank(instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not value.strip():
+        msg = f"{type(instance).__name__}.{attribute.name} must not be blank"
         raise ConfigurationError(msg)
 
 
@@ -164,34 +101,36 @@ class SummarizationStrategy(BudgetedStrategy):
         ... )
     """
 
-    provider: Provider = attrs.field(validator=_check_provider)
+    provider: Provider = attrs.field(validator=instance_of(Provider, "a Provider"))
     """Writes the summaries."""
-    preserve_recent: int = attrs.field(validator=check_count("SummarizationStrategy"))
+    preserve_recent: int = attrs.field(validator=non_negative_int())
     """How many of the newest non-system messages to keep as they are, at most."""
-    max_tokens: int = attrs.field(default=0, validator=check_count("SummarizationStrategy"))
+    max_tokens: int = max_tokens_field()
     """The trigger: compact when the history costs more than this."""
-    counter: BaseCounter = attrs.field(default=None, kw_only=True, converter=to_counter)
-    """Prices messages (default: the heuristic :class:`~neuron_context.TokenCounter`)."""
     instructions: str = attrs.field(
         default=DEFAULT_INSTRUCTIONS,
         kw_only=True,
-        validator=_check_instructions,
+        validator=[string(nonempty=True), _not_blank],
         repr=_instructions_repr,
     )
     """The system prompt of each summary request."""
-    max_summary_tokens: int = attrs.field(default=1024, kw_only=True, validator=_check_positive_int)
+    max_summary_tokens: int = attrs.field(default=1024, kw_only=True, validator=positive_int())
     """The ``max_tokens`` of each summary request."""
-    model: str | None = attrs.field(default=None, kw_only=True, validator=_check_model)
-    """The model of each summary request; ``None`` means the provider's default."""
-    timeout: float | None = attrs.field(default=None, kw_only=True, validator=_check_timeout)
-    """Seconds one provider call may take; ``None`` means no limit."""
-    retries: int = attrs.field(
-        default=2, kw_only=True, validator=check_count("SummarizationStrategy")
+    model: str | None = attrs.field(
+        default=None, kw_only=True, validator=optional(string(nonempty=True))
     )
+    """The model of each summary request; ``None`` means the provider's default."""
+    timeout: float | None = attrs.field(
+        default=None, kw_only=True, validator=optional(_seconds(positive=True))
+    )
+    """Seconds one provider call may take; ``None`` means no limit."""
+    retries: int = attrs.field(default=2, kw_only=True, validator=non_negative_int())
     """How many times a retryable failure is retried after the first attempt."""
-    retry_delay: float = attrs.field(default=0.5, kw_only=True, validator=_check_delay)
+    retry_delay: float = attrs.field(default=0.5, kw_only=True, validator=_seconds(positive=False))
     """Seconds before the first retry; doubled before each next one."""
-    max_retry_delay: float = attrs.field(default=30.0, kw_only=True, validator=_check_delay)
+    max_retry_delay: float = attrs.field(
+        default=30.0, kw_only=True, validator=_seconds(positive=False)
+    )
     """The longest wait before a retry: the doubling stops there, and a provider asking
     to wait longer (``retry_after``) fails at once, so a fallback can run instead."""
 
@@ -247,7 +186,11 @@ class SummarizationStrategy(BudgetedStrategy):
             SummarizationError: the provider failed, timed out, or returned an empty
                 or cut-off summary (``messages`` are left as they were).
         """
-        plan = self._plan(messages)
+        try:
+            plan = self._plan(messages)
+        except (AttributeError, TypeError):
+            check_messages(messages, "SummarizationStrategy")
+            raise
         if plan is None:
             return list(messages)
         summary = await self._summarize(plan.request)

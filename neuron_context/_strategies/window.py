@@ -6,42 +6,45 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._counting.base import BaseCounter
 from .._log import log_compaction
-from .._messages.conversation import cut_keeping_last
+from .._messages.conversation import cut_keeping_last, turn_start
 from .._messages.message import Message, Role
-from .base import BudgetedStrategy, check_count, to_counter
+from .._validators import bool_, non_negative_int
+from .base import PureStrategy, max_tokens_field
 
 __all__ = ["SlidingWindowStrategy"]
 
 
 @attrs.define
-class SlidingWindowStrategy(BudgetedStrategy):
+class SlidingWindowStrategy(PureStrategy):
     """Drops all but the last ``window_size`` non-system messages.
 
     System messages are never dropped and nothing is reordered: the output is the input
     minus the dropped messages. A window that would begin inside a tool exchange starts
     after it instead, so the kept part is well formed and never larger than asked.
 
+    With ``start_on_user=True``, a window whose first kept non-system message is not a
+    user message also keeps the user message that opened its turn (the request the agent
+    is working on; in an agent session of one request and hundreds of tool turns, that
+    request), so the output starts on a user message whenever the input did, as
+    Anthropic requires. The window then holds one message more than ``window_size``.
+
     Examples:
         >>> strategy = SlidingWindowStrategy(10, 100_000)
     """
 
-    window_size: int = attrs.field(validator=check_count("SlidingWindowStrategy"))
+    window_size: int = attrs.field(validator=non_negative_int())
     """How many non-system messages to keep, at most."""
-    max_tokens: int = attrs.field(default=0, validator=check_count("SlidingWindowStrategy"))
+    max_tokens: int = max_tokens_field()
     """The trigger: compact when the history costs more than this."""
-    counter: BaseCounter = attrs.field(default=None, kw_only=True, converter=to_counter)
-    """Prices messages (default: the heuristic :class:`TokenCounter`)."""
+    start_on_user: bool = attrs.field(default=False, kw_only=True, validator=bool_())
+    """Keep the output starting on a user message (off by default: the crate's window
+    may begin on an assistant message)."""
 
-    async def compact(self, messages: Sequence[Message]) -> list[Message]:
-        """Keep the system messages and the newest ``window_size`` others."""
-        return self.apply(messages)
-
-    def apply(self, messages: Sequence[Message]) -> list[Message]:
-        """The synchronous core of :meth:`compact`."""
+    def _apply(self, messages: Sequence[Message]) -> list[Message]:
         cut = cut_keeping_last(messages, self.window_size)
-        kept = [m for m in messages[:cut] if m.role is Role.SYSTEM]
+        pin = pinned_request(messages, cut) if self.start_on_user else None
+        kept = [m for i, m in enumerate(messages[:cut]) if m.role is Role.SYSTEM or i == pin]
         dropped = cut - len(kept)
         kept.extend(messages[cut:])
         if dropped:
@@ -49,3 +52,15 @@ class SlidingWindowStrategy(BudgetedStrategy):
                 "SlidingWindowStrategy", self.counter, messages, kept, {"dropped": dropped}
             )
         return kept
+
+
+def pinned_request(messages: Sequence[Message], cut: int) -> int | None:
+    """The index of the user message to keep before ``cut`` so that the kept part starts
+    on a user message; ``None`` when it already does, keeps no non-system message, or no
+    user message precedes the cut."""
+    for message in messages[cut:]:
+        if message.role is Role.USER:
+            return None
+        if message.role is not Role.SYSTEM:
+            return turn_start(messages, cut - 1) if cut > 0 else None
+    return None

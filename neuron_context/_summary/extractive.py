@@ -17,11 +17,11 @@ from typing import Any, TypeAlias
 import attrs
 
 from .._counting.base import BaseCounter
-from .._errors import ConfigurationError
 from .._messages.content import Compaction
 from .._messages.conversation import Structure
 from .._messages.message import Message, Role
 from .._strategies.base import to_counter
+from .._validators import non_negative_int, require_int
 from ..providers._base import (
     CompletionRequest,
     CompletionResponse,
@@ -29,7 +29,8 @@ from ..providers._base import (
     StopReason,
     TokenUsage,
 )
-from .transcript import HEADINGS, Entry, entries_of, parse_request
+from .format import HEADINGS
+from .transcript import Entry, entries_of, parse_request
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -76,16 +77,8 @@ _NOTE = re.compile(r"^(?:<[\w-]+[^>]*>.*</[\w-]+>|\[[^\]]*\])$", re.DOTALL)
 _Add: TypeAlias = Callable[[int, int, str], None]
 
 
-def _check_line_chars(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 20:
-        msg = f"ExtractiveSummarizer.{attribute.name} must be an int >= 20, got {value!r}"
-        raise ConfigurationError(msg)
-
-
-def _check_max_mentions(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        msg = f"ExtractiveSummarizer.{attribute.name} must be a non-negative int, got {value!r}"
-        raise ConfigurationError(msg)
+def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    require_int(value, f"{type(instance).__name__}.{attribute.name}", minimum=20)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -131,9 +124,9 @@ class ExtractiveSummarizer(Provider):
 
     counter: BaseCounter = attrs.field(default=None, converter=to_counter)
     """Measures the summary against ``request.max_tokens``."""
-    line_chars: int = attrs.field(default=240, validator=_check_line_chars)
+    line_chars: int = attrs.field(default=240, validator=_at_least_20)
     """The longest item, in characters; longer ones are clipped with ``…``."""
-    max_mentions: int = attrs.field(default=30, validator=_check_max_mentions)
+    max_mentions: int = attrs.field(default=30, validator=non_negative_int())
     """The most paths, URLs and hashes listed besides the tool calls."""
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:

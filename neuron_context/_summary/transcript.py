@@ -53,17 +53,9 @@ from .._messages.content import (
 )
 from .._messages.conversation import Structure
 from .._messages.message import Message, Role
+from .format import SUMMARIZE, UPDATE
 
-__all__ = ["HEADINGS", "Entry", "Kind", "entries_of", "parse_request", "render_request"]
-
-HEADINGS = (
-    "## Goal and constraints",
-    "## Decisions",
-    "## Artifacts",
-    "## Errors and fixes",
-    "## Next steps",
-)
-"""The sections of a summary, in order (the default instructions ask for them)."""
+__all__ = ["Entry", "Kind", "entries_of", "parse_request", "render_request"]
 
 Kind: TypeAlias = Literal["user", "assistant", "call", "result", "error"]
 
@@ -72,13 +64,6 @@ TRANSCRIPT_OPEN = "<transcript>"
 TRANSCRIPT_CLOSE = "</transcript>"
 PREVIOUS_OPEN = "<previous_summary>"
 PREVIOUS_CLOSE = "</previous_summary>"
-
-SUMMARIZE = "Summarize the conversation below."
-UPDATE = (
-    "Update the previous summary with the new messages below: keep everything in it "
-    "that still holds (above all the user's goal and constraints), correct what the new "
-    "messages change, and add what they add."
-)
 
 _TOOL_HEADER = re.compile(r"^tool (call|result|error)(?: (\S+))? \[(.*)\]:(?: (.*))?$")
 

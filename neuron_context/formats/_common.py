@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from .._errors import ConfigurationError
 from .._messages.content import Compaction, Text
+from .._summary.format import SUMMARY_HEADING
 
 __all__ = [
     "SUMMARY_HEADING",
@@ -29,8 +30,6 @@ __all__ = [
     "text_or_compaction",
 ]
 
-SUMMARY_HEADING = "[Summary of earlier conversation]"
-"""The line put before a :class:`Compaction` summary when it is rendered for a provider."""
 
 _SUMMARY_PREFIX = SUMMARY_HEADING + "\n"
 _DATA_URL = re.compile(r"data:([^;,]*)((?:;[^;,]*)*);base64,(.*)", re.DOTALL)

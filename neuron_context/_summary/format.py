@@ -1,0 +1,69 @@
+"""The summary format, owned here alone: its sections, the instructions, the heading.
+
+A summary crosses three places: :class:`~neuron_context.SummarizationStrategy` asks a
+model for it (:data:`DEFAULT_INSTRUCTIONS`, :data:`SUMMARIZE`, :data:`UPDATE`),
+:class:`~neuron_context.ExtractiveSummarizer` writes it without one (the sections of
+:data:`HEADINGS`), and the wire formats render it for a provider after
+:data:`SUMMARY_HEADING` (the crate's rule; the counting rules do not price the heading,
+so :func:`~neuron_context.default_stack` leaves a margin for it). Keeping all of them in
+one module keeps them in step by construction rather than by a test.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_INSTRUCTIONS",
+    "HEADINGS",
+    "SUMMARIZE",
+    "SUMMARY_HEADING",
+    "UPDATE",
+]
+
+SUMMARY_HEADING = "[Summary of earlier conversation]"
+"""The line put before a :class:`~neuron_context.Compaction` summary when it is rendered
+for a provider."""
+
+HEADINGS = (
+    "## Goal and constraints",
+    "## Decisions",
+    "## Artifacts",
+    "## Errors and fixes",
+    "## Next steps",
+)
+"""The sections of a summary, in order (the default instructions ask for them)."""
+
+SUMMARIZE = "Summarize the conversation below."
+UPDATE = (
+    "Update the previous summary with the new messages below: keep everything in it "
+    "that still holds (above all the user's goal and constraints), correct what the new "
+    "messages change, and add what they add."
+)
+
+DEFAULT_INSTRUCTIONS = """\
+You compact the history of a long-running AI agent session. The messages you are given \
+will be removed from the agent's context and replaced by your summary: the agent must be \
+able to continue its work from the summary alone, and anything you leave out is lost.
+
+Write a concise, factual summary in Markdown with exactly these sections:
+
+## Goal and constraints
+The user's goal and every requirement, constraint or preference they stated.
+
+## Decisions
+What was decided or concluded, and why.
+
+## Artifacts
+Files and paths created, read or changed, identifiers, URLs and commands that matter, \
+written verbatim.
+
+## Errors and fixes
+Each error met and how it was resolved, or that it is still open.
+
+## Next steps
+What remains to be done, and what the agent was doing when the history was cut.
+
+When a previous summary is given, update it: keep everything in it that still holds \
+(above all the goal and constraints), correct what the new messages change, and add what \
+they add. Write only the summary: no preamble, no closing remarks, nothing that is not in \
+the conversation."""
+"""The default ``instructions``: the system prompt of every summary request."""
