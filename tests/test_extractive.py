@@ -178,8 +178,8 @@ class TestExtractiveSummarizer:
         assert "Add a --verbose flag to the CLI in src/cli.py" in goal
         assert "Also update docs/usage.md please." in goal
         assert "Request interrupted" not in text
-        assert "read_file(path=src/cli.py)" in text
-        assert "bash(command=pytest tests/test_cli.py -q)" in text
+        assert "- src/cli.py: read_file, write_file (latest)\n" in text
+        assert "- command=pytest tests/test_cli.py -q: bash\n" in text
         assert "write_file failed: permission denied" in text
         assert "bash: KeyError: 'verbose'" in text
         assert "Mentioned: https://docs.python.org/3/library/argparse.html" in text
@@ -248,7 +248,7 @@ class TestExtractiveSummarizer:
             text = summarize(history, max_tokens=budget)
             assert counter.estimate_text(text) <= budget
             assert "Add a --verbose flag" in text
-            assert "read_file(path=src/module_0.py)" in text
+            assert "src/module_0.py: read_file" in text
         assert "## Next steps" in summarize(history, max_tokens=200)
 
     def test_tiny_budget_gives_empty(self) -> None:
@@ -265,7 +265,7 @@ class TestExtractiveSummarizer:
         )
         text = ExtractiveSummarizer().summarize(request)
         assert "- Earlier: set up CI." in text
-        assert "read_file(path=src/cli.py)" in text
+        assert "src/cli.py: read_file" in text
 
     def test_images_and_unknown_arguments(self) -> None:
         """Calls without a known key argument show their first string argument."""
@@ -280,8 +280,8 @@ class TestExtractiveSummarizer:
             Message.tool_result("c2", "ok"),
         ]
         text = summarize(history)
-        assert "User: what is this? [image: https://x.test/a.png]" in text
-        assert "lookup(ticket=ABC-12)" in text
+        assert "<user_request>\nwhat is this?\n[image: https://x.test/a.png]\n</user_request>" in text
+        assert "ticket=ABC-12: lookup" in text
         assert "- noop\n" in text or text.endswith("- noop")
 
     @pytest.mark.parametrize(
@@ -331,6 +331,9 @@ def touched_files(messages: Sequence[Message]) -> list[str]:
     return found
 
 
+SUMMARY_TOKENS = 280
+
+
 async def compact_with_extractive(
     messages: list[Message],
 ) -> tuple[list[Message], int, RecordingStrategy]:
@@ -342,7 +345,9 @@ async def compact_with_extractive(
     floor += counter.estimate_messages(others[-window:])
     budget = floor + 300
     recorder = RecordingStrategy(
-        SummarizationStrategy(ExtractiveSummarizer(), 6, max_summary_tokens=600)
+        # A summary fills the space it is given: below the 300 tokens of slack, so the
+        # window can always bring the stack under budget.
+        SummarizationStrategy(ExtractiveSummarizer(), 6, max_summary_tokens=SUMMARY_TOKENS)
     )
     stack = CompositeStrategy([recorder, SlidingWindowStrategy(window)], budget)
     return await stack.compact(messages), budget, recorder
@@ -365,7 +370,7 @@ def check_transcript(
     if not summaries:  # the summary would not have helped: the window did the work
         return
     (text,) = summaries
-    assert TokenCounter().estimate_text(text) <= 600
+    assert TokenCounter().estimate_text(text) <= SUMMARY_TOKENS
     kept = [m for m in compaction.result if not m.is_compaction]
     summarized = [m for m in messages if not any(m is k for k in kept)]
     touched = touched_files(summarized)

@@ -11,6 +11,7 @@ used.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -292,7 +293,13 @@ def _summary_text(response: object) -> str:
         )
         raise SummarizationError(msg)
     text = response.text.strip()
-    if not text:
-        msg = "the summary provider returned an empty summary"
+    if not _visible(text):
+        msg = "the summary provider returned an empty summary (nothing visible in it)"
         raise SummarizationError(msg)
     return text
+
+
+def _visible(text: str) -> bool:
+    """Whether ``text`` holds a character a reader can see: not only whitespace, format
+    characters (zero-width spaces, byte-order marks), controls or separators."""
+    return any(not char.isspace() and unicodedata.category(char)[0] not in "CZ" for char in text)

@@ -2,24 +2,31 @@
 
 :class:`ExtractiveSummarizer` is a :class:`~neuron_context.Provider`. Given the request
 that :class:`~neuron_context.SummarizationStrategy` builds, it reads the rendered
-transcript back (the format is line based, see :mod:`neuron_context._transcript`);
+transcript back (the format is line based, see :mod:`neuron_context._summary.transcript`);
 given any other request, it summarizes the request's messages themselves. Either way it
-writes the sections the default instructions ask for, from what it can extract.
+writes the sections the default instructions ask for, from what it can extract, and
+fills the space it is given (``request.max_tokens``): what a session cannot lose comes
+first, the user's own words above all.
+
+Its work is CPU only and grows with the history, so :meth:`ExtractiveSummarizer.complete`
+runs it in a worker thread: the event loop keeps serving other tasks and a caller's
+``timeout`` still fires (the thread is abandoned, its result discarded). Every scan of
+untrusted text is linear (see :mod:`neuron_context._summary.scan`).
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeAlias
 
+import anyio.to_thread
 import attrs
 
 from .._counting.base import BaseCounter
 from .._messages.content import Compaction
 from .._messages.conversation import Structure
 from .._messages.message import Message, Role
+from .._messages.truncation import truncate_text
 from .._strategies.base import to_counter
 from .._validators import non_negative_int, require_int
 from ..providers._base import (
@@ -29,7 +36,8 @@ from ..providers._base import (
     StopReason,
     TokenUsage,
 )
-from .format import HEADINGS
+from .format import HEADINGS, REQUEST_CLOSE, REQUEST_OPEN
+from .scan import argument_text, artifact_of, clip, error_line, is_notice, mentioned
 from .transcript import Entry, entries_of, parse_request
 
 __all__ = ["ExtractiveSummarizer"]
@@ -38,52 +46,17 @@ GOAL, DECISIONS, ARTIFACTS, ERRORS, NEXT = range(5)
 # The order in which sections get their next item when the budget is shared out.
 _PRIORITY = (GOAL, ARTIFACTS, ERRORS, NEXT, DECISIONS)
 _DEFAULT_BUDGET = 1024
+_LATEST = " (latest)"
+_WEIGHTS = {GOAL: 4.0, ARTIFACTS: 4.0, ERRORS: 2.0, NEXT: 1.5, DECISIONS: 1.0}
+"""How the sections share the space (see ``_fit``)."""
+_VERBATIM_SHARE = 0.4
+"""The most of the budget one quoted request may take; a longer one is cut in the middle."""
 
-# Arguments that say what a tool call touched, most telling first.
-KEY_ARGUMENTS = (
-    "path",
-    "file_path",
-    "filepath",
-    "filename",
-    "file",
-    "paths",
-    "url",
-    "command",
-    "cmd",
-    "query",
-    "pattern",
-    "q",
-)
-
-_EXTENSIONS = (
-    "c|cc|cfg|cpp|cs|css|csv|ex|exs|go|h|hpp|html|ini|ipynb|java|js|json|jsx|kt|lock|log|md|"
-    "php|pony|py|pyi|rb|rs|scss|sh|sql|svelte|swift|toml|ts|tsx|txt|vue|xml|yaml|yml"
-)
-_URL = re.compile(r"https?://[^\s'\"<>()\[\]{}`]+")
-_PATH = re.compile(
-    r"(?<![\w/.~-])(?:~|\.{1,2})?/?[\w.@+*-]+(?:/[\w.@+*-]+)+/?"
-    rf"|(?<![\w/.-])[\w-][\w.-]*\.(?:{_EXTENSIONS})\b"
-)
-_HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
-_ERROR_LINE = re.compile(
-    r"^(?:[\w.]*(?:Error|Exception|Failure)\b.*|(?:error|fatal|ERROR|FATAL|FAILED)\b.*)$"
-)
-_TRAILING = ".,;:!?'\""
-# User texts that are not requests: markup an agent wrapped output in, or a bracketed note
-# such as "[Request interrupted by user]".
-_NOTE = re.compile(r"^(?:<[\w-]+[^>]*>.*</[\w-]+>|\[[^\]]*\])$", re.DOTALL)
-
-
-_Add: TypeAlias = Callable[[int, int, str], None]
+_Add: TypeAlias = Callable[..., None]
 
 
 def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     require_int(value, f"{type(instance).__name__}.{attribute.name}", minimum=20)
-
-
-def _clip(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 @attrs.frozen
@@ -92,6 +65,12 @@ class _Item:
     rank: int  # lower is more important within its section
     order: int  # display position within its section
     text: str
+    verbatim: bool = False  # a user's words, quoted as they are
+
+    def rendered(self) -> str:
+        if self.verbatim:
+            return f"{REQUEST_OPEN}\n{self.text}\n{REQUEST_CLOSE}"
+        return f"- {self.text}"
 
 
 @attrs.frozen(kw_only=True)
@@ -101,21 +80,28 @@ class ExtractiveSummarizer(Provider):
     Deterministic and offline. It writes the sections of the default instructions:
 
     - **Goal and constraints**: the previous summary's goal, carried forward, and the
-      user's requests (the start of each; a text that is only markup such as
-      ``<command-name>...</command-name>`` or a bracketed note is not a request);
+      user's requests *verbatim*, each between ``<user_request>`` lines (a text that is
+      only markup such as ``<command-name>...</command-name>``, a bracketed note such as
+      ``[Request interrupted by user]`` or a harness caveat is not a request); when space
+      is short the first request and the newest ones come first, and a request longer
+      than half the space is cut in the middle (head and tail kept, the cut marked);
     - **Decisions**: the assistant's conclusions before its last message;
-    - **Artifacts**: each tool call with its key argument (path, URL, command, query,
-      ...), then paths, URLs and commit hashes mentioned;
+    - **Artifacts**: an index of what tool calls touched (a path or URL, else
+      ``key=value`` of the key argument, such as ``command=pytest -q``), in the order
+      first touched, each with the tools that acted on it, the latest last; then
+      paths, URLs and commit hashes mentioned in the conversation, then those in tool
+      output, up to ``max_mentions``;
     - **Errors and fixes**: the first line of each error result, or the error line of
-      a result that holds a traceback or an ``error:`` line;
+      a result that holds a traceback or an ``error:`` line, newest first;
     - **Next steps**: what the assistant said last, its last call, and a user request
       still unanswered.
 
     The previous summary's sections are carried into the same sections (its text under
-    other headings goes to the goal), so incremental summaries keep the goal. The
-    summary fits ``request.max_tokens`` (1024 when ``None``) as measured by
-    ``counter``: sections take turns to add their most important remaining item, goal
-    first, until the next one does not fit.
+    other headings goes to the goal; quoted requests stay verbatim; an artifact acted on
+    again gets its new latest action), so incremental summaries keep the user's words.
+    The summary fits ``request.max_tokens`` (1024 when ``None``) as measured by
+    ``counter`` and fills it: sections take turns to add their most important remaining
+    item, goal first, until the next one does not fit.
 
     Examples:
         >>> from neuron_context import SummarizationStrategy
@@ -125,13 +111,14 @@ class ExtractiveSummarizer(Provider):
     counter: BaseCounter = attrs.field(default=None, converter=to_counter)
     """Measures the summary against ``request.max_tokens``."""
     line_chars: int = attrs.field(default=240, validator=_at_least_20)
-    """The longest item, in characters; longer ones are clipped with ``…``."""
+    """The longest item, in characters; longer ones are clipped with ``…`` (quoted user
+    requests are not clipped)."""
     max_mentions: int = attrs.field(default=30, validator=non_negative_int())
     """The most paths, URLs and hashes listed besides the tool calls."""
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        """Summarize the conversation in ``request``; see the class."""
-        summary = self.summarize(request)
+        """Summarize the conversation in ``request``, in a worker thread; see the class."""
+        summary = await anyio.to_thread.run_sync(self.summarize, request, abandon_on_cancel=True)
         usage = TokenUsage(
             input_tokens=self.counter.estimate_messages(request.messages)
             + self.counter.estimate_text(request.system or ""),
@@ -154,62 +141,76 @@ class ExtractiveSummarizer(Provider):
         items: list[_Item] = []
         seen: set[tuple[int, str]] = set()
 
-        def add(section: int, rank: int, text: str) -> None:
+        def add(section: int, rank: int, text: str, *, verbatim: bool = False) -> None:
             if text and (section, text) not in seen:
                 seen.add((section, text))
-                items.append(_Item(section, rank, len(items), text))
+                items.append(_Item(section, rank, len(items), text, verbatim))
 
-        carried = _carried(previous)
-        users = [e for e in entries if e.kind == "user" and not _NOTE.match(e.text.strip())]
+        carried, quoted = _carried(previous, limit)
+        users = [e for e in entries if e.kind == "user" and not is_notice(e.text)]
         assistants = [e for e in entries if e.kind == "assistant"]
         calls = [e for e in entries if e.kind == "call"]
-        new_next = bool(assistants or calls)
+        # Artifacts acted on again move to the new part of the index (their latest action).
+        index = _Index()
+        for line in carried.pop(ARTIFACTS, []):
+            if not index.carry(line):
+                add(ARTIFACTS, 0, line)
         for section, lines in carried.items():
-            if section == NEXT and new_next:
+            if section == NEXT and (assistants or calls):
                 continue
-            # Goal and artifacts keep what came first; newer decisions and errors win.
-            base = 0 if section in (GOAL, ARTIFACTS) else 10_000
-            for index, line in enumerate(lines):
-                add(section, base + index, _clip(line, limit))
-        for index, entry in enumerate(users):
-            # The first request states the goal; the latest is what the user wants now.
-            rank = 100 if index == 0 else 101 if index == len(users) - 1 else 102 + index
-            add(GOAL, rank, "User: " + _clip(entry.text, limit))
-        # The last assistant text goes to the next steps; the five before it are decisions.
-        for index, entry in enumerate(reversed(assistants[-6:-1])):
-            add(DECISIONS, index, "Assistant: " + _clip(entry.text, limit))
-        described = [_describe_call(entry, limit) for entry in calls]
-        for index, text in enumerate(described):
-            add(ARTIFACTS, 1000 + index, text)
-        self._mentions(entries, described, add)
-        errors = [line for e in entries if (line := _error_line(e, limit))]
-        for index, line in enumerate(reversed(errors)):
-            add(ERRORS, index, line)
+            # Goal lines keep what came first; newer decisions and errors win.
+            base = 0 if section == GOAL else 10_000
+            for position, line in enumerate(lines):
+                add(section, base + position, line)
+        for position, text in enumerate(quoted):
+            # The first quoted request is the task; then the newest carried ones.
+            add(GOAL, 99 if position == 0 else 300 - position, text, verbatim=True)
+        for position, entry in enumerate(users):
+            # The first request states the goal; the newest is what the user wants now.
+            newer = len(users) - 1 - position
+            rank = 100 if position == 0 else 101 + newer
+            add(GOAL, rank, entry.text.strip("\n"), verbatim=True)
+        for position, entry in enumerate(reversed(assistants[-6:-1])):
+            add(DECISIONS, position, "Assistant: " + clip(entry.text, limit))
+        last_action = ""
+        for entry in calls:
+            artifact = artifact_of(entry.text, limit)
+            index.act(artifact or entry.name or "tool", entry.name or "tool")
+            last_action = f"{entry.name or 'tool'} {artifact}".strip()
+        for position, (line, named) in enumerate(index.lines()):
+            # Paths and URLs first: commands and other arguments after them.
+            add(ARTIFACTS, (1000 if named else 1500) + position, line)
+        self._mentions(entries, index, add)
+        errors = [line for e in entries if (line := error_line(e.kind, e.name, e.text, limit))]
+        for position, line in enumerate(reversed(errors)):
+            add(ERRORS, position, line)
         if assistants:
-            add(NEXT, 0, "Last said: " + _clip(assistants[-1].text, limit))
-        if calls:
-            add(NEXT, 1, "Last action: " + described[-1])
+            add(NEXT, 0, "Last said: " + clip(assistants[-1].text, limit))
+        if last_action:
+            add(NEXT, 1, "Last action: " + last_action)
         if users and entries[-1] is users[-1]:
-            add(NEXT, 2, "Unanswered user request: " + _clip(users[-1].text, limit))
+            add(NEXT, 2, "Unanswered user request: " + clip(users[-1].text, limit))
         return items
 
-    def _mentions(
-        self,
-        entries: Sequence[Entry],
-        described: Sequence[str],
-        add: _Add,
-    ) -> None:
-        already = "\n".join(described)
-        found: dict[str, None] = {}
+    def _mentions(self, entries: Sequence[Entry], index: _Index, add: _Add) -> None:
+        """Paths, URLs and hashes: from the conversation first, then from tool output
+        (newest first), skipping what the index already names."""
+        known = index.names()
+        said: dict[str, None] = {}
+        output: dict[str, None] = {}
         for entry in entries:
             if entry.kind in ("result", "error"):
-                continue  # tool output lists many paths: too noisy
-            text = _argument_text(entry.text) if entry.kind == "call" else entry.text
-            for mention in _mentioned(text):
-                if mention not in already:
-                    found.setdefault(mention, None)
-        for index, mention in enumerate(list(found)[: self.max_mentions]):
-            add(ARTIFACTS, 2000 + index, f"Mentioned: {mention}")
+                target, text = output, entry.text
+            else:
+                target = said
+                text = argument_text(entry.text) if entry.kind == "call" else entry.text
+            for mention in mentioned(text):
+                if mention not in known:
+                    target.setdefault(mention, None)
+        found = list(said)
+        found += [m for m in reversed(output) if m not in said]
+        for position, mention in enumerate(found[: self.max_mentions]):
+            add(ARTIFACTS, 2000 + position, f"Mentioned: {mention}")
 
     # -- fitting ------------------------------------------------------------------------
 
@@ -219,35 +220,53 @@ class ExtractiveSummarizer(Provider):
             by_section.setdefault(item.section, []).append(item)
         estimate = self.counter.estimate_text
         chosen: list[_Item] = []
+        costs: list[int] = []
         used = 0
-        opened: set[int] = set()
-        full: set[int] = set()
-        depth = 0
-        while len(full) < len(by_section):
-            for section in _PRIORITY:
-                queue = by_section.get(section, [])
-                if section in full or section not in by_section:
-                    continue
-                if depth >= len(queue):
-                    full.add(section)
-                    continue
-                item = queue[depth]
-                cost = estimate(f"- {item.text}\n")
-                if section not in opened:
-                    cost += estimate(f"\n{HEADINGS[section]}\n")
-                if used + cost > budget:
-                    full.add(section)
-                    continue
-                chosen.append(item)
-                used += cost
-                opened.add(section)
-            depth += 1
+        spent = dict.fromkeys(by_section, 0)
+        taken = dict.fromkeys(by_section, 0)
+        # Sections share the space by weight: the next item comes from the section that
+        # has spent the least for its weight (in priority order on ties), so a few long
+        # requests cannot crowd out the index, and space one section leaves goes to the
+        # others.
+        active = [s for s in _PRIORITY if s in by_section]
+        while active:
+            section = min(active, key=lambda s: spent[s] / _WEIGHTS[s])
+            queue = by_section[section]
+            if taken[section] >= len(queue):
+                active.remove(section)
+                continue
+            item = queue[taken[section]]
+            heading = estimate(f"\n{HEADINGS[section]}\n") if not spent[section] else 0
+            cost = heading + estimate(item.rendered() + "\n")
+            room = budget - used
+            if item.verbatim and (cost > room or cost > budget * _VERBATIM_SHARE):
+                item = self._shortened(item, min(room, int(budget * _VERBATIM_SHARE)))
+                cost = heading + estimate(item.rendered() + "\n")
+            if cost > room:
+                active.remove(section)
+                continue
+            chosen.append(item)
+            costs.append(cost)
+            used += cost
+            spent[section] += cost
+            taken[section] += 1
         while chosen:
             text = _render(chosen)
-            if estimate(text) <= budget:
+            over = estimate(text) - budget
+            if over <= 0:
                 return text
-            chosen.pop()
+            while chosen and over > 0:  # drop the least important items by the overshoot
+                over -= costs.pop()
+                chosen.pop()
         return ""
+
+    def _shortened(self, item: _Item, space: int) -> _Item:
+        """``item`` with its text cut in the middle to fit ``space`` tokens, rendered."""
+        wrapper = self.counter.estimate_text(f"{REQUEST_OPEN}\n\n{REQUEST_CLOSE}\n") + 1
+        if space - wrapper < 24:  # too little room to quote anything useful
+            return item
+        text = truncate_text(item.text, space - wrapper, self.counter)
+        return attrs.evolve(item, text=text)
 
 
 def _render(items: Iterable[_Item]) -> str:
@@ -256,9 +275,51 @@ def _render(items: Iterable[_Item]) -> str:
         sections.setdefault(item.section, []).append(item)
     parts: list[str] = []
     for section in sorted(sections):
-        lines = [f"- {item.text}" for item in sorted(sections[section], key=lambda i: i.order)]
+        lines = [item.rendered() for item in sorted(sections[section], key=lambda i: i.order)]
         parts.append("\n".join([HEADINGS[section], *lines]))
     return "\n\n".join(parts)
+
+
+class _Index:
+    """What tool calls touched, each with the tools that acted on it (latest last)."""
+
+    def __init__(self) -> None:
+        self._actions: dict[str, list[str]] = {}
+
+    def act(self, artifact: str, action: str) -> None:
+        actions = self._actions.setdefault(artifact, [])
+        if action in actions:
+            actions.remove(action)
+        actions.append(action)
+
+    def carry(self, line: str) -> bool:
+        """Take an index line of a previous summary; ``False`` if it is not one."""
+        artifact, separator, rest = line.rpartition(": ")
+        names = rest.removesuffix(_LATEST).split(", ")
+        if not separator or not artifact or not all(_is_name(n) for n in names):
+            return False
+        for name in names:
+            self.act(artifact, name)
+        return True
+
+    def lines(self) -> list[tuple[str, bool]]:
+        """In the order first touched: ``artifact: tool, other tool (latest)``, and
+        whether the artifact is a path or URL (not ``key=value`` or a bare tool name)."""
+        lines = []
+        for artifact, actions in self._actions.items():
+            if artifact in actions and len(actions) == 1:
+                lines.append((artifact, False))  # a call without arguments: its name says it
+            else:
+                latest = _LATEST if len(actions) > 1 else ""
+                lines.append((f"{artifact}: {', '.join(actions)}{latest}", "=" not in artifact))
+        return lines
+
+    def names(self) -> str:
+        return "\n".join(self._actions)
+
+
+def _is_name(value: str) -> bool:
+    return bool(value) and len(value) <= 128 and all(c.isalnum() or c in "_.-" for c in value)
 
 
 def _read(messages: Sequence[Message]) -> tuple[str | None, list[Entry]]:
@@ -273,14 +334,27 @@ def _read(messages: Sequence[Message]) -> tuple[str | None, list[Entry]]:
     return previous, entries_of(messages, Structure.of(messages))
 
 
-def _carried(previous: str | None) -> dict[int, list[str]]:
-    """The previous summary's lines by section (unknown headings and text: the goal)."""
+def _carried(previous: str | None, limit: int) -> tuple[dict[int, list[str]], list[str]]:
+    """The previous summary's lines by section (unknown headings and text: the goal),
+    and its quoted user requests, verbatim."""
     carried: dict[int, list[str]] = {}
+    quoted: list[str] = []
     if not previous:
-        return carried
+        return carried, quoted
     titles = {heading.removeprefix("## ").casefold(): i for i, heading in enumerate(HEADINGS)}
     section = GOAL
+    quote: list[str] | None = None
     for raw in previous.split("\n"):
+        if quote is not None:
+            if raw == REQUEST_CLOSE:
+                quoted.append("\n".join(quote))
+                quote = None
+            else:
+                quote.append(raw)
+            continue
+        if raw == REQUEST_OPEN:
+            quote = []
+            continue
         line = raw.strip()
         if not line:
             continue
@@ -292,79 +366,7 @@ def _carried(previous: str | None) -> dict[int, list[str]]:
         if line.startswith(("- ", "* ")):
             line = line[2:].strip()
         if line:
-            carried.setdefault(section, []).append(line)
-    return carried
-
-
-def _argument_text(arguments: str) -> str:
-    """The string values of a call's JSON arguments, one per line."""
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return arguments
-    strings: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, str):
-            strings.append(node)
-        elif isinstance(node, Mapping):
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(value)
-    return "\n".join(strings)
-
-
-def _describe_call(entry: Entry, limit: int) -> str:
-    """``name: key argument`` for a call (the first string argument when none is known)."""
-    try:
-        arguments = json.loads(entry.text)
-    except ValueError:
-        arguments = None
-    detail = ""
-    if isinstance(arguments, Mapping):
-        keys = [k for k in KEY_ARGUMENTS if k in arguments]
-        keys += [k for k, v in arguments.items() if isinstance(v, str) and k not in keys]
-        for key in keys:
-            value = arguments[key]
-            if isinstance(value, list):
-                value = ", ".join(str(v) for v in value)
-            if isinstance(value, str | int | float) and str(value).strip():
-                first = str(value).strip().split("\n", 1)[0]
-                detail = f"{key}={first}"
-                break
-    elif entry.text.strip():
-        detail = entry.text.strip()
-    name = entry.name or "tool"
-    return _clip(f"{name}({detail})" if detail else name, limit)
-
-
-def _mentioned(text: str) -> list[str]:
-    """Paths, URLs and commit hashes in ``text``, in order of appearance."""
-    found: list[str] = []
-    for match in _URL.finditer(text):
-        found.append(match.group().rstrip(_TRAILING))
-    rest = _URL.sub(" ", text)
-    for match in _PATH.finditer(rest):
-        path = match.group().rstrip(_TRAILING)
-        last = path.rstrip("/").rsplit("/", 1)[-1]
-        if "/" in path and "." not in last and path.count("/") < 2:
-            continue  # "and/or", "read/write": not a path
-        found.append(path)
-    found.extend(match.group() for match in _HASH.finditer(rest))
-    return found
-
-
-def _error_line(entry: Entry, limit: int) -> str:
-    """The line that says what failed, for error results and results that show errors."""
-    name = entry.name or "tool"
-    if entry.kind == "error":
-        first = next((line for line in entry.text.split("\n") if line.strip()), "(no output)")
-        return _clip(f"{name} failed: {first}", limit)
-    if entry.kind != "result":
-        return ""
-    hits = [line.strip() for line in entry.text.split("\n") if _ERROR_LINE.match(line.strip())]
-    return _clip(f"{name}: {hits[-1]}", limit) if hits else ""
+            carried.setdefault(section, []).append(clip(line, limit))
+    if quote:  # an unclosed quote: keep its words as a request
+        quoted.append("\n".join(quote))
+    return carried, quoted

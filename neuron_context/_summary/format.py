@@ -14,6 +14,8 @@ from __future__ import annotations
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
     "HEADINGS",
+    "REQUEST_CLOSE",
+    "REQUEST_OPEN",
     "SUMMARIZE",
     "SUMMARY_HEADING",
     "UPDATE",
@@ -32,6 +34,11 @@ HEADINGS = (
 )
 """The sections of a summary, in order (the default instructions ask for them)."""
 
+REQUEST_OPEN = "<user_request>"
+REQUEST_CLOSE = "</user_request>"
+"""The lines around a user's request quoted verbatim in a summary (so that an update of
+the summary can carry the quote as it is, whatever lines it holds)."""
+
 SUMMARIZE = "Summarize the conversation below."
 UPDATE = (
     "Update the previous summary with the new messages below: keep everything in it "
@@ -44,17 +51,23 @@ You compact the history of a long-running AI agent session. The messages you are
 will be removed from the agent's context and replaced by your summary: the agent must be \
 able to continue its work from the summary alone, and anything you leave out is lost.
 
-Write a concise, factual summary in Markdown with exactly these sections:
+Write a factual summary in Markdown with exactly these sections:
 
 ## Goal and constraints
-The user's goal and every requirement, constraint or preference they stated.
+The user's goal and every requirement, constraint or preference they stated. Quote the \
+user's own requests verbatim, each on its own lines between <user_request> and \
+</user_request>: the first request (the task) in full, then every later request, the \
+newest first when space is short. Notices from the agent's harness (command markup, \
+"[Request interrupted by user]") are not requests.
 
 ## Decisions
 What was decided or concluded, and why.
 
 ## Artifacts
-Files and paths created, read or changed, identifiers, URLs and commands that matter, \
-written verbatim.
+An index of the files and paths, URLs, commands and identifiers that tool calls touched, \
+written verbatim, one per line with the latest action on it (for example \
+"src/app.py: read_file, edit_file (latest)"), newest first; then other paths and URLs \
+that matter.
 
 ## Errors and fixes
 Each error met and how it was resolved, or that it is still open.
@@ -62,8 +75,10 @@ Each error met and how it was resolved, or that it is still open.
 ## Next steps
 What remains to be done, and what the agent was doing when the history was cut.
 
-When a previous summary is given, update it: keep everything in it that still holds \
-(above all the goal and constraints), correct what the new messages change, and add what \
-they add. Write only the summary: no preamble, no closing remarks, nothing that is not in \
-the conversation."""
+Use the space you are given: a longer, more complete summary is better than a short one \
+that loses details the agent will need. When a previous summary is given, update it: \
+keep everything in it that still holds (above all the goal, the constraints and the \
+quoted requests, which you copy as they are), correct what the new messages change, and \
+add what they add. Write only the summary: no preamble, no closing remarks, nothing that \
+is not in the conversation."""
 """The default ``instructions``: the system prompt of every summary request."""
