@@ -57,7 +57,8 @@ class AgentOptions:
 
     Examples:
         >>> from neuron_context import SlidingWindowStrategy
-        >>> options = AgentOptions(system_prompt="Be brief.", context=SlidingWindowStrategy(20, 8_000))
+        >>> window = SlidingWindowStrategy(20, 8_000)
+        >>> options = AgentOptions(system_prompt="Be brief.", context=window)
     """
 
     middleware: tuple[AgentMiddleware, ...] = attrs.field(default=(), converter=_to_middleware)
@@ -146,8 +147,7 @@ def _close_calls(messages: list[Message], results: Mapping[str, ToolResult]) -> 
     if not uses:
         return messages
     blocks = tuple(
-        results.get(use.id)
-        or ToolResult(tool_use_id=use.id, content=INTERRUPTED, is_error=True)
+        results.get(use.id) or ToolResult(tool_use_id=use.id, content=INTERRUPTED, is_error=True)
         for use in uses
     )
     return [*messages, Message(role=Role.TOOL, content=blocks)]
@@ -184,7 +184,7 @@ class Agent:
         self.chain = MiddlewareChain(options.middleware)
         """Its middlewares."""
         chosen: dict[str, Tool] = {}
-        given = [*tools] if not isinstance(tools, Tool) else [tools]
+        given: list[Tool | Callable[..., object]] = [tools] if isinstance(tools, Tool) else [*tools]
         for middleware in options.middleware:
             given.extend(middleware.tools)
         for item in given:
@@ -341,8 +341,9 @@ class Agent:
         usage = response.usage
         counter = context.counter
         if isinstance(counter, CalibratedCounter) and usage is not None:
-            sent = [Message.system(request.system_prompt), *messages]
-            counter.observe(sent if request.system_prompt else messages, usage.input_tokens, tools=tools)
+            system = request.system_prompt
+            sent = [Message.system(system), *messages] if system else messages
+            counter.observe(sent, usage.input_tokens, tools=tools)
         context.emit(
             ModelCalled(
                 context.turn,

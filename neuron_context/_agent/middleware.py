@@ -21,7 +21,7 @@ serve many agents at once.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeAlias
 
 import attrs
@@ -42,6 +42,14 @@ __all__ = [
 ]
 
 
+def _to_messages(value: Iterable[Message]) -> list[Message]:
+    return list(value)
+
+
+def _to_definitions(value: Iterable[ToolDefinition]) -> list[ToolDefinition]:
+    return list(value)
+
+
 @attrs.define(eq=False)
 class ModelRequest:
     """What the next model call will send; middlewares may edit every field.
@@ -51,9 +59,9 @@ class ModelRequest:
     history itself.
     """
 
-    messages: list[Message] = attrs.field(converter=list)
+    messages: list[Message] = attrs.field(converter=_to_messages)
     """The conversation to send (a list of its own)."""
-    tools: list[ToolDefinition] = attrs.field(factory=list, kw_only=True, converter=list)
+    tools: list[ToolDefinition] = attrs.field(factory=list, kw_only=True, converter=_to_definitions)
     """The tool definitions to send."""
     system_prompt: str | None = attrs.field(default=None, kw_only=True)
     """The system prompt to send."""

@@ -79,7 +79,7 @@ def schema_for(hint: object, where: str) -> dict[str, JSON]:
         return _enum_schema(list(args))
     if origin is typing.Union or origin is types.UnionType:
         options = [schema_for(arg, where) for arg in args]
-        return {"anyOf": options}  # type: ignore[dict-item]
+        return {"anyOf": options}
     if origin in _ARRAYS or hint in _ARRAYS:
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
             msg = f"{where}: only tuple[X, ...] is supported, got {hint!r}"
@@ -91,8 +91,8 @@ def schema_for(hint: object, where: str) -> dict[str, JSON]:
             raise ConfigurationError(msg)
         schema = {"type": "object"}
         if args:
-            schema["additionalProperties"] = schema_for(args[1], where)  # type: ignore[assignment]
-        return schema  # type: ignore[return-value]
+            schema["additionalProperties"] = schema_for(args[1], where)
+        return schema
     msg = f"{where}: unsupported type hint {hint!r} (see Tool.from_function for what is)"
     raise ConfigurationError(msg)
 
@@ -143,9 +143,7 @@ def _check(value: object, schema: Mapping[str, Any], path: str, problems: list[s
             return
     if "enum" in schema and isinstance(schema["enum"], list):
         allowed = schema["enum"]
-        if not any(
-            value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed
-        ):
+        if not any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed):
             problems.append(f"{path}: must be one of {allowed!r}, got {value!r:.60}")
             return
     if isinstance(value, list) and isinstance(schema.get("items"), dict):

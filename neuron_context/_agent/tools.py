@@ -93,7 +93,7 @@ def _default(value: object, where: str) -> JSON:
     except (TypeError, ValueError):
         msg = f"{where}: the default {value!r:.60} is not a JSON value"
         raise ConfigurationError(msg) from None
-    return value  # type: ignore[return-value]
+    return typing.cast("JSON", value)
 
 
 def _callable_target(fn: Callable[..., object]) -> Callable[..., object]:
@@ -106,6 +106,13 @@ def _callable_target(fn: Callable[..., object]) -> Callable[..., object]:
 def _is_async(fn: Callable[..., object]) -> bool:
     target = fn.func if isinstance(fn, functools.partial) else _callable_target(fn)
     return inspect.iscoroutinefunction(target)
+
+
+def _to_schema(value: Mapping[str, JSON]) -> dict[str, JSON]:
+    if not isinstance(value, Mapping):
+        msg = f"Tool.input_schema must be a mapping, got {type(value).__name__}"
+        raise ConfigurationError(msg)
+    return dict(value)
 
 
 @attrs.frozen(eq=False)
@@ -128,7 +135,7 @@ class Tool:
     """The name the model calls it by."""
     description: str = attrs.field(validator=lambda _, __, v: require_str(v, "Tool.description"))
     """What it does, for the model."""
-    input_schema: Mapping[str, JSON] = attrs.field(converter=dict)
+    input_schema: Mapping[str, JSON] = attrs.field(converter=_to_schema)
     """The JSON schema of its arguments (an ``object``)."""
     function: Callable[..., object] = attrs.field(repr=False)
     """Called with the arguments as keywords; sync (run in a worker thread) or async."""
@@ -212,11 +219,11 @@ class Tool:
             inner = _unwrap(hint)
             if isinstance(inner, type) and issubclass(inner, enum.Enum):
                 enums[parameter.name] = inner
-            properties[parameter.name] = schema  # type: ignore[assignment]
+            properties[parameter.name] = schema
         input_schema: dict[str, JSON] = {
             "type": "object",
             "properties": properties,
-            "required": required,  # type: ignore[dict-item]
+            "required": required,
             "additionalProperties": False,
         }
         return cls(
