@@ -1,6 +1,47 @@
 """Keep long-running LLM agents inside their context window without breaking their
 conversations."""
 
+from ._agent.approval import Approval as Approval
+from ._agent.approval import HumanInTheLoopMiddleware as HumanInTheLoopMiddleware
+from ._agent.chain import MiddlewareChain as MiddlewareChain
+from ._agent.editing import ContextEditingMiddleware as ContextEditingMiddleware
+from ._agent.errors import AgentError as AgentError
+from ._agent.errors import AgentLimitError as AgentLimitError
+from ._agent.errors import MaxTurnsExceededError as MaxTurnsExceededError
+from ._agent.errors import ModelCallLimitExceededError as ModelCallLimitExceededError
+from ._agent.errors import ToolCallLimitExceededError as ToolCallLimitExceededError
+from ._agent.events import AgentEvent as AgentEvent
+from ._agent.events import CompactionCompleted as CompactionCompleted
+from ._agent.events import CompactionFailed as CompactionFailed
+from ._agent.events import CompactionStarted as CompactionStarted
+from ._agent.events import FallbackUsed as FallbackUsed
+from ._agent.events import LimitReached as LimitReached
+from ._agent.events import ModelCalled as ModelCalled
+from ._agent.events import RequestEdited as RequestEdited
+from ._agent.events import RunFinished as RunFinished
+from ._agent.events import ToolCalled as ToolCalled
+from ._agent.events import ToolRetried as ToolRetried
+from ._agent.events import TurnStarted as TurnStarted
+from ._agent.injection import SystemInjectionMiddleware as SystemInjectionMiddleware
+from ._agent.limits import ModelCallLimitMiddleware as ModelCallLimitMiddleware
+from ._agent.limits import ToolCallLimitMiddleware as ToolCallLimitMiddleware
+from ._agent.loop import Agent as Agent
+from ._agent.loop import AgentOptions as AgentOptions
+from ._agent.loop import AgentResult as AgentResult
+from ._agent.loop import create_agent as create_agent
+from ._agent.middleware import AgentMiddleware as AgentMiddleware
+from ._agent.middleware import ModelHandler as ModelHandler
+from ._agent.middleware import ModelRequest as ModelRequest
+from ._agent.middleware import ModelResponse as ModelResponse
+from ._agent.middleware import ToolCallRequest as ToolCallRequest
+from ._agent.middleware import ToolHandler as ToolHandler
+from ._agent.resilience import ModelFallbackMiddleware as ModelFallbackMiddleware
+from ._agent.resilience import ToolRetryMiddleware as ToolRetryMiddleware
+from ._agent.run import RunContext as RunContext
+from ._agent.state import AgentState as AgentState
+from ._agent.summarization import SummarizationMiddleware as SummarizationMiddleware
+from ._agent.todos import TodoListMiddleware as TodoListMiddleware
+from ._agent.tools import Tool as Tool
 from ._context.injection import InjectionRule as InjectionRule
 from ._context.injection import InjectionTrigger as InjectionTrigger
 from ._context.injection import SystemInjector as SystemInjector
@@ -53,51 +94,92 @@ from .providers._base import TokenUsage as TokenUsage
 
 __all__ = [
     "JSON",
+    "Agent",
+    "AgentError",
+    "AgentEvent",
+    "AgentLimitError",
+    "AgentMiddleware",
+    "AgentOptions",
+    "AgentResult",
+    "AgentState",
     "AnthropicProvider",
+    "Approval",
     "BaseCounter",
     "CalibratedCounter",
     "Compaction",
+    "CompactionCompleted",
     "CompactionError",
+    "CompactionFailed",
+    "CompactionStarted",
     "CompletionRequest",
     "CompletionResponse",
     "CompositeStrategy",
     "ConfigurationError",
     "ContentBlock",
+    "ContextEditingMiddleware",
     "ContextSection",
     "ContextStrategy",
     "Document",
     "Exchange",
     "ExtractiveSummarizer",
     "FallbackStrategy",
+    "FallbackUsed",
+    "HumanInTheLoopMiddleware",
     "Image",
     "InjectionRule",
     "InjectionTrigger",
     "InvalidConversationError",
+    "LimitReached",
+    "MaxTurnsExceededError",
     "Message",
+    "MiddlewareChain",
+    "ModelCallLimitExceededError",
+    "ModelCallLimitMiddleware",
+    "ModelCalled",
+    "ModelFallbackMiddleware",
+    "ModelHandler",
+    "ModelRequest",
+    "ModelResponse",
     "NeuronContextError",
     "OpenAIProvider",
     "PersistentContext",
     "Provider",
     "ProviderError",
     "RedactedThinking",
+    "RequestEdited",
     "Role",
+    "RunContext",
+    "RunFinished",
     "SlidingWindowStrategy",
     "StopReason",
     "StripToolCallsStrategy",
     "Structure",
     "SummarizationError",
+    "SummarizationMiddleware",
     "SummarizationStrategy",
+    "SystemInjectionMiddleware",
     "SystemInjector",
     "Text",
     "Thinking",
+    "TodoListMiddleware",
     "TokenCounter",
     "TokenUsage",
     "TokenizerCounter",
     "TokenizerError",
+    "Tool",
+    "ToolCallLimitExceededError",
+    "ToolCallLimitMiddleware",
+    "ToolCallRequest",
+    "ToolCalled",
     "ToolDefinition",
+    "ToolHandler",
     "ToolResult",
     "ToolResultClearingStrategy",
+    "ToolRetried",
+    "ToolRetryMiddleware",
     "ToolUse",
+    "TurnStarted",
+    "create_agent",
     "load_encoding",
     "repair",
     "validate",

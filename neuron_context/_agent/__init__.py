@@ -1,0 +1,1 @@
+"""The agent loop and its middleware (see :mod:`neuron_context._agent.loop`)."""

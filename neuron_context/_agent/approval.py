@@ -1,0 +1,137 @@
+"""Human in the loop: approve, reject or edit each tool call before it runs.
+
+The decision is taken in ``after_model``, before the reply is recorded, so an edit is
+written into the history (the model later sees the arguments that really ran, not the
+ones it proposed) and a rejection is answered with an error result holding the
+reason, which the model reads and can act on.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Literal, TypeAlias
+
+import attrs
+
+from .._errors import ConfigurationError
+from .._messages.content import JSON, ToolResult, ToolUse
+from .middleware import (
+    AgentMiddleware,
+    ModelRequest,
+    ModelResponse,
+    ToolCallRequest,
+    ToolHandler,
+)
+
+__all__ = ["Approval", "Approve", "HumanInTheLoopMiddleware"]
+
+
+@attrs.frozen
+class Approval:
+    """A decision about one tool call: :meth:`approve`, :meth:`reject` or :meth:`edit`."""
+
+    decision: Literal["approve", "reject", "edit"]
+    reason: str = ""
+    """Why it was rejected; the model sees it."""
+    arguments: Mapping[str, JSON] | None = None
+    """The arguments to run it with instead (for ``"edit"``)."""
+
+    @classmethod
+    def approve(cls) -> Approval:
+        """Run the call as the model made it."""
+        return cls("approve")
+
+    @classmethod
+    def reject(cls, reason: str = "") -> Approval:
+        """Do not run it; the model gets an error result with ``reason``."""
+        return cls("reject", reason)
+
+    @classmethod
+    def edit(cls, arguments: Mapping[str, JSON]) -> Approval:
+        """Run it with ``arguments`` instead."""
+        return cls("edit", arguments=dict(arguments))
+
+
+Approve: TypeAlias = "Callable[[ToolUse], Approval | bool | Awaitable[Approval | bool]]"
+"""The callback: given a tool call, a decision (``True``/``False`` approve/reject)."""
+
+
+def _to_names(value: Iterable[str] | None) -> frozenset[str] | None:
+    if value is None:
+        return None
+    return frozenset((value,)) if isinstance(value, str) else frozenset(value)
+
+
+@attrs.define
+class HumanInTheLoopMiddleware(AgentMiddleware):
+    """Asks ``approve`` (sync or async) about each tool call before it runs.
+
+    ``tool_names`` limits the question to some tool names (``None``: every call).
+
+    Examples:
+        >>> hitl = HumanInTheLoopMiddleware(lambda call: call.name != "delete_file")
+    """
+
+    approve: Approve = attrs.field()
+    """Decides about one call."""
+    tool_names: frozenset[str] | None = attrs.field(default=None, kw_only=True, converter=_to_names)
+    """Only calls of these tools are asked about."""
+
+    def __attrs_post_init__(self) -> None:
+        if not callable(self.approve):
+            msg = f"HumanInTheLoopMiddleware.approve must be callable, got {self.approve!r:.60}"
+            raise ConfigurationError(msg)
+
+    async def _decide(self, use: ToolUse) -> Approval:
+        decision = self.approve(use)
+        if inspect.isawaitable(decision):
+            decision = await decision
+        if decision is True:
+            return Approval.approve()
+        if decision is False:
+            return Approval.reject()
+        if not isinstance(decision, Approval):
+            msg = (
+                "HumanInTheLoopMiddleware.approve must return an Approval or a bool, "
+                f"got {type(decision).__name__}"
+            )
+            raise ConfigurationError(msg)
+        return decision
+
+    async def after_model(
+        self, request: ModelRequest, response: ModelResponse
+    ) -> ModelResponse | None:
+        """Ask about each call; write edits into the reply, remember rejections."""
+        rejected: dict[str, str] = {}
+        content = list(response.message.content)
+        changed = False
+        for index, block in enumerate(content):
+            if not isinstance(block, ToolUse):
+                continue
+            if self.tool_names is not None and block.name not in self.tool_names:
+                continue
+            decision = await self._decide(block)
+            if decision.decision == "reject":
+                rejected[block.id] = decision.reason
+            elif decision.decision == "edit" and decision.arguments is not None:
+                content[index] = attrs.evolve(block, input=decision.arguments)
+                changed = True
+        request.context.scratch[self._key] = rejected
+        if changed:
+            response.message = attrs.evolve(response.message, content=tuple(content))
+        return response
+
+    @property
+    def _key(self) -> str:
+        return f"{self.name}:{id(self)}"
+
+    async def wrap_tool_call(self, request: ToolCallRequest, next: ToolHandler) -> ToolResult:
+        """Answer a rejected call with its reason instead of running it."""
+        rejected = request.context.scratch.get(self._key)
+        use = request.tool_use
+        if isinstance(rejected, dict) and use.id in rejected:
+            reason = rejected[use.id]
+            text = "The user rejected this tool call" + (f": {reason}" if reason else ".")
+            return ToolResult(tool_use_id=use.id, content=text, is_error=True)
+        return await next(request)

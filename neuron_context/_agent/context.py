@@ -1,0 +1,160 @@
+"""The loop's own context: count what the provider receives, compact the history.
+
+At the top of every turn the loop does what the crate's loop does, with two fixes:
+
+- **It counts what the provider will receive**: the messages, the system prompt (as a
+  system message) and the tool definitions. The crate counted the messages alone, so a
+  large tool catalogue or system prompt pushed real requests over the window while the
+  loop believed it was within budget. :func:`count_request` is the one place that does
+  this (a per-turn fast path that counts only the new messages can replace its body).
+- **A failed compaction never loses history**: the history is replaced only by a
+  successful result; on a :class:`~neuron_context.NeuronContextError` (or cancellation)
+  the loop keeps the uncompacted history, reports :class:`CompactionFailed`, and goes
+  on (or raises, with ``AgentOptions(context_errors="raise")``; cancellation always
+  propagates).
+
+The strategy's ``should_compact`` receives that full count and ``compact`` the messages,
+so size the strategy's ``max_tokens`` as the window minus the reply and the overhead
+(:meth:`Agent.count_request` of an empty history gives the overhead).
+
+:func:`start_on_user` is the guard behind the contract's "first message" row: the loop
+never sends a conversation whose first non-system message is not a user message when
+its history started on one (Anthropic rejects such a request).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import anyio
+
+from .._counting.base import BaseCounter
+from .._errors import InvalidConversationError, NeuronContextError
+from .._log import logger
+from .._messages.conversation import validate
+from .._messages.message import Message, Role, ToolDefinition
+from .._strategies.base import ContextStrategy
+from .events import CompactionCompleted, CompactionFailed, CompactionStarted
+from .run import RunContext
+
+__all__ = ["compact_history", "count_request", "start_on_user", "starts_on_user"]
+
+
+def count_request(
+    counter: BaseCounter,
+    messages: Sequence[Message],
+    system_prompt: str | None,
+    tools: Sequence[ToolDefinition],
+) -> int:
+    """The tokens of a request: messages, system prompt (as a message) and tools."""
+    total = counter.estimate_messages(messages) + counter.estimate_tools(tools)
+    if system_prompt:
+        total += counter.estimate_message(Message.system(system_prompt))
+    return total
+
+
+def _first_turn(messages: Sequence[Message]) -> int:
+    for index, message in enumerate(messages):
+        if message.role is not Role.SYSTEM:
+            return index
+    return len(messages)
+
+
+def starts_on_user(messages: Sequence[Message]) -> bool:
+    """Whether the first non-system message is a user message (a summary counts)."""
+    first = _first_turn(messages)
+    return first < len(messages) and messages[first].role is Role.USER
+
+
+def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> list[Message]:
+    """``messages`` (a compaction or an edit of ``original``) starting on a user message.
+
+    Applies only when ``original`` starts on one. Leading non-user messages before the
+    first user message of ``messages`` are dropped (a user message always starts a
+    turn, so no tool exchange is split); when ``messages`` holds no user message at
+    all, the newest user message of ``original`` that it dropped (typically the task)
+    is put back before the rest, where it stood.
+    """
+    result = list(messages)
+    first = _first_turn(result)
+    if first == len(result) or result[first].role is Role.USER:
+        return result
+    if not starts_on_user(original):
+        return result
+    for index in range(first + 1, len(result)):
+        if result[index].role is Role.USER:
+            kept = [m for m in result[first:index] if m.role is Role.SYSTEM]
+            return [*result[:first], *kept, *result[index:]]
+    present = {id(message) for message in result}
+    for message in reversed(original):
+        if message.role is Role.USER and id(message) not in present:
+            return [*result[:first], message, *result[first:]]
+    return result
+
+
+async def compact_history(
+    context: RunContext,
+    strategy: ContextStrategy,
+    tokens: int,
+    *,
+    system_prompt: str | None,
+    tools: Sequence[ToolDefinition],
+    trigger: str = "context",
+    raise_errors: bool = False,
+) -> bool:
+    """Compact ``context.state.messages`` with ``strategy`` if it asks to; report it.
+
+    Returns whether the history was replaced. The history is replaced only by a
+    well-formed result that starts on a user message when the history did.
+
+    Raises:
+        NeuronContextError: the compaction failed and ``raise_errors`` is set.
+    """
+    state = context.state
+    history = state.messages
+    if not strategy.should_compact(history, tokens):
+        return False
+    name = type(strategy).__name__
+    context.emit(CompactionStarted(context.turn, name, trigger, tokens, len(history)))
+    started = time.perf_counter()
+    try:
+        compacted = start_on_user(await strategy.compact(history), history)
+        validate(compacted)
+    except anyio.get_cancelled_exc_class():
+        context.emit(
+            CompactionFailed(
+                context.turn, name, trigger, tokens, "cancelled", True, _since(started)
+            )
+        )
+        raise
+    except NeuronContextError as exc:
+        what = "a malformed conversation" if isinstance(exc, InvalidConversationError) else ""
+        error = f"{type(exc).__name__}: {exc}" + (f" ({what})" if what else "")
+        logger.warning("%s: compaction by %s failed, history kept: %s", trigger, name, error)
+        context.emit(
+            CompactionFailed(context.turn, name, trigger, tokens, error, False, _since(started))
+        )
+        if raise_errors:
+            raise
+        return False
+    state.messages = compacted
+    after = count_request(context.counter, compacted, system_prompt, tools)
+    context.emit(
+        CompactionCompleted(
+            context.turn,
+            name,
+            trigger,
+            tokens,
+            after,
+            len(history),
+            len(compacted),
+            len(history) - len(compacted),
+            _since(started),
+        )
+    )
+    return True
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started

@@ -1,0 +1,209 @@
+"""What an agent run reports: plain, frozen, serializable events.
+
+Every event is an :mod:`attrs` value with a literal ``type`` discriminator and
+:meth:`AgentEvent.to_dict`, so a run can be logged, shipped to a metrics backend or
+stored beside the history without knowing the classes. A run delivers its events, in
+order, to ``AgentOptions.on_event`` as they happen and keeps them in
+``AgentResult.events``.
+
+Why events and not only logs: the figures users ask about (tokens per call, what a
+compaction removed, which limit stopped a run) are numbers to aggregate; a log line is
+for a human. Events carry durations in seconds (``time.perf_counter``) and token counts
+as the loop's counter measured them; ``input_tokens``/``output_tokens`` of
+:class:`ModelCalled` are what the provider reported, when it did.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal, TypeAlias
+
+import attrs
+
+from .._messages.content import JSON
+
+__all__ = [
+    "AgentEvent",
+    "CompactionCompleted",
+    "CompactionFailed",
+    "CompactionStarted",
+    "Event",
+    "FallbackUsed",
+    "LimitReached",
+    "ModelCalled",
+    "RequestEdited",
+    "RunFinished",
+    "ToolCalled",
+    "ToolRetried",
+    "TurnStarted",
+]
+
+
+@attrs.frozen
+class AgentEvent:
+    """Base of every event: the run turn it happened in (1-based; 0 before the first)."""
+
+    type: ClassVar[str] = "event"
+    turn: int
+    """The turn of the run (one model call per turn)."""
+
+    def to_dict(self) -> dict[str, JSON]:
+        """The event as a JSON-ready dict, ``{"type": ..., **fields}``."""
+        data: dict[str, JSON] = {"type": self.type}
+        data.update(attrs.asdict(self, recurse=False))
+        return data
+
+
+@attrs.frozen
+class TurnStarted(AgentEvent):
+    """A turn begins (before the loop's own compaction)."""
+
+    type: ClassVar[str] = "turn_started"
+    messages: int
+    """Messages in the history."""
+    tokens: int
+    """What the provider would receive now: messages, system prompt and tools."""
+
+
+@attrs.frozen
+class ModelCalled(AgentEvent):
+    """The model answered."""
+
+    type: ClassVar[str] = "model_called"
+    provider: str
+    """The provider's class name (a fallback's, when one answered)."""
+    model: str | None
+    estimated_tokens: int
+    """What the loop's counter measured for the request (system prompt and tools too)."""
+    input_tokens: int | None
+    """The provider's reported input tokens, when it reported usage."""
+    output_tokens: int | None
+    """The provider's reported output tokens, when it reported usage."""
+    stop_reason: str
+    tool_calls: int
+    """How many tools the reply called."""
+    duration: float
+    """Seconds, the whole ``wrap_model_call`` chain included."""
+
+
+@attrs.frozen
+class ToolCalled(AgentEvent):
+    """A tool call finished (through the whole ``wrap_tool_call`` chain)."""
+
+    type: ClassVar[str] = "tool_called"
+    name: str
+    tool_use_id: str
+    outcome: Literal["success", "error", "cancelled"]
+    """``"error"``: the model sees an error result (exception, unknown tool, bad
+    arguments, rejection); ``"cancelled"``: the run was cancelled or stopped."""
+    error: str | None
+    """The error text the model sees, for ``"error"``."""
+    duration: float
+
+
+@attrs.frozen
+class CompactionStarted(AgentEvent):
+    """A compaction of the agent's history begins."""
+
+    type: ClassVar[str] = "compaction_started"
+    strategy: str
+    """The strategy's class name."""
+    trigger: str
+    """Who compacts: ``"context"`` (``AgentOptions.context``) or a middleware's name."""
+    tokens_before: int
+    messages_before: int
+
+
+@attrs.frozen
+class CompactionCompleted(AgentEvent):
+    """A compaction replaced the agent's history."""
+
+    type: ClassVar[str] = "compaction_completed"
+    strategy: str
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    messages_before: int
+    messages_after: int
+    messages_removed: int
+    """``messages_before - messages_after``."""
+    duration: float
+
+
+@attrs.frozen
+class CompactionFailed(AgentEvent):
+    """A compaction failed or was cancelled; the history was kept as it was."""
+
+    type: ClassVar[str] = "compaction_failed"
+    strategy: str
+    trigger: str
+    tokens_before: int
+    error: str
+    cancelled: bool
+    """Whether it was cancelled (the run then stops, cancelled) rather than failed."""
+    duration: float
+
+
+@attrs.frozen
+class RequestEdited(AgentEvent):
+    """A :class:`ContextEditingMiddleware` edited one request (the history is untouched)."""
+
+    type: ClassVar[str] = "request_edited"
+    strategy: str
+    tokens_before: int
+    tokens_after: int
+    messages_removed: int
+
+
+@attrs.frozen
+class LimitReached(AgentEvent):
+    """A limit stopped the run (its error is raised next)."""
+
+    type: ClassVar[str] = "limit_reached"
+    limit: Literal["turns", "model_calls", "tool_calls"]
+    maximum: int
+    tool_name: str | None = None
+    """The tool, for a per-tool limit."""
+
+
+@attrs.frozen
+class FallbackUsed(AgentEvent):
+    """A :class:`ModelFallbackMiddleware` moved on to the next provider."""
+
+    type: ClassVar[str] = "fallback_used"
+    failed: str
+    """The provider that failed (class name)."""
+    provider: str
+    """The provider tried next."""
+    error: str
+
+
+@attrs.frozen
+class ToolRetried(AgentEvent):
+    """A :class:`ToolRetryMiddleware` retries a failed call."""
+
+    type: ClassVar[str] = "tool_retried"
+    name: str
+    tool_use_id: str
+    attempt: int
+    """The attempt that failed (1 is the first call)."""
+    delay: float
+    """Seconds waited before the next attempt."""
+    error: str
+
+
+@attrs.frozen
+class RunFinished(AgentEvent):
+    """The run ended with a reply that calls no tool."""
+
+    type: ClassVar[str] = "run_finished"
+    model_calls: int
+    tool_calls: int
+    messages: int
+
+
+Event: TypeAlias = (
+    "TurnStarted | ModelCalled | ToolCalled | CompactionStarted | CompactionCompleted"
+    " | CompactionFailed | RequestEdited | LimitReached | FallbackUsed | ToolRetried"
+    " | RunFinished"
+)
+"""Any event a run emits."""

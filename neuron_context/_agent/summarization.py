@@ -1,0 +1,164 @@
+"""Summarization as a middleware, persisted into the agent's history.
+
+Why persisted: a summary costs a model call and is not deterministic. If it lived only
+in the request (as :class:`ContextEditingMiddleware` edits do), every later call would
+find the full history over budget again and summarize the same messages again: one
+extra model call per turn, a slightly different summary each time (the model's view of
+its own past keeps shifting), and a request prefix that never repeats, so the
+provider's prompt cache never hits. Written into the history, the summary is made once
+when the budget is crossed; later calls send it with the new messages, and the next
+summary updates it (one anchored summary, see
+:class:`~neuron_context.SummarizationStrategy`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import anyio
+import attrs
+
+from .._counting.base import BaseCounter
+from .._errors import NeuronContextError
+from .._log import logger
+from .._messages.conversation import Structure
+from .._messages.message import Message, Role
+from .._strategies.base import to_counter
+from .._strategies.summarization import SummarizationStrategy
+from .._validators import instance_of, non_negative_int
+from ..providers._base import Provider
+from .context import count_request
+from .events import CompactionCompleted, CompactionFailed, CompactionStarted
+from .middleware import AgentMiddleware, ModelRequest
+
+__all__ = ["SummarizationMiddleware"]
+
+
+def _persisted(history: list[Message], summarized: Sequence[Message]) -> list[Message] | None:
+    """The history with what the request's summary replaced taken out, or ``None``.
+
+    ``summarized`` is the compacted request: system messages, one summary, the kept
+    messages. The first kept message that is also in the history (the same object: the
+    request started as a copy of it) marks where the history's kept part begins; the cut
+    moves back to a safe one, so no tool exchange is split (a little of what was
+    summarized may then stay, which loses nothing).
+    """
+    summary_at = next((i for i, m in enumerate(summarized) if m.is_compaction), None)
+    if summary_at is None:
+        return None
+    position = {id(message): index for index, message in enumerate(history)}
+    start = next((position[id(m)] for m in summarized[summary_at + 1 :] if id(m) in position), None)
+    if start is None:
+        if summary_at + 1 < len(summarized):
+            return None  # everything kept was edited: the history cannot be matched
+        start = len(history)
+    structure = Structure.of(history)
+    while start > 0 and structure.safe_cut(start) != start:
+        start -= 1
+    systems = [m for m in history[:start] if m.role is Role.SYSTEM]
+    return [*systems, summarized[summary_at], *history[start:]]
+
+
+@attrs.define
+class SummarizationMiddleware(AgentMiddleware):
+    """Summarizes older messages when a request exceeds ``max_tokens``, and keeps the
+    summary in the agent's history.
+
+    Before each model call the request is counted (system prompt and tools included);
+    over ``max_tokens``, its messages are summarized by ``provider`` with a
+    :class:`~neuron_context.SummarizationStrategy` keeping the newest
+    ``preserve_recent``; the history is replaced the same way (see the module for why),
+    and the request continues with the summary. A failed summary leaves both as they
+    were (reported as :class:`CompactionFailed`).
+
+    Examples:
+        >>> from neuron_context import ExtractiveSummarizer
+        >>> summarize = SummarizationMiddleware(ExtractiveSummarizer(), 50_000)
+    """
+
+    provider: Provider = attrs.field(validator=instance_of(Provider, "a Provider"))
+    """Writes the summaries."""
+    max_tokens: int = attrs.field(validator=non_negative_int())
+    """The trigger: summarize when a request costs more than this."""
+    preserve_recent: int = attrs.field(default=6, kw_only=True, validator=non_negative_int())
+    """How many of the newest non-system messages are kept as they are."""
+    counter: BaseCounter = attrs.field(default=None, kw_only=True, converter=to_counter)
+    """Measures the summary's effect (the trigger uses the agent's counter)."""
+    strategy: SummarizationStrategy = attrs.field(init=False)
+    """The strategy it summarizes with."""
+
+    def __attrs_post_init__(self) -> None:
+        self.strategy = SummarizationStrategy(
+            self.provider, self.preserve_recent, self.max_tokens, counter=self.counter
+        )
+
+    async def before_model(self, request: ModelRequest) -> None:
+        """Summarize the request (and the history) when it is over ``max_tokens``."""
+        context = request.context
+        state = context.state
+        tokens = count_request(
+            context.counter, request.messages, request.system_prompt, request.tools
+        )
+        if tokens <= self.max_tokens:
+            return
+        name = self.name
+        context.emit(
+            CompactionStarted(
+                context.turn, "SummarizationStrategy", name, tokens, len(state.messages)
+            )
+        )
+        started = time.perf_counter()
+        try:
+            summarized = await self.strategy.compact(request.messages)
+        except anyio.get_cancelled_exc_class():
+            context.emit(
+                CompactionFailed(
+                    context.turn,
+                    "SummarizationStrategy",
+                    name,
+                    tokens,
+                    "cancelled",
+                    True,
+                    time.perf_counter() - started,
+                )
+            )
+            raise
+        except NeuronContextError as exc:
+            logger.warning("SummarizationMiddleware: summary failed, history kept: %s", exc)
+            context.emit(
+                CompactionFailed(
+                    context.turn,
+                    "SummarizationStrategy",
+                    name,
+                    tokens,
+                    f"{type(exc).__name__}: {exc}",
+                    False,
+                    time.perf_counter() - started,
+                )
+            )
+            return
+        old = state.messages
+        history = _persisted(old, summarized)
+        if history is not None:
+            state.messages = history
+        elif summarized != request.messages:
+            logger.info("SummarizationMiddleware: the summary could not be matched to the history")
+        request.messages = list(summarized)
+        after = count_request(
+            context.counter, request.messages, request.system_prompt, request.tools
+        )
+        now = state.messages
+        context.emit(
+            CompactionCompleted(
+                context.turn,
+                "SummarizationStrategy",
+                name,
+                tokens,
+                after,
+                len(old),
+                len(now),
+                len(old) - len(now),
+                time.perf_counter() - started,
+            )
+        )
