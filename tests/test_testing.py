@@ -8,13 +8,15 @@ import pytest
 
 from neuron_context import (
     CompactionError,
+    CompletionRequest,
+    CompletionResponse,
     ConfigurationError,
     ContextStrategy,
     Message,
     SlidingWindowStrategy,
+    StopReason,
     TokenCounter,
 )
-from neuron_context.providers._base import CompletionRequest, CompletionResponse, StopReason
 from neuron_context.testing import CompactCall, FunctionProvider, RecordingStrategy
 
 REQUEST = CompletionRequest([Message.user("ping")], max_tokens=5)

@@ -70,6 +70,20 @@ wrong, e.g. ``messages[3].content[1].tool_use_id``.
   ignored keys are gone, empty text blocks are dropped, turns of one role are merged,
   and a list ``system`` becomes one string. The Messages API cannot keep
   ``Image.width``/``height``, a URL image's ``media_type`` or a document's ``pages``.
+
+**Tool definitions** (:func:`tools_to_openai` / :func:`tools_from_openai`,
+:func:`tools_to_anthropic` / :func:`tools_from_anthropic`): a
+:class:`~neuron_context.ToolDefinition` as a Chat Completions function tool or as a
+Messages API client tool; the providers send them this way.
+
+**Bad input.** Every reader and writer checks its arguments and raises
+:class:`~neuron_context.ConfigurationError` naming what is wrong: a writer given
+something other than a list of :class:`~neuron_context.Message` (a wire dict is pointed
+to the reader), a ``system`` that is not a ``str``; a reader given something other than
+a list of objects, or a field of the wrong type, named by its path. A free-form JSON value
+read from the wire (a tool's input or arguments, a tool's schema) may nest at most
+:data:`MAX_DEPTH` (100) levels: deeper input is refused with a ``ConfigurationError``
+naming its path, never a ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -93,10 +107,13 @@ from .._messages.content import (
     ToolUse,
 )
 from .._messages.message import Message, Role
+from .._validators import require_int
 from ._anthropic import SYSTEM_REMINDER, from_anthropic, to_anthropic
 from ._common import (
+    MAX_DEPTH,
     SUMMARY_HEADING,
     build,
+    check_depth,
     fail,
     get_bool,
     get_count,
@@ -104,11 +121,15 @@ from ._common import (
     get_mapping,
     get_str,
     get_text,
+    parse_json,
+    require_messages,
 )
 from ._openai import RAW_ARGUMENTS, TOOL_IMAGES_HEADING, from_openai, to_openai
+from ._tools import tools_from_anthropic, tools_from_openai, tools_to_anthropic, tools_to_openai
 
 __all__ = [
     "FORMAT",
+    "MAX_DEPTH",
     "RAW_ARGUMENTS",
     "SUMMARY_HEADING",
     "SYSTEM_REMINDER",
@@ -122,6 +143,10 @@ __all__ = [
     "to_dict",
     "to_json",
     "to_openai",
+    "tools_from_anthropic",
+    "tools_from_openai",
+    "tools_to_anthropic",
+    "tools_to_openai",
 ]
 
 FORMAT = "neuron-context"
@@ -153,16 +178,26 @@ def to_dict(messages: Iterable[Message]) -> dict[str, JSON]:
     Examples:
         >>> to_dict([Message.user("hi")])["messages"]
         [{'role': 'user', 'content': [{'type': 'text', 'text': 'hi'}]}]
+
+    Raises:
+        ConfigurationError: ``messages`` is not a list of :class:`Message`.
     """
     rendered: list[JSON] = [
         {"role": message.role.value, "content": [_block(block) for block in message.content]}
-        for message in messages
+        for message in require_messages(messages)
     ]
     return {"format": FORMAT, "version": VERSION, "messages": rendered}
 
 
 def to_json(messages: Iterable[Message], *, indent: int | None = None) -> str:
-    """``messages`` as a JSON string (:func:`to_dict`, non-ASCII kept as is)."""
+    """``messages`` as a JSON string (:func:`to_dict`, non-ASCII kept as is).
+
+    Raises:
+        ConfigurationError: ``messages`` is not a list of :class:`Message`, or ``indent``
+            is not an int >= 0 or None.
+    """
+    if indent is not None:
+        require_int(indent, "indent", maximum=64)
     return json.dumps(to_dict(messages), ensure_ascii=False, indent=indent)
 
 
@@ -238,13 +273,16 @@ def from_dict(data: Mapping[str, object]) -> list[Message]:
 
 
 def from_json(text: str | bytes) -> list[Message]:
-    """Read what :func:`to_json` wrote (see :func:`from_dict`)."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        msg = f"not valid JSON: {exc}"
-        raise ConfigurationError(msg) from exc
-    return from_dict(get_mapping(data, "data"))
+    """Read what :func:`to_json` wrote (see :func:`from_dict`).
+
+    Raises:
+        ConfigurationError: ``text`` is not a ``str`` or ``bytes``, not valid JSON,
+            nested too deeply to parse, or not our format (see :func:`from_dict`).
+    """
+    if not isinstance(text, str | bytes | bytearray):
+        msg = f"text must be a str or bytes, got {type(text).__name__}"
+        raise ConfigurationError(msg)
+    return from_dict(get_mapping(parse_json(text, "text"), "data"))
 
 
 def _check_keys(obj: Mapping[str, object], allowed: frozenset[str], path: str) -> None:
@@ -284,6 +322,7 @@ def _read_block(raw: object, path: str) -> ContentBlock:
     if kind == "tool_use":
         use_id, name = get_str(obj, "id", path), get_str(obj, "name", path)
         tool_input = get_mapping(obj.get("input"), f"{path}.input")
+        check_depth(tool_input, f"{path}.input")
         return build(path, lambda: ToolUse(id=use_id, name=name, input=tool_input))
     if kind == "tool_result":
         use_id, is_error = get_str(obj, "tool_use_id", path), get_bool(obj, "is_error", path)
@@ -295,7 +334,10 @@ def _read_block(raw: object, path: str) -> ContentBlock:
         return Thinking(thinking=thinking, signature=get_text(obj, "signature", path) or "")
     if kind == "redacted_thinking":
         return RedactedThinking(data=get_str(obj, "data", path))
-    return Compaction(content=get_str(obj, "content", path))
+    if kind == "compaction":
+        return Compaction(content=get_str(obj, "content", path))
+    # Every key of _KEYS is handled above; a new block type must be added to both.
+    raise fail(path, f"is not a known block type: {kind!r}", at="type")
 
 
 def _read_item(raw: object, path: str) -> Text | Image:

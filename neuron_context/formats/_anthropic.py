@@ -24,6 +24,7 @@ from .._messages.content import (
 from .._messages.message import Message, Role
 from ._common import (
     build,
+    check_depth,
     fail,
     get_bool,
     get_list,
@@ -32,6 +33,8 @@ from ._common import (
     get_str,
     get_text,
     render_compaction,
+    require_messages,
+    require_system,
     text_or_compaction,
 )
 
@@ -63,14 +66,17 @@ def to_anthropic(
         messages=...)``; roles alternate.
 
     Raises:
-        ConfigurationError: a block cannot be expressed (an image given as data without
-            a media type, an image or document in a system message); the message names
-            its path, e.g. ``messages[2].content[0]``.
+        ConfigurationError: ``messages`` is not a list of :class:`Message`, ``system``
+            is not a ``str`` or ``None``, or a block cannot be expressed (an image given
+            as data without a media type, an image or document in a system message); the
+            message names its path, e.g. ``messages[2].content[0]``.
     """
+    checked = require_messages(messages)
+    system = require_system(system)
     prompt: list[str] = [] if system is None else [system]
     turns: list[tuple[str, list[_Block]]] = []
     leading = True
-    for index, message in enumerate(messages):
+    for index, message in enumerate(checked):
         path = f"messages[{index}]"
         if message.role is Role.SYSTEM:
             text = _system_text(message, path)
@@ -257,6 +263,7 @@ def _read_block(raw: object, path: str) -> ContentBlock:
         use_id = get_str(block, "id", path)
         name = get_str(block, "name", path)
         tool_input = get_mapping(block.get("input"), f"{path}.input")
+        check_depth(tool_input, f"{path}.input")
         return build(path, lambda: ToolUse(id=use_id, name=name, input=tool_input))
     if kind == "tool_result":
         return _read_tool_result(block, path)

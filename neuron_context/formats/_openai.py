@@ -27,7 +27,9 @@ from .._messages.content import (
 )
 from .._messages.message import Message, Role
 from ._common import (
+    MAX_DEPTH,
     build,
+    check_depth,
     fail,
     get_list,
     get_mapping,
@@ -36,6 +38,8 @@ from ._common import (
     get_text,
     parse_data_url,
     render_compaction,
+    require_messages,
+    require_system,
     text_or_compaction,
 )
 
@@ -69,28 +73,34 @@ def to_openai(messages: Iterable[Message], *, system: str | None = None) -> list
         New plain dicts, ready for ``client.chat.completions.create(messages=...)``.
 
     Raises:
-        ConfigurationError: a block cannot be expressed in Chat Completions (an image
-            given as data without a media type, a document given only by URL); the
-            message names its path, e.g. ``messages[2].content[0]``.
+        ConfigurationError: ``messages`` is not a list of :class:`Message`, ``system``
+            is not a ``str`` or ``None``, or a block cannot be expressed in Chat
+            Completions (an image given as data without a media type, a document given
+            only by URL); the message names its path, e.g. ``messages[2].content[0]``.
     """
+    checked = require_messages(messages)
+    system = require_system(system)
     out: list[_OpenAIMessage] = []
     if system is not None:
         out.append({"role": "system", "content": system})
     pending: list[JSON] = []  # image parts of the tool results since the last turn
-    for index, message in enumerate(messages):
+    for index, message in enumerate(checked):
         path = f"messages[{index}]"
-        if message.role in (Role.USER, Role.ASSISTANT) and pending:
+        role = message.role
+        if role in (Role.USER, Role.ASSISTANT) and pending:
             out.append({"role": "user", "content": pending})
             pending = []
-        if message.role is Role.TOOL:
-            for b_index, block in enumerate(message.content):
-                if isinstance(block, ToolResult):
-                    out.append(_tool_message(block))
-                    pending.extend(_tool_images(block, f"{path}.content[{b_index}]"))
-        elif message.role is Role.ASSISTANT:
+        if role is Role.TOOL:
+            # A TOOL message holds ToolResult blocks only (Message checks it).
+            for b_index, result in enumerate(message.tool_results):
+                out.append(_tool_message(result))
+                pending.extend(_tool_images(result, f"{path}.content[{b_index}]"))
+        elif role is Role.ASSISTANT:
             out.append(_assistant_message(message, path))
+        elif role is Role.USER or role is Role.SYSTEM:
+            out.append({"role": role.value, "content": _content(message, path)})
         else:
-            out.append({"role": message.role.value, "content": _content(message, path)})
+            assert_never(role)
     if pending:
         out.append({"role": "user", "content": pending})
     return out
@@ -179,9 +189,19 @@ def _assistant_message(message: Message, path: str) -> _OpenAIMessage:
 
 def _arguments(arguments: Mapping[str, JSON]) -> str:
     raw = arguments.get(RAW_ARGUMENTS)
-    if len(arguments) == 1 and isinstance(raw, str) and _parse_arguments(raw) is None:
+    if len(arguments) == 1 and isinstance(raw, str) and not _is_json_object(raw):
         return raw
     return json.dumps(arguments, ensure_ascii=False)
+
+
+def _is_json_object(text: str) -> bool:
+    """Whether :func:`from_openai` would read ``text`` as arguments (not as ``_raw``)."""
+    if not text.strip():
+        return True
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _tool_message(result: ToolResult) -> _OpenAIMessage:
@@ -320,23 +340,31 @@ def _read_tool_call(raw: object, path: str) -> ToolUse:
     function = get_mapping(call.get("function"), f"{path}.function")
     name = get_str(function, "name", f"{path}.function")
     value = function.get("arguments")
+    arguments_path = f"{path}.function.arguments"
     arguments: Mapping[str, object]
     if value is None:
         arguments = {}
     elif isinstance(value, str):
-        parsed = _parse_arguments(value)
+        parsed = _parse_arguments(value, arguments_path)
         arguments = {RAW_ARGUMENTS: value} if parsed is None else parsed
     else:
-        arguments = get_mapping(value, f"{path}.function.arguments")
+        arguments = get_mapping(value, arguments_path)
+    check_depth(arguments, arguments_path)
     return build(path, lambda: ToolUse(id=use_id, name=name, input=arguments))
 
 
-def _parse_arguments(text: str) -> dict[str, JSON] | None:
-    """The JSON object ``text`` holds (blank is ``{}``), or ``None``."""
+def _parse_arguments(text: str, path: str) -> dict[str, JSON] | None:
+    """The JSON object ``text`` holds (blank is ``{}``), or ``None`` when it holds none.
+
+    Raises:
+        ConfigurationError: ``text`` is JSON nested too deeply to parse.
+    """
     if not text.strip():
         return {}
     try:
         value = json.loads(text)
+    except RecursionError:
+        raise fail(path, f"is nested deeper than {MAX_DEPTH} levels") from None
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
