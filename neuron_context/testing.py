@@ -11,10 +11,12 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
 
+import anyio.to_thread
 import attrs
 
 from ._errors import ConfigurationError
@@ -38,6 +40,11 @@ class FunctionProvider(Provider):
     are, so tests can inject failures. Every request is recorded in :attr:`requests`
     before ``fn`` runs.
 
+    A sync function runs in a worker thread (``anyio.to_thread.run_sync``), so one that
+    blocks (``time.sleep``, a blocking HTTP call) does not block the event loop: the
+    caller's ``anyio.fail_after`` or a strategy's ``timeout=`` still fires, and the
+    thread, left to finish on its own, has its late result thrown away.
+
     Examples:
         >>> async def echo(request):
         ...     return request.messages[-1].text
@@ -60,7 +67,12 @@ class FunctionProvider(Provider):
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         """Record ``request``, call the function and wrap a ``str`` reply."""
         self.requests.append(request)
-        result = self.fn(request)
+        result: object
+        if _is_async(self.fn):
+            result = self.fn(request)
+        else:
+            call = functools.partial(self.fn, request)
+            result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         if inspect.isawaitable(result):
             result = await result
         if isinstance(result, str):
@@ -72,6 +84,14 @@ class FunctionProvider(Provider):
             f"got {type(result).__name__}"
         )
         raise ConfigurationError(msg)
+
+
+def _is_async(fn: object) -> bool:
+    """Whether calling ``fn`` returns a coroutine without running its body."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+    return inspect.iscoroutinefunction(call)
 
 
 @attrs.frozen
