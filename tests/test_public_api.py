@@ -131,6 +131,8 @@ def _private_imports(path: Path) -> list[str]:
     label = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
         modules: list[str] = []
         if isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]
