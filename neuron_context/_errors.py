@@ -18,6 +18,7 @@ caller's messages are left exactly as they were.
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Iterable
 
 __all__ = [
@@ -29,6 +30,26 @@ __all__ = [
     "SummarizationError",
     "TokenizerError",
 ]
+
+
+_SHOW = reprlib.Repr()
+_SHOW.maxlevel = 3
+_SHOW.maxstring = 80
+_SHOW.maxother = 80
+_SHOW.maxlong = 40
+
+
+def show(value: object) -> str:
+    """A short ``repr`` of ``value`` for an error message.
+
+    Bounded in depth and length, so showing a hostile value (nested thousands of levels
+    deep, megabytes long, or with a ``__repr__`` that fails) never raises
+    ``RecursionError`` and never builds a huge message.
+    """
+    try:
+        return _SHOW.repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
 
 
 class NeuronContextError(Exception):
@@ -53,7 +74,7 @@ class InvalidConversationError(NeuronContextError, ValueError):
         super().__init__(message)
         checked = tuple(ids) if isinstance(ids, Iterable) and not isinstance(ids, str) else None
         if checked is None or not all(isinstance(one, str) for one in checked):
-            msg = f"InvalidConversationError.ids must be an iterable of str, got {ids!r:.80}"
+            msg = f"InvalidConversationError.ids must be an iterable of str, got {show(ids)}"
             raise ConfigurationError(msg)
         self.ids: tuple[str, ...] = checked
 
@@ -99,7 +120,7 @@ class ProviderError(NeuronContextError):
         # Checked here, not with the validators module (which imports this one): a
         # wrong value would otherwise surface later, as a TypeError in a retry loop.
         if not isinstance(retryable, bool):
-            msg = f"ProviderError.retryable must be a bool, got {retryable!r:.80}"
+            msg = f"ProviderError.retryable must be a bool, got {show(retryable)}"
             raise ConfigurationError(msg)
         if status_code is not None and (
             isinstance(status_code, bool)
@@ -107,7 +128,7 @@ class ProviderError(NeuronContextError):
             or not 100 <= status_code <= 999
         ):
             msg = (
-                f"ProviderError.status_code must be an HTTP status or None, got {status_code!r:.40}"
+                f"ProviderError.status_code must be an HTTP status or None, got {show(status_code)}"
             )
             raise ConfigurationError(msg)
         self.retryable: bool = retryable
@@ -126,6 +147,6 @@ def _seconds(value: object) -> float | None:
         except OverflowError:  # an int beyond the float range
             seconds = math.nan
     if not (math.isfinite(seconds) and seconds >= 0):
-        msg = f"ProviderError.retry_after must be a finite number >= 0 or None, got {value!r:.80}"
+        msg = f"ProviderError.retry_after must be a finite number >= 0 or None, got {show(value)}"
         raise ConfigurationError(msg)
     return seconds

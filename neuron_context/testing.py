@@ -19,7 +19,7 @@ from typing import TypeAlias
 import anyio.to_thread
 import attrs
 
-from ._errors import ConfigurationError
+from ._errors import ConfigurationError, show
 from ._messages.message import Message
 from ._strategies.base import ContextStrategy, to_counter
 from .providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
@@ -55,7 +55,7 @@ class FunctionProvider(Provider):
 
     def __init__(self, fn: Callable[[CompletionRequest], Reply | Awaitable[Reply]]) -> None:
         if not callable(fn):
-            msg = f"FunctionProvider.fn must be callable, got {fn!r}"
+            msg = f"FunctionProvider.fn must be callable, got {show(fn)}"
             raise ConfigurationError(msg)
         self.fn = fn
         self.requests: list[CompletionRequest] = []
@@ -127,7 +127,7 @@ class RecordingStrategy(ContextStrategy):
 
     def __init__(self, inner: ContextStrategy | None = None) -> None:
         if inner is not None and not isinstance(inner, ContextStrategy):
-            msg = f"RecordingStrategy.inner must be a ContextStrategy or None, got {inner!r}"
+            msg = f"RecordingStrategy.inner must be a ContextStrategy or None, got {show(inner)}"
             raise ConfigurationError(msg)
         self.inner = inner
         self.calls: list[CompactCall] = []

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._validators import MAX_INT, bool_, instance_of, non_negative_int, one_of, require_int, string
 
 __all__ = ["InjectionRule", "InjectionTrigger", "SystemInjector"]
@@ -32,7 +32,7 @@ def _check_predicate(
 ) -> None:
     if instance.kind == "custom":
         if not callable(value):
-            msg = f"InjectionTrigger.predicate must be callable, got {value!r:.80}"
+            msg = f"InjectionTrigger.predicate must be callable, got {show(value)}"
             raise ConfigurationError(msg)
     elif value is not None:
         msg = f"InjectionTrigger.predicate is only for custom triggers, not {instance.kind}"
@@ -199,7 +199,7 @@ class SystemInjector:
                 content or ``once``; the message names the first rule that differs).
         """
         if not isinstance(state, Mapping) or state.get("version") not in (1, _STATE_VERSION):
-            msg = f"SystemInjector.restore: unsupported state {state!r:.200}"
+            msg = f"SystemInjector.restore: unsupported state {show(state)}"
             raise ConfigurationError(msg)
         self._sync()
         rules = state.get("rules")
@@ -223,12 +223,12 @@ class SystemInjector:
     ) -> tuple[int, int | None]:
         """The ``(fired, last_turn)`` of one rule's state, checked."""
         if not isinstance(entry, Mapping):
-            msg = f"SystemInjector.restore: bad rule state {entry!r:.200}"
+            msg = f"SystemInjector.restore: bad rule state {show(entry)}"
             raise ConfigurationError(msg)
         if fingerprinted and entry.get("rule") != rule.fingerprint():
             msg = (
                 f"SystemInjector.restore: rule {index} differs: the state was taken with "
-                f"{entry.get('rule')!r:.200}, this injector has {rule.fingerprint()!r}"
+                f"{show(entry.get('rule'))}, this injector has {rule.fingerprint()!r}"
             )
             raise ConfigurationError(msg)
         try:
@@ -236,6 +236,6 @@ class SystemInjector:
             raw_turn = entry.get("last_turn")
             turn = None if raw_turn is None else require_int(raw_turn, "last_turn")
         except ConfigurationError:
-            msg = f"SystemInjector.restore: bad rule state {entry!r:.200}"
+            msg = f"SystemInjector.restore: bad rule state {show(entry)}"
             raise ConfigurationError(msg) from None
         return count, turn

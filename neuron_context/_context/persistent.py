@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.message import Message
 from .._validators import MAX_INT, require_int, string
 
@@ -53,7 +53,7 @@ class PersistentContext:
     def add_section(self, section: ContextSection) -> None:
         """Add a section (equal priorities keep the order they were added in)."""
         if not isinstance(section, ContextSection):
-            msg = f"PersistentContext.add_section takes a ContextSection, got {section!r}"
+            msg = f"PersistentContext.add_section takes a ContextSection, got {show(section)}"
             raise ConfigurationError(msg)
         self.sections.append(section)
 
@@ -64,7 +64,7 @@ class PersistentContext:
             ConfigurationError: ``label`` is not a ``str``.
         """
         if not isinstance(label, str):
-            msg = f"PersistentContext.remove_section: label must be a str, got {label!r:.80}"
+            msg = f"PersistentContext.remove_section: label must be a str, got {show(label)}"
             raise ConfigurationError(msg)
         before = len(self.sections)
         self.sections = [s for s in self.sections if s.label != label]

@@ -93,7 +93,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias, assert_never
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import (
     JSON,
     Compaction,
@@ -261,11 +261,11 @@ def from_dict(data: Mapping[str, object]) -> list[Message]:
     """
     data = get_mapping(data, "data")
     if data.get("format") != FORMAT:
-        msg = f"format must be {FORMAT!r}, got {data.get('format')!r}"
+        msg = f"format must be {FORMAT!r}, got {show(data.get('format'))}"
         raise ConfigurationError(msg)
     version = data.get("version")
     if isinstance(version, bool) or version != VERSION:
-        msg = f"version must be {VERSION}, got {version!r}"
+        msg = f"version must be {VERSION}, got {show(version)}"
         raise ConfigurationError(msg)
     _check_keys(data, frozenset({"format", "version", "messages"}), "")
     raw_messages = get_list(data.get("messages"), "messages")
@@ -296,7 +296,7 @@ def _message(raw: object, path: str) -> Message:
     _check_keys(obj, frozenset({"role", "content"}), path)
     role = get_str(obj, "role", path)
     if role not in _ROLES:
-        raise fail(path, f"must be one of {[r.value for r in Role]}, got {role!r}", at="role")
+        raise fail(path, f"must be one of {[r.value for r in Role]}, got {show(role)}", at="role")
     raw_blocks = get_list(obj.get("content"), f"{path}.content")
     blocks = [_read_block(b, f"{path}.content[{k}]") for k, b in enumerate(raw_blocks)]
     return build(path, lambda: Message(role=Role(role), content=blocks))
@@ -307,7 +307,7 @@ def _read_block(raw: object, path: str) -> ContentBlock:
     kind = get_str(obj, "type", path)
     keys = _KEYS.get(kind)
     if keys is None:
-        raise fail(path, f"is not a known block type: {kind!r}", at="type")
+        raise fail(path, f"is not a known block type: {show(kind)}", at="type")
     _check_keys(obj, keys, path)
     if kind in ("text", "image"):
         return _read_item(obj, path)
@@ -337,7 +337,7 @@ def _read_block(raw: object, path: str) -> ContentBlock:
     if kind == "compaction":
         return Compaction(content=get_str(obj, "content", path))
     # Every key of _KEYS is handled above; a new block type must be added to both.
-    raise fail(path, f"is not a known block type: {kind!r}", at="type")
+    raise fail(path, f"is not a known block type: {show(kind)}", at="type")
 
 
 def _read_item(raw: object, path: str) -> Text | Image:
@@ -347,7 +347,7 @@ def _read_item(raw: object, path: str) -> Text | Image:
         _check_keys(obj, _KEYS["text"], path)
         return Text(text=get_str(obj, "text", path))
     if kind != "image":
-        raise fail(path, f"must be 'text' or 'image', got {kind!r}", at="type")
+        raise fail(path, f"must be 'text' or 'image', got {show(kind)}", at="type")
     _check_keys(obj, _KEYS["image"], path)
     media_type, data = get_text(obj, "media_type", path), get_text(obj, "data", path)
     url = get_text(obj, "url", path)

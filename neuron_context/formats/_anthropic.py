@@ -9,6 +9,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeAlias, assert_never
 
+from .._errors import show
 from .._messages.content import (
     JSON,
     Compaction,
@@ -217,7 +218,7 @@ def _read_message(raw: object, path: str) -> list[Message]:
     item = get_mapping(raw, path)
     role = get_str(item, "role", path)
     if role not in ("user", "assistant"):
-        raise fail(path, f"must be 'user' or 'assistant', got {role!r}", at="role")
+        raise fail(path, f"must be 'user' or 'assistant', got {show(role)}", at="role")
     content = item.get("content")
     blocks: list[ContentBlock]
     if isinstance(content, str):
@@ -273,7 +274,7 @@ def _read_block(raw: object, path: str) -> ContentBlock:
         return Thinking(thinking=thinking, signature=signature)
     if kind == "redacted_thinking":
         return RedactedThinking(data=get_str(block, "data", path))
-    raise fail(path, f"is not a supported block type: {kind!r}", at="type")
+    raise fail(path, f"is not a supported block type: {show(kind)}", at="type")
 
 
 def _read_image(block: Mapping[str, object], path: str) -> Image:
@@ -286,7 +287,7 @@ def _read_image(block: Mapping[str, object], path: str) -> Image:
     if kind == "url":
         url = get_str(source, "url", f"{path}.source")
         return build(path, lambda: Image(url=url))
-    raise fail(path, f"is not a supported image source: {kind!r}", at="source.type")
+    raise fail(path, f"is not a supported image source: {show(kind)}", at="source.type")
 
 
 def _read_document(block: Mapping[str, object], path: str) -> Document:
@@ -303,7 +304,7 @@ def _read_document(block: Mapping[str, object], path: str) -> Document:
     if kind == "url":
         url = get_str(source, "url", f"{path}.source")
         return build(path, lambda: Document(media_type="application/pdf", url=url))
-    raise fail(path, f"is not a supported document source: {kind!r}", at="source.type")
+    raise fail(path, f"is not a supported document source: {show(kind)}", at="source.type")
 
 
 def _read_tool_result(block: Mapping[str, object], path: str) -> ToolResult:
@@ -323,5 +324,5 @@ def _read_tool_result(block: Mapping[str, object], path: str) -> ToolResult:
             elif kind == "image":
                 items.append(_read_image(item, item_path))
             else:
-                raise fail(item_path, f"must be 'text' or 'image', got {kind!r}", at="type")
+                raise fail(item_path, f"must be 'text' or 'image', got {show(kind)}", at="type")
     return build(path, lambda: ToolResult(tool_use_id=use_id, content=items, is_error=is_error))

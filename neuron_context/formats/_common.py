@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import Compaction, Text
 from .._messages.message import Message
 
@@ -177,7 +177,7 @@ def get_count(obj: Mapping[str, object], key: str, path: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise fail(path, f"must be a non-negative integer or null, got {value!r}", at=key)
+        raise fail(path, f"must be a non-negative integer or null, got {show(value)}", at=key)
     return value
 
 

@@ -13,6 +13,7 @@ from typing import TypeAlias, assert_never
 
 import attrs
 
+from .._errors import show
 from .._messages.content import (
     JSON,
     Compaction,
@@ -264,7 +265,7 @@ def from_openai(messages: Iterable[Mapping[str, object]]) -> list[Message]:
         elif role == "assistant":
             out.append(_read_assistant(item, path))
         else:
-            problem = f"must be system, developer, user, assistant or tool, got {role!r}"
+            problem = f"must be system, developer, user, assistant or tool, got {show(role)}"
             raise fail(path, problem, at="role")
     return out
 
@@ -295,7 +296,7 @@ def _read_part(raw: object, path: str) -> ContentBlock:
         return _read_image_url(part.get("image_url"), f"{path}.image_url")
     if kind == "file":
         return _read_file(part.get("file"), f"{path}.file")
-    raise fail(path, f"is not a supported content part type: {kind!r}", at="type")
+    raise fail(path, f"is not a supported content part type: {show(kind)}", at="type")
 
 
 def _read_image_url(value: object, path: str) -> Image:
@@ -335,7 +336,7 @@ def _read_tool_call(raw: object, path: str) -> ToolUse:
     call = get_mapping(raw, path)
     kind = call.get("type", "function")
     if kind != "function":
-        raise fail(path, f"must be 'function', got {kind!r}", at="type")
+        raise fail(path, f"must be 'function', got {show(kind)}", at="type")
     use_id = get_str(call, "id", path)
     function = get_mapping(call.get("function"), f"{path}.function")
     name = get_str(function, "name", f"{path}.function")

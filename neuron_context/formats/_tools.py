@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import JSON
 from .._messages.message import ToolDefinition
 from ._common import build, check_depth, fail, get_mapping, get_messages, get_str, get_text
@@ -106,7 +106,7 @@ def tools_from_openai(tools: Iterable[Mapping[str, object]]) -> list[ToolDefinit
         obj = get_mapping(raw, path)
         kind = obj.get("type", "function")
         if kind != "function":
-            raise fail(path, f"must be 'function', got {kind!r}", at="type")
+            raise fail(path, f"must be 'function', got {show(kind)}", at="type")
         function = get_mapping(obj.get("function"), f"{path}.function")
         out.append(_definition(function, "parameters", f"{path}.function"))
     return out
@@ -125,6 +125,6 @@ def tools_from_anthropic(tools: Iterable[Mapping[str, object]]) -> list[ToolDefi
         obj = get_mapping(raw, path)
         kind = obj.get("type")
         if kind not in (None, "custom"):
-            raise fail(path, f"is a server tool ({kind!r}), not a client tool", at="type")
+            raise fail(path, f"is a server tool ({show(kind)}), not a client tool", at="type")
         out.append(_definition(obj, "input_schema", path))
     return out

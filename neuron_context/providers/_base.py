@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import ToolUse
 from .._messages.message import Message, Role, ToolDefinition
 from .._validators import instance_of, non_negative_int, number, optional, positive_int, string
@@ -43,20 +43,24 @@ class StopReason(enum.StrEnum):
     """The model produced one of the request's stop sequences."""
 
 
+_STOP_REASONS = {reason.value: reason for reason in StopReason}
+
+
 def _to_stop_reason(value: object) -> StopReason:
-    try:
-        return StopReason(value)  # type: ignore[arg-type]
-    except ValueError:
+    # A lookup, not StopReason(value): the enum's own error would repr a hostile value.
+    reason = _STOP_REASONS.get(value) if isinstance(value, str) else None
+    if reason is None:
         msg = (
             f"CompletionResponse.stop_reason must be one of {[r.value for r in StopReason]}, "
-            f"got {value!r}"
+            f"got {show(value)}"
         )
-        raise ConfigurationError(msg) from None
+        raise ConfigurationError(msg)
+    return reason
 
 
 def _to_messages(value: object) -> tuple[Message, ...]:
     if isinstance(value, Message | str) or not isinstance(value, Iterable):
-        msg = f"CompletionRequest.messages must be a sequence of messages, got {value!r}"
+        msg = f"CompletionRequest.messages must be a sequence of messages, got {show(value)}"
         raise ConfigurationError(msg)
     messages = tuple(value)
     for message in messages:
@@ -71,7 +75,7 @@ def _to_messages(value: object) -> tuple[Message, ...]:
 
 def _to_tools(value: object) -> tuple[ToolDefinition, ...]:
     if isinstance(value, ToolDefinition) or not isinstance(value, Iterable):
-        msg = f"CompletionRequest.tools must be a sequence of tool definitions, got {value!r}"
+        msg = f"CompletionRequest.tools must be a sequence of tool definitions, got {show(value)}"
         raise ConfigurationError(msg)
     tools = tuple(value)
     for tool in tools:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from .._errors import ConfigurationError, ProviderError
+from .._errors import ConfigurationError, ProviderError, show
 from .._log import logger
 from .._messages.content import JSON
 from ..formats import from_openai, to_openai, tools_to_openai
@@ -111,7 +111,7 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
         if max_tokens_param not in (None, "max_tokens", "max_completion_tokens"):
             msg = (
                 "OpenAIProvider.max_tokens_param must be 'max_tokens' or "
-                f"'max_completion_tokens', got {max_tokens_param!r}"
+                f"'max_completion_tokens', got {show(max_tokens_param)}"
             )
             raise ConfigurationError(msg)
         super().__init__(

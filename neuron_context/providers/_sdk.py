@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType, TracebackType
 from typing import ClassVar, Generic, Protocol, Self, TypeVar, cast
 
-from .._errors import ConfigurationError, ProviderError
+from .._errors import ConfigurationError, ProviderError, show
 from .._messages.content import JSON
 from .._validators import require_str
 from ._base import CompletionRequest, CompletionResponse, Provider
@@ -109,10 +109,10 @@ def request_params_copy(
         raise ConfigurationError(msg)
     for key in params:
         if not isinstance(key, str):
-            msg = f"{owner}.request_params keys must be str, got {key!r}"
+            msg = f"{owner}.request_params keys must be str, got {show(key)}"
             raise ConfigurationError(msg)
         if key in reserved:
-            msg = f"{owner}.request_params may not set {key!r}: it comes from the request"
+            msg = f"{owner}.request_params may not set {show(key)}: it comes from the request"
             raise ConfigurationError(msg)
     return copy.deepcopy(dict(params))
 
