@@ -106,6 +106,11 @@ class ProviderError(NeuronContextError):
             overload, server error, timeout, lost connection).
         status_code: the HTTP status, when the call got one.
         retry_after: seconds the server asked to wait before retrying, when it said.
+
+    Raises:
+        ConfigurationError: ``retryable`` is not a ``bool``, ``status_code`` not an HTTP
+            status or ``None``, or ``retry_after`` not a finite number >= 0 or ``None``
+            (so a retry loop never meets a wait it cannot sleep).
     """
 
     def __init__(
