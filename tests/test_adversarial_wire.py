@@ -24,7 +24,7 @@ import pytest
 from fake_llm_server import ANTHROPIC, OPENAI, FakeLLMServer, Flavour, Reply
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import well_formed_conversations
+from strategies import tool_definitions, well_formed_conversations
 
 from neuron_context import (
     CompletionRequest,
@@ -414,6 +414,32 @@ class TestInjectorWithHostileInput:
 
 
 # -- SDK providers over HTTP -----------------------------------------------------------
+
+
+class TestProviderRequestBodies:
+    """What an SDK provider would send, for any conversation it is given."""
+
+    @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(
+        messages=well_formed_conversations(max_turns=6),
+        tools=st.lists(tool_definitions(), max_size=2),
+        system=st.none() | st.text(max_size=20),
+    )
+    def test_request_body_is_json(
+        self,
+        flavour: Flavour,
+        messages: list[Message],
+        tools: list[ToolDefinition],
+        system: str | None,
+    ) -> None:
+        """The body is plain JSON, or the request is refused with a ConfigurationError."""
+        provider = flavour.provider("m", base_url="http://127.0.0.1:9", api_key="k")
+        request = CompletionRequest(messages, system=system, tools=tools)
+        body = _outcome(lambda: provider.request_body(request))
+        if not isinstance(body, NeuronContextError):
+            json.dumps(body)
+            assert isinstance(body, dict)
+
 
 _PROVIDER_SETTINGS = settings(
     max_examples=25,

@@ -109,6 +109,8 @@ class TestProviderRequest:
         async with flavour.make(server) as provider:
             with pytest.raises(ConfigurationError, match=r"complete takes a CompletionRequest"):
                 await provider.complete([Message.user("hi")])  # type: ignore[arg-type]
+            with pytest.raises(ConfigurationError, match=r"request_body takes a Completion"):
+                provider.request_body(None)  # type: ignore[arg-type]
         assert server.requests == []
 
 

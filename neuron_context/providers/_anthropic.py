@@ -136,6 +136,7 @@ class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
         Raises:
             ConfigurationError: a message cannot be expressed in the Messages API.
         """
+        self._check_request(request, "request_body")
         system, messages = to_anthropic(request.messages, system=request.system)
         rendered: list[JSON] = [*messages]
         body: dict[str, JSON] = {

@@ -136,6 +136,7 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
         Raises:
             ConfigurationError: a message cannot be expressed in Chat Completions.
         """
+        self._check_request(request, "request_body")
         body: dict[str, JSON] = {
             "model": request.model or self._model,
             "messages": list(to_openai(request.messages, system=request.system)),

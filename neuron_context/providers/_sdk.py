@@ -241,6 +241,14 @@ class SDKProvider(Provider, Generic[ClientT]):
     ) -> None:
         await self.aclose()
 
+    def _check_request(self, request: object, method: str) -> None:
+        if not isinstance(request, CompletionRequest):
+            msg = (
+                f"{type(self).__name__}.{method} takes a CompletionRequest, "
+                f"got {type(request).__name__}"
+            )
+            raise ConfigurationError(msg)
+
     @abc.abstractmethod
     def request_body(self, request: CompletionRequest) -> dict[str, JSON]:
         """The JSON body :meth:`complete` sends for ``request``.
@@ -272,12 +280,7 @@ class SDKProvider(Provider, Generic[ClientT]):
             ConfigurationError: a message cannot be expressed in the API (nothing is
                 sent).
         """
-        if not isinstance(request, CompletionRequest):
-            msg = (
-                f"{type(self).__name__}.complete takes a CompletionRequest, "
-                f"got {type(request).__name__}"
-            )
-            raise ConfigurationError(msg)
+        self._check_request(request, "complete")
         arguments, extra = split_arguments(self.request_body(request), self._known)
         content = await self._send(arguments, extra)
         data = _read_body(self._NAME, content)
