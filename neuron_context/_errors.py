@@ -17,6 +17,8 @@ caller's messages are left exactly as they were.
 
 from __future__ import annotations
 
+import math
+import reprlib
 from collections.abc import Iterable
 
 __all__ = [
@@ -28,6 +30,26 @@ __all__ = [
     "SummarizationError",
     "TokenizerError",
 ]
+
+
+_SHOW = reprlib.Repr()
+_SHOW.maxlevel = 3
+_SHOW.maxstring = 80
+_SHOW.maxother = 80
+_SHOW.maxlong = 40
+
+
+def show(value: object) -> str:
+    """A short ``repr`` of ``value`` for an error message.
+
+    Bounded in depth and length, so showing a hostile value (nested thousands of levels
+    deep, megabytes long, or with a ``__repr__`` that fails) never raises
+    ``RecursionError`` and never builds a huge message.
+    """
+    try:
+        return _SHOW.repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
 
 
 class NeuronContextError(Exception):
@@ -50,7 +72,11 @@ class InvalidConversationError(NeuronContextError, ValueError):
 
     def __init__(self, message: str, *, ids: Iterable[str] = ()) -> None:
         super().__init__(message)
-        self.ids: tuple[str, ...] = tuple(ids)
+        checked = tuple(ids) if isinstance(ids, Iterable) and not isinstance(ids, str) else None
+        if checked is None or not all(isinstance(one, str) for one in checked):
+            msg = f"InvalidConversationError.ids must be an iterable of str, got {show(ids)}"
+            raise ConfigurationError(msg)
+        self.ids: tuple[str, ...] = checked
 
 
 class TokenizerError(NeuronContextError):
@@ -80,6 +106,11 @@ class ProviderError(NeuronContextError):
             overload, server error, timeout, lost connection).
         status_code: the HTTP status, when the call got one.
         retry_after: seconds the server asked to wait before retrying, when it said.
+
+    Raises:
+        ConfigurationError: ``retryable`` is not a ``bool``, ``status_code`` not an HTTP
+            status or ``None``, or ``retry_after`` not a finite number >= 0 or ``None``
+            (so a retry loop never meets a wait it cannot sleep).
     """
 
     def __init__(
@@ -91,6 +122,36 @@ class ProviderError(NeuronContextError):
         retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
+        # Checked here, not with the validators module (which imports this one): a
+        # wrong value would otherwise surface later, as a TypeError in a retry loop.
+        if not isinstance(retryable, bool):
+            msg = f"ProviderError.retryable must be a bool, got {show(retryable)}"
+            raise ConfigurationError(msg)
+        if status_code is not None and (
+            isinstance(status_code, bool)
+            or not isinstance(status_code, int)
+            or not 100 <= status_code <= 999
+        ):
+            msg = (
+                f"ProviderError.status_code must be an HTTP status or None, got {show(status_code)}"
+            )
+            raise ConfigurationError(msg)
         self.retryable: bool = retryable
         self.status_code: int | None = status_code
-        self.retry_after: float | None = retry_after
+        self.retry_after: float | None = _seconds(retry_after)
+
+
+def _seconds(value: object) -> float | None:
+    """``value`` as seconds to wait: ``None``, or a finite number >= 0."""
+    if value is None:
+        return None
+    seconds = math.nan
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            seconds = float(value)
+        except OverflowError:  # an int beyond the float range
+            seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        msg = f"ProviderError.retry_after must be a finite number >= 0 or None, got {show(value)}"
+        raise ConfigurationError(msg)
+    return seconds

@@ -11,13 +11,15 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
 
+import anyio.to_thread
 import attrs
 
-from ._errors import ConfigurationError
+from ._errors import ConfigurationError, show
 from ._messages.message import Message
 from ._strategies.base import ContextStrategy, to_counter
 from .providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
@@ -38,6 +40,11 @@ class FunctionProvider(Provider):
     are, so tests can inject failures. Every request is recorded in :attr:`requests`
     before ``fn`` runs.
 
+    A sync function runs in a worker thread (``anyio.to_thread.run_sync``), so one that
+    blocks (``time.sleep``, a blocking HTTP call) does not block the event loop: the
+    caller's ``anyio.fail_after`` or a strategy's ``timeout=`` still fires, and the
+    thread, left to finish on its own, has its late result thrown away.
+
     Examples:
         >>> async def echo(request):
         ...     return request.messages[-1].text
@@ -48,7 +55,7 @@ class FunctionProvider(Provider):
 
     def __init__(self, fn: Callable[[CompletionRequest], Reply | Awaitable[Reply]]) -> None:
         if not callable(fn):
-            msg = f"FunctionProvider.fn must be callable, got {fn!r}"
+            msg = f"FunctionProvider.fn must be callable, got {show(fn)}"
             raise ConfigurationError(msg)
         self.fn = fn
         self.requests: list[CompletionRequest] = []
@@ -60,7 +67,12 @@ class FunctionProvider(Provider):
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         """Record ``request``, call the function and wrap a ``str`` reply."""
         self.requests.append(request)
-        result = self.fn(request)
+        result: object
+        if _is_async(self.fn):
+            result = self.fn(request)
+        else:
+            call = functools.partial(self.fn, request)
+            result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         if inspect.isawaitable(result):
             result = await result
         if isinstance(result, str):
@@ -72,6 +84,14 @@ class FunctionProvider(Provider):
             f"got {type(result).__name__}"
         )
         raise ConfigurationError(msg)
+
+
+def _is_async(fn: object) -> bool:
+    """Whether calling ``fn`` returns a coroutine without running its body."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+    return inspect.iscoroutinefunction(call)
 
 
 @attrs.frozen
@@ -107,7 +127,7 @@ class RecordingStrategy(ContextStrategy):
 
     def __init__(self, inner: ContextStrategy | None = None) -> None:
         if inner is not None and not isinstance(inner, ContextStrategy):
-            msg = f"RecordingStrategy.inner must be a ContextStrategy or None, got {inner!r}"
+            msg = f"RecordingStrategy.inner must be a ContextStrategy or None, got {show(inner)}"
             raise ConfigurationError(msg)
         self.inner = inner
         self.calls: list[CompactCall] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -24,6 +25,9 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+if TYPE_CHECKING:
+    from fake_llm_server import FakeLLMServer, Flavour
+
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
@@ -42,3 +46,22 @@ def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
         os.environ.pop("NEURON_CONTEXT_CACHE_DIR", None)
     else:
         os.environ["NEURON_CONTEXT_CACHE_DIR"] = previous
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
+    """A fake LLM server on 127.0.0.1, with no proxy or API key taken from the environment."""
+    # Imported here: the module imports both SDKs, which most tests never need.
+    from fake_llm_server import isolate_environment, serve
+
+    isolate_environment(monkeypatch)
+    with serve() as running:
+        yield running
+
+
+@pytest.fixture(params=["openai", "anthropic"])
+def flavour(request: pytest.FixtureRequest) -> Flavour:
+    """Each SDK provider in turn, for the tests of the provider contract."""
+    from fake_llm_server import ANTHROPIC, OPENAI
+
+    return OPENAI if request.param == "openai" else ANTHROPIC

@@ -14,6 +14,11 @@ It answers ``POST /v1/chat/completions`` (Chat Completions) and ``POST /v1/messa
 and answered with the next scripted :class:`Reply`, or with a default success reply for
 its path when the script is empty. The server listens on loopback only, on an ephemeral
 port; its serving loop is bounded by a lifetime, and :func:`serve` stops it on exit.
+
+It is also the one module of shared helpers for the provider tests: a :class:`Flavour`
+describes one SDK provider (how to build it against the server, what its replies look
+like), so the contract suite runs the same tests against both, and the conversation and
+tool used throughout (:data:`CONVERSATION`, :data:`WEATHER`, :data:`HISTORY`).
 """
 
 from __future__ import annotations
@@ -25,18 +30,38 @@ import http.server
 import json
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
+import anthropic
+import openai
 import pytest
 
+from neuron_context import Image as ImageBlock
+from neuron_context import Message, Role, Text, Thinking, ToolDefinition, ToolUse
+from neuron_context.providers import AnthropicProvider, OpenAIProvider
+
 __all__ = [
+    "ANTHROPIC",
     "ANTHROPIC_PATH",
+    "CONVERSATION",
+    "FLAVOURS",
+    "HISTORY",
     "MAX_DELAY",
+    "OPENAI",
     "OPENAI_PATH",
+    "PNG",
+    "SUMMARY",
+    "WEATHER",
     "FakeLLMServer",
+    "Flavour",
     "RecordedRequest",
     "Reply",
     "anthropic_message",
+    "api_key_of",
+    "body_of",
+    "conversation",
+    "history",
     "isolate_environment",
     "openai_completion",
     "serve",
@@ -339,3 +364,154 @@ def serve(*, lifetime: float = 300.0) -> Iterator[FakeLLMServer]:
         yield server
     finally:
         server.stop()
+
+
+# -- shared helpers of the provider tests ---------------------------------------------
+
+PNG = "iVBORw0KGgoAAAANSUhEUg=="
+WEATHER = ToolDefinition(
+    name="get_weather",
+    description="Current weather for a city.",
+    input_schema={
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "units": {"type": "string"}},
+        "required": ["city"],
+    },
+)
+SUMMARY = "## Goal and constraints\nWeather in Paris and Rome.\n## Next steps\nOslo."
+_LONG_LOG = "\n".join(
+    f"line {n}: INFO fetched https://example.test/weather/{n}" for n in range(200)
+)
+
+
+def conversation(prefix: str) -> list[Message]:
+    """A full conversation (image, signed thinking, parallel calls, an error result) whose
+    tool-use ids start with ``prefix`` (``"call_"`` for OpenAI, ``"toolu_"`` for Anthropic)."""
+    return [
+        Message.system("You are terse."),
+        Message(
+            role=Role.USER,
+            content=(
+                Text(text="What is in this picture? And the weather in Paris and Rome?"),
+                ImageBlock(media_type="image/png", data=PNG),
+            ),
+        ),
+        Message(
+            role=Role.ASSISTANT,
+            content=(
+                Thinking(thinking="Two cities: call the tool twice.", signature="sig-1"),
+                Text(text="A cat. Checking both cities."),
+                ToolUse(id=f"{prefix}1", name="get_weather", input={"city": "Paris"}),
+                ToolUse(id=f"{prefix}2", name="get_weather", input={"city": "Rome", "units": "°C"}),
+            ),
+        ),
+        Message.tool_result(f"{prefix}1", "18°C, sunny"),
+        Message.tool_result(f"{prefix}2", "upstream timeout", is_error=True),
+        Message.assistant("Paris is sunny; the Rome lookup failed."),
+        Message.user("Try Rome again."),
+    ]
+
+
+def history(prefix: str) -> list[Message]:
+    """:func:`conversation` with a long tool result and two more turns, to summarize."""
+    base = conversation(prefix)
+    return [
+        *base[:3],
+        Message.tool_result(f"{prefix}1", _LONG_LOG),
+        *base[4:],
+        Message.assistant("Rome: 21°C."),
+        Message.user("Thanks. Now Oslo?"),
+    ]
+
+
+CONVERSATION = conversation("call_")
+HISTORY = history("call_")
+
+
+def body_of(server: FakeLLMServer, index: int = 0) -> dict[str, Any]:
+    """The JSON body of the ``index``-th request the server received."""
+    body = server.requests[index].body
+    assert isinstance(body, dict)
+    return body
+
+
+def api_key_of(headers: Mapping[str, str]) -> str | None:
+    """The API key a request carried (``x-api-key``, or a bearer token)."""
+    if "x-api-key" in headers:
+        return headers["x-api-key"]
+    authorization = headers.get("authorization", "")
+    return authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Flavour:
+    """One SDK provider, as the contract suite needs to know it."""
+
+    name: str
+    """``"openai"`` or ``"anthropic"`` (the SDK's import name)."""
+    provider: type[OpenAIProvider] | type[AnthropicProvider]
+    sdk: Any
+    """The SDK module, for its exception classes and client."""
+    path: str
+    """The endpoint's path on the server."""
+    base_url: Callable[[FakeLLMServer], str]
+    """The SDK's ``base_url`` for the server."""
+    reply: Callable[..., dict[str, object]]
+    """A success body: ``reply(text, stop)``, ``stop`` one of ``"end_turn"``,
+    ``"max_tokens"`` and ``"declined"`` (a refused or filtered reply)."""
+    prefix: str
+    """How the API's tool-use ids begin."""
+    model: str
+    """The model the providers of the tests are built with."""
+
+    def make(self, server: FakeLLMServer, **kwargs: Any) -> OpenAIProvider | AnthropicProvider:
+        """A provider whose client talks to ``server`` and never retries."""
+        options: dict[str, Any] = {
+            "base_url": self.base_url(server),
+            "api_key": "test-key",
+            "max_retries": 0,
+            "timeout": 10.0,
+            # Plain HTTP to loopback: no proxies from the environment, no TLS set-up.
+            "http_client": self.sdk.DefaultAsyncHttpxClient(trust_env=False, verify=False),
+        }
+        options.update(kwargs)
+        return self.provider(self.model, **options)
+
+    def client(self, server: FakeLLMServer, api_key: str) -> Any:
+        """An SDK client for ``server`` built by the test, not by a provider."""
+        factory = self.sdk.AsyncOpenAI if self.name == "openai" else self.sdk.AsyncAnthropic
+        return factory(base_url=self.base_url(server), api_key=api_key, max_retries=0)
+
+
+def _openai_reply(text: str | None = "ok", stop: str = "end_turn") -> dict[str, object]:
+    reasons = {"end_turn": "stop", "max_tokens": "length", "declined": "content_filter"}
+    return openai_completion(text, finish_reason=reasons[stop])
+
+
+def _anthropic_reply(text: str | None = "ok", stop: str = "end_turn") -> dict[str, object]:
+    reasons = {"end_turn": "end_turn", "max_tokens": "max_tokens", "declined": "refusal"}
+    content: list[dict[str, object]] = [] if text is None else [{"type": "text", "text": text}]
+    return anthropic_message(content, stop_reason=reasons[stop])
+
+
+OPENAI = Flavour(
+    name="openai",
+    provider=OpenAIProvider,
+    sdk=openai,
+    path=OPENAI_PATH,
+    base_url=lambda server: server.openai_base_url,
+    reply=_openai_reply,
+    prefix="call_",
+    model="gpt-test",
+)
+ANTHROPIC = Flavour(
+    name="anthropic",
+    provider=AnthropicProvider,
+    sdk=anthropic,
+    path=ANTHROPIC_PATH,
+    base_url=lambda server: server.url,
+    reply=_anthropic_reply,
+    prefix="toolu_",
+    model="claude-test",
+)
+FLAVOURS = (OPENAI, ANTHROPIC)

@@ -37,6 +37,7 @@ from neuron_context import (
     Text,
     Thinking,
     TokenCounter,
+    ToolDefinition,
     ToolResult,
     ToolResultClearingStrategy,
     ToolUse,
@@ -178,6 +179,21 @@ def tool_uses() -> st.SearchStrategy[ToolUse]:
         id=st.sampled_from(TOOL_USE_IDS),
         name=st.sampled_from(TOOL_NAMES),
         input=tool_inputs(),
+    )
+
+
+@functools.cache
+def tool_definitions() -> st.SearchStrategy[ToolDefinition]:
+    """Tool definitions with a name, a description and an object schema."""
+    schemas = st.builds(
+        lambda properties: {"type": "object", "properties": properties},
+        st.dictionaries(st.sampled_from(_KEYS), json_values(), max_size=3),
+    )
+    return st.builds(
+        ToolDefinition,
+        name=st.sampled_from(TOOL_NAMES),
+        description=texts(max_size=30),
+        input_schema=schemas,
     )
 
 

@@ -1,114 +1,58 @@
-"""AnthropicProvider with the real ``anthropic`` SDK talking HTTP to a fake server on 127.0.0.1."""
+"""What only AnthropicProvider does, with the real ``anthropic`` SDK over HTTP on 127.0.0.1.
+
+The contract both SDK providers share is tested once, for both, in
+``test_sdk_providers.py``.
+"""
 
 from __future__ import annotations
 
-import copy
-import sys
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
-import anyio
 import pytest
 from fake_llm_server import (
+    ANTHROPIC,
     ANTHROPIC_PATH,
+    PNG,
+    SUMMARY,
+    WEATHER,
     FakeLLMServer,
     Reply,
     anthropic_message,
-    isolate_environment,
-    serve,
+    api_key_of,
+    body_of,
+    conversation,
+    history,
 )
 
 from neuron_context import (
     Compaction,
+    CompletionRequest,
     ConfigurationError,
-    Image,
     Message,
+    ProviderError,
     RedactedThinking,
     Role,
-    SummarizationError,
+    StopReason,
+    SummarizationStrategy,
     Text,
     Thinking,
-    ToolDefinition,
+    TokenUsage,
     ToolUse,
 )
-from neuron_context._errors import ProviderError
-from neuron_context._strategies.summarization import SummarizationStrategy
 from neuron_context.providers import AnthropicProvider
-from neuron_context.providers._base import CompletionRequest, StopReason, TokenUsage
 
 pytestmark = pytest.mark.anyio
 
-PNG = "iVBORw0KGgoAAAANSUhEUg=="
-WEATHER = ToolDefinition(
-    name="get_weather",
-    description="Current weather for a city.",
-    input_schema={
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "units": {"type": "string"}},
-        "required": ["city"],
-    },
-)
-CONVERSATION = [
-    Message.system("You are terse."),
-    Message(
-        role=Role.USER,
-        content=(
-            Text(text="What is in this picture? And the weather in Paris and Rome?"),
-            Image(media_type="image/png", data=PNG),
-        ),
-    ),
-    Message(
-        role=Role.ASSISTANT,
-        content=(
-            Thinking(thinking="Two cities: call the tool twice.", signature="sig-1"),
-            Text(text="A cat. Checking both cities."),
-            ToolUse(id="toolu_1", name="get_weather", input={"city": "Paris"}),
-            ToolUse(id="toolu_2", name="get_weather", input={"city": "Rome", "units": "°C"}),
-        ),
-    ),
-    Message.tool_result("toolu_1", "18°C, sunny"),
-    Message.tool_result("toolu_2", "upstream timeout", is_error=True),
-    Message.assistant("Paris is sunny; the Rome lookup failed."),
-    Message.user("Try Rome again."),
-]
-
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
-    """A fake LLM server on 127.0.0.1, with no proxy or API key taken from the environment."""
-    isolate_environment(monkeypatch)
-    with serve() as running:
-        yield running
+CONVERSATION = conversation("toolu_")
+HISTORY = history("toolu_")
 
 
 def make_provider(server: FakeLLMServer, **kwargs: Any) -> AnthropicProvider:
     """An AnthropicProvider whose client talks to ``server`` and never retries."""
-    options: dict[str, Any] = {
-        "base_url": server.url,
-        "api_key": "test-key",
-        "max_retries": 0,
-        "timeout": 10.0,
-        # Plain HTTP to loopback: no proxies from the environment, no TLS set-up.
-        "http_client": anthropic.DefaultAsyncHttpxClient(trust_env=False, verify=False),
-    }
-    options.update(kwargs)
-    return AnthropicProvider("claude-test", **options)
-
-
-def body_of(server: FakeLLMServer, index: int = 0) -> dict[str, object]:
-    """The JSON body of the ``index``-th request the server received."""
-    body = server.requests[index].body
-    assert isinstance(body, dict)
-    return body
-
-
-def api_key_of(headers: dict[str, str]) -> str | None:
-    """The API key a request carried (``x-api-key``, or a bearer token in newer SDKs)."""
-    if "x-api-key" in headers:
-        return headers["x-api-key"]
-    authorization = headers.get("authorization", "")
-    return authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else None
+    provider = ANTHROPIC.make(server, **kwargs)
+    assert isinstance(provider, AnthropicProvider)
+    return provider
 
 
 class TestAnthropicProviderRequest:
@@ -265,14 +209,6 @@ class TestAnthropicProviderRequest:
         assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
         assert body["temperature"] == 0.5
 
-    async def test_request_is_not_mutated(self, server: FakeLLMServer) -> None:
-        """Completing leaves the request's messages and tools as they were."""
-        request = CompletionRequest(CONVERSATION, tools=(WEATHER,))
-        before = copy.deepcopy(request)
-        async with make_provider(server) as provider:
-            await provider.complete(request)
-        assert request == before
-
 
 class TestAnthropicProviderResponse:
     """How AnthropicProvider reads replies."""
@@ -378,64 +314,6 @@ class TestAnthropicProviderResponse:
 class TestAnthropicProviderErrors:
     """How AnthropicProvider maps failures to ProviderError."""
 
-    async def test_rate_limit_is_retryable_with_retry_after(self, server: FakeLLMServer) -> None:
-        """429 with retry-after is retryable and carries the wait."""
-        server.enqueue(Reply.rate_limited(retry_after="3"))
-        async with make_provider(server) as provider:
-            with pytest.raises(ProviderError) as info:
-                await provider.complete(CompletionRequest([Message.user("hi")]))
-        error = info.value
-        assert (error.retryable, error.status_code, error.retry_after) == (True, 429, 3.0)
-        assert isinstance(error.__cause__, anthropic.RateLimitError)
-
-    async def test_retry_after_ms_wins(self, server: FakeLLMServer) -> None:
-        """``retry-after-ms`` is read before ``retry-after``."""
-        headers = {"retry-after": "3", "retry-after-ms": "1500"}
-        server.enqueue(Reply.error(429, "rate_limit_error", "slow down", headers=headers))
-        async with make_provider(server) as provider:
-            with pytest.raises(ProviderError) as info:
-                await provider.complete(CompletionRequest([Message.user("hi")]))
-        assert info.value.retry_after == 1.5
-
-    async def test_overloaded_is_retryable(self, server: FakeLLMServer) -> None:
-        """529 overloaded is retryable."""
-        server.enqueue(Reply.server_error(529))
-        async with make_provider(server) as provider:
-            with pytest.raises(ProviderError) as info:
-                await provider.complete(CompletionRequest([Message.user("hi")]))
-        assert (info.value.retryable, info.value.status_code) == (True, 529)
-        assert isinstance(info.value.__cause__, anthropic.InternalServerError)
-
-    @pytest.mark.parametrize("status", [500, 502, 408, 409])
-    async def test_server_errors_are_retryable(self, server: FakeLLMServer, status: int) -> None:
-        """5xx, 408 and 409 are retryable."""
-        server.enqueue(Reply.error(status, "api_error", "broken"))
-        async with make_provider(server) as provider:
-            with pytest.raises(ProviderError) as info:
-                await provider.complete(CompletionRequest([Message.user("hi")]))
-        assert (info.value.retryable, info.value.status_code) == (True, status)
-
-    @pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 422])
-    async def test_client_errors_are_not_retryable(
-        self, server: FakeLLMServer, status: int
-    ) -> None:
-        """4xx other than 408, 409 and 429 are not retryable."""
-        server.enqueue(Reply.error(status, "invalid_request_error", "no"))
-        async with make_provider(server) as provider:
-            with pytest.raises(ProviderError) as info:
-                await provider.complete(CompletionRequest([Message.user("hi")]))
-        assert (info.value.retryable, info.value.status_code) == (False, status)
-        assert isinstance(info.value.__cause__, anthropic.APIStatusError)
-
-    async def test_malformed_json(self, server: FakeLLMServer) -> None:
-        """A body that is not JSON raises a non-retryable ProviderError."""
-        server.enqueue(Reply.malformed())
-        async with make_provider(server) as provider:
-            with pytest.raises(ProviderError) as info:
-                await provider.complete(CompletionRequest([Message.user("hi")]))
-        assert info.value.retryable is False
-        assert isinstance(info.value.__cause__, ValueError)
-
     @pytest.mark.parametrize(
         "body",
         [
@@ -453,15 +331,6 @@ class TestAnthropicProviderErrors:
                 await provider.complete(CompletionRequest([Message.user("hi")]))
         assert info.value.retryable is False
 
-    async def test_timeout_is_retryable(self, server: FakeLLMServer) -> None:
-        """A reply slower than the client's timeout raises a retryable ProviderError."""
-        server.enqueue(Reply.slow(5.0))
-        async with make_provider(server, timeout=0.2) as provider:
-            with pytest.raises(ProviderError) as info:
-                await provider.complete(CompletionRequest([Message.user("hi")]))
-        assert info.value.retryable is True
-        assert isinstance(info.value.__cause__, anthropic.APITimeoutError)
-
     async def test_sdk_refusal_before_sending(self, server: FakeLLMServer) -> None:
         """A call the SDK refuses to make (a long non-streaming request) is a ProviderError."""
         client = anthropic.AsyncAnthropic(
@@ -477,44 +346,9 @@ class TestAnthropicProviderErrors:
         assert info.value.retryable is False
         assert server.requests == []
 
-    async def test_cancellation_propagates(self, server: FakeLLMServer) -> None:
-        """Cancelling a call in flight cancels it; no ProviderError replaces the cancellation."""
-        server.enqueue(Reply.slow(5.0))
-        async with make_provider(server) as provider:
-            with anyio.move_on_after(0.2) as scope:
-                await provider.complete(CompletionRequest([Message.user("hi")]))
-        assert scope.cancelled_caught
-
-    async def test_connection_refused_is_retryable(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """A server that is gone raises a retryable ProviderError."""
-        isolate_environment(monkeypatch)
-        with serve() as gone:
-            url = gone.url
-        async with AnthropicProvider("m", base_url=url, api_key="k", max_retries=0) as provider:
-            with pytest.raises(ProviderError) as info:
-                await provider.complete(CompletionRequest([Message.user("hi")]))
-        assert (info.value.retryable, info.value.status_code) == (True, None)
-        assert isinstance(info.value.__cause__, anthropic.APIConnectionError)
-
 
 class TestAnthropicProviderConstruction:
     """Building an AnthropicProvider."""
-
-    async def test_given_client_is_used_and_left_open(self, server: FakeLLMServer) -> None:
-        """A client passed in is used and not closed by ``aclose``."""
-        client = anthropic.AsyncAnthropic(base_url=server.url, api_key="given", max_retries=0)
-        async with client:
-            async with AnthropicProvider("claude-test", client=client) as provider:
-                assert provider.client is client
-                await provider.complete(CompletionRequest([Message.user("hi")]))
-            assert not client.is_closed()
-        assert api_key_of(server.requests[0].headers) == "given"
-
-    def test_client_and_kwargs_conflict(self, server: FakeLLMServer) -> None:
-        """Passing both a client and client keyword arguments is a ConfigurationError."""
-        client = anthropic.AsyncAnthropic(base_url=server.url, api_key="k")
-        with pytest.raises(ConfigurationError, match="either client"):
-            AnthropicProvider("m", client=client, api_key="k")
 
     @pytest.mark.parametrize(
         "kwargs",
@@ -530,28 +364,6 @@ class TestAnthropicProviderConstruction:
         """Invalid arguments raise ConfigurationError naming the field."""
         with pytest.raises(ConfigurationError, match="AnthropicProvider"):
             AnthropicProvider(**kwargs, api_key="k", base_url=server.url)
-
-    def test_repr_hides_the_key(self, server: FakeLLMServer) -> None:
-        """The repr shows model and base URL, never the API key."""
-        provider = AnthropicProvider("m", base_url=server.url, api_key="sk-ant-secret")
-        assert "sk-ant-secret" not in repr(provider)
-
-    def test_missing_sdk(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Without the anthropic package, building one says which extra to install."""
-        monkeypatch.setitem(sys.modules, "anthropic", None)
-        with pytest.raises(ConfigurationError, match=r"neuron-context\[anthropic\]"):
-            AnthropicProvider("m", api_key="k")
-
-
-LONG_LOG = "\n".join(f"line {n}: INFO fetched https://example.test/weather/{n}" for n in range(200))
-HISTORY = [
-    *CONVERSATION[:3],
-    Message.tool_result("toolu_1", LONG_LOG),
-    *CONVERSATION[4:],
-    Message.assistant("Rome: 21°C."),
-    Message.user("Thanks. Now Oslo?"),
-]
-SUMMARY = "## Goal and constraints\nWeather in Paris and Rome.\n## Next steps\nOslo."
 
 
 class TestAnthropicProviderSummarization:
@@ -576,25 +388,3 @@ class TestAnthropicProviderSummarization:
         assert isinstance(messages, list)
         assert len(messages) == 1
         assert messages[0]["role"] == "user"
-
-    @pytest.mark.parametrize(
-        "replies",
-        [
-            [Reply.server_error(529), Reply.server_error(529)],
-            [Reply.json(anthropic_message(stop_reason="max_tokens"))],
-            [Reply.json(anthropic_message(stop_reason="refusal"))],
-        ],
-        ids=["overloaded-twice", "truncated", "refusal"],
-    )
-    async def test_failure_leaves_the_input_untouched(
-        self, server: FakeLLMServer, replies: list[Reply]
-    ) -> None:
-        """A failed summary raises SummarizationError and leaves the input equal to a copy."""
-        history = list(HISTORY)
-        before = copy.deepcopy(history)
-        server.enqueue(*replies)
-        async with make_provider(server) as provider:
-            strategy = SummarizationStrategy(provider, 2, 0, retries=1, retry_delay=0.01)
-            with pytest.raises(SummarizationError):
-                await strategy.compact(history)
-        assert history == before

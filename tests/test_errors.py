@@ -9,6 +9,7 @@ from neuron_context import (
     ConfigurationError,
     InvalidConversationError,
     NeuronContextError,
+    ProviderError,
     SummarizationError,
     TokenizerError,
 )
@@ -84,3 +85,40 @@ class TestErrorTree:
         with pytest.raises(SummarizationError) as info:
             raise SummarizationError(msg) from cause
         assert info.value.__cause__ is cause
+
+
+class TestErrorValues:
+    """Values carried by errors are checked when the error is built."""
+
+    @pytest.mark.parametrize(
+        ("kwargs", "field"),
+        [
+            ({"retry_after": "5"}, "retry_after"),
+            ({"retry_after": -1}, "retry_after"),
+            ({"retry_after": float("nan")}, "retry_after"),
+            ({"retry_after": float("inf")}, "retry_after"),
+            ({"retry_after": 10**400}, "retry_after"),
+            ({"retry_after": True}, "retry_after"),
+            ({"retryable": "yes"}, "retryable"),
+            ({"retryable": 1}, "retryable"),
+            ({"status_code": "429"}, "status_code"),
+            ({"status_code": 42}, "status_code"),
+            ({"status_code": True}, "status_code"),
+        ],
+    )
+    def test_bad_provider_error(self, kwargs: dict[str, object], field: str) -> None:
+        """ProviderError refuses a wait that is not a finite number >= 0, and bad flags."""
+        with pytest.raises(ConfigurationError, match=rf"ProviderError\.{field}"):
+            ProviderError("x", **kwargs)  # type: ignore[arg-type]
+
+    def test_good_provider_error(self) -> None:
+        """A wait in seconds is kept as a float; None means the server said nothing."""
+        error = ProviderError("x", retryable=True, status_code=429, retry_after=5)
+        assert (error.retryable, error.status_code, error.retry_after) == (True, 429, 5.0)
+        assert ProviderError("x").retry_after is None
+
+    @pytest.mark.parametrize("ids", [None, 5, "abc", [1, 2]])
+    def test_bad_ids(self, ids: object) -> None:
+        """InvalidConversationError.ids is an iterable of str."""
+        with pytest.raises(ConfigurationError, match=r"InvalidConversationError\.ids"):
+            InvalidConversationError("x", ids=ids)  # type: ignore[arg-type]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from neuron_context import ConfigurationError, InjectionTrigger, SystemInjector
+from neuron_context import ConfigurationError, InjectionRule, InjectionTrigger, SystemInjector
 
 
 def _fires_at(trigger: InjectionTrigger, turns: range, token_count: int = 0) -> list[int]:
@@ -230,3 +232,171 @@ class TestSystemInjector:
         with pytest.raises(ConfigurationError, match=r"SystemInjector\.restore"):
             injector.restore(bad)  # type: ignore[arg-type]
         assert injector.state() == before
+
+
+def _always(turn: int, token_count: int) -> bool:
+    """A custom predicate that always fires."""
+    return True
+
+
+def _never(turn: int, token_count: int) -> bool:
+    """A custom predicate that never fires."""
+    return False
+
+
+class TestInjectionTriggerValidation:
+    """InjectionTrigger built directly, and its arguments."""
+
+    @pytest.mark.parametrize(
+        ("args", "field"),
+        [
+            (("bogus",), "kind"),
+            (("every_n_turns", -1), "value"),
+            (("every_n_turns", 1.5), "value"),
+            (("custom",), "predicate"),
+            (("custom", 0, "always"), "predicate"),
+            (("every_n_turns", 3, _always), "predicate"),
+        ],
+    )
+    def test_bad_construction(self, args: tuple[object, ...], field: str) -> None:
+        """A trigger that could not fire correctly is not built (no failing assert later)."""
+        with pytest.raises(ConfigurationError, match=rf"InjectionTrigger\.{field}"):
+            InjectionTrigger(*args)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize(("turn", "tokens"), [(2.0, 0), (True, 0), (None, 0), (1, "5")])
+    def test_fires_takes_ints(self, turn: object, tokens: object) -> None:
+        """fires() takes ints, not floats, bools or None."""
+        with pytest.raises(ConfigurationError, match=r"InjectionTrigger\.fires"):
+            InjectionTrigger.every_n_turns(2).fires(turn, tokens)  # type: ignore[arg-type]
+
+    def test_describe(self) -> None:
+        """describe() says what the trigger is, a custom one by its qualified name."""
+        assert InjectionTrigger.every_n_turns(3).describe() == "every_n_turns(3)"
+        assert InjectionTrigger.on_token_threshold(9).describe() == "on_token_threshold(9)"
+        assert InjectionTrigger.custom(_always).describe() == "custom(test_injection._always)"
+
+
+class TestSystemInjectorValidation:
+    """SystemInjector.check arguments and states from other injectors."""
+
+    @pytest.mark.parametrize(
+        ("turn", "tokens"),
+        [(2.0, 0), (True, 0), (None, 0), (1, None), (1, 2.5), (-1, 0), (0, -1), (10**20, 0)],
+    )
+    def test_bad_check_arguments(self, turn: object, tokens: object) -> None:
+        """check() takes ints >= 0 and records nothing when refused."""
+        injector = _injector()
+        before = injector.state()
+        with pytest.raises(ConfigurationError, match=r"SystemInjector\.check"):
+            injector.check(turn, tokens)  # type: ignore[arg-type]
+        assert injector.state() == before
+
+    @given(
+        rules=st.lists(
+            st.tuples(
+                st.sampled_from(["every", "threshold", "always"]),
+                st.integers(0, 5),
+                st.text(max_size=5),
+                st.booleans(),
+            ),
+            max_size=5,
+        ),
+        turns=st.lists(st.tuples(st.integers(0, 50), st.integers(0, 2_000)), max_size=10),
+    )
+    def test_state_always_round_trips(
+        self, rules: list[tuple[str, int, str, bool]], turns: list[tuple[int, int]]
+    ) -> None:
+        """restore(state()) works after any accepted checks, and the copy continues the same."""
+
+        def build() -> SystemInjector:
+            injector = SystemInjector()
+            for kind, value, content, once in rules:
+                trigger = {
+                    "every": InjectionTrigger.every_n_turns(value),
+                    "threshold": InjectionTrigger.on_token_threshold(value * 400),
+                    "always": InjectionTrigger.custom(_always),
+                }[kind]
+                injector.add_rule(trigger, content, once=once)
+            return injector
+
+        original = build()
+        for turn, tokens in turns:
+            original.check(turn, tokens)
+        copy = build()
+        copy.restore(json.loads(json.dumps(original.state())))
+        assert copy.state() == original.state()
+        assert [copy.check(t, 10 * t) for t in range(5)] == [
+            original.check(t, 10 * t) for t in range(5)
+        ]
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            (InjectionTrigger.every_n_turns(5), "plan", False),
+            (InjectionTrigger.on_token_threshold(3), "plan", False),
+            (InjectionTrigger.every_n_turns(3), "other content", False),
+            (InjectionTrigger.every_n_turns(3), "plan", True),
+            (InjectionTrigger.custom(_always), "plan", False),
+        ],
+        ids=["n", "kind", "content", "once", "custom"],
+    )
+    def test_state_of_other_rules_is_refused(
+        self, change: tuple[InjectionTrigger, str, bool]
+    ) -> None:
+        """A state taken with different rules (same count) is refused, naming the rule."""
+        original = SystemInjector()
+        original.add_rule(InjectionTrigger.on_token_threshold(0), "first")
+        original.add_rule(InjectionTrigger.every_n_turns(3), "plan")
+        original.check(3, 0)
+        other = SystemInjector()
+        other.add_rule(InjectionTrigger.on_token_threshold(0), "first")
+        trigger, content, once = change
+        other.add_rule(trigger, content, once=once)
+        before = other.state()
+        with pytest.raises(ConfigurationError, match=r"SystemInjector\.restore: rule 1 differs"):
+            other.restore(original.state())
+        assert other.state() == before
+
+    def test_custom_triggers_by_name(self) -> None:
+        """Custom triggers are told apart by their function's qualified name."""
+        original = SystemInjector()
+        original.add_rule(InjectionTrigger.custom(_always), "x")
+        other = SystemInjector()
+        other.add_rule(InjectionTrigger.custom(_never), "x")
+        with pytest.raises(ConfigurationError, match="differs"):
+            other.restore(original.state())
+        same = SystemInjector()
+        same.add_rule(InjectionTrigger.custom(_always), "x")
+        same.restore(original.state())
+
+    def test_version_one_state_is_read(self) -> None:
+        """A state written before fingerprints (version 1) is still restored by count."""
+        injector = SystemInjector()
+        injector.add_rule(InjectionTrigger.every_n_turns(1), "hello", once=True)
+        injector.restore({"version": 1, "rules": [{"fired": 1, "last_turn": 4}]})
+        assert injector.check(5, 0) == []
+        assert injector.state()["rules"][0]["last_turn"] == 4
+
+    def test_rules_appended_directly(self) -> None:
+        """A rule appended to ``rules`` directly is checked and kept in the state."""
+        injector = SystemInjector()
+        injector.rules.append(InjectionRule(InjectionTrigger.every_n_turns(1), "direct"))
+        assert injector.check(1, 0) == ["direct"]
+        assert injector.state()["rules"][0]["fired"] == 1
+
+    @pytest.mark.parametrize(
+        ("args", "field"),
+        [
+            (("every turn", "x"), "trigger"),
+            ((InjectionTrigger.every_n_turns(1), None), "content"),
+        ],
+    )
+    def test_rule_fields(self, args: tuple[object, object], field: str) -> None:
+        """InjectionRule names the bad field."""
+        with pytest.raises(ConfigurationError, match=rf"InjectionRule\.{field}"):
+            InjectionRule(*args)  # type: ignore[arg-type]
+
+    def test_once_must_be_a_bool(self) -> None:
+        """``once`` is a bool."""
+        with pytest.raises(ConfigurationError, match=r"InjectionRule\.once"):
+            SystemInjector().add_rule(InjectionTrigger.every_n_turns(1), "x", once=1)  # type: ignore[arg-type]

@@ -109,3 +109,17 @@ class TestPersistentContext:
         """to_message wraps the rendering in a system message."""
         context = _context(ContextSection("Rules", "Be brief.", 0))
         assert context.to_message() == Message.system("## Rules\nBe brief.")
+
+
+class TestPersistentContextValidation:
+    """Arguments of PersistentContext methods."""
+
+    def test_remove_section_takes_a_str(self) -> None:
+        """remove_section names a bad label."""
+        with pytest.raises(ConfigurationError, match=r"remove_section: label"):
+            PersistentContext().remove_section(None)  # type: ignore[arg-type]
+
+    def test_huge_priority(self) -> None:
+        """A priority beyond 2**53 is refused, naming the field."""
+        with pytest.raises(ConfigurationError, match=r"ContextSection\.priority"):
+            ContextSection("a", "b", 10**400)

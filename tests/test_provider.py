@@ -8,19 +8,17 @@ import attrs
 import pytest
 
 from neuron_context import (
+    CompletionRequest,
+    CompletionResponse,
     ConfigurationError,
     Message,
     NeuronContextError,
-    ToolDefinition,
-    ToolUse,
-)
-from neuron_context._errors import ProviderError
-from neuron_context.providers._base import (
-    CompletionRequest,
-    CompletionResponse,
     Provider,
+    ProviderError,
     StopReason,
     TokenUsage,
+    ToolDefinition,
+    ToolUse,
 )
 
 

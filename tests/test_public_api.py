@@ -10,6 +10,7 @@ from pathlib import Path
 import neuron_context
 
 INIT = Path(neuron_context.__file__)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _names_bound_in_init() -> set[str]:
@@ -122,3 +123,58 @@ class TestDocstrings:
                 if inspect.isfunction(function) and not (function.__doc__ or "").strip():
                     missing.append(f"{name}.{attribute}")
         assert missing == []
+
+
+def _private_imports(path: Path) -> list[str]:
+    """Every import of a private part of neuron_context in the module at ``path``."""
+    found: list[str] = []
+    label = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module]
+            modules += [f"{node.module}.{alias.name}" for alias in node.names]
+        for module in modules:
+            parts = module.split(".")
+            if parts[0] == "neuron_context" and any(p.startswith("_") for p in parts[1:]):
+                found.append(f"{label}:{node.lineno}: {module}")
+    return found
+
+
+class TestTestsUsePublicNames:
+    """Tests and benchmarks import only the public API, so moving a private module breaks
+    none of them."""
+
+    def test_no_private_imports(self) -> None:
+        """No module under tests/ or benches/ imports neuron_context._x or a private name."""
+        modules = sorted([*ROOT.glob("tests/**/*.py"), *ROOT.glob("benches/*.py")])
+        assert modules
+        offending = [line for path in modules for line in _private_imports(path)]
+        assert offending == []
+
+    def test_detects_private_imports(self, tmp_path: Path) -> None:
+        """The check finds each form of private import, and passes public ones."""
+        module = tmp_path / "probe.py"
+        module.write_text(
+            "import neuron_context._errors\n"
+            "from neuron_context._messages.content import Text\n"
+            "from neuron_context.providers._sdk import SDKProvider\n"
+            "from neuron_context.providers import _sdk\n"
+            "from neuron_context import Message, formats\n"
+            "from neuron_context.formats import to_openai\n",
+            encoding="utf-8",
+        )
+        found = _private_imports(module)
+        assert [line.rsplit(": ", 1)[1] for line in found] == [
+            "neuron_context._errors",
+            "neuron_context._messages.content",
+            "neuron_context._messages.content.Text",
+            "neuron_context.providers._sdk",
+            "neuron_context.providers._sdk.SDKProvider",
+            "neuron_context.providers._sdk",
+        ]

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import functools
+import threading
+import time
 
+import anyio
 import pytest
 
 from neuron_context import (
     CompactionError,
+    CompletionRequest,
+    CompletionResponse,
     ConfigurationError,
     ContextStrategy,
     Message,
     SlidingWindowStrategy,
+    StopReason,
+    SummarizationError,
+    SummarizationStrategy,
     TokenCounter,
 )
-from neuron_context.providers._base import CompletionRequest, CompletionResponse, StopReason
 from neuron_context.testing import CompactCall, FunctionProvider, RecordingStrategy
 
 REQUEST = CompletionRequest([Message.user("ping")], max_tokens=5)
@@ -83,6 +90,61 @@ class TestFunctionProvider:
         """The function must be callable."""
         with pytest.raises(ConfigurationError, match=r"FunctionProvider\.fn"):
             FunctionProvider("hello")  # type: ignore[arg-type]
+
+    @pytest.mark.anyio
+    async def test_blocking_sync_function_honours_a_timeout(self) -> None:
+        """A sync function that blocks does not block the loop: the caller's timeout fires."""
+        release = threading.Event()
+
+        def blocking(request: CompletionRequest) -> str:
+            release.wait(5.0)
+            return "late"
+
+        provider = FunctionProvider(blocking)
+        started = time.monotonic()
+        try:
+            with pytest.raises(TimeoutError):
+                with anyio.fail_after(0.2):
+                    await provider.complete(REQUEST)
+        finally:
+            release.set()
+        assert time.monotonic() - started < 2.0
+
+    @pytest.mark.anyio
+    async def test_late_result_is_not_used(self) -> None:
+        """A summary that arrives after the strategy's timeout is not used; the input stays."""
+        release = threading.Event()
+
+        def blocking(request: CompletionRequest) -> str:
+            release.wait(5.0)
+            return "a late summary"
+
+        history = [Message.user("a" * 400), Message.assistant("b" * 400), Message.user("c")]
+        strategy = SummarizationStrategy(FunctionProvider(blocking), 1, 0, timeout=0.2, retries=0)
+        try:
+            with pytest.raises(SummarizationError):
+                await strategy.compact(history)
+        finally:
+            release.set()
+        assert history[0] == Message.user("a" * 400)
+
+    @pytest.mark.anyio
+    async def test_sync_function_runs_in_a_worker_thread(self) -> None:
+        """A sync function runs off the event loop's thread; an async one on it."""
+        threads: list[int] = []
+
+        def sync(request: CompletionRequest) -> str:
+            threads.append(threading.get_ident())
+            return "x"
+
+        async def run_async(request: CompletionRequest) -> str:
+            threads.append(threading.get_ident())
+            return "y"
+
+        await FunctionProvider(sync).complete(REQUEST)
+        await FunctionProvider(run_async).complete(REQUEST)
+        assert threads[0] != threading.get_ident()
+        assert threads[1] == threading.get_ident()
 
 
 class TestRecordingStrategy:

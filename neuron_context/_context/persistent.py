@@ -6,31 +6,28 @@ from typing import Any
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.message import Message
+from .._validators import MAX_INT, require_int, string
 
 __all__ = ["ContextSection", "PersistentContext"]
 
 
-def _check_str(_: object, attribute: Any, value: Any) -> None:
-    if not isinstance(value, str):
-        msg = f"ContextSection.{attribute.name} must be a str, got {value!r}"
-        raise ConfigurationError(msg)
-
-
-def _check_priority(_: object, attribute: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"ContextSection.{attribute.name} must be an int, got {value!r}"
-        raise ConfigurationError(msg)
+def _check_priority(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    # Any int, negative ones too (they render first).
+    require_int(value, f"ContextSection.{attribute.name}", minimum=-MAX_INT)
 
 
 @attrs.frozen
 class ContextSection:
     """A labelled piece of context; lower ``priority`` renders first."""
 
-    label: str = attrs.field(validator=_check_str)
-    content: str = attrs.field(validator=_check_str)
+    label: str = attrs.field(validator=string())
+    """The heading, rendered as ``## {label}``."""
+    content: str = attrs.field(validator=string())
+    """The text under the heading, verbatim."""
     priority: int = attrs.field(default=0, validator=_check_priority)
+    """Lower renders first; equal priorities keep the order they were added in."""
 
     def render(self) -> str:
         """``"## {label}\\n{content}"``."""
@@ -56,12 +53,19 @@ class PersistentContext:
     def add_section(self, section: ContextSection) -> None:
         """Add a section (equal priorities keep the order they were added in)."""
         if not isinstance(section, ContextSection):
-            msg = f"PersistentContext.add_section takes a ContextSection, got {section!r}"
+            msg = f"PersistentContext.add_section takes a ContextSection, got {show(section)}"
             raise ConfigurationError(msg)
         self.sections.append(section)
 
     def remove_section(self, label: str) -> int:
-        """Remove every section with ``label``; return how many were removed."""
+        """Remove every section with ``label``; return how many were removed.
+
+        Raises:
+            ConfigurationError: ``label`` is not a ``str``.
+        """
+        if not isinstance(label, str):
+            msg = f"PersistentContext.remove_section: label must be a str, got {show(label)}"
+            raise ConfigurationError(msg)
         before = len(self.sections)
         self.sections = [s for s in self.sections if s.label != label]
         return before - len(self.sections)

@@ -70,6 +70,20 @@ wrong, e.g. ``messages[3].content[1].tool_use_id``.
   ignored keys are gone, empty text blocks are dropped, turns of one role are merged,
   and a list ``system`` becomes one string. The Messages API cannot keep
   ``Image.width``/``height``, a URL image's ``media_type`` or a document's ``pages``.
+
+**Tool definitions** (:func:`tools_to_openai` / :func:`tools_from_openai`,
+:func:`tools_to_anthropic` / :func:`tools_from_anthropic`): a
+:class:`~neuron_context.ToolDefinition` as a Chat Completions function tool or as a
+Messages API client tool; the providers send them this way.
+
+**Bad input.** Every reader and writer checks its arguments and raises
+:class:`~neuron_context.ConfigurationError` naming what is wrong: a writer given
+something other than a list of :class:`~neuron_context.Message` (a wire dict is pointed
+to the reader), a ``system`` that is not a ``str``; a reader given something other than
+a list of objects, or a field of the wrong type, named by its path. A free-form JSON value
+read from the wire (a tool's input or arguments, a tool's schema) may nest at most
+:data:`MAX_DEPTH` (100) levels: deeper input is refused with a ``ConfigurationError``
+naming its path, never a ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -79,7 +93,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias, assert_never
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import (
     JSON,
     Compaction,
@@ -93,10 +107,13 @@ from .._messages.content import (
     ToolUse,
 )
 from .._messages.message import Message, Role
+from .._validators import require_int
 from ._anthropic import SYSTEM_REMINDER, from_anthropic, to_anthropic
 from ._common import (
+    MAX_DEPTH,
     SUMMARY_HEADING,
     build,
+    check_depth,
     fail,
     get_bool,
     get_count,
@@ -104,11 +121,15 @@ from ._common import (
     get_mapping,
     get_str,
     get_text,
+    parse_json,
+    require_messages,
 )
 from ._openai import RAW_ARGUMENTS, TOOL_IMAGES_HEADING, from_openai, to_openai
+from ._tools import tools_from_anthropic, tools_from_openai, tools_to_anthropic, tools_to_openai
 
 __all__ = [
     "FORMAT",
+    "MAX_DEPTH",
     "RAW_ARGUMENTS",
     "SUMMARY_HEADING",
     "SYSTEM_REMINDER",
@@ -122,6 +143,10 @@ __all__ = [
     "to_dict",
     "to_json",
     "to_openai",
+    "tools_from_anthropic",
+    "tools_from_openai",
+    "tools_to_anthropic",
+    "tools_to_openai",
 ]
 
 FORMAT = "neuron-context"
@@ -153,16 +178,26 @@ def to_dict(messages: Iterable[Message]) -> dict[str, JSON]:
     Examples:
         >>> to_dict([Message.user("hi")])["messages"]
         [{'role': 'user', 'content': [{'type': 'text', 'text': 'hi'}]}]
+
+    Raises:
+        ConfigurationError: ``messages`` is not a list of :class:`Message`.
     """
     rendered: list[JSON] = [
         {"role": message.role.value, "content": [_block(block) for block in message.content]}
-        for message in messages
+        for message in require_messages(messages)
     ]
     return {"format": FORMAT, "version": VERSION, "messages": rendered}
 
 
 def to_json(messages: Iterable[Message], *, indent: int | None = None) -> str:
-    """``messages`` as a JSON string (:func:`to_dict`, non-ASCII kept as is)."""
+    """``messages`` as a JSON string (:func:`to_dict`, non-ASCII kept as is).
+
+    Raises:
+        ConfigurationError: ``messages`` is not a list of :class:`Message`, or ``indent``
+            is not an int >= 0 or None.
+    """
+    if indent is not None:
+        require_int(indent, "indent", maximum=64)
     return json.dumps(to_dict(messages), ensure_ascii=False, indent=indent)
 
 
@@ -226,11 +261,11 @@ def from_dict(data: Mapping[str, object]) -> list[Message]:
     """
     data = get_mapping(data, "data")
     if data.get("format") != FORMAT:
-        msg = f"format must be {FORMAT!r}, got {data.get('format')!r}"
+        msg = f"format must be {FORMAT!r}, got {show(data.get('format'))}"
         raise ConfigurationError(msg)
     version = data.get("version")
     if isinstance(version, bool) or version != VERSION:
-        msg = f"version must be {VERSION}, got {version!r}"
+        msg = f"version must be {VERSION}, got {show(version)}"
         raise ConfigurationError(msg)
     _check_keys(data, frozenset({"format", "version", "messages"}), "")
     raw_messages = get_list(data.get("messages"), "messages")
@@ -238,13 +273,16 @@ def from_dict(data: Mapping[str, object]) -> list[Message]:
 
 
 def from_json(text: str | bytes) -> list[Message]:
-    """Read what :func:`to_json` wrote (see :func:`from_dict`)."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        msg = f"not valid JSON: {exc}"
-        raise ConfigurationError(msg) from exc
-    return from_dict(get_mapping(data, "data"))
+    """Read what :func:`to_json` wrote (see :func:`from_dict`).
+
+    Raises:
+        ConfigurationError: ``text`` is not a ``str`` or ``bytes``, not valid JSON,
+            nested too deeply to parse, or not our format (see :func:`from_dict`).
+    """
+    if not isinstance(text, str | bytes | bytearray):
+        msg = f"text must be a str or bytes, got {type(text).__name__}"
+        raise ConfigurationError(msg)
+    return from_dict(get_mapping(parse_json(text, "text"), "data"))
 
 
 def _check_keys(obj: Mapping[str, object], allowed: frozenset[str], path: str) -> None:
@@ -258,7 +296,7 @@ def _message(raw: object, path: str) -> Message:
     _check_keys(obj, frozenset({"role", "content"}), path)
     role = get_str(obj, "role", path)
     if role not in _ROLES:
-        raise fail(path, f"must be one of {[r.value for r in Role]}, got {role!r}", at="role")
+        raise fail(path, f"must be one of {[r.value for r in Role]}, got {show(role)}", at="role")
     raw_blocks = get_list(obj.get("content"), f"{path}.content")
     blocks = [_read_block(b, f"{path}.content[{k}]") for k, b in enumerate(raw_blocks)]
     return build(path, lambda: Message(role=Role(role), content=blocks))
@@ -269,7 +307,7 @@ def _read_block(raw: object, path: str) -> ContentBlock:
     kind = get_str(obj, "type", path)
     keys = _KEYS.get(kind)
     if keys is None:
-        raise fail(path, f"is not a known block type: {kind!r}", at="type")
+        raise fail(path, f"is not a known block type: {show(kind)}", at="type")
     _check_keys(obj, keys, path)
     if kind in ("text", "image"):
         return _read_item(obj, path)
@@ -284,6 +322,7 @@ def _read_block(raw: object, path: str) -> ContentBlock:
     if kind == "tool_use":
         use_id, name = get_str(obj, "id", path), get_str(obj, "name", path)
         tool_input = get_mapping(obj.get("input"), f"{path}.input")
+        check_depth(tool_input, f"{path}.input")
         return build(path, lambda: ToolUse(id=use_id, name=name, input=tool_input))
     if kind == "tool_result":
         use_id, is_error = get_str(obj, "tool_use_id", path), get_bool(obj, "is_error", path)
@@ -295,7 +334,10 @@ def _read_block(raw: object, path: str) -> ContentBlock:
         return Thinking(thinking=thinking, signature=get_text(obj, "signature", path) or "")
     if kind == "redacted_thinking":
         return RedactedThinking(data=get_str(obj, "data", path))
-    return Compaction(content=get_str(obj, "content", path))
+    if kind == "compaction":
+        return Compaction(content=get_str(obj, "content", path))
+    # Every key of _KEYS is handled above; a new block type must be added to both.
+    raise fail(path, f"is not a known block type: {show(kind)}", at="type")
 
 
 def _read_item(raw: object, path: str) -> Text | Image:
@@ -305,7 +347,7 @@ def _read_item(raw: object, path: str) -> Text | Image:
         _check_keys(obj, _KEYS["text"], path)
         return Text(text=get_str(obj, "text", path))
     if kind != "image":
-        raise fail(path, f"must be 'text' or 'image', got {kind!r}", at="type")
+        raise fail(path, f"must be 'text' or 'image', got {show(kind)}", at="type")
     _check_keys(obj, _KEYS["image"], path)
     media_type, data = get_text(obj, "media_type", path), get_text(obj, "data", path)
     url = get_text(obj, "url", path)

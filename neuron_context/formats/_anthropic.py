@@ -9,6 +9,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeAlias, assert_never
 
+from .._errors import show
 from .._messages.content import (
     JSON,
     Compaction,
@@ -24,6 +25,7 @@ from .._messages.content import (
 from .._messages.message import Message, Role
 from ._common import (
     build,
+    check_depth,
     fail,
     get_bool,
     get_list,
@@ -32,6 +34,8 @@ from ._common import (
     get_str,
     get_text,
     render_compaction,
+    require_messages,
+    require_system,
     text_or_compaction,
 )
 
@@ -63,14 +67,17 @@ def to_anthropic(
         messages=...)``; roles alternate.
 
     Raises:
-        ConfigurationError: a block cannot be expressed (an image given as data without
-            a media type, an image or document in a system message); the message names
-            its path, e.g. ``messages[2].content[0]``.
+        ConfigurationError: ``messages`` is not a list of :class:`Message`, ``system``
+            is not a ``str`` or ``None``, or a block cannot be expressed (an image given
+            as data without a media type, an image or document in a system message); the
+            message names its path, e.g. ``messages[2].content[0]``.
     """
+    checked = require_messages(messages)
+    system = require_system(system)
     prompt: list[str] = [] if system is None else [system]
     turns: list[tuple[str, list[_Block]]] = []
     leading = True
-    for index, message in enumerate(messages):
+    for index, message in enumerate(checked):
         path = f"messages[{index}]"
         if message.role is Role.SYSTEM:
             text = _system_text(message, path)
@@ -211,7 +218,7 @@ def _read_message(raw: object, path: str) -> list[Message]:
     item = get_mapping(raw, path)
     role = get_str(item, "role", path)
     if role not in ("user", "assistant"):
-        raise fail(path, f"must be 'user' or 'assistant', got {role!r}", at="role")
+        raise fail(path, f"must be 'user' or 'assistant', got {show(role)}", at="role")
     content = item.get("content")
     blocks: list[ContentBlock]
     if isinstance(content, str):
@@ -257,6 +264,7 @@ def _read_block(raw: object, path: str) -> ContentBlock:
         use_id = get_str(block, "id", path)
         name = get_str(block, "name", path)
         tool_input = get_mapping(block.get("input"), f"{path}.input")
+        check_depth(tool_input, f"{path}.input")
         return build(path, lambda: ToolUse(id=use_id, name=name, input=tool_input))
     if kind == "tool_result":
         return _read_tool_result(block, path)
@@ -266,7 +274,7 @@ def _read_block(raw: object, path: str) -> ContentBlock:
         return Thinking(thinking=thinking, signature=signature)
     if kind == "redacted_thinking":
         return RedactedThinking(data=get_str(block, "data", path))
-    raise fail(path, f"is not a supported block type: {kind!r}", at="type")
+    raise fail(path, f"is not a supported block type: {show(kind)}", at="type")
 
 
 def _read_image(block: Mapping[str, object], path: str) -> Image:
@@ -279,7 +287,7 @@ def _read_image(block: Mapping[str, object], path: str) -> Image:
     if kind == "url":
         url = get_str(source, "url", f"{path}.source")
         return build(path, lambda: Image(url=url))
-    raise fail(path, f"is not a supported image source: {kind!r}", at="source.type")
+    raise fail(path, f"is not a supported image source: {show(kind)}", at="source.type")
 
 
 def _read_document(block: Mapping[str, object], path: str) -> Document:
@@ -296,7 +304,7 @@ def _read_document(block: Mapping[str, object], path: str) -> Document:
     if kind == "url":
         url = get_str(source, "url", f"{path}.source")
         return build(path, lambda: Document(media_type="application/pdf", url=url))
-    raise fail(path, f"is not a supported document source: {kind!r}", at="source.type")
+    raise fail(path, f"is not a supported document source: {show(kind)}", at="source.type")
 
 
 def _read_tool_result(block: Mapping[str, object], path: str) -> ToolResult:
@@ -316,5 +324,5 @@ def _read_tool_result(block: Mapping[str, object], path: str) -> ToolResult:
             elif kind == "image":
                 items.append(_read_image(item, item_path))
             else:
-                raise fail(item_path, f"must be 'text' or 'image', got {kind!r}", at="type")
+                raise fail(item_path, f"must be 'text' or 'image', got {show(kind)}", at="type")
     return build(path, lambda: ToolResult(tool_use_id=use_id, content=items, is_error=is_error))

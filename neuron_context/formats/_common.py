@@ -6,17 +6,21 @@ Every reader takes the *path* of the value it reads (``messages[3].content[1]``)
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import Compaction, Text
+from .._messages.message import Message
 from .._summary.format import SUMMARY_HEADING
 
 __all__ = [
+    "MAX_DEPTH",
     "SUMMARY_HEADING",
     "build",
+    "check_depth",
     "fail",
     "get_bool",
     "get_count",
@@ -26,10 +30,20 @@ __all__ = [
     "get_str",
     "get_text",
     "parse_data_url",
+    "parse_json",
     "render_compaction",
+    "require_messages",
+    "require_system",
     "text_or_compaction",
 ]
 
+
+MAX_DEPTH = 100
+"""How deeply a free-form JSON value read from the wire (a tool's input or arguments, a
+tool's schema) may nest: ``{}`` is one level, ``{"a": [1]}`` two. Real tool arguments and
+schemas nest a dozen levels at most; a reply nested hundreds of levels deep would
+otherwise reach Python's recursion limit (``RecursionError``) in ``json``, ``copy`` or the
+counters, so the readers refuse it with a :class:`ConfigurationError` naming its path."""
 
 _SUMMARY_PREFIX = SUMMARY_HEADING + "\n"
 _DATA_URL = re.compile(r"data:([^;,]*)((?:;[^;,]*)*);base64,(.*)", re.DOTALL)
@@ -63,12 +77,79 @@ def get_list(value: object, path: str) -> Sequence[object]:
     return value
 
 
-def get_messages(value: object) -> Iterable[object]:
-    """The messages argument of a reader: any iterable but a string or a mapping."""
+def get_messages(value: object, name: str = "messages") -> Iterable[object]:
+    """The list argument ``name`` of a reader: any iterable but a string or a mapping."""
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
-        msg = f"messages must be a list of messages, got {_kind(value)}"
+        msg = f"{name} must be a list of {name}, got {_kind(value)}"
         raise ConfigurationError(msg)
     return value
+
+
+def require_messages(value: object) -> list[Message]:
+    """The messages argument of a writer as a list of :class:`Message`, or an error.
+
+    A plain dict (an OpenAI or Anthropic message) is named as such: read those with the
+    ``from_*`` functions first.
+    """
+    if isinstance(value, str | bytes | Mapping | Message) or not isinstance(value, Iterable):
+        msg = f"messages must be a list of Message, got {_kind(value)}"
+        raise ConfigurationError(msg)
+    messages = list(value)
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            hint = (
+                " (read wire dicts with formats.from_openai or formats.from_anthropic)"
+                if isinstance(message, Mapping)
+                else ""
+            )
+            where, problem = f"messages[{index}]", f"must be a Message, got {_kind(message)}"
+            raise fail(where, problem + hint)
+    return messages
+
+
+def require_system(value: object) -> str | None:
+    """The ``system`` argument of a writer: a ``str`` or ``None``."""
+    if value is not None and not isinstance(value, str):
+        msg = f"system must be a str or None, got {_kind(value)}"
+        raise ConfigurationError(msg)
+    return value
+
+
+def check_depth(value: object, path: str, *, limit: int = MAX_DEPTH) -> None:
+    """Raise unless ``value`` nests at most ``limit`` levels (see :data:`MAX_DEPTH`).
+
+    Iterative, so it cannot itself hit the recursion limit; a cyclic value is reported
+    as too deep.
+    """
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children: Iterable[object]
+        if isinstance(item, Mapping):
+            children = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            raise fail(path, f"is nested deeper than {limit} levels")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def parse_json(text: str | bytes, path: str) -> object:
+    """``json.loads(text)``, with a :class:`ConfigurationError` naming ``path`` for text
+    that is not JSON or nests too deeply to parse.
+
+    Raises:
+        ConfigurationError: the text is not valid JSON, or is nested so deeply that the
+            parser would exceed the recursion limit.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise fail(path, f"is nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:
+        raise fail(path, f"is not valid JSON: {exc}") from exc
 
 
 def get_str(obj: Mapping[str, object], key: str, path: str) -> str:
@@ -95,7 +176,7 @@ def get_count(obj: Mapping[str, object], key: str, path: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise fail(path, f"must be a non-negative integer or null, got {value!r}", at=key)
+        raise fail(path, f"must be a non-negative integer or null, got {show(value)}", at=key)
     return value
 
 

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import json
 import mimetypes
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TypeAlias, assert_never
 
-import attrs
-
+from .._errors import show
 from .._messages.content import (
     JSON,
     Compaction,
@@ -27,7 +25,9 @@ from .._messages.content import (
 )
 from .._messages.message import Message, Role
 from ._common import (
+    MAX_DEPTH,
     build,
+    check_depth,
     fail,
     get_list,
     get_mapping,
@@ -36,20 +36,25 @@ from ._common import (
     get_text,
     parse_data_url,
     render_compaction,
+    require_messages,
+    require_system,
     text_or_compaction,
+)
+from ._openai_images import (
+    TOOL_IMAGES_HEADING,
+    image_part,
+    read_image_url,
+    read_tool_images,
+    tool_images,
+    with_images,
 )
 
 __all__ = ["RAW_ARGUMENTS", "TOOL_IMAGES_HEADING", "from_openai", "to_openai"]
 
+
 RAW_ARGUMENTS = "_raw"
 """The key under which :func:`from_openai` keeps tool-call arguments that are not a JSON
 object (``{"_raw": "<the string>"}``); :func:`to_openai` sends such a string back verbatim."""
-
-TOOL_IMAGES_HEADING = "[Images returned by tool call {id}]"
-"""The text part that introduces a tool result's images in the user message after the
-tool messages (Chat Completions tool messages hold text only)."""
-
-_TOOL_IMAGES = re.compile(r"\[Images returned by tool call (.+)\]", re.DOTALL)
 
 _Part: TypeAlias = dict[str, JSON]
 _OpenAIMessage: TypeAlias = dict[str, JSON]
@@ -69,28 +74,34 @@ def to_openai(messages: Iterable[Message], *, system: str | None = None) -> list
         New plain dicts, ready for ``client.chat.completions.create(messages=...)``.
 
     Raises:
-        ConfigurationError: a block cannot be expressed in Chat Completions (an image
-            given as data without a media type, a document given only by URL); the
-            message names its path, e.g. ``messages[2].content[0]``.
+        ConfigurationError: ``messages`` is not a list of :class:`Message`, ``system``
+            is not a ``str`` or ``None``, or a block cannot be expressed in Chat
+            Completions (an image given as data without a media type, a document given
+            only by URL); the message names its path, e.g. ``messages[2].content[0]``.
     """
+    checked = require_messages(messages)
+    system = require_system(system)
     out: list[_OpenAIMessage] = []
     if system is not None:
         out.append({"role": "system", "content": system})
     pending: list[JSON] = []  # image parts of the tool results since the last turn
-    for index, message in enumerate(messages):
+    for index, message in enumerate(checked):
         path = f"messages[{index}]"
-        if message.role in (Role.USER, Role.ASSISTANT) and pending:
+        role = message.role
+        if role in (Role.USER, Role.ASSISTANT) and pending:
             out.append({"role": "user", "content": pending})
             pending = []
-        if message.role is Role.TOOL:
-            for b_index, block in enumerate(message.content):
-                if isinstance(block, ToolResult):
-                    out.append(_tool_message(block))
-                    pending.extend(_tool_images(block, f"{path}.content[{b_index}]"))
-        elif message.role is Role.ASSISTANT:
+        if role is Role.TOOL:
+            # A TOOL message holds ToolResult blocks only (Message checks it).
+            for b_index, result in enumerate(message.tool_results):
+                out.append(_tool_message(result))
+                pending.extend(tool_images(result, f"{path}.content[{b_index}]"))
+        elif role is Role.ASSISTANT:
             out.append(_assistant_message(message, path))
+        elif role is Role.USER or role is Role.SYSTEM:
+            out.append({"role": role.value, "content": _content(message, path)})
         else:
-            out.append({"role": message.role.value, "content": _content(message, path)})
+            assert_never(role)
     if pending:
         out.append({"role": "user", "content": pending})
     return out
@@ -129,23 +140,13 @@ def _part(block: ContentBlock, path: str) -> _Part | None:
     if isinstance(block, Compaction):
         return _text_part(render_compaction(block))
     if isinstance(block, Image):
-        return _image_part(block, path)
+        return image_part(block, path)
     if isinstance(block, Document):
         return _document_part(block, path)
     if isinstance(block, ToolUse | ToolResult | Thinking | RedactedThinking):
         # Tool uses become tool_calls, results tool messages; reasoning is not sent.
         return None
     assert_never(block)
-
-
-def _image_part(image: Image, path: str) -> _Part:
-    if image.url is not None:
-        url = image.url
-    elif image.media_type is None:
-        raise fail(path, "is required to send an image given as data", at="media_type")
-    else:
-        url = f"data:{image.media_type};base64,{image.data}"
-    return {"type": "image_url", "image_url": {"url": url}}
 
 
 def _document_part(document: Document, path: str) -> _Part:
@@ -179,9 +180,19 @@ def _assistant_message(message: Message, path: str) -> _OpenAIMessage:
 
 def _arguments(arguments: Mapping[str, JSON]) -> str:
     raw = arguments.get(RAW_ARGUMENTS)
-    if len(arguments) == 1 and isinstance(raw, str) and _parse_arguments(raw) is None:
+    if len(arguments) == 1 and isinstance(raw, str) and not _is_json_object(raw):
         return raw
     return json.dumps(arguments, ensure_ascii=False)
+
+
+def _is_json_object(text: str) -> bool:
+    """Whether :func:`from_openai` would read ``text`` as arguments (not as ``_raw``)."""
+    if not text.strip():
+        return True
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _tool_message(result: ToolResult) -> _OpenAIMessage:
@@ -192,17 +203,6 @@ def _tool_message(result: ToolResult) -> _OpenAIMessage:
     elif texts:
         content = [_text_part(text) for text in texts]
     return {"role": "tool", "tool_call_id": result.tool_use_id, "content": content}
-
-
-def _tool_images(result: ToolResult, path: str) -> list[JSON]:
-    images: list[JSON] = [
-        _image_part(item, f"{path}.content[{i_index}]")
-        for i_index, item in enumerate(result.content)
-        if isinstance(item, Image)
-    ]
-    if not images:
-        return []
-    return [_text_part(TOOL_IMAGES_HEADING.format(id=result.tool_use_id)), *images]
 
 
 # -- reading --------------------------------------------------------------------------
@@ -231,10 +231,10 @@ def from_openai(messages: Iterable[Mapping[str, object]]) -> list[Message]:
             out.append(Message(role=Role.TOOL, content=(result,)))
             continue
         if role == "user" and run:
-            groups = _read_tool_images(item.get("content"), run, path)
+            groups = read_tool_images(item.get("content"), run, path)
             if groups is not None:
                 for target, images in groups:
-                    out[target] = _with_images(out[target], images)
+                    out[target] = with_images(out[target], images)
                 run = []
                 continue
         if role in ("user", "assistant"):
@@ -244,7 +244,7 @@ def from_openai(messages: Iterable[Mapping[str, object]]) -> list[Message]:
         elif role == "assistant":
             out.append(_read_assistant(item, path))
         else:
-            problem = f"must be system, developer, user, assistant or tool, got {role!r}"
+            problem = f"must be system, developer, user, assistant or tool, got {show(role)}"
             raise fail(path, problem, at="role")
     return out
 
@@ -272,19 +272,10 @@ def _read_part(raw: object, path: str) -> ContentBlock:
     if kind == "refusal":
         return Text(text=get_str(part, "refusal", path))
     if kind == "image_url":
-        return _read_image_url(part.get("image_url"), f"{path}.image_url")
+        return read_image_url(part.get("image_url"), f"{path}.image_url")
     if kind == "file":
         return _read_file(part.get("file"), f"{path}.file")
-    raise fail(path, f"is not a supported content part type: {kind!r}", at="type")
-
-
-def _read_image_url(value: object, path: str) -> Image:
-    url = value if isinstance(value, str) else get_str(get_mapping(value, path), "url", path)
-    parsed = parse_data_url(url)
-    if parsed is not None and parsed[0] is not None:
-        media_type, data = parsed
-        return build(path, lambda: Image(media_type=media_type, data=data))
-    return build(path, lambda: Image(url=url))
+    raise fail(path, f"is not a supported content part type: {show(kind)}", at="type")
 
 
 def _read_file(value: object, path: str) -> Document:
@@ -315,28 +306,36 @@ def _read_tool_call(raw: object, path: str) -> ToolUse:
     call = get_mapping(raw, path)
     kind = call.get("type", "function")
     if kind != "function":
-        raise fail(path, f"must be 'function', got {kind!r}", at="type")
+        raise fail(path, f"must be 'function', got {show(kind)}", at="type")
     use_id = get_str(call, "id", path)
     function = get_mapping(call.get("function"), f"{path}.function")
     name = get_str(function, "name", f"{path}.function")
     value = function.get("arguments")
+    arguments_path = f"{path}.function.arguments"
     arguments: Mapping[str, object]
     if value is None:
         arguments = {}
     elif isinstance(value, str):
-        parsed = _parse_arguments(value)
+        parsed = _parse_arguments(value, arguments_path)
         arguments = {RAW_ARGUMENTS: value} if parsed is None else parsed
     else:
-        arguments = get_mapping(value, f"{path}.function.arguments")
+        arguments = get_mapping(value, arguments_path)
+    check_depth(arguments, arguments_path)
     return build(path, lambda: ToolUse(id=use_id, name=name, input=arguments))
 
 
-def _parse_arguments(text: str) -> dict[str, JSON] | None:
-    """The JSON object ``text`` holds (blank is ``{}``), or ``None``."""
+def _parse_arguments(text: str, path: str) -> dict[str, JSON] | None:
+    """The JSON object ``text`` holds (blank is ``{}``), or ``None`` when it holds none.
+
+    Raises:
+        ConfigurationError: ``text`` is JSON nested too deeply to parse.
+    """
     if not text.strip():
         return {}
     try:
         value = json.loads(text)
+    except RecursionError:
+        raise fail(path, f"is nested deeper than {MAX_DEPTH} levels") from None
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -356,44 +355,3 @@ def _read_tool(item: Mapping[str, object], path: str) -> ToolResult:
                 raise fail(part_path, "must be 'text' in a tool message", at="type")
             items.append(Text(text=get_str(part, "text", part_path)))
     return build(path, lambda: ToolResult(tool_use_id=use_id, content=items))
-
-
-def _read_tool_images(
-    content: object, run: Sequence[tuple[str, int]], path: str
-) -> list[tuple[int, list[Image]]] | None:
-    """The images of a user message written by :func:`to_openai` after tool messages.
-
-    Returns ``(index of the tool message, images)`` pairs, or ``None`` unless the content
-    is exactly groups of an image heading naming the results of the run in order, each
-    followed by one or more image parts.
-    """
-    if not isinstance(content, list | tuple):
-        return None
-    groups: list[tuple[int, list[Image]]] = []
-    position = 0  # the next entry of the run a heading may name
-    for p_index, raw in enumerate(content):
-        if not isinstance(raw, Mapping):
-            return None
-        kind, text = raw.get("type"), raw.get("text")
-        if kind == "text" and isinstance(text, str):
-            match = _TOOL_IMAGES.fullmatch(text)
-            if match is None or (groups and not groups[-1][1]):
-                return None
-            ids = [use_id for use_id, _ in run[position:]]
-            if match.group(1) not in ids:
-                return None
-            position += ids.index(match.group(1)) + 1
-            groups.append((run[position - 1][1], []))
-        elif kind == "image_url" and groups:
-            part_path = f"{path}.content[{p_index}].image_url"
-            groups[-1][1].append(_read_image_url(raw.get("image_url"), part_path))
-        else:
-            return None
-    return groups if groups and groups[-1][1] else None
-
-
-def _with_images(message: Message, images: Sequence[Image]) -> Message:
-    (result,) = message.tool_results
-    items = () if result.content == (Text(text=""),) else result.content
-    new = attrs.evolve(result, content=(*items, *images))
-    return attrs.evolve(message, content=(new,))

@@ -2,40 +2,26 @@
 
 from __future__ import annotations
 
-import copy
-import json
-from collections.abc import Awaitable, Callable, Mapping
-from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from .._errors import ConfigurationError, ProviderError
+from .._log import logger
 from .._messages.content import JSON
-from .._messages.message import ToolDefinition
-from ..formats import from_anthropic, to_anthropic
-from ._base import CompletionRequest, CompletionResponse, Provider, StopReason, TokenUsage
-from ._sdk import (
-    count,
-    import_sdk,
-    keyword_names,
-    malformed_response,
-    request_params_copy,
-    split_arguments,
-    status_error,
-    transport_error,
-)
+from .._validators import require_int
+from ..formats import from_anthropic, to_anthropic, tools_to_anthropic
+from ._base import CompletionRequest, CompletionResponse, StopReason, TokenUsage
+from ._sdk import SDKProvider, count
 
 if TYPE_CHECKING:
     import anthropic
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicProvider"]
 
-from .._log import logger
-
 DEFAULT_MAX_TOKENS = 4096
 """The ``max_tokens`` sent when the request has none (the Messages API requires it)."""
 
 _NAME = "Anthropic"
-_RESERVED = frozenset({"model", "messages", "system", "tools", "stream", "max_tokens"})
 _STOP: Mapping[str, StopReason] = {
     "end_turn": StopReason.END_TURN,
     "tool_use": StopReason.TOOL_USE,
@@ -53,7 +39,7 @@ _DECLINED: Mapping[str, str] = {
 }
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
     """A :class:`~neuron_context.Provider` over the Anthropic Messages API.
 
     The conversation is rendered with :func:`neuron_context.formats.to_anthropic` (the
@@ -61,8 +47,8 @@ class AnthropicProvider(Provider):
     ``system``; consecutive same-role turns merged; thinking blocks sent back with their
     signatures) and the reply read back with
     :func:`~neuron_context.formats.from_anthropic`. Tool definitions are sent as
-    ``{"name", "description", "input_schema"}``. The API requires ``max_tokens``: a
-    request without one sends ``default_max_tokens``.
+    :func:`~neuron_context.formats.tools_to_anthropic` renders them. The API requires
+    ``max_tokens``: a request without one sends ``default_max_tokens``.
 
     ``stop_reason`` ``end_turn``, ``tool_use``, ``max_tokens`` and ``stop_sequence``
     map to the :class:`~neuron_context.StopReason` of the same name;
@@ -118,6 +104,12 @@ class AnthropicProvider(Provider):
         ```
     """
 
+    _NAME = _NAME
+    _SDK = "anthropic"
+    _CLIENT = "AsyncAnthropic"
+    _BASE_ERROR = "AnthropicError"
+    _RESERVED = frozenset({"model", "messages", "system", "tools", "stream", "max_tokens"})
+
     def __init__(
         self,
         model: str,
@@ -127,79 +119,16 @@ class AnthropicProvider(Provider):
         request_params: Mapping[str, JSON] | None = None,
         **client_kwargs: object,
     ) -> None:
-        if not isinstance(model, str) or not model:
-            msg = f"AnthropicProvider.model must be a non-empty str, got {model!r}"
-            raise ConfigurationError(msg)
-        if (
-            isinstance(default_max_tokens, bool)
-            or not isinstance(default_max_tokens, int)
-            or default_max_tokens < 1
-        ):
-            msg = (
-                "AnthropicProvider.default_max_tokens must be a positive int, "
-                f"got {default_max_tokens!r}"
-            )
-            raise ConfigurationError(msg)
-        params = request_params_copy("AnthropicProvider", request_params, _RESERVED)
-        sdk = import_sdk("anthropic", "anthropic")
-        owns_client = client is None
-        if client is None:
-            factory = cast("Callable[..., anthropic.AsyncAnthropic]", sdk.AsyncAnthropic)
-            try:
-                client = factory(**client_kwargs)
-            except sdk.AnthropicError as exc:
-                msg = f"AnthropicProvider could not build an anthropic.AsyncAnthropic: {exc}"
-                raise ConfigurationError(msg) from exc
-        elif client_kwargs:
-            msg = (
-                "AnthropicProvider takes either client= or client keyword arguments, not "
-                f"both (got {sorted(client_kwargs)})"
-            )
-            raise ConfigurationError(msg)
-        self._sdk: ModuleType = sdk
-        self._client = client
-        self._owns_client = owns_client
-        self._model = model
+        require_int(default_max_tokens, "AnthropicProvider.default_max_tokens", minimum=1)
+        super().__init__(
+            model, client=client, request_params=request_params, client_kwargs=client_kwargs
+        )
         self._default_max_tokens = default_max_tokens
-        self._params = params
-        self._known = keyword_names(client.messages.create)
-
-    @property
-    def model(self) -> str:
-        """The model used when a request names none."""
-        return self._model
-
-    @property
-    def client(self) -> anthropic.AsyncAnthropic:
-        """The SDK client."""
-        return self._client
 
     @property
     def default_max_tokens(self) -> int:
         """``max_tokens`` for requests that set none."""
         return self._default_max_tokens
-
-    def __repr__(self) -> str:
-        base_url = str(self._client.base_url)
-        return f"AnthropicProvider(model={self._model!r}, base_url={base_url!r})"
-
-    async def aclose(self) -> None:
-        """Close the client if this provider built it (a given client is left open)."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> AnthropicProvider:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    # -- request ----------------------------------------------------------------------
 
     def request_body(self, request: CompletionRequest) -> dict[str, JSON]:
         """The JSON body :meth:`complete` sends for ``request``.
@@ -207,6 +136,7 @@ class AnthropicProvider(Provider):
         Raises:
             ConfigurationError: a message cannot be expressed in the Messages API.
         """
+        self._check_request(request, "request_body")
         system, messages = to_anthropic(request.messages, system=request.system)
         rendered: list[JSON] = [*messages]
         body: dict[str, JSON] = {
@@ -219,49 +149,17 @@ class AnthropicProvider(Provider):
         if system is not None:
             body["system"] = system
         if request.tools:
-            body["tools"] = [_tool(tool) for tool in request.tools]
+            body["tools"] = list(tools_to_anthropic(request.tools))
         body.update(self._params)
         if request.temperature is not None:
             body["temperature"] = request.temperature
         return body
 
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        """Send ``request`` to the Messages API and read the reply.
+    def _endpoint(self) -> Callable[..., object]:
+        return self._client.messages.with_raw_response.create
 
-        Raises:
-            ProviderError: the call failed or the reply cannot be used (see the class).
-            ConfigurationError: a message cannot be expressed in the Messages API.
-        """
-        create = cast(
-            "Callable[..., Awaitable[anthropic.types.Message]]", self._client.messages.create
-        )
-        arguments, extra = split_arguments(self.request_body(request), self._known)
-        sdk = self._sdk
-        try:
-            reply = await create(**arguments, extra_body=extra or None)
-        except sdk.APIStatusError as exc:
-            raise status_error(_NAME, exc.status_code, exc.message, exc.response.headers) from exc
-        except sdk.APITimeoutError as exc:
-            raise transport_error(_NAME, "the request timed out") from exc
-        except sdk.APIConnectionError as exc:
-            raise transport_error(_NAME, f"could not connect: {exc}") from exc
-        except sdk.APIError as exc:
-            raise malformed_response(_NAME, exc) from exc
-        except json.JSONDecodeError as exc:
-            raise malformed_response(_NAME, exc) from exc
-        except ValueError as exc:  # the SDK refused the call before sending it
-            msg = f"the anthropic SDK refused the request: {exc}"
-            raise ProviderError(msg, retryable=False) from exc
-        data = reply.to_dict(mode="json", warnings=False)
-        try:
-            return _read_message(data)
-        except ConfigurationError as exc:
-            raise malformed_response(_NAME, exc) from exc
-
-
-def _tool(tool: ToolDefinition) -> JSON:
-    schema: dict[str, JSON] = copy.deepcopy(dict(tool.input_schema))
-    return {"name": tool.name, "description": tool.description, "input_schema": schema}
+    def _read(self, data: Mapping[str, object]) -> CompletionResponse:
+        return _read_message(data)
 
 
 def _read_message(data: Mapping[str, object]) -> CompletionResponse:

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import abc
 import enum
-import math
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import ToolUse
 from .._messages.message import Message, Role, ToolDefinition
+from .._validators import instance_of, non_negative_int, number, optional, positive_int, string
 
 __all__ = [
     "CompletionRequest",
@@ -43,20 +43,24 @@ class StopReason(enum.StrEnum):
     """The model produced one of the request's stop sequences."""
 
 
+_STOP_REASONS = {reason.value: reason for reason in StopReason}
+
+
 def _to_stop_reason(value: object) -> StopReason:
-    try:
-        return StopReason(value)  # type: ignore[arg-type]
-    except ValueError:
+    # A lookup, not StopReason(value): the enum's own error would repr a hostile value.
+    reason = _STOP_REASONS.get(value) if isinstance(value, str) else None
+    if reason is None:
         msg = (
             f"CompletionResponse.stop_reason must be one of {[r.value for r in StopReason]}, "
-            f"got {value!r}"
+            f"got {show(value)}"
         )
-        raise ConfigurationError(msg) from None
+        raise ConfigurationError(msg)
+    return reason
 
 
 def _to_messages(value: object) -> tuple[Message, ...]:
     if isinstance(value, Message | str) or not isinstance(value, Iterable):
-        msg = f"CompletionRequest.messages must be a sequence of messages, got {value!r}"
+        msg = f"CompletionRequest.messages must be a sequence of messages, got {show(value)}"
         raise ConfigurationError(msg)
     messages = tuple(value)
     for message in messages:
@@ -71,7 +75,7 @@ def _to_messages(value: object) -> tuple[Message, ...]:
 
 def _to_tools(value: object) -> tuple[ToolDefinition, ...]:
     if isinstance(value, ToolDefinition) or not isinstance(value, Iterable):
-        msg = f"CompletionRequest.tools must be a sequence of tool definitions, got {value!r}"
+        msg = f"CompletionRequest.tools must be a sequence of tool definitions, got {show(value)}"
         raise ConfigurationError(msg)
     tools = tuple(value)
     for tool in tools:
@@ -82,36 +86,6 @@ def _to_tools(value: object) -> tuple[ToolDefinition, ...]:
             )
             raise ConfigurationError(msg)
     return tools
-
-
-def _check_optional_str(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and not isinstance(value, str):
-        msg = f"CompletionRequest.{attribute.name} must be a str or None, got {value!r}"
-        raise ConfigurationError(msg)
-
-
-def _check_max_tokens(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        msg = f"CompletionRequest.{attribute.name} must be a positive int or None, got {value!r}"
-        raise ConfigurationError(msg)
-
-
-def _check_temperature(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        msg = (
-            f"CompletionRequest.{attribute.name} must be a finite number >= 0 or None, "
-            f"got {value!r}"
-        )
-        raise ConfigurationError(msg)
 
 
 @attrs.frozen
@@ -126,33 +100,29 @@ class CompletionRequest:
 
     messages: tuple[Message, ...] = attrs.field(converter=_to_messages)
     """The conversation, oldest first (stored as a tuple)."""
-    system: str | None = attrs.field(default=None, kw_only=True, validator=_check_optional_str)
+    system: str | None = attrs.field(default=None, kw_only=True, validator=optional(string()))
     """The system prompt, sent before the messages (providers put it where their API
     wants it)."""
     tools: tuple[ToolDefinition, ...] = attrs.field(default=(), kw_only=True, converter=_to_tools)
     """The tools the model may call."""
-    model: str | None = attrs.field(default=None, kw_only=True, validator=_check_optional_str)
+    model: str | None = attrs.field(default=None, kw_only=True, validator=optional(string()))
     """The model to use; ``None`` means the provider's own default."""
-    max_tokens: int | None = attrs.field(default=None, kw_only=True, validator=_check_max_tokens)
+    max_tokens: int | None = attrs.field(
+        default=None, kw_only=True, validator=optional(positive_int())
+    )
     """The most tokens the reply may have; ``None`` means the provider's default."""
     temperature: float | None = attrs.field(
-        default=None, kw_only=True, validator=_check_temperature
+        default=None, kw_only=True, validator=optional(number(minimum=0))
     )
     """Sampling temperature; ``None`` means the provider's default."""
 
 
 def _check_message(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, Message):
-        msg = f"CompletionResponse.{attribute.name} must be a Message, got {value!r}"
+        msg = f"CompletionResponse.{attribute.name} must be a Message, got {type(value).__name__}"
         raise ConfigurationError(msg)
     if value.role is not Role.ASSISTANT:
         msg = f"CompletionResponse.{attribute.name} must be an assistant message, not {value.role}"
-        raise ConfigurationError(msg)
-
-
-def _check_count(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        msg = f"TokenUsage.{attribute.name} must be a non-negative int, got {value!r}"
         raise ConfigurationError(msg)
 
 
@@ -160,21 +130,15 @@ def _check_count(_: object, attribute: attrs.Attribute[Any], value: object) -> N
 class TokenUsage:
     """The tokens a call consumed, as the provider reported them."""
 
-    input_tokens: int = attrs.field(validator=_check_count)
+    input_tokens: int = attrs.field(validator=non_negative_int())
     """Tokens of the request (prompt), cached ones included."""
-    output_tokens: int = attrs.field(validator=_check_count)
+    output_tokens: int = attrs.field(validator=non_negative_int())
     """Tokens of the reply."""
 
     @property
     def total_tokens(self) -> int:
         """``input_tokens + output_tokens``."""
         return self.input_tokens + self.output_tokens
-
-
-def _check_usage(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and not isinstance(value, TokenUsage):
-        msg = f"CompletionResponse.{attribute.name} must be a TokenUsage or None, got {value!r}"
-        raise ConfigurationError(msg)
 
 
 @attrs.frozen
@@ -191,7 +155,9 @@ class CompletionResponse:
     """The reply, an assistant message."""
     stop_reason: StopReason = attrs.field(kw_only=True, converter=_to_stop_reason)
     """Why the model stopped; a plain string such as ``"end_turn"`` is accepted."""
-    usage: TokenUsage | None = attrs.field(default=None, kw_only=True, validator=_check_usage)
+    usage: TokenUsage | None = attrs.field(
+        default=None, kw_only=True, validator=optional(instance_of(TokenUsage, "a TokenUsage"))
+    )
     """The tokens the call consumed, when the provider reported them."""
 
     @property

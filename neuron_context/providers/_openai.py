@@ -2,42 +2,25 @@
 
 from __future__ import annotations
 
-import copy
-import json
-from collections.abc import Awaitable, Callable, Mapping
-from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Literal, TypeAlias, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from .._errors import ConfigurationError, ProviderError
+from .._errors import ConfigurationError, ProviderError, show
+from .._log import logger
 from .._messages.content import JSON
-from .._messages.message import ToolDefinition
-from ..formats import from_openai, to_openai
-from ._base import CompletionRequest, CompletionResponse, Provider, StopReason, TokenUsage
-from ._sdk import (
-    count,
-    import_sdk,
-    keyword_names,
-    malformed_response,
-    request_params_copy,
-    split_arguments,
-    status_error,
-    transport_error,
-)
+from ..formats import from_openai, to_openai, tools_to_openai
+from ._base import CompletionRequest, CompletionResponse, StopReason, TokenUsage
+from ._sdk import SDKProvider, count
 
 if TYPE_CHECKING:
     import openai
 
 __all__ = ["OpenAIProvider"]
 
-from .._log import logger
-
 MaxTokensParam: TypeAlias = Literal["max_tokens", "max_completion_tokens"]
 
 _NAME = "OpenAI"
 _OPENAI_HOST = "api.openai.com"
-_RESERVED = frozenset(
-    {"model", "messages", "tools", "stream", "max_tokens", "max_completion_tokens"}
-)
 _FINISH: Mapping[str, StopReason] = {
     "stop": StopReason.END_TURN,
     "length": StopReason.MAX_TOKENS,
@@ -46,15 +29,14 @@ _FINISH: Mapping[str, StopReason] = {
 }
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
     """A :class:`~neuron_context.Provider` over OpenAI Chat Completions.
 
     It works with any server that speaks Chat Completions (vLLM, Ollama, llama.cpp
     server, LM Studio, ...) through ``base_url``. The conversation is rendered with
     :func:`neuron_context.formats.to_openai` (the request's ``system`` first) and the
     reply read back with :func:`~neuron_context.formats.from_openai`; tool definitions
-    are sent as ``{"type": "function", "function": {"name", "description",
-    "parameters"}}``.
+    are sent as :func:`~neuron_context.formats.tools_to_openai` renders them.
 
     ``finish_reason`` maps to :class:`~neuron_context.StopReason`: ``stop`` is
     ``end_turn``, ``length`` is ``max_tokens``, ``tool_calls`` is ``tool_use``; a
@@ -109,6 +91,14 @@ class OpenAIProvider(Provider):
         ```
     """
 
+    _NAME = _NAME
+    _SDK = "openai"
+    _CLIENT = "AsyncOpenAI"
+    _BASE_ERROR = "OpenAIError"
+    _RESERVED = frozenset(
+        {"model", "messages", "tools", "stream", "max_tokens", "max_completion_tokens"}
+    )
+
     def __init__(
         self,
         model: str,
@@ -118,77 +108,27 @@ class OpenAIProvider(Provider):
         request_params: Mapping[str, JSON] | None = None,
         **client_kwargs: object,
     ) -> None:
-        if not isinstance(model, str) or not model:
-            msg = f"OpenAIProvider.model must be a non-empty str, got {model!r}"
-            raise ConfigurationError(msg)
         if max_tokens_param not in (None, "max_tokens", "max_completion_tokens"):
             msg = (
                 "OpenAIProvider.max_tokens_param must be 'max_tokens' or "
-                f"'max_completion_tokens', got {max_tokens_param!r}"
+                f"'max_completion_tokens', got {show(max_tokens_param)}"
             )
             raise ConfigurationError(msg)
-        params = request_params_copy("OpenAIProvider", request_params, _RESERVED)
-        sdk = import_sdk("openai", "openai")
-        owns_client = client is None
-        if client is None:
-            factory = cast("Callable[..., openai.AsyncOpenAI]", sdk.AsyncOpenAI)
-            try:
-                client = factory(**client_kwargs)
-            except sdk.OpenAIError as exc:
-                msg = f"OpenAIProvider could not build an openai.AsyncOpenAI client: {exc}"
-                raise ConfigurationError(msg) from exc
-        elif client_kwargs:
-            msg = (
-                "OpenAIProvider takes either client= or client keyword arguments, not both "
-                f"(got {sorted(client_kwargs)})"
-            )
-            raise ConfigurationError(msg)
+        super().__init__(
+            model, client=client, request_params=request_params, client_kwargs=client_kwargs
+        )
         if max_tokens_param is None:
-            official = isinstance(client, sdk.AsyncAzureOpenAI) or _host(client) == _OPENAI_HOST
+            official = (
+                isinstance(self._client, self._sdk.AsyncAzureOpenAI)
+                or _host(self._client) == _OPENAI_HOST
+            )
             max_tokens_param = "max_completion_tokens" if official else "max_tokens"
-        self._sdk: ModuleType = sdk
-        self._client = client
-        self._owns_client = owns_client
-        self._model = model
         self._max_tokens_param: MaxTokensParam = max_tokens_param
-        self._params = params
-        self._known = keyword_names(client.chat.completions.create)
-
-    @property
-    def model(self) -> str:
-        """The model used when a request names none."""
-        return self._model
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The SDK client."""
-        return self._client
 
     @property
     def max_tokens_param(self) -> MaxTokensParam:
         """The field that carries ``max_tokens``."""
         return self._max_tokens_param
-
-    def __repr__(self) -> str:
-        return f"OpenAIProvider(model={self._model!r}, base_url={str(self._client.base_url)!r})"
-
-    async def aclose(self) -> None:
-        """Close the client if this provider built it (a given client is left open)."""
-        if self._owns_client:
-            await self._client.close()
-
-    async def __aenter__(self) -> OpenAIProvider:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    # -- request ----------------------------------------------------------------------
 
     def request_body(self, request: CompletionRequest) -> dict[str, JSON]:
         """The JSON body :meth:`complete` sends for ``request``.
@@ -196,12 +136,13 @@ class OpenAIProvider(Provider):
         Raises:
             ConfigurationError: a message cannot be expressed in Chat Completions.
         """
+        self._check_request(request, "request_body")
         body: dict[str, JSON] = {
             "model": request.model or self._model,
             "messages": list(to_openai(request.messages, system=request.system)),
         }
         if request.tools:
-            body["tools"] = [_tool(tool) for tool in request.tools]
+            body["tools"] = list(tools_to_openai(request.tools))
         if request.max_tokens is not None:
             body[self._max_tokens_param] = request.max_tokens
         body.update(self._params)
@@ -209,55 +150,15 @@ class OpenAIProvider(Provider):
             body["temperature"] = request.temperature
         return body
 
-    async def complete(self, request: CompletionRequest) -> CompletionResponse:
-        """Send ``request`` to Chat Completions and read the first choice.
+    def _endpoint(self) -> Callable[..., object]:
+        return self._client.chat.completions.with_raw_response.create
 
-        Raises:
-            ProviderError: the call failed or the reply cannot be used (see the class).
-            ConfigurationError: a message cannot be expressed in Chat Completions.
-        """
-        create = cast(
-            "Callable[..., Awaitable[openai.types.chat.ChatCompletion]]",
-            self._client.chat.completions.create,
-        )
-        arguments, extra = split_arguments(self.request_body(request), self._known)
-        sdk = self._sdk
-        try:
-            completion = await create(**arguments, extra_body=extra or None)
-        except sdk.APIStatusError as exc:
-            raise status_error(_NAME, exc.status_code, exc.message, exc.response.headers) from exc
-        except sdk.APITimeoutError as exc:
-            raise transport_error(_NAME, "the request timed out") from exc
-        except sdk.APIConnectionError as exc:
-            raise transport_error(_NAME, f"could not connect: {exc}") from exc
-        except sdk.APIError as exc:
-            raise malformed_response(_NAME, exc) from exc
-        except json.JSONDecodeError as exc:
-            raise malformed_response(_NAME, exc) from exc
-        except ValueError as exc:  # the SDK refused the call before sending it
-            msg = f"the openai SDK refused the request: {exc}"
-            raise ProviderError(msg, retryable=False) from exc
-        data = completion.to_dict(mode="json", warnings=False)
-        try:
-            return _read_completion(data)
-        except ConfigurationError as exc:
-            raise malformed_response(_NAME, exc) from exc
+    def _read(self, data: Mapping[str, object]) -> CompletionResponse:
+        return _read_completion(data)
 
 
 def _host(client: openai.AsyncOpenAI) -> str:
     return str(getattr(client.base_url, "host", "") or "")
-
-
-def _tool(tool: ToolDefinition) -> JSON:
-    parameters: dict[str, JSON] = copy.deepcopy(dict(tool.input_schema))
-    return {
-        "type": "function",
-        "function": {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": parameters,
-        },
-    }
 
 
 def _read_completion(data: Mapping[str, object]) -> CompletionResponse:

@@ -1,37 +1,73 @@
-"""What the SDK providers share: importing an SDK lazily and classifying HTTP errors."""
+"""What the SDK providers share: the client they own, the call, and the error ladder.
+
+:class:`SDKProvider` is the one base of :class:`~neuron_context.providers.OpenAIProvider`
+and :class:`~neuron_context.providers.AnthropicProvider`. It imports the SDK lazily (a
+missing one names the extra that installs it), builds a client from keyword arguments or
+takes the caller's (and closes only the one it built), sends the JSON body a subclass
+renders, and turns every failure into a :class:`~neuron_context.ProviderError`.
+
+Why the reply is read from the raw HTTP body: the SDKs parse a 200 reply into their own
+models leniently, so a body of ``[]``, ``null``, a string or plain text came back as
+something that was not a completion (and raised ``AttributeError`` later), and a body
+nested a thousand levels deep raised ``RecursionError`` inside the SDK. Reading the raw
+body with ``json.loads`` and checking it is an object keeps one path for every reply, and
+every failure of :meth:`SDKProvider.complete` is a ``ProviderError``; our readers
+(:mod:`neuron_context.formats`) then check each field.
+
+A subclass keeps only what differs: the SDK's names, the endpoint, the request body and
+how a reply is read.
+"""
 
 from __future__ import annotations
 
+import abc
 import copy
-import email.utils
 import importlib
 import inspect
-import math
-import time
-from collections.abc import Callable, Mapping
-from types import ModuleType
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from types import ModuleType, TracebackType
+from typing import ClassVar, Generic, Protocol, Self, TypeVar, cast
 
-from .._errors import ConfigurationError, ProviderError
+from .._errors import ConfigurationError, ProviderError, show
 from .._messages.content import JSON
+from .._validators import require_str
+from ._base import CompletionRequest, CompletionResponse, Provider
+from ._failures import malformed_response, status_error, transport_error
 
 __all__ = [
-    "RETRYABLE_STATUS",
+    "SDKProvider",
     "count",
     "import_sdk",
     "keyword_names",
-    "malformed_response",
-    "parse_retry_after",
     "request_params_copy",
     "split_arguments",
-    "status_error",
-    "transport_error",
 ]
 
-RETRYABLE_STATUS = frozenset({408, 409, 429})
-"""Statuses below 500 that are worth retrying: timeout, conflict (lock contention) and
-rate limit. Every 5xx status (Anthropic's ``overloaded`` is 529) is retried too."""
 
-_MAX_RETRY_AFTER = 24 * 60 * 60.0
+class _Client(Protocol):
+    """What :class:`SDKProvider` needs of an SDK client."""
+
+    @property
+    def base_url(self) -> object: ...
+
+    async def close(self) -> None: ...
+
+
+class _HTTPResponse(Protocol):
+    """What :class:`SDKProvider` needs of an ``httpx.Response``."""
+
+    async def aread(self) -> bytes: ...
+
+
+class _RawResponse(Protocol):
+    """What :class:`SDKProvider` needs of an SDK's raw response (``with_raw_response``)."""
+
+    @property
+    def http_response(self) -> _HTTPResponse: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Client)
 
 
 def count(value: object) -> int | None:
@@ -73,10 +109,10 @@ def request_params_copy(
         raise ConfigurationError(msg)
     for key in params:
         if not isinstance(key, str):
-            msg = f"{owner}.request_params keys must be str, got {key!r}"
+            msg = f"{owner}.request_params keys must be str, got {show(key)}"
             raise ConfigurationError(msg)
         if key in reserved:
-            msg = f"{owner}.request_params may not set {key!r}: it comes from the request"
+            msg = f"{owner}.request_params may not set {show(key)}: it comes from the request"
             raise ConfigurationError(msg)
     return copy.deepcopy(dict(params))
 
@@ -108,71 +144,170 @@ def split_arguments(
     return arguments, extra
 
 
-def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or HTTP date).
-
-    Returns ``None`` when neither header is present or readable; the value is never
-    negative and at most one day.
-    """
-    if headers is None:
-        return None
-    seconds: float | None = None
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        seconds = _number(millis, scale=1000.0)
-    value = headers.get("retry-after")
-    if seconds is None and value is not None:
-        seconds = _number(value, scale=1.0)
-        if seconds is None:
-            seconds = _date(value)
-    if seconds is None:
-        return None
-    return min(max(seconds, 0.0), _MAX_RETRY_AFTER)
-
-
-def _number(text: str, *, scale: float) -> float | None:
+def _read_body(provider: str, content: bytes) -> Mapping[str, object]:
+    """The JSON object of a 200 reply, or a non-retryable :class:`ProviderError`."""
     try:
-        value = float(text.strip()) / scale
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
+        data = json.loads(content)
+    except RecursionError:
+        raise malformed_response(provider, "the JSON body is nested too deeply") from None
+    except ValueError as exc:  # not JSON, or not UTF-8
+        raise malformed_response(provider, exc) from exc
+    if not isinstance(data, dict):
+        kind = "null" if data is None else type(data).__name__
+        raise malformed_response(provider, f"the body must be a JSON object, got {kind}")
+    return data
 
 
-def _date(text: str) -> float | None:
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return when.timestamp() - time.time()
+class SDKProvider(Provider, Generic[ClientT]):
+    """A :class:`~neuron_context.Provider` over an official SDK's async client.
 
-
-def status_error(
-    provider: str, status: int, message: str, headers: Mapping[str, str] | None
-) -> ProviderError:
-    """A :class:`ProviderError` for an HTTP error status (chain the SDK's exception)."""
-    retryable = status >= 500 or status in RETRYABLE_STATUS
-    msg = f"{provider} request failed with HTTP {status}: {message}"
-    return ProviderError(
-        msg,
-        retryable=retryable,
-        status_code=status,
-        retry_after=parse_retry_after(headers),
-    )
-
-
-def transport_error(provider: str, what: str) -> ProviderError:
-    """A retryable :class:`ProviderError` for a failed connection or a timeout."""
-    msg = f"{provider} request failed: {what}"
-    return ProviderError(msg, retryable=True)
-
-
-def malformed_response(provider: str, problem: object) -> ProviderError:
-    """A non-retryable :class:`ProviderError` for a response that cannot be read.
-
-    A complete body that is not what the API promises is a server bug, which a retry
-    does not fix (a cut-off body is a transport error, which is retried).
+    Subclasses set the class attributes naming their SDK and implement
+    :meth:`request_body`, :meth:`_endpoint` and :meth:`_read`.
     """
-    msg = f"{provider} returned a response that cannot be read: {problem}"
-    return ProviderError(msg, retryable=False)
+
+    _NAME: ClassVar[str]
+    """The API's name in error messages (``"OpenAI"``)."""
+    _SDK: ClassVar[str]
+    """The SDK's import name, which is also the extra that installs it."""
+    _CLIENT: ClassVar[str]
+    """The SDK's async client class (``"AsyncOpenAI"``)."""
+    _BASE_ERROR: ClassVar[str]
+    """The SDK's root exception, raised when a client cannot be built."""
+    _RESERVED: ClassVar[frozenset[str]]
+    """Body fields set from the request, which ``request_params`` may not set."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: ClientT | None,
+        request_params: Mapping[str, JSON] | None,
+        client_kwargs: Mapping[str, object],
+    ) -> None:
+        owner = type(self).__name__
+        require_str(model, f"{owner}.model", nonempty=True)
+        params = request_params_copy(owner, request_params, self._RESERVED)
+        sdk = import_sdk(self._SDK, self._SDK)
+        # The SDKs are built on httpx: reading a body can fail with its errors.
+        self._httpx: ModuleType = import_sdk("httpx", self._SDK)
+        owns_client = client is None
+        if client is None:
+            factory = cast("Callable[..., ClientT]", getattr(sdk, self._CLIENT))
+            try:
+                client = factory(**client_kwargs)
+            except getattr(sdk, self._BASE_ERROR) as exc:
+                msg = f"{owner} could not build an {self._SDK}.{self._CLIENT} client: {exc}"
+                raise ConfigurationError(msg) from exc
+        elif client_kwargs:
+            msg = (
+                f"{owner} takes either client= or client keyword arguments, not both "
+                f"(got {sorted(client_kwargs)})"
+            )
+            raise ConfigurationError(msg)
+        self._sdk: ModuleType = sdk
+        self._client: ClientT = client
+        self._owns_client = owns_client
+        self._model = model
+        self._params = params
+        self._known = keyword_names(self._endpoint())
+
+    @property
+    def model(self) -> str:
+        """The model used when a request names none."""
+        return self._model
+
+    @property
+    def client(self) -> ClientT:
+        """The SDK client."""
+        return self._client
+
+    def __repr__(self) -> str:
+        base_url = str(self._client.base_url)
+        return f"{type(self).__name__}(model={self._model!r}, base_url={base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the client if this provider built it (a given client is left open)."""
+        if self._owns_client:
+            await self._client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _check_request(self, request: object, method: str) -> None:
+        if not isinstance(request, CompletionRequest):
+            msg = (
+                f"{type(self).__name__}.{method} takes a CompletionRequest, "
+                f"got {type(request).__name__}"
+            )
+            raise ConfigurationError(msg)
+
+    @abc.abstractmethod
+    def request_body(self, request: CompletionRequest) -> dict[str, JSON]:
+        """The JSON body :meth:`complete` sends for ``request``.
+
+        Raises:
+            ConfigurationError: a message cannot be expressed in the API.
+        """
+
+    @abc.abstractmethod
+    def _endpoint(self) -> Callable[..., object]:
+        """The SDK method that sends a request (``create``), as a raw-response call."""
+
+    @abc.abstractmethod
+    def _read(self, data: Mapping[str, object]) -> CompletionResponse:
+        """The reply in the JSON object ``data``.
+
+        Raises:
+            ConfigurationError: ``data`` is not a reply of the API.
+            ProviderError: the reply is not an answer (a refusal, a filtered reply).
+        """
+
+    async def complete(self, request: CompletionRequest) -> CompletionResponse:
+        """Send ``request`` and read the reply.
+
+        Raises:
+            ProviderError: the call failed or the reply cannot be used; this is every
+                failure once the request was rendered (an HTTP error, a lost connection,
+                a timeout, a body that is not a reply of the API).
+            ConfigurationError: a message cannot be expressed in the API (nothing is
+                sent).
+        """
+        self._check_request(request, "complete")
+        arguments, extra = split_arguments(self.request_body(request), self._known)
+        content = await self._send(arguments, extra)
+        data = _read_body(self._NAME, content)
+        try:
+            return self._read(data)
+        except ConfigurationError as exc:
+            raise malformed_response(self._NAME, exc) from exc
+
+    async def _send(self, arguments: Mapping[str, JSON], extra: Mapping[str, JSON]) -> bytes:
+        """The body of the reply; every SDK failure becomes a :class:`ProviderError`."""
+        sdk, name = self._sdk, self._NAME
+        call = cast("Callable[..., Awaitable[_RawResponse]]", self._endpoint())
+        try:
+            response = await call(**arguments, extra_body=dict(extra) or None)
+            # Both SDKs have read a non-streamed body already; this only returns it.
+            content = await response.http_response.aread()
+        except sdk.APIStatusError as exc:
+            raise status_error(name, exc.status_code, exc.message, exc.response.headers) from exc
+        except sdk.APITimeoutError as exc:
+            raise transport_error(name, "the request timed out") from exc
+        except sdk.APIConnectionError as exc:
+            raise transport_error(name, f"could not connect: {exc}") from exc
+        except sdk.APIError as exc:
+            raise malformed_response(name, exc) from exc
+        except ValueError as exc:  # the SDK refused the call before sending it
+            msg = f"the {self._SDK} SDK refused the request: {exc}"
+            raise ProviderError(msg, retryable=False) from exc
+        except self._httpx.HTTPError as exc:  # the body was cut off
+            raise transport_error(name, f"the reply was cut off: {exc}") from exc
+        return content
