@@ -89,11 +89,10 @@ def _default(value: object, where: str) -> JSON:
     if isinstance(value, enum.Enum):
         value = value.value
     try:
-        json.dumps(value)
+        return typing.cast("JSON", json.loads(json.dumps(value)))
     except (TypeError, ValueError):
         msg = f"{where}: the default {value!r:.60} is not a JSON value"
         raise ConfigurationError(msg) from None
-    return typing.cast("JSON", value)
 
 
 def _callable_target(fn: Callable[..., object]) -> Callable[..., object]:
