@@ -80,7 +80,7 @@ class TestOpenAIAgent:
 
     async def test_tool_round_trip(self, server: FakeLLMServer) -> None:
         """The tool call and its result travel over Chat Completions, usage is recorded."""
-        call = {
+        call: dict[str, object] = {
             "id": "call_1",
             "type": "function",
             "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'},
@@ -121,7 +121,7 @@ class TestAnthropicAgent:
 
     async def test_tool_round_trip(self, server: FakeLLMServer) -> None:
         """The tool call and its result travel over the Messages API."""
-        use = {
+        use: dict[str, object] = {
             "type": "tool_use",
             "id": "toolu_1",
             "name": "get_weather",
