@@ -12,6 +12,7 @@ from agent_support import answer, calls, first_turn_role, scripted
 from neuron_context import (
     AgentError,
     AgentEvent,
+    AgentMiddleware,
     AgentOptions,
     AgentResult,
     AgentState,
@@ -23,9 +24,11 @@ from neuron_context import (
     CompletionResponse,
     ConfigurationError,
     ContextStrategy,
+    InvalidConversationError,
     MaxTurnsExceededError,
     Message,
     ModelCalled,
+    ModelRequest,
     NeuronContextError,
     RunFinished,
     SlidingWindowStrategy,
@@ -70,6 +73,29 @@ class TestRun:
         result = await agent.run("second")
         assert [m.text for m in result.messages] == ["first", "one", "second", "two"]
         assert agent.state.runs == 2
+
+    async def test_malformed_input_is_rejected(self) -> None:
+        """A history that is not well formed raises before anything is sent."""
+        provider = scripted([])
+        agent = create_agent(provider)
+        orphan = Message.tool_result("nobody", "result")
+        with pytest.raises(InvalidConversationError, match="nobody"):
+            await agent.run([Message.user("hi"), orphan])
+        assert agent.state.messages == []
+        assert provider.requests == []
+
+    async def test_a_broken_request_is_sent_repaired(self) -> None:
+        """A middleware that breaks the request cannot make the loop send it broken."""
+
+        class Breaks(AgentMiddleware):
+            async def before_model(self, request: ModelRequest) -> None:
+                request.messages.append(Message.tool_result("nobody", "orphan"))
+
+        provider = scripted([answer("done")])
+        agent = create_agent(provider, options=AgentOptions(middleware=[Breaks()]))
+        result = await agent.run("go")
+        assert [m.text for m in provider.requests[0].messages] == ["go"]
+        assert [m.text for m in result.messages] == ["go", "done"]
 
     def test_run_sync(self) -> None:
         """run_sync runs a run in a new event loop."""

@@ -29,7 +29,7 @@ __all__ = ["ContextEditingMiddleware"]
 
 
 @attrs.define
-class _Pipeline(ContextStrategy):
+class EditPipeline(ContextStrategy):
     """Runs every strategy in order, always (a composite would stop once under budget
     and warn when a budget of 0 is never met)."""
 
@@ -83,7 +83,7 @@ class ContextEditingMiddleware(AgentMiddleware):
     def strip_and_truncate(cls, n: int) -> ContextEditingMiddleware:
         """Strip the tool calls, then keep the last ``n`` messages (always applies)."""
         window = SlidingWindowStrategy(require_int(n, "ContextEditingMiddleware.n"), 0)
-        return cls(_Pipeline((StripToolCallsStrategy(), window)))
+        return cls(EditPipeline((StripToolCallsStrategy(), window)))
 
     async def before_model(self, request: ModelRequest) -> None:
         """Replace the request's messages with the strategy's edit, when it applies."""

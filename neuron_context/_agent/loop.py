@@ -17,6 +17,7 @@ and starts on a user message when the history does.
 from __future__ import annotations
 
 import functools
+import operator
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -58,6 +59,11 @@ def _to_input(value: object) -> list[Message]:
             msg = f"Agent.run: messages must hold Message instances, got {type(message).__name__}"
             raise ConfigurationError(msg)
     return messages
+
+
+def _same(messages: Sequence[Message], history: Sequence[Message]) -> bool:
+    """Whether ``messages`` are the history's own message objects, in order."""
+    return len(messages) == len(history) and all(map(operator.is_, messages, history))
 
 
 class Agent:
@@ -137,6 +143,8 @@ class Agent:
         """Append ``messages`` (or a user string) to the history and run to a final reply.
 
         Raises:
+            InvalidConversationError: the history with ``messages`` appended (or as a
+                ``before_agent`` hook left it) is not well formed.
             MaxTurnsExceededError: the run needed more than ``max_turns`` model calls.
             AgentError: a middleware stopped the run (a limit), or the agent is running.
             NeuronContextError: the provider failed (and no fallback answered), or a
@@ -146,6 +154,7 @@ class Agent:
         if self._running:
             msg = "Agent.run: this agent is already running (one run at a time)"
             raise AgentError(msg)
+        validate([*self.state.messages, *given])
         self._running = True
         events: list[AgentEvent] = []
         on_event = self.options.on_event
@@ -160,6 +169,7 @@ class Agent:
         context = RunContext(state=state, counter=self.counter, sink=record)
         try:
             state.messages = list(await self.chain.before_agent([*state.messages, *given]))
+            validate(state.messages)
             await self._turns(context)
             state.messages = list(await self.chain.after_agent(state.messages))
         finally:
@@ -226,12 +236,16 @@ class Agent:
     async def _call_model(self, request: ModelRequest) -> ModelResponse:
         context = request.context
         provider = request.provider if request.provider is not None else self.provider
-        messages = start_on_user(request.messages, context.state.messages)
-        try:
-            validate(messages)
-        except InvalidConversationError as exc:
-            logger.warning("a middleware broke the request; sending it repaired: %s", exc)
-            messages = repair(messages)
+        history = context.state.messages
+        messages = start_on_user(request.messages, history)
+        # The history is well formed by construction (checked when a run starts and after
+        # every compaction); only a request a middleware changed needs the O(n) check.
+        if not _same(messages, history):
+            try:
+                validate(messages)
+            except InvalidConversationError as exc:
+                logger.warning("a middleware broke the request; sending it repaired: %s", exc)
+                messages = repair(messages)
         tools = request.tools
         completion = CompletionRequest(
             messages,
