@@ -20,9 +20,9 @@ import anyio
 import attrs
 
 from .._counting.base import BaseCounter
-from .._errors import NeuronContextError
+from .._errors import InvalidConversationError, NeuronContextError
 from .._log import logger
-from .._messages.conversation import Structure
+from .._messages.conversation import Structure, validate
 from .._messages.message import Message, Role
 from .._strategies.base import to_counter
 from .._strategies.summarization import SummarizationStrategy
@@ -81,7 +81,12 @@ def _persisted(history: list[Message], summarized: Sequence[Message]) -> list[Me
     while start > 0 and structure.safe_cut(start) != start:
         start -= 1
     systems = [m for m in history[:start] if m.role is Role.SYSTEM]
-    return [*systems, summarized[summary_at], *history[start:]]
+    persisted = [*systems, summarized[summary_at], *history[start:]]
+    try:
+        validate(persisted)
+    except InvalidConversationError:
+        return None
+    return persisted
 
 
 @attrs.define
