@@ -168,8 +168,9 @@ class Agent:
         state.start_run()
         context = RunContext(state=state, counter=self.counter, sink=record)
         try:
-            state.messages = list(await self.chain.before_agent([*state.messages, *given]))
-            validate(state.messages)
+            started = list(await self.chain.before_agent([*state.messages, *given]))
+            validate(started)
+            state.messages = started
             await self._turns(context)
             state.messages = list(await self.chain.after_agent(state.messages))
         finally:
