@@ -65,7 +65,7 @@ class AgentOptions:
     temperature: float | None = attrs.field(default=None)
     """The ``temperature`` of every model call."""
     on_event: Callable[[AgentEvent], object] | None = attrs.field(default=None)
-    """Called with every event as it happens (from the run's task)."""
+    """A plain (sync) function called with every event as it happens, in the run's task."""
 
 
 @attrs.frozen
