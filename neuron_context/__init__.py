@@ -26,8 +26,6 @@ from ._agent.injection import SystemInjectionMiddleware as SystemInjectionMiddle
 from ._agent.limits import ModelCallLimitMiddleware as ModelCallLimitMiddleware
 from ._agent.limits import ToolCallLimitMiddleware as ToolCallLimitMiddleware
 from ._agent.loop import Agent as Agent
-from ._agent.loop import AgentOptions as AgentOptions
-from ._agent.loop import AgentResult as AgentResult
 from ._agent.loop import create_agent as create_agent
 from ._agent.middleware import AgentMiddleware as AgentMiddleware
 from ._agent.middleware import ModelHandler as ModelHandler
@@ -35,6 +33,8 @@ from ._agent.middleware import ModelRequest as ModelRequest
 from ._agent.middleware import ModelResponse as ModelResponse
 from ._agent.middleware import ToolCallRequest as ToolCallRequest
 from ._agent.middleware import ToolHandler as ToolHandler
+from ._agent.options import AgentOptions as AgentOptions
+from ._agent.options import AgentResult as AgentResult
 from ._agent.resilience import ModelFallbackMiddleware as ModelFallbackMiddleware
 from ._agent.resilience import ToolRetryMiddleware as ToolRetryMiddleware
 from ._agent.run import RunContext as RunContext

@@ -73,12 +73,12 @@ def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> l
     Applies only when ``original`` starts on one. Leading non-user messages before the
     first user message of ``messages`` are dropped (a user message always starts a
     turn, so no tool exchange is split); when ``messages`` holds no user message at
-    all, the newest user message of ``original`` that it dropped (typically the task)
-    is put back before the rest, where it stood.
+    all (or nothing but system messages), the newest user message of ``original`` that
+    it dropped (typically the task) is put back before the rest, where it stood.
     """
     result = list(messages)
     first = _first_turn(result)
-    if first == len(result) or result[first].role is Role.USER:
+    if first < len(result) and result[first].role is Role.USER:
         return result
     if not starts_on_user(original):
         return result

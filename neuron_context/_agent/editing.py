@@ -10,12 +10,14 @@ tool calls), persistence for work that must not be redone (a summary).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from .._errors import NeuronContextError
 from .._log import logger
+from .._messages.message import Message
 from .._strategies.base import ContextStrategy
-from .._strategies.composite import CompositeStrategy
 from .._strategies.strip import StripToolCallsStrategy
 from .._strategies.window import SlidingWindowStrategy
 from .._validators import instance_of, require_int
@@ -24,6 +26,29 @@ from .events import RequestEdited
 from .middleware import AgentMiddleware, ModelRequest
 
 __all__ = ["ContextEditingMiddleware"]
+
+
+@attrs.define
+class EditPipeline(ContextStrategy):
+    """Runs every strategy in order, always (a composite would stop once under budget
+    and warn when a budget of 0 is never met)."""
+
+    strategies: tuple[ContextStrategy, ...]
+
+    def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
+        """Always."""
+        return True
+
+    async def compact(self, messages: Sequence[Message]) -> list[Message]:
+        """Each strategy's ``compact``, one after the other."""
+        current = list(messages)
+        for strategy in self.strategies:
+            current = await strategy.compact(current)
+        return current
+
+    def token_estimate(self, messages: Sequence[Message]) -> int:
+        """The first strategy's estimate."""
+        return self.strategies[0].token_estimate(messages)
 
 
 @attrs.define
@@ -58,7 +83,7 @@ class ContextEditingMiddleware(AgentMiddleware):
     def strip_and_truncate(cls, n: int) -> ContextEditingMiddleware:
         """Strip the tool calls, then keep the last ``n`` messages (always applies)."""
         window = SlidingWindowStrategy(require_int(n, "ContextEditingMiddleware.n"), 0)
-        return cls(CompositeStrategy([StripToolCallsStrategy(), window], 0))
+        return cls(EditPipeline((StripToolCallsStrategy(), window)))
 
     async def before_model(self, request: ModelRequest) -> None:
         """Replace the request's messages with the strategy's edit, when it applies."""

@@ -17,110 +17,32 @@ and starts on a user message when the history does.
 from __future__ import annotations
 
 import functools
+import operator
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Literal
 
 import anyio
-import attrs
 
 from .._counting.base import BaseCounter, TokenCounter
 from .._counting.calibrated import CalibratedCounter
 from .._errors import ConfigurationError, InvalidConversationError
 from .._log import logger
-from .._messages.content import JSON, ToolResult, ToolUse
-from .._messages.conversation import INTERRUPTED, repair, validate
-from .._messages.message import Message, Role, ToolDefinition
-from .._strategies.base import ContextStrategy
-from .._validators import instance_of, one_of, optional, positive_int
+from .._messages.content import JSON
+from .._messages.conversation import repair, validate
+from .._messages.message import Message, ToolDefinition
 from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
+from .calls import close_calls, run_tool_calls
 from .chain import MiddlewareChain
 from .context import compact_history, count_request, start_on_user
 from .errors import AgentError, MaxTurnsExceededError
-from .events import AgentEvent, LimitReached, ModelCalled, RunFinished, ToolCalled, TurnStarted
-from .middleware import AgentMiddleware, ModelRequest, ModelResponse, ToolCallRequest
+from .events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
+from .middleware import ModelRequest, ModelResponse
+from .options import AgentOptions, AgentResult
 from .run import RunContext
-from .schema import validate_arguments
 from .state import AgentState
-from .tools import Tool, result_of
+from .tools import Tool
 
 __all__ = ["Agent", "AgentOptions", "AgentResult", "create_agent"]
-
-
-def _to_middleware(value: Iterable[AgentMiddleware]) -> tuple[AgentMiddleware, ...]:
-    return MiddlewareChain(value).middlewares
-
-
-@attrs.frozen(kw_only=True)
-class AgentOptions:
-    """How an agent runs. Every field is keyword-only.
-
-    Examples:
-        >>> from neuron_context import SlidingWindowStrategy
-        >>> window = SlidingWindowStrategy(20, 8_000)
-        >>> options = AgentOptions(system_prompt="Be brief.", context=window)
-    """
-
-    middleware: tuple[AgentMiddleware, ...] = attrs.field(default=(), converter=_to_middleware)
-    """The middlewares, outermost first."""
-    system_prompt: str | None = attrs.field(
-        default=None, validator=optional(instance_of(str, "a str"))
-    )
-    """Sent with every model call (middlewares may extend it per call)."""
-    max_turns: int = attrs.field(default=50, validator=positive_int())
-    """The most model calls one run may make; one more raises
-    :class:`MaxTurnsExceededError`."""
-    model: str | None = attrs.field(default=None, validator=optional(instance_of(str, "a str")))
-    """The model to ask; ``None`` means the provider's default."""
-    context: ContextStrategy | None = attrs.field(
-        default=None, validator=optional(instance_of(ContextStrategy, "a ContextStrategy"))
-    )
-    """Run at the top of every turn on the whole request's count; its result replaces
-    the history (see :mod:`neuron_context._agent.context`)."""
-    counter: BaseCounter | None = attrs.field(
-        default=None, validator=optional(instance_of(BaseCounter, "a counter"))
-    )
-    """Measures requests; default: the ``context`` strategy's counter, else a
-    :class:`~neuron_context.TokenCounter`. A :class:`~neuron_context.CalibratedCounter`
-    learns from every reported usage."""
-    context_errors: Literal["continue", "raise"] = attrs.field(
-        default="continue", validator=one_of(("continue", "raise"))
-    )
-    """What a failed compaction does: keep the history and go on, or raise."""
-    max_tokens: int | None = attrs.field(default=None, validator=optional(positive_int()))
-    """The ``max_tokens`` of every model call."""
-    temperature: float | None = attrs.field(default=None)
-    """The ``temperature`` of every model call."""
-    on_event: Callable[[AgentEvent], object] | None = attrs.field(default=None)
-    """Called with every event as it happens (from the run's task)."""
-
-
-@attrs.frozen
-class AgentResult:
-    """What a run returns."""
-
-    messages: list[Message]
-    """The whole history: earlier runs, the input, model replies and tool results."""
-    events: tuple[AgentEvent, ...] = attrs.field(factory=tuple, repr=False)
-    """The run's events, in order."""
-    turns: int = 0
-    """Model turns this run took."""
-    usage: TokenUsage | None = None
-    """The provider-reported tokens of this run's calls, summed (``None``: none reported)."""
-
-    @property
-    def message(self) -> Message:
-        """The final reply (the last assistant message)."""
-        for message in reversed(self.messages):
-            if message.role is Role.ASSISTANT:
-                return message
-        msg = "AgentResult.message: the history holds no assistant message"
-        raise AgentError(msg)
-
-    @property
-    def text(self) -> str:
-        """The final reply's text."""
-        return self.message.text
 
 
 def _to_input(value: object) -> list[Message]:
@@ -139,18 +61,9 @@ def _to_input(value: object) -> list[Message]:
     return messages
 
 
-def _close_calls(messages: list[Message], results: Mapping[str, ToolResult]) -> list[Message]:
-    """``messages`` with the trailing call answered: given results, else interrupted."""
-    if not messages or messages[-1].role is not Role.ASSISTANT:
-        return messages
-    uses = messages[-1].tool_uses
-    if not uses:
-        return messages
-    blocks = tuple(
-        results.get(use.id) or ToolResult(tool_use_id=use.id, content=INTERRUPTED, is_error=True)
-        for use in uses
-    )
-    return [*messages, Message(role=Role.TOOL, content=blocks)]
+def _same(messages: Sequence[Message], history: Sequence[Message]) -> bool:
+    """Whether ``messages`` are the history's own message objects, in order."""
+    return len(messages) == len(history) and all(map(operator.is_, messages, history))
 
 
 class Agent:
@@ -230,6 +143,8 @@ class Agent:
         """Append ``messages`` (or a user string) to the history and run to a final reply.
 
         Raises:
+            InvalidConversationError: the history with ``messages`` appended (or as a
+                ``before_agent`` hook left it) is not well formed.
             MaxTurnsExceededError: the run needed more than ``max_turns`` model calls.
             AgentError: a middleware stopped the run (a limit), or the agent is running.
             NeuronContextError: the provider failed (and no fallback answered), or a
@@ -239,6 +154,7 @@ class Agent:
         if self._running:
             msg = "Agent.run: this agent is already running (one run at a time)"
             raise AgentError(msg)
+        validate([*self.state.messages, *given])
         self._running = True
         events: list[AgentEvent] = []
         on_event = self.options.on_event
@@ -252,11 +168,13 @@ class Agent:
         state.start_run()
         context = RunContext(state=state, counter=self.counter, sink=record)
         try:
-            state.messages = list(await self.chain.before_agent([*state.messages, *given]))
+            started = list(await self.chain.before_agent([*state.messages, *given]))
+            validate(started)
+            state.messages = started
             await self._turns(context)
             state.messages = list(await self.chain.after_agent(state.messages))
         finally:
-            state.messages = _close_calls(state.messages, {})
+            state.messages = close_calls(state.messages, {})
             self._running = False
         usage = [e for e in events if isinstance(e, ModelCalled) and e.input_tokens is not None]
         total = (
@@ -312,19 +230,23 @@ class Agent:
                     )
                 )
                 return
-            await self._run_tools(context, uses)
+            await run_tool_calls(self.chain, self.tools, context, uses)
 
     # -- the innermost handlers -------------------------------------------------------
 
     async def _call_model(self, request: ModelRequest) -> ModelResponse:
         context = request.context
         provider = request.provider if request.provider is not None else self.provider
-        messages = start_on_user(request.messages, context.state.messages)
-        try:
-            validate(messages)
-        except InvalidConversationError as exc:
-            logger.warning("a middleware broke the request; sending it repaired: %s", exc)
-            messages = repair(messages)
+        history = context.state.messages
+        messages = start_on_user(request.messages, history)
+        # The history is well formed by construction (checked when a run starts and after
+        # every compaction); only a request a middleware changed needs the O(n) check.
+        if not _same(messages, history):
+            try:
+                validate(messages)
+            except InvalidConversationError as exc:
+                logger.warning("a middleware broke the request; sending it repaired: %s", exc)
+                messages = repair(messages)
         tools = request.tools
         completion = CompletionRequest(
             messages,
@@ -358,81 +280,6 @@ class Agent:
             )
         )
         return ModelResponse.of(response, provider)
-
-    async def _execute_tool(self, request: ToolCallRequest) -> ToolResult:
-        use, tool = request.tool_use, request.tool
-        if tool is None:
-            known = ", ".join(sorted(self.tools)) or "none"
-            text = f"unknown tool {use.name!r}; the available tools are: {known}"
-            return ToolResult(tool_use_id=use.id, content=text, is_error=True)
-        problems = validate_arguments(use.input, tool.input_schema)
-        if problems:
-            text = f"invalid arguments for {tool.name}: " + "; ".join(problems)
-            return ToolResult(tool_use_id=use.id, content=text, is_error=True)
-        value = await tool.invoke(use.input, request.context)
-        return result_of(use.id, value)
-
-    # -- tools --------------------------------------------------------------------------
-
-    async def _run_tools(self, context: RunContext, uses: Sequence[ToolUse]) -> None:
-        state = context.state
-        requests: list[ToolCallRequest] = []
-        for use in uses:
-            number, for_tool = state.count_tool_call(use.name)
-            requests.append(
-                ToolCallRequest(
-                    use,
-                    self.tools.get(use.name),
-                    context=context,
-                    number=number,
-                    number_for_tool=for_tool,
-                )
-            )
-        results: dict[str, ToolResult] = {}
-        stops: list[AgentError] = []
-        try:
-            async with anyio.create_task_group() as group:
-                for request in requests:
-                    group.start_soon(self._one_tool, request, results, stops, group.cancel_scope)
-        finally:
-            state.messages = _close_calls(state.messages, results)
-        if stops:
-            raise stops[0]
-
-    async def _one_tool(
-        self,
-        request: ToolCallRequest,
-        results: dict[str, ToolResult],
-        stops: list[AgentError],
-        scope: anyio.CancelScope,
-    ) -> None:
-        context, use = request.context, request.tool_use
-        started = time.perf_counter()
-        try:
-            result = await self.chain.call_tool(request, self._execute_tool)
-        except AgentError as exc:
-            stops.append(exc)
-            scope.cancel()
-            context.emit(ToolCalled(context.turn, use.name, use.id, "cancelled", str(exc), 0.0))
-            return
-        except anyio.get_cancelled_exc_class():
-            duration = time.perf_counter() - started
-            context.emit(ToolCalled(context.turn, use.name, use.id, "cancelled", None, duration))
-            raise
-        except Exception as exc:
-            result = ToolResult(
-                tool_use_id=use.id, content=f"{type(exc).__name__}: {exc}", is_error=True
-            )
-        if result.tool_use_id != use.id:
-            result = attrs.evolve(result, tool_use_id=use.id)
-        results[use.id] = result
-        error = result.text if result.is_error else None
-        outcome: Literal["success", "error"] = "error" if result.is_error else "success"
-        context.emit(
-            ToolCalled(
-                context.turn, use.name, use.id, outcome, error, time.perf_counter() - started
-            )
-        )
 
 
 def create_agent(

@@ -131,6 +131,10 @@ def _to_providers(value: Iterable[Provider]) -> tuple[Provider, ...]:
     return providers
 
 
+def _to_models(value: Iterable[str | None] | None) -> tuple[str | None, ...] | None:
+    return None if value is None else tuple(value)
+
+
 @attrs.define
 class ModelFallbackMiddleware(AgentMiddleware):
     """When the model call fails, tries the next provider of ``providers``, in order.
@@ -146,7 +150,9 @@ class ModelFallbackMiddleware(AgentMiddleware):
 
     providers: tuple[Provider, ...] = attrs.field(converter=_to_providers)
     """The providers to try after the agent's, in order."""
-    models: tuple[str | None, ...] | None = attrs.field(default=None, kw_only=True)
+    models: tuple[str | None, ...] | None = attrs.field(
+        default=None, kw_only=True, converter=_to_models
+    )
     """The model to ask each provider for (default: the request's model)."""
     retry_on: Callable[[Exception], bool] = attrs.field(default=_any_error, kw_only=True)
     """Whether a failure moves on to the next provider."""

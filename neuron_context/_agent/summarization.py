@@ -20,9 +20,9 @@ import anyio
 import attrs
 
 from .._counting.base import BaseCounter
-from .._errors import NeuronContextError
+from .._errors import InvalidConversationError, NeuronContextError
 from .._log import logger
-from .._messages.conversation import Structure
+from .._messages.conversation import Structure, validate
 from .._messages.message import Message, Role
 from .._strategies.base import to_counter
 from .._strategies.summarization import SummarizationStrategy
@@ -35,29 +35,58 @@ from .middleware import AgentMiddleware, ModelRequest
 __all__ = ["SummarizationMiddleware"]
 
 
+def _derives(original: Message, edited: Message) -> bool:
+    """Whether ``edited`` is ``original`` or a copy of it with blocks taken out."""
+    if original is edited or original == edited:
+        return True
+    if original.role is not edited.role or not edited.content:
+        return False
+    blocks = iter(original.content)
+    return all(any(block == candidate for candidate in blocks) for block in edited.content)
+
+
+def _kept_start(history: Sequence[Message], kept: Sequence[Message]) -> int | None:
+    """Where the kept messages of a request begin in ``history``, or ``None``.
+
+    The request is the history edited by earlier middlewares (a window drops messages, a
+    strip takes tool blocks out), so its kept messages are aligned with the history from
+    the end: each is matched with the nearest earlier history message it derives from.
+    """
+    position = len(history)
+    found: int | None = None
+    for message in reversed(kept):
+        for index in range(position - 1, -1, -1):
+            if _derives(history[index], message):
+                position = found = index
+                break
+    return found
+
+
 def _persisted(history: list[Message], summarized: Sequence[Message]) -> list[Message] | None:
     """The history with what the request's summary replaced taken out, or ``None``.
 
     ``summarized`` is the compacted request: system messages, one summary, the kept
-    messages. The first kept message that is also in the history (the same object: the
-    request started as a copy of it) marks where the history's kept part begins; the cut
-    moves back to a safe one, so no tool exchange is split (a little of what was
-    summarized may then stay, which loses nothing).
+    messages. The history keeps everything from where the first kept message came
+    from; the cut moves back to a safe one, so no tool exchange is split (a little of
+    what was summarized may then stay twice, which loses nothing).
     """
     summary_at = next((i for i, m in enumerate(summarized) if m.is_compaction), None)
     if summary_at is None:
         return None
-    position = {id(message): index for index, message in enumerate(history)}
-    start = next((position[id(m)] for m in summarized[summary_at + 1 :] if id(m) in position), None)
+    kept = [m for m in summarized[summary_at + 1 :] if m.role is not Role.SYSTEM]
+    start = _kept_start(history, kept) if kept else len(history)
     if start is None:
-        if summary_at + 1 < len(summarized):
-            return None  # everything kept was edited: the history cannot be matched
-        start = len(history)
+        return None
     structure = Structure.of(history)
     while start > 0 and structure.safe_cut(start) != start:
         start -= 1
     systems = [m for m in history[:start] if m.role is Role.SYSTEM]
-    return [*systems, summarized[summary_at], *history[start:]]
+    persisted = [*systems, summarized[summary_at], *history[start:]]
+    try:
+        validate(persisted)
+    except InvalidConversationError:
+        return None
+    return persisted
 
 
 @attrs.define

@@ -89,11 +89,10 @@ def _default(value: object, where: str) -> JSON:
     if isinstance(value, enum.Enum):
         value = value.value
     try:
-        json.dumps(value)
+        return typing.cast("JSON", json.loads(json.dumps(value)))
     except (TypeError, ValueError):
         msg = f"{where}: the default {value!r:.60} is not a JSON value"
         raise ConfigurationError(msg) from None
-    return typing.cast("JSON", value)
 
 
 def _callable_target(fn: Callable[..., object]) -> Callable[..., object]:
@@ -144,10 +143,14 @@ class Tool:
     enums: Mapping[str, type[enum.Enum]] = attrs.field(factory=dict, kw_only=True, repr=False)
     """Arguments converted from their value to an :class:`enum.Enum` member."""
 
+    is_async: bool = attrs.field(init=False, repr=False)
+    """Whether the function is a coroutine function (decided once, here)."""
+
     def __attrs_post_init__(self) -> None:
         if not callable(self.function):
             msg = f"Tool.function must be callable, got {self.function!r:.60}"
             raise ConfigurationError(msg)
+        object.__setattr__(self, "is_async", _is_async(self.function))
 
     @property
     def definition(self) -> ToolDefinition:
@@ -246,7 +249,7 @@ class Tool:
                 kwargs[key] = kind(kwargs[key])
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = context
-        if _is_async(self.function):
+        if self.is_async:
             return await typing.cast("typing.Awaitable[object]", self.function(**kwargs))
         value = await anyio.to_thread.run_sync(functools.partial(self.function, **kwargs))
         if inspect.isawaitable(value):

@@ -1,0 +1,43 @@
+"""The docstring examples of the agent's public classes run as written."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+import neuron_context
+
+NAMES = [
+    "Agent",
+    "AgentMiddleware",
+    "AgentOptions",
+    "AgentState",
+    "ContextEditingMiddleware",
+    "HumanInTheLoopMiddleware",
+    "MiddlewareChain",
+    "ModelCallLimitMiddleware",
+    "ModelFallbackMiddleware",
+    "SummarizationMiddleware",
+    "SystemInjectionMiddleware",
+    "TodoListMiddleware",
+    "Tool",
+    "ToolCallLimitMiddleware",
+    "ToolRetryMiddleware",
+    "create_agent",
+]
+
+
+class TestAgentDocstrings:
+    """Doctests of the agent API."""
+
+    @pytest.mark.parametrize("name", NAMES)
+    def test_examples_run(self, name: str) -> None:
+        """Every example in the object's docstrings passes."""
+        finder = doctest.DocTestFinder()
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        obj = getattr(neuron_context, name)
+        globs = dict(vars(neuron_context))
+        for test in finder.find(obj, name, globs=globs):
+            runner.run(test)
+        assert runner.failures == 0

@@ -1,0 +1,509 @@
+"""The agent loop end to end on FunctionProvider: history, limits, cancellation, state."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import anyio
+import pytest
+from agent_support import answer, calls, first_turn_role, scripted
+
+from neuron_context import (
+    AgentError,
+    AgentEvent,
+    AgentMiddleware,
+    AgentOptions,
+    AgentResult,
+    AgentState,
+    CalibratedCounter,
+    CompactionCompleted,
+    CompactionError,
+    CompactionFailed,
+    CompletionRequest,
+    CompletionResponse,
+    ConfigurationError,
+    ContextStrategy,
+    InvalidConversationError,
+    MaxTurnsExceededError,
+    Message,
+    ModelCalled,
+    ModelRequest,
+    NeuronContextError,
+    RunFinished,
+    SlidingWindowStrategy,
+    TokenCounter,
+    ToolCalled,
+    TurnStarted,
+    create_agent,
+    validate,
+)
+from neuron_context.testing import FunctionProvider
+
+pytestmark = pytest.mark.anyio
+
+
+def echo(x: str) -> str:
+    """Echo x."""
+    return x
+
+
+class TestRun:
+    """Agent.run and AgentResult."""
+
+    async def test_whole_history(self) -> None:
+        """The result holds the input, the replies and the tool results, well formed."""
+        provider = scripted([calls(("echo", {"x": "a"}), ("echo", {"x": "b"})), answer("done")])
+        agent = create_agent(provider, [echo], AgentOptions(system_prompt="Be brief."))
+        result = await agent.run("go")
+        assert [m.role for m in result.messages] == ["user", "assistant", "tool", "assistant"]
+        assert [r.text for r in result.messages[2].tool_results] == ["a", "b"]
+        assert result.text == "done"
+        assert result.turns == 2
+        assert result.usage is not None
+        assert result.usage.input_tokens == 200
+        assert provider.requests[0].system == "Be brief."
+        assert [t.name for t in provider.requests[0].tools] == ["echo"]
+        validate(result.messages)
+
+    async def test_runs_continue_the_history(self) -> None:
+        """A second run appends to the history the first one left."""
+        agent = create_agent(scripted([answer("one"), answer("two")]))
+        await agent.run([Message.user("first")])
+        result = await agent.run("second")
+        assert [m.text for m in result.messages] == ["first", "one", "second", "two"]
+        assert agent.state.runs == 2
+
+    async def test_malformed_input_is_rejected(self) -> None:
+        """A history that is not well formed raises before anything is sent."""
+        provider = scripted([])
+        agent = create_agent(provider)
+        orphan = Message.tool_result("nobody", "result")
+        with pytest.raises(InvalidConversationError, match="nobody"):
+            await agent.run([Message.user("hi"), orphan])
+        assert agent.state.messages == []
+        assert provider.requests == []
+
+    async def test_a_broken_request_is_sent_repaired(self) -> None:
+        """A middleware that breaks the request cannot make the loop send it broken."""
+
+        class Breaks(AgentMiddleware):
+            async def before_model(self, request: ModelRequest) -> None:
+                request.messages.append(Message.tool_result("nobody", "orphan"))
+
+        provider = scripted([answer("done")])
+        agent = create_agent(provider, options=AgentOptions(middleware=[Breaks()]))
+        result = await agent.run("go")
+        assert [m.text for m in provider.requests[0].messages] == ["go"]
+        assert [m.text for m in result.messages] == ["go", "done"]
+
+    def test_run_sync(self) -> None:
+        """run_sync runs a run in a new event loop."""
+        agent = create_agent(FunctionProvider(lambda request: "hello"))
+        assert agent.run_sync("hi").text == "hello"
+
+    async def test_bad_input(self) -> None:
+        """Anything but a str or messages is a ConfigurationError."""
+        agent = create_agent(scripted([]))
+        with pytest.raises(ConfigurationError):
+            await agent.run(3)  # type: ignore[arg-type]
+        with pytest.raises(ConfigurationError):
+            await agent.run(["text"])  # type: ignore[list-item]
+
+    async def test_one_run_at_a_time(self) -> None:
+        """A second concurrent run of the same agent is an AgentError."""
+        started = anyio.Event()
+
+        async def slow(request: CompletionRequest) -> str:
+            started.set()
+            await anyio.sleep(0.05)
+            return "done"
+
+        agent = create_agent(FunctionProvider(slow))
+        async with anyio.create_task_group() as group:
+            group.start_soon(agent.run, "one")
+            await started.wait()
+            with pytest.raises(AgentError, match="already running"):
+                await agent.run("two")
+
+    async def test_max_turns(self) -> None:
+        """One turn over max_turns raises MaxTurnsExceededError; the history stays whole."""
+        endless = [calls(("echo", {"x": str(i)})) for i in range(10)]
+        agent = create_agent(scripted(endless), [echo], AgentOptions(max_turns=3))
+        with pytest.raises(MaxTurnsExceededError, match="max_turns=3") as caught:
+            await agent.run("go")
+        assert isinstance(caught.value, NeuronContextError)
+        assert (caught.value.limit, caught.value.count) == (3, 4)
+        validate(agent.state.messages)
+        assert len(agent.state.messages) == 7
+
+    def test_bad_options(self) -> None:
+        """Options are validated, naming the field."""
+        with pytest.raises(ConfigurationError, match=r"AgentOptions\.max_turns"):
+            AgentOptions(max_turns=0)
+        with pytest.raises(ConfigurationError, match=r"AgentOptions\.context"):
+            AgentOptions(context="window")  # type: ignore[arg-type]
+        with pytest.raises(ConfigurationError, match="Provider"):
+            create_agent("gpt")  # type: ignore[arg-type]
+
+    def test_result_without_reply(self) -> None:
+        """AgentResult.message needs an assistant message."""
+        with pytest.raises(AgentError):
+            _ = AgentResult([Message.user("hi")]).text
+
+
+class TestCancellation:
+    """Cancellation at any point leaves a well-formed, complete history."""
+
+    async def test_mid_tool(self) -> None:
+        """Finished calls keep their results; the running one is closed as interrupted."""
+        started = anyio.Event()
+
+        async def hangs() -> str:
+            started.set()
+            await anyio.sleep_forever()
+            return "never"
+
+        events: list[AgentEvent] = []
+        agent = create_agent(
+            scripted([calls(("echo", {"x": "fast"}), ("hangs", {}))]),
+            [echo, hangs],
+            AgentOptions(on_event=events.append),
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(agent.run, "go")
+            await started.wait()
+            await anyio.sleep(0.05)
+            group.cancel_scope.cancel()
+        history = agent.state.messages
+        validate(history)
+        results = history[-1].tool_results
+        assert [r.text for r in results] == ["fast", "[no result: the call was interrupted]"]
+        assert results[1].is_error
+        assert any(isinstance(e, ToolCalled) and e.outcome == "cancelled" for e in events)
+
+    async def test_mid_model_call(self) -> None:
+        """A cancelled model call leaves the history as it was before the call."""
+        started = anyio.Event()
+
+        async def hangs(request: CompletionRequest) -> str:
+            started.set()
+            await anyio.sleep_forever()
+            return "never"
+
+        agent = create_agent(FunctionProvider(hangs))
+        async with anyio.create_task_group() as group:
+            group.start_soon(agent.run, "go")
+            await started.wait()
+            group.cancel_scope.cancel()
+        assert [m.text for m in agent.state.messages] == ["go"]
+        assert not agent._running
+
+    async def test_mid_compaction(self) -> None:
+        """A cancelled compaction keeps the uncompacted history and is reported."""
+        started = anyio.Event()
+
+        class Hangs(SlidingWindowStrategy):
+            async def compact(self, messages: Sequence[Message]) -> list[Message]:
+                if len(messages) > 1:
+                    started.set()
+                    await anyio.sleep_forever()
+                return list(messages)
+
+        events: list[AgentEvent] = []
+        agent = create_agent(
+            scripted([calls(("echo", {"x": "a"})), answer("done")]),
+            [echo],
+            AgentOptions(context=Hangs(1, 0), on_event=events.append),
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(agent.run, "go")
+            await started.wait()
+            group.cancel_scope.cancel()
+        history = agent.state.messages
+        validate(history)
+        assert [m.role for m in history] == ["user", "assistant", "tool"]
+        failed = [e for e in events if isinstance(e, CompactionFailed)]
+        assert len(failed) == 1
+        assert failed[0].cancelled
+
+
+class FailingStrategy(SlidingWindowStrategy):
+    """A window whose compaction always fails."""
+
+    async def compact(self, messages: Sequence[Message]) -> list[Message]:
+        msg = "the summarizer is down"
+        raise CompactionError(msg)
+
+
+class TestContext:
+    """AgentOptions(context=...): the loop's own compaction."""
+
+    async def test_counts_system_prompt_and_tools(self) -> None:
+        """should_compact receives what the provider would receive, not the messages alone."""
+        seen: list[tuple[int, int]] = []
+        counter = TokenCounter()
+
+        class Spy(SlidingWindowStrategy):
+            def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
+                seen.append((counter.estimate_messages(messages), token_count))
+                return False
+
+        agent = create_agent(
+            scripted([answer("done")]),
+            [echo],
+            AgentOptions(system_prompt="S" * 400, context=Spy(4, 10, counter=counter)),
+        )
+        await agent.run("go")
+        messages_only, total = seen[0]
+        assert total == agent.count_request([Message.user("go")])
+        assert total >= messages_only + 100 + counter.estimate_tools(agent.definitions)
+
+    async def test_compaction_replaces_the_history(self) -> None:
+        """The compacted history is kept; the event reports tokens and messages removed."""
+        events: list[AgentEvent] = []
+        replies = [calls(("echo", {"x": "y" * 200})) for _ in range(6)] + [answer("done")]
+        agent = create_agent(
+            scripted(replies),
+            [echo],
+            AgentOptions(context=SlidingWindowStrategy(3, 150), on_event=events.append),
+        )
+        result = await agent.run("go")
+        completed = [e for e in events if isinstance(e, CompactionCompleted)]
+        assert completed
+        for event in completed:
+            assert event.tokens_after < event.tokens_before
+            assert event.messages_removed == event.messages_before - event.messages_after
+            assert event.trigger == "context"
+        assert len(result.messages) < 14
+        assert first_turn_role(result.messages) == "user"
+        json.dumps([e.to_dict() for e in events])
+
+    async def test_failed_compaction_keeps_the_history(self) -> None:
+        """A failing strategy never loses history; the run goes on and says so."""
+        events: list[AgentEvent] = []
+        agent = create_agent(
+            scripted([calls(("echo", {"x": "a"})), answer("done")]),
+            [echo],
+            AgentOptions(context=FailingStrategy(1, 0), on_event=events.append),
+        )
+        result = await agent.run("go")
+        assert [m.role for m in result.messages] == ["user", "assistant", "tool", "assistant"]
+        failed = [e for e in events if isinstance(e, CompactionFailed)]
+        assert len(failed) == 2
+        assert "the summarizer is down" in failed[0].error
+        assert not failed[0].cancelled
+
+    async def test_failed_compaction_can_raise(self) -> None:
+        """context_errors="raise" raises the strategy's error, history intact."""
+        agent = create_agent(
+            scripted([answer("done")]),
+            options=AgentOptions(context=FailingStrategy(1, 0), context_errors="raise"),
+        )
+        with pytest.raises(CompactionError):
+            await agent.run("go")
+        assert [m.text for m in agent.state.messages] == ["go"]
+
+    async def test_malformed_compaction_is_a_failure(self) -> None:
+        """A strategy returning a malformed conversation is not trusted."""
+
+        class Breaks(SlidingWindowStrategy):
+            async def compact(self, messages: Sequence[Message]) -> list[Message]:
+                return [m for m in messages if m.role != "assistant"]
+
+        events: list[AgentEvent] = []
+        agent = create_agent(
+            scripted([calls(("echo", {"x": "a"})), answer("done")]),
+            [echo],
+            AgentOptions(context=Breaks(1, 0), on_event=events.append),
+        )
+        result = await agent.run("go")
+        validate(result.messages)
+        assert any(isinstance(e, CompactionFailed) for e in events)
+
+    async def test_always_starts_on_a_user_message(self) -> None:
+        """A window that begins on an assistant message still sends a user message first."""
+        provider = scripted([calls(("echo", {"x": str(i)})) for i in range(8)])
+        agent = create_agent(provider, [echo], AgentOptions(context=SlidingWindowStrategy(2, 0)))
+        await agent.run("the task")
+        for request in provider.requests:
+            assert first_turn_role(request.messages) == "user"
+            assert request.messages[0].text == "the task"
+            validate(request.messages)
+
+    async def test_calibrated_counter_learns_from_usage(self) -> None:
+        """Reported usage feeds CalibratedCounter.observe."""
+        counter = CalibratedCounter(TokenCounter())
+        agent = create_agent(
+            scripted([calls(("echo", {"x": "a"})), answer("done")]),
+            [echo],
+            AgentOptions(counter=counter, system_prompt="S"),
+        )
+        await agent.run("go")
+        assert counter.observations == 2
+        assert counter.factor != 1.0
+
+
+class TestEvents:
+    """The events of a run."""
+
+    async def test_sequence_and_serialization(self) -> None:
+        """Turns, model calls, tool calls and the end arrive in order, as plain dicts."""
+        events: list[AgentEvent] = []
+        agent = create_agent(
+            scripted([calls(("echo", {"x": "a"})), answer("done")]),
+            [echo],
+            AgentOptions(on_event=events.append),
+        )
+        result = await agent.run("go")
+        assert list(result.events) == events
+        kinds = [type(e) for e in events]
+        assert kinds == [
+            TurnStarted,
+            ModelCalled,
+            ToolCalled,
+            TurnStarted,
+            ModelCalled,
+            RunFinished,
+        ]
+        model = events[1]
+        assert isinstance(model, ModelCalled)
+        assert (model.input_tokens, model.output_tokens, model.tool_calls) == (100, 10, 1)
+        assert model.estimated_tokens == agent.count_request([Message.user("go")])
+        data = json.loads(json.dumps([e.to_dict() for e in events]))
+        assert data[2]["type"] == "tool_called"
+        assert data[2]["outcome"] == "success"
+
+
+class TestState:
+    """Durable state: history, counters and middleware data to a dict and back."""
+
+    async def test_round_trip_resumes_on_another_agent(self) -> None:
+        """A state saved after one run continues on a freshly built agent."""
+        first = create_agent(scripted([calls(("echo", {"x": "a"})), answer("one")]), [echo])
+        await first.run("go")
+        first.state.values["note"] = {"kept": [1, 2]}
+        data = json.loads(json.dumps(first.state.to_dict()))
+        second = create_agent(scripted([answer("two")]), [echo])
+        second.load_state(data)
+        assert second.state.messages == first.state.messages
+        assert second.state.tool_calls == {"echo": 1}
+        result = await second.run("more")
+        assert [m.text for m in result.messages][-2:] == ["more", "two"]
+        assert second.state.values["note"] == {"kept": [1, 2]}
+        assert second.state.runs == 2
+
+    @pytest.mark.parametrize(
+        "data",
+        [
+            {},
+            {"format": "neuron-context-agent", "version": 2},
+            {"format": "neuron-context-agent", "version": 1, "history": 3},
+            {
+                "format": "neuron-context-agent",
+                "version": 1,
+                "history": {"format": "neuron-context", "version": 1, "messages": []},
+                "runs": -1,
+            },
+        ],
+    )
+    def test_bad_state(self, data: dict[str, object]) -> None:
+        """A dict that is not a saved state is a ConfigurationError."""
+        with pytest.raises(ConfigurationError, match="AgentState"):
+            AgentState.from_dict(data)  # type: ignore[arg-type]
+
+
+class TestManyAgents:
+    """Agents sharing strategies and a counter concurrently."""
+
+    async def test_hundred_agents_no_cross_talk(self) -> None:
+        """100 concurrent agents sharing one strategy stack and counter see only their own."""
+        counter = TokenCounter()
+        strategy = SlidingWindowStrategy(6, 300, counter=counter)
+
+        turns: dict[str, int] = {}
+
+        async def reply(request: CompletionRequest) -> CompletionResponse:
+            await anyio.sleep(0)
+            owner = request.messages[0].text
+            texts = {m.text.split(":")[0] for m in request.messages if m.role == "user"}
+            assert texts == {owner.split(":")[0]}, "cross-talk"
+            for message in request.messages:
+                for result in message.tool_results:
+                    assert result.text.startswith(owner), "cross-talk"
+            turns[owner] = turns.get(owner, 0) + 1
+            if turns[owner] > 6:
+                return answer(f"{owner} done")
+            return calls(("echo", {"x": f"{owner}-{turns[owner]}" + "z" * 100}))
+
+        provider = FunctionProvider(reply)
+        agents = [
+            create_agent(provider, [echo], AgentOptions(context=strategy, counter=counter))
+            for _ in range(100)
+        ]
+        results: dict[int, AgentResult] = {}
+
+        async def run(index: int) -> None:
+            results[index] = await agents[index].run(f"agent{index}: start")
+
+        async with anyio.create_task_group() as group:
+            for index in range(100):
+                group.start_soon(run, index)
+        for index, result in results.items():
+            validate(result.messages)
+            assert result.text.startswith(f"agent{index}: start")
+            for message in result.messages:
+                for tool_result in message.tool_results:
+                    assert tool_result.text.startswith(f"agent{index}: start-")
+
+
+class TestLongRun:
+    """A 500-turn run with the loop's own context."""
+
+    async def test_every_call_within_budget_and_events_add_up(self) -> None:
+        """Every request fits the budget (system prompt and tools counted); events add up."""
+        counter = TokenCounter()
+        system = "You are a careful agent. " * 10
+        budget = 1_500
+        probe = create_agent(scripted([]), [echo], AgentOptions(system_prompt=system))
+        overhead = probe.count_request([])
+        strategy = SlidingWindowStrategy(8, budget - overhead, counter=counter)
+        events: list[AgentEvent] = []
+        replies = [calls(("echo", {"x": f"{turn} " + "w" * 150})) for turn in range(499)]
+        provider = scripted([*replies, answer("finished")])
+        agent = create_agent(
+            provider,
+            [echo],
+            AgentOptions(
+                system_prompt=system, context=strategy, max_turns=500, on_event=events.append
+            ),
+        )
+        result = await agent.run("Work through the queue.")
+        assert result.turns == 500
+        for request in provider.requests:
+            sent = (
+                counter.estimate_messages(request.messages)
+                + counter.estimate_tools(request.tools)
+                + counter.estimate_message(Message.system(request.system or ""))
+            )
+            assert sent <= budget
+            assert first_turn_role(request.messages) == "user"
+        validate(result.messages)
+        model_calls = [e for e in events if isinstance(e, ModelCalled)]
+        tool_calls = [e for e in events if isinstance(e, ToolCalled)]
+        compactions = [e for e in events if isinstance(e, CompactionCompleted)]
+        assert len(model_calls) == 500
+        assert len(tool_calls) == 499
+        assert compactions
+        appended = 1 + len(model_calls) + len({e.turn for e in tool_calls})
+        removed = sum(e.messages_removed for e in compactions)
+        assert appended - removed == len(result.messages)
+        turns = [e for e in events if isinstance(e, TurnStarted)]
+        for event in compactions:
+            assert event.tokens_after <= budget
+        assert [e.turn for e in turns] == list(range(1, 501))
+
+
+def test_strategy_is_a_context_strategy() -> None:
+    """The built-in strategies are accepted as AgentOptions.context."""
+    assert isinstance(SlidingWindowStrategy(2, 0), ContextStrategy)
