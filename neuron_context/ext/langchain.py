@@ -43,7 +43,7 @@ try:
     from langgraph.runtime import Runtime
 
     from ._langchain_messages import from_langchain, rebuild, to_langchain
-except ImportError as exc:  # pragma: no cover - exercised by a test in a subprocess
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 
 __all__ = [

@@ -33,7 +33,7 @@ try:
         rebuild,
         to_pydantic_ai,
     )
-except ImportError as exc:  # pragma: no cover - exercised by a test in a subprocess
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 
 __all__ = ["DOCUMENT_METADATA", "HistoryProcessor", "from_pydantic_ai", "to_pydantic_ai"]
