@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from ext_support import one_result_per_message, stack, well_formed
 from hypothesis import given
@@ -23,12 +24,13 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
 from pydantic import Field
-from strategies import well_formed_conversations
+from strategies import Case, cases, strategy_stacks, well_formed_conversations
 from transcripts import load_transcript, requires_transcripts, transcript_paths
 
 from neuron_context import (
     Compaction,
     ConfigurationError,
+    ContextStrategy,
     Document,
     Image,
     Message,
@@ -53,12 +55,6 @@ from neuron_context.testing import RecordingStrategy
 COUNTER = TokenCounter()
 BUDGET = 3_000
 SYSTEM_PROMPT = "You are a careful agent. Read files when asked."
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    """LangGraph runs on asyncio only."""
-    return "asyncio"
 
 
 class ScriptedChatModel(GenericFakeChatModel):
@@ -221,6 +217,11 @@ def _assert_requests_fit(requests: Sequence[Sequence[BaseMessage]], budget: int)
 class TestContextMiddleware:
     """ContextMiddleware inside langchain.agents.create_agent."""
 
+    @pytest.fixture
+    def anyio_backend(self) -> str:
+        """LangGraph runs on asyncio only."""
+        return "asyncio"
+
     def test_long_run_stays_within_budget(self) -> None:
         """Twenty large tool results later, every request fits and is well formed."""
         model = ScriptedChatModel(messages=_script(20))
@@ -319,6 +320,19 @@ class TestCompactMessages:
         assert await acompact_messages(history, stack(BUDGET)) == compact_messages(
             history, stack(BUDGET)
         )
+
+    @given(cases(strategy_stacks))
+    def test_returns_the_strategys_compaction(self, case: Case[ContextStrategy]) -> None:
+        """What comes back reads as exactly what the strategy makes of the messages."""
+        messages = to_langchain(case.messages)
+        ours = from_langchain(messages)
+        strategy = case.strategy
+        expected = (
+            anyio.run(strategy.compact, ours)
+            if strategy.should_compact(ours, strategy.token_estimate(ours))
+            else ours
+        )
+        assert from_langchain(compact_messages(messages, strategy)) == expected
 
     def test_nothing_to_do(self) -> None:
         """Under budget the messages come back as they are."""

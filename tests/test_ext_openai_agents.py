@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import attrs
 import pytest
 from agents import (
@@ -29,13 +30,14 @@ from openai.types.responses import (
     ResponseOutputMessage,
     ResponseOutputText,
 )
-from strategies import well_formed_conversations
+from strategies import Case, cases, strategy_stacks, well_formed_conversations
 from transcripts import load_transcript, requires_transcripts, transcript_paths
 
 from neuron_context import (
     Compaction,
     ConfigurationError,
     ContentBlock,
+    ContextStrategy,
     Document,
     Image,
     Message,
@@ -330,6 +332,25 @@ class TestCallModelInputFilter:
         model = ScriptedModel(5)
         await Runner.run(_agent(model), "go", run_config=_config(SlidingWindowStrategy(3, 0)))
         assert all(well_formed(from_responses_items(r)) for r in model.requests)
+
+    @given(cases(strategy_stacks))
+    def test_sends_the_strategys_compaction(self, case: Case[ContextStrategy]) -> None:
+        """What it sends reads as exactly what the strategy makes of the input."""
+        items: list[Any] = to_responses_items(case.messages)
+        ours = from_responses_items(items)
+        strategy = case.strategy
+        expected = (
+            anyio.run(strategy.compact, ours)
+            if strategy.should_compact(ours, strategy.token_estimate(ours))
+            else ours
+        )
+        data = CallModelData(
+            model_data=ModelInputData(input=items, instructions=None),
+            agent=Agent(name="a"),
+            context=None,
+        )
+        sent = anyio.run(CallModelInputFilter(strategy), data)
+        assert from_responses_items(sent.input) == expected
 
     def test_rejects_a_non_strategy(self) -> None:
         """The strategy must be a ContextStrategy."""

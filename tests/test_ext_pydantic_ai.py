@@ -30,13 +30,14 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.run import AgentRunResult
-from strategies import well_formed_conversations
+from strategies import Case, cases, strategy_stacks, well_formed_conversations
 from transcripts import load_transcript, requires_transcripts, transcript_paths
 
 from neuron_context import (
     Compaction,
     ConfigurationError,
     ContentBlock,
+    ContextStrategy,
     Document,
     Image,
     Message,
@@ -266,6 +267,19 @@ class TestHistoryProcessor:
         assert all(part.tool_name == "read_file" for part in cleared)
         assert isinstance(last[-1], ModelRequest)
         assert last[-1].instructions == "Be terse."
+
+    @given(cases(strategy_stacks, well_formed_conversations().map(expressible)))
+    def test_returns_the_strategys_compaction(self, case: Case[ContextStrategy]) -> None:
+        """What it returns reads as exactly what the strategy makes of the history."""
+        messages = to_pydantic_ai(case.messages)
+        ours = from_pydantic_ai(messages)
+        strategy = case.strategy
+        expected = (
+            anyio.run(strategy.compact, ours)
+            if strategy.should_compact(ours, strategy.token_estimate(ours))
+            else ours
+        )
+        assert from_pydantic_ai(anyio.run(HistoryProcessor(strategy), messages)) == expected
 
     @pytest.mark.anyio
     async def test_nothing_to_do(self) -> None:
