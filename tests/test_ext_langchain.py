@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -301,6 +302,23 @@ def _history(turns: int) -> list[BaseMessage]:
     return messages
 
 
+class DropFirstCall(ContextStrategy):
+    """A broken strategy: drops the first assistant message with tool uses, not its result."""
+
+    def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
+        """Always."""
+        return True
+
+    async def compact(self, messages: Sequence[Message]) -> list[Message]:
+        """Drop the first message that calls tools."""
+        first = next(i for i, m in enumerate(messages) if m.tool_uses)
+        return [m for i, m in enumerate(messages) if i != first]
+
+    def token_estimate(self, messages: Sequence[Message]) -> int:
+        """The default counter's estimate."""
+        return COUNTER.estimate_messages(messages)
+
+
 class TestCompactMessages:
     """compact_messages and acompact_messages, the trim_messages replacement."""
 
@@ -333,6 +351,15 @@ class TestCompactMessages:
             else ours
         )
         assert from_langchain(compact_messages(messages, strategy)) == expected
+
+    def test_a_broken_compaction_is_repaired(self, caplog: pytest.LogCaptureFixture) -> None:
+        """A strategy that orphans a tool result: the result is dropped, with a warning."""
+        history = _history(3)
+        with caplog.at_level(logging.WARNING, logger="neuron_context"):
+            compacted = compact_messages(history, DropFirstCall())
+        assert well_formed(from_langchain(compacted))
+        assert len(compacted) == len(history) - 2
+        assert "DropFirstCall returned a malformed conversation" in caplog.text
 
     def test_nothing_to_do(self) -> None:
         """Under budget the messages come back as they are."""

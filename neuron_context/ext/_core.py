@@ -58,7 +58,7 @@ async def compact_conversation(
     """The compacted, well-formed conversation, or ``None`` when the strategy leaves it as is.
 
     ``None`` means "send what you have": the trigger did not fire, or the strategy
-    returned an equal list.
+    returned the very messages it was given.
     """
     tokens = strategy.token_estimate(messages)
     if not strategy.should_compact(messages, tokens):
@@ -69,7 +69,8 @@ async def compact_conversation(
     try:
         validate(result)
     except InvalidConversationError as exc:
-        logger.warning("%s returned a malformed conversation (%s); repaired", strategy, exc)
+        name = type(strategy).__name__
+        logger.warning("%s returned a malformed conversation (%s); repaired", name, exc)
         result = repair(result)
     return result
 
