@@ -82,6 +82,21 @@ def from_langchain(messages: Iterable[BaseMessage]) -> list[Message]:
     return [_read_message(message, f"messages[{index}]") for index, message in enumerate(messages)]
 
 
+def _standard_blocks(message: BaseMessage) -> Sequence[object]:
+    """``message.content_blocks``, without its cost for plain string content.
+
+    ``content_blocks`` runs every provider translator; a string is one text block unless
+    an AI message's provider metadata or extra fields may add reasoning to it.
+    """
+    content = message.content
+    if isinstance(content, str) and not (
+        isinstance(message, AIMessage)
+        and (message.additional_kwargs or message.response_metadata.get("model_provider"))
+    ):
+        return [{"type": "text", "text": content}] if content else []
+    return message.content_blocks
+
+
 def _read_message(message: BaseMessage, path: str) -> Message:
     if isinstance(message, ToolMessage):
         return Message(role=Role.TOOL, content=(_read_tool_result(message, path),))
@@ -97,7 +112,7 @@ def _read_message(message: BaseMessage, path: str) -> Message:
 
 def _read_blocks(message: BaseMessage, *, summaries: bool) -> tuple[ContentBlock, ...]:
     blocks: list[ContentBlock] = []
-    for block in message.content_blocks:
+    for block in _standard_blocks(message):
         raw = cast("Mapping[str, Any]", block)
         if raw.get("type") == "text":
             text = str(raw.get("text", ""))
@@ -141,7 +156,7 @@ def _read_media(raw: Mapping[str, Any]) -> Image | Document | None:
 def _read_ai(message: AIMessage, path: str) -> Message:
     blocks: list[ContentBlock] = []
     seen: set[str] = set()
-    for block in message.content_blocks:
+    for block in _standard_blocks(message):
         raw = cast("Mapping[str, Any]", block)
         kind = raw.get("type")
         if kind == "text":
@@ -187,7 +202,7 @@ def _read_call(raw: Mapping[str, Any], path: str) -> ToolUse:
 
 def _read_tool_result(message: ToolMessage, path: str) -> ToolResult:
     items: list[Text | Image] = []
-    for block in message.content_blocks:
+    for block in _standard_blocks(message):
         raw = cast("Mapping[str, Any]", block)
         if raw.get("type") == "text":
             items.append(Text(text=str(raw.get("text", ""))))
