@@ -281,6 +281,16 @@ class TestContextMiddleware:
         model = ScriptedChatModel(messages=_script(2))
         _agent(model, ContextMiddleware(recording)).invoke(_question())
         assert [len(r) for r in model.requests] == [2, 4, 6]
+        assert recording.calls == []
+
+    def test_identity_strategy_changes_nothing(self) -> None:
+        """A strategy that returns what it is given leaves every request as it was."""
+        recording = RecordingStrategy()  # always compacts, returns a copy of its input
+        model = ScriptedChatModel(messages=_script(2))
+        result = _agent(model, ContextMiddleware(recording)).invoke(_question())
+        assert len(recording.calls) == 3
+        state_ids = {id(message) for message in result["messages"]}
+        assert all(id(m) in state_ids for r in model.requests for m in r[1:])
 
     def test_rejects_a_non_strategy(self) -> None:
         """The strategy must be a ContextStrategy."""
