@@ -41,9 +41,10 @@ import dataclasses
 import json
 from base64 import b64decode, b64encode
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import Any
 
 from pydantic_ai.messages import (
+    ERROR_OUTCOMES,
     BinaryContent,
     CompactionPart,
     DocumentUrl,
@@ -81,13 +82,21 @@ from .._messages.content import (
 from .._messages.message import Message, Role
 from ..formats import RAW_ARGUMENTS
 
-__all__ = ["DOCUMENT_METADATA", "Origin", "from_pydantic_ai", "read", "rebuild", "to_pydantic_ai"]
+__all__ = [
+    "DOCUMENT_METADATA",
+    "Origin",
+    "from_pydantic_ai",
+    "read",
+    "request_parts",
+    "response_parts",
+    "to_pydantic_ai",
+    "tool_return",
+]
 
 DOCUMENT_METADATA = "neuron_context.document"
 """The ``TextContent.metadata`` key marking a text-only :class:`~neuron_context.Document`."""
 
 _REDACTED = "redacted_thinking"
-_ERROR_OUTCOMES = frozenset({"failed", "retried"})
 
 Origin = tuple[int, int]
 """Where a message of ours came from: ``(message index, part index)``; ``-1`` for a response."""
@@ -133,7 +142,7 @@ def _request_message(part: ModelRequestPart) -> Message | None:
         result = ToolResult(
             tool_use_id=part.tool_call_id,
             content=_result_items(part),
-            is_error=part.outcome in _ERROR_OUTCOMES,
+            is_error=part.outcome in ERROR_OUTCOMES,
         )
         return Message(role=Role.TOOL, content=(result,))
     if isinstance(part, RetryPromptPart):
@@ -256,7 +265,7 @@ def to_pydantic_ai(messages: Iterable[Message]) -> list[ModelMessage]:
                 out.append(ModelRequest(parts=parts))
                 parts = []
             names.update((use.id, use.name) for use in message.tool_uses)
-            out.append(ModelResponse(parts=_response_parts(message)))
+            out.append(ModelResponse(parts=response_parts(message)))
         else:
             parts.extend(request_parts(message, names, path))
     if parts:
@@ -330,7 +339,8 @@ def _user_item(block: ContentBlock, path: str) -> UserContent:
     raise ConfigurationError(msg)
 
 
-def _response_parts(message: Message) -> list[ModelResponsePart]:
+def response_parts(message: Message) -> list[ModelResponsePart]:
+    """The response parts for one assistant message of ours."""
     parts: list[ModelResponsePart] = []
     for block in message.content:
         if isinstance(block, Text):
@@ -357,96 +367,3 @@ def _response_parts(message: Message) -> list[ModelResponsePart]:
             )
             parts.append(ToolCallPart(tool_name=block.name, args=args, tool_call_id=block.id))
     return parts
-
-
-# -- after a compaction -----------------------------------------------------------------
-
-
-def rebuild(
-    compacted: Sequence[Message],
-    ours: Sequence[Message],
-    origins: Sequence[Origin],
-    originals: Sequence[ModelMessage],
-) -> list[ModelMessage]:
-    """The pydantic-ai messages for a compaction of ``ours`` (read from ``originals``).
-
-    A response the strategy kept is its original object; a request whose parts were all
-    kept is the original request; a request that lost or changed parts is a copy of the
-    original (instructions, timestamps and run id kept) holding the remaining parts; an
-    edited tool return (a cleared result) is a copy of the original part with the new
-    content; anything else is converted.
-    """
-    index_of = {id(message): index for index, message in enumerate(ours)}
-    returns: dict[str, list[int]] = {}
-    expressed: dict[int, list[int]] = {}
-    for index, (message, (source, part)) in enumerate(zip(ours, origins, strict=True)):
-        expressed.setdefault(source, []).append(part)
-        for result in message.tool_results:
-            returns.setdefault(result.tool_use_id, []).append(index)
-    out: list[ModelMessage] = []
-    group: list[tuple[ModelRequestPart, Origin | None]] = []
-
-    def flush() -> None:
-        if not group:
-            return
-        parts = [part for part, _ in group]
-        sources = [origin for _, origin in group if origin is not None]
-        template = originals[sources[0][0]] if sources else None
-        if not isinstance(template, ModelRequest):
-            out.append(ModelRequest(parts=parts))
-        elif [o for _, o in group] == [
-            (sources[0][0], p) for p in expressed[sources[0][0]]
-        ] and all(
-            origin is not None and part is template.parts[origin[1]] for part, origin in group
-        ):
-            out.append(template)  # every part kept as it was
-        else:
-            out.append(dataclasses.replace(template, parts=parts))
-        group.clear()
-
-    names: dict[str, str] = {}
-    last = -1
-    for position, message in enumerate(compacted):
-        path = f"messages[{position}]"
-        names.update((use.id, use.name) for use in message.tool_uses)
-        kept = index_of.get(id(message), -1)
-        if kept >= 0:
-            last = kept
-        if message.role is Role.ASSISTANT:
-            flush()
-            kept_response = originals[origins[kept][0]] if kept >= 0 else None
-            out.append(kept_response or ModelResponse(parts=_response_parts(message)))
-        elif kept >= 0:
-            source, part = origins[kept]
-            original = cast("ModelRequest", originals[source])
-            group.append((original.parts[part], origins[kept]))
-        elif message.is_tool:
-            for result in message.tool_results:
-                name = names.get(result.tool_use_id, "")
-                fresh = tool_return(result, name, path)
-                later = next((i for i in returns.get(result.tool_use_id, ()) if i > last), -1)
-                edited = _edited_return(fresh, later, origins, originals)
-                if edited is None:
-                    group.append((fresh, None))
-                else:
-                    group.append((edited, origins[later]))
-                    last = later
-        else:
-            group.extend((part, None) for part in request_parts(message, names, path))
-    flush()
-    return out
-
-
-def _edited_return(
-    fresh: ToolReturnPart, index: int, origins: Sequence[Origin], originals: Sequence[ModelMessage]
-) -> ToolReturnPart | None:
-    if index < 0:
-        return None
-    source, part = origins[index]
-    original = originals[source].parts[part]
-    if type(original) is not ToolReturnPart:  # not a typed subclass (tool search, ...)
-        return None
-    plain = cast("ToolReturnPart[Any]", original)
-    same_kind = (plain.outcome in _ERROR_OUTCOMES) == (fresh.outcome in _ERROR_OUTCOMES)
-    outcome = plain.outcome if same_kind else fresh.outcome
-    return dataclasses.replace(plain, content=fresh.content, outcome=outcome)

@@ -37,9 +37,8 @@ filter keeps or drops them with it, unchanged.
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from .._messages.content import (
@@ -58,7 +57,14 @@ from .._messages.message import Message, Role
 from ..formats import RAW_ARGUMENTS
 from ..formats._common import parse_data_url, render_compaction, text_or_compaction
 
-__all__ = ["Item", "from_responses_items", "read", "rebuild", "to_responses_items"]
+__all__ = [
+    "Item",
+    "from_responses_items",
+    "message_items",
+    "read",
+    "to_responses_items",
+    "tool_output",
+]
 
 Item = dict[str, Any]
 """A Responses input item, as a plain dict (the Agents SDK's ``TResponseInputItem``)."""
@@ -310,47 +316,3 @@ def _part(block: ContentBlock) -> Item:
         return {"type": "input_text", "text": block.text or ""}
     msg = f"a {type(block).__name__} block has no Responses input form"
     raise TypeError(msg)  # unreachable: assistant-only blocks are handled above
-
-
-# -- after a compaction -----------------------------------------------------------------
-
-
-def rebuild(
-    compacted: Sequence[Message],
-    ours: Sequence[Message],
-    sources: Sequence[Sequence[int]],
-    originals: Sequence[Any],
-) -> list[Any]:
-    """The items for a compaction of ``ours`` (read from the items ``originals``).
-
-    A message the strategy kept is its original items (the very objects); a tool result
-    it edited is a copy of the original ``function_call_output`` with the new output;
-    anything else is converted.
-    """
-    index_of = {id(message): index for index, message in enumerate(ours)}
-    outputs: dict[str, list[int]] = {}
-    for index, message in enumerate(ours):
-        for result in message.tool_results:
-            outputs.setdefault(result.tool_use_id, []).append(index)
-    out: list[Any] = []
-    last = -1
-    for message in compacted:
-        kept = index_of.get(id(message), -1)
-        if kept >= 0:
-            out.extend(originals[i] for i in sources[kept])
-            last = kept
-        elif message.is_tool:
-            for result in message.tool_results:
-                fresh = tool_output(result)
-                later = next((i for i in outputs.get(result.tool_use_id, ()) if i > last), -1)
-                if later >= 0:
-                    last = later
-                    edited = copy.copy(originals[sources[later][0]])
-                    edited["output"] = fresh["output"]
-                    out.append(edited)
-                    out.extend(originals[i] for i in sources[later][1:])
-                else:
-                    out.append(fresh)
-        else:
-            out.extend(message_items(message))
-    return out

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
 from .._errors import ConfigurationError
+from .._messages.message import Message
 from .._strategies.base import ContextStrategy
 from .._validators import require_bool
 from ._core import compact_conversation, missing_extra, run_sync
@@ -38,11 +39,11 @@ try:
         ModelRequest,
         ModelResponse,
     )
-    from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage
+    from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, ToolMessage
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
 
-    from ._langchain_messages import from_langchain, rebuild, to_langchain
+    from ._langchain_messages import from_langchain, to_langchain, tool_message
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 
@@ -67,7 +68,7 @@ async def acompact_messages(
     originals = list(messages)
     ours = from_langchain(originals)
     compacted = await compact_conversation(strategy, ours)
-    return originals if compacted is None else rebuild(compacted, ours, originals)
+    return originals if compacted is None else _rebuild(compacted, ours, originals)
 
 
 def compact_messages(
@@ -110,7 +111,7 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         if compacted is None:
             return request
         kept = [message for message in compacted if not any(message is s for s in system)]
-        return request.override(messages=cast("list[AnyMessage]", rebuild(kept, ours, originals)))
+        return request.override(messages=cast("list[AnyMessage]", _rebuild(kept, ours, originals)))
 
     def wrap_model_call(
         self,
@@ -138,7 +139,7 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         compacted = await compact_conversation(self.strategy, ours)
         if compacted is None:
             return None
-        replaced = rebuild(compacted, ours, originals)
+        replaced = _rebuild(compacted, ours, originals)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *replaced]}
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -152,3 +153,44 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> dict[str, Any] | None:
         """With ``persist=True``, replace the state's messages with their compaction."""
         return await self._compact_state(state)
+
+
+# -- after a compaction -----------------------------------------------------------------
+
+
+def _rebuild(
+    compacted: Sequence[Message], ours: Sequence[Message], originals: Sequence[BaseMessage]
+) -> list[BaseMessage]:
+    """The LangChain messages for a compaction of ``ours`` (read from ``originals``).
+
+    A message the strategy kept is its original object (its id, metadata and provider
+    format intact); a tool result it edited (a cleared result) is a copy of the original
+    ``ToolMessage`` with the new content; anything else is converted.
+    """
+    index_of = {id(message): index for index, message in enumerate(ours)}
+    results: dict[str, list[int]] = {}
+    for index, message in enumerate(ours):
+        for result in message.tool_results:
+            results.setdefault(result.tool_use_id, []).append(index)
+    names: dict[str, str] = {}
+    out: list[BaseMessage] = []
+    last = -1
+    for message in compacted:
+        names.update((use.id, use.name) for use in message.tool_uses)
+        kept = index_of.get(id(message), -1)
+        if kept >= 0:
+            out.append(originals[kept])
+            last = kept
+        elif message.is_tool:
+            for result in message.tool_results:
+                fresh = tool_message(result, names.get(result.tool_use_id))
+                later = next((i for i in results.get(result.tool_use_id, ()) if i > last), -1)
+                original = originals[later] if later >= 0 else None
+                if isinstance(original, ToolMessage):
+                    last = later
+                    update = {"content": fresh.content, "status": fresh.status}
+                    fresh = original.model_copy(update=update)
+                out.append(fresh)
+        else:
+            out.extend(to_langchain([message]))
+    return out

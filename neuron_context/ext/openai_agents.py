@@ -22,6 +22,7 @@ fits.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,7 +35,13 @@ try:
     from agents import Session, SessionSettings, TResponseInputItem
     from agents.run_config import CallModelData, ModelInputData
 
-    from ._responses_items import from_responses_items, read, rebuild, to_responses_items
+    from ._responses_items import (
+        from_responses_items,
+        message_items,
+        read,
+        to_responses_items,
+        tool_output,
+    )
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 
@@ -63,7 +70,7 @@ async def _compact_items(
     if compacted is None:
         return None
     kept = [message for message in compacted if not any(message is s for s in system)]
-    return rebuild(kept, ours, sources, originals)
+    return _rebuild(kept, ours, sources, originals)
 
 
 class CallModelInputFilter:
@@ -132,3 +139,47 @@ class CompactingSession:
     async def clear_session(self) -> None:
         """Clear the wrapped session."""
         await self.session.clear_session()
+
+
+# -- after a compaction -----------------------------------------------------------------
+
+
+def _rebuild(
+    compacted: Sequence[Message],
+    ours: Sequence[Message],
+    sources: Sequence[Sequence[int]],
+    originals: Sequence[Any],
+) -> list[Any]:
+    """The items for a compaction of ``ours`` (read from the items ``originals``).
+
+    A message the strategy kept is its original items (the very objects); a tool result
+    it edited is a copy of the original ``function_call_output`` with the new output;
+    anything else is converted.
+    """
+    index_of = {id(message): index for index, message in enumerate(ours)}
+    outputs: dict[str, list[int]] = {}
+    for index, message in enumerate(ours):
+        for result in message.tool_results:
+            outputs.setdefault(result.tool_use_id, []).append(index)
+    out: list[Any] = []
+    last = -1
+    for message in compacted:
+        kept = index_of.get(id(message), -1)
+        if kept >= 0:
+            out.extend(originals[i] for i in sources[kept])
+            last = kept
+        elif message.is_tool:
+            for result in message.tool_results:
+                fresh = tool_output(result)
+                later = next((i for i in outputs.get(result.tool_use_id, ()) if i > last), -1)
+                if later >= 0:
+                    last = later
+                    edited = copy.copy(originals[sources[later][0]])
+                    edited["output"] = fresh["output"]
+                    out.append(edited)
+                    out.extend(originals[i] for i in sources[later][1:])
+                else:
+                    out.append(fresh)
+        else:
+            out.extend(message_items(message))
+    return out
