@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import os
 import subprocess
 import sys
@@ -90,3 +92,25 @@ class TestLazyImports:
         )
         assert f'pip install "neuron-context[{extra}]"' in message
         assert adapter in message
+
+
+def _ruff_key(name: str) -> tuple[int, str]:
+    # RUF022 ("isort-style"): SCREAMING_CASE first, then CamelCase, then the rest.
+    if name.isupper():
+        return (0, name)
+    return (1, name) if name[:1].isupper() else (2, name)
+
+
+class TestAdapterSurface:
+    """The public names of each adapter module."""
+
+    @pytest.mark.parametrize("adapter", sorted(ADAPTERS))
+    def test_all_is_sorted_and_documented(self, adapter: str) -> None:
+        """__all__ is sorted; its classes and functions have docstrings."""
+        module = importlib.import_module(adapter)
+        names = list(module.__all__)
+        assert names == sorted(names, key=_ruff_key)
+        for name in names:
+            value = getattr(module, name)
+            if inspect.isclass(value) or inspect.isfunction(value):
+                assert (value.__doc__ or "").strip(), name
