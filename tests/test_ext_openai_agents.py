@@ -384,6 +384,22 @@ class TestCompactingSession:
             inner.close()
 
     @pytest.mark.anyio
+    async def test_a_limit_never_orphans_an_output(self) -> None:
+        """An item limit that cuts a call from its output gives a well-formed history."""
+        inner = SQLiteSession("s3")
+        try:
+            session = CompactingSession(inner, stack(1_000_000))
+            use = ToolUse(id="c1", name="read_file", input={})
+            messages = [Message.user("go"), Message.assistant(tool_uses=[use])]
+            messages += [Message.tool_result("c1", "x"), Message.assistant("done")]
+            await session.add_items(to_responses_items(messages))  # type: ignore[arg-type]
+            items = await session.get_items(limit=2)
+            assert from_responses_items(items) == [Message.assistant("done")]
+            assert await session.get_items() == await inner.get_items()
+        finally:
+            inner.close()
+
+    @pytest.mark.anyio
     async def test_in_a_run(self) -> None:
         """A run with the session sees the compacted history and stores the new items."""
         inner = SQLiteSession("s2")

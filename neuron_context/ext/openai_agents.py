@@ -26,7 +26,9 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, InvalidConversationError
+from .._log import logger
+from .._messages.conversation import repair, validate
 from .._messages.message import Message
 from .._strategies.base import ContextStrategy
 from ._core import compact_conversation, missing_extra
@@ -60,15 +62,31 @@ def _check_strategy(owner: str, strategy: object) -> ContextStrategy:
     return strategy
 
 
+def _well_formed(messages: list[Message]) -> list[Message]:
+    try:
+        validate(messages)
+    except InvalidConversationError as exc:
+        logger.info("CompactingSession: the stored history is not well formed (%s); repaired", exc)
+        return repair(messages)
+    return messages
+
+
 async def _compact_items(
-    strategy: ContextStrategy, items: Sequence[TResponseInputItem], instructions: str | None
+    strategy: ContextStrategy,
+    items: Sequence[TResponseInputItem],
+    instructions: str | None,
+    *,
+    repair_input: bool = False,
 ) -> list[TResponseInputItem] | None:
     originals: list[Any] = list(items)
     ours, sources = read(originals)
+    start = _well_formed(ours) if repair_input else ours
     system = [Message.system(instructions)] if instructions else []
-    compacted = await compact_conversation(strategy, [*system, *ours])
+    compacted = await compact_conversation(strategy, [*system, *start])
     if compacted is None:
-        return None
+        if start is ours:
+            return None
+        compacted = start
     kept = [message for message in compacted if not any(message is s for s in system)]
     return _rebuild(kept, ours, sources, originals)
 
@@ -123,9 +141,13 @@ class CompactingSession:
         return f"CompactingSession({self.session!r}, {self.strategy!r})"
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The wrapped session's items (the newest ``limit``), compacted when needed."""
+        """The wrapped session's items (the newest ``limit``), compacted when needed.
+
+        A ``limit`` can cut a function call away from its output: what comes back is
+        always well formed (an output whose call was cut off is dropped).
+        """
         items = await self.session.get_items(limit)
-        compacted = await _compact_items(self.strategy, items, None)
+        compacted = await _compact_items(self.strategy, items, None, repair_input=True)
         return items if compacted is None else compacted
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
