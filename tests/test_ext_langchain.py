@@ -5,17 +5,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
 from ext_support import one_result_per_message, stack, well_formed
 from hypothesis import given
 from langchain.agents import create_agent
+from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import (
     AIMessage,
+    AnyMessage,
     BaseMessage,
     ChatMessage,
     HumanMessage,
@@ -41,6 +43,7 @@ from neuron_context import (
     Text,
     Thinking,
     TokenCounter,
+    ToolResultClearingStrategy,
     ToolUse,
 )
 from neuron_context.ext.langchain import (
@@ -291,6 +294,25 @@ class TestContextMiddleware:
         assert len(recording.calls) == 3
         state_ids = {id(message) for message in result["messages"]}
         assert all(id(m) in state_ids for r in model.requests for m in r[1:])
+
+    @pytest.mark.anyio
+    async def test_an_edited_message_is_read_again(self) -> None:
+        """A message whose content was replaced since the last call is converted again."""
+        middleware = ContextMiddleware(ToolResultClearingStrategy(0, BUDGET))
+        messages = _history(1)
+        sent: list[list[AnyMessage]] = []
+
+        async def handler(request: ModelRequest[Any]) -> ModelResponse[Any]:
+            sent.append(request.messages)
+            return ModelResponse(result=[AIMessage("ok")])
+
+        model = ScriptedChatModel(messages=_script(0))
+        request = ModelRequest(model=model, messages=cast("list[AnyMessage]", list(messages)))
+        await middleware.awrap_model_call(request, handler)
+        assert sent[-1][-1] is messages[-1]  # under budget: as it was
+        messages[-1].content = "z" * 40_000
+        await middleware.awrap_model_call(request, handler)
+        assert sent[-1][-1].content == "[tool result cleared]"
 
     def test_rejects_a_non_strategy(self) -> None:
         """The strategy must be a ContextStrategy."""

@@ -48,6 +48,7 @@ from neuron_context import (
     Thinking,
     TokenCounter,
     ToolResult,
+    ToolResultClearingStrategy,
     ToolUse,
 )
 from neuron_context.ext.pydantic_ai import HistoryProcessor, from_pydantic_ai, to_pydantic_ai
@@ -301,6 +302,20 @@ class TestHistoryProcessor:
         )
         compacted = await HistoryProcessor(SlidingWindowStrategy(2, 0))(messages)
         assert from_pydantic_ai(compacted) == [Message.assistant("done")]
+
+    @pytest.mark.anyio
+    async def test_an_edited_message_is_read_again(self) -> None:
+        """A message whose parts were replaced since the last call is converted again."""
+        processor = HistoryProcessor(ToolResultClearingStrategy(0, BUDGET))
+        use = ToolUse(id="c1", name="f", input={})
+        history = [Message.user("go"), Message.assistant(tool_uses=[use])]
+        messages = to_pydantic_ai([*history, Message.tool_result("c1", "x" * 400)])
+        assert await processor(messages) is messages
+        request = messages[-1]
+        assert isinstance(request, ModelRequest)
+        request.parts = [ToolReturnPart("f", "z" * 40_000, tool_call_id="c1")]
+        compacted = await processor(messages)
+        assert from_pydantic_ai(compacted)[-1] == Message.tool_result("c1", "[tool result cleared]")
 
     def test_rejects_a_non_strategy(self) -> None:
         """The strategy must be a ContextStrategy."""

@@ -7,6 +7,11 @@ it. A strategy given a malformed history may return a malformed one (strategies 
 validate their input, see CONTRACT.md §1); the adapter then sends ``repair(result)`` and
 logs a warning rather than letting the provider reject the request.
 
+Frameworks hand the same message objects back turn after turn (LangGraph's state,
+pydantic-ai's history), so an adapter keeps a :class:`Memo` of what it converted: a warm
+turn converts only the new messages, and since their converted messages are the same
+objects as last turn, the counter's per-message cost cache hits too.
+
 Frameworks call sync and async hooks; strategies are async. :func:`run_sync` runs one
 coroutine to completion from sync code: on a fresh event loop when the thread has none,
 and through an anyio blocking portal (a loop in a worker thread) when the thread is
@@ -19,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -30,9 +35,10 @@ from .._messages.conversation import repair, validate
 from .._messages.message import Message
 from .._strategies.base import ContextStrategy
 
-__all__ = ["compact_conversation", "missing_extra", "run_sync"]
+__all__ = ["Memo", "compact_conversation", "missing_extra", "run_sync"]
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 _EXTRAS = {
@@ -94,3 +100,46 @@ def run_sync(function: Callable[[], Awaitable[T]]) -> T:
         return anyio.run(call)
     with anyio.from_thread.start_blocking_portal() as portal:
         return portal.call(call)
+
+
+class Memo(Generic[K, T]):
+    """What each framework message of the latest call converted to, by identity.
+
+    It holds the messages of the latest call only (so it never grows past one history)
+    and keeps a strong reference to each, so an id is never reused while remembered.
+    Framework messages are mutable: a remembered conversion is used only while the
+    message's ``stamp`` (the objects it holds: its content, its parts) are the very
+    objects converted; anything else is converted again. Concurrent calls may replace
+    each other's entries, which costs conversions, never correctness.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[K, tuple[object, ...], T]] = {}
+
+    def convert(
+        self,
+        objects: Sequence[K],
+        stamp: Callable[[K], tuple[object, ...]],
+        convert: Callable[[K, int], T],
+    ) -> list[T]:
+        """``convert(obj, index)`` for each of ``objects``, reusing the latest call's results."""
+        previous = self._entries
+        entries: dict[int, tuple[K, tuple[object, ...], T]] = {}
+        out: list[T] = []
+        for index, obj in enumerate(objects):
+            marks = stamp(obj)
+            entry = previous.get(id(obj))
+            if entry is not None and entry[0] is obj and _same(entry[1], marks):
+                value = entry[2]
+            else:
+                value = convert(obj, index)
+            entries[id(obj)] = (obj, marks, value)
+            out.append(value)
+        self._entries = entries
+        return out
+
+
+def _same(before: tuple[object, ...], now: tuple[object, ...]) -> bool:
+    return len(before) == len(now) and all(a is b for a, b in zip(before, now, strict=True))

@@ -63,7 +63,7 @@ from .._messages.message import Message, Role
 from ..formats import RAW_ARGUMENTS
 from ..formats._common import render_compaction, text_or_compaction
 
-__all__ = ["from_langchain", "to_langchain", "tool_message"]
+__all__ = ["from_langchain", "read_message", "stamp", "to_langchain", "tool_message"]
 
 _Block = dict[str, Any]
 
@@ -79,7 +79,7 @@ def from_langchain(messages: Iterable[BaseMessage]) -> list[Message]:
             ``FunctionMessage``, ``RemoveMessage``), or a tool call without an id, naming
             its path (``messages[3].tool_calls[0].id``).
     """
-    return [_read_message(message, f"messages[{index}]") for index, message in enumerate(messages)]
+    return [read_message(message, index) for index, message in enumerate(messages)]
 
 
 def _standard_blocks(message: BaseMessage) -> Sequence[object]:
@@ -97,7 +97,18 @@ def _standard_blocks(message: BaseMessage) -> Sequence[object]:
     return message.content_blocks
 
 
-def _read_message(message: BaseMessage, path: str) -> Message:
+def stamp(message: BaseMessage) -> tuple[object, ...]:
+    """What a conversion of ``message`` depends on (for :class:`~._core.Memo`)."""
+    if isinstance(message, AIMessage):
+        return (message.content, message.tool_calls, message.invalid_tool_calls)
+    if isinstance(message, ToolMessage):
+        return (message.content, message.tool_call_id, message.status)
+    return (message.content,)
+
+
+def read_message(message: BaseMessage, index: int) -> Message:
+    """Our message for the LangChain message at ``messages[index]``."""
+    path = f"messages[{index}]"
     if isinstance(message, ToolMessage):
         return Message(role=Role.TOOL, content=(_read_tool_result(message, path),))
     if isinstance(message, AIMessage):

@@ -85,10 +85,13 @@ from ..formats import RAW_ARGUMENTS
 __all__ = [
     "DOCUMENT_METADATA",
     "Origin",
+    "flatten",
     "from_pydantic_ai",
     "read",
+    "read_message",
     "request_parts",
     "response_parts",
+    "stamp",
     "to_pydantic_ai",
     "tool_return",
 ]
@@ -112,19 +115,35 @@ def from_pydantic_ai(messages: Iterable[ModelMessage]) -> list[Message]:
 
 def read(messages: Iterable[ModelMessage]) -> tuple[list[Message], list[Origin]]:
     """Our messages and, for each, where in ``messages`` it came from."""
+    return flatten([read_message(message, index) for index, message in enumerate(messages)])
+
+
+def read_message(message: ModelMessage, index: int) -> list[tuple[Message, int]]:
+    """Our messages for one pydantic-ai message, each with its part index (``-1``: all)."""
+    if isinstance(message, ModelResponse):
+        return [(Message(role=Role.ASSISTANT, content=_response_blocks(message.parts)), -1)]
+    out: list[tuple[Message, int]] = []
+    for part_index, part in enumerate(message.parts):
+        read_part = _request_message(part)
+        if read_part is not None:
+            out.append((read_part, part_index))
+    return out
+
+
+def flatten(per_message: Sequence[list[tuple[Message, int]]]) -> tuple[list[Message], list[Origin]]:
+    """:func:`read`'s result from :func:`read_message`'s, message by message."""
     out: list[Message] = []
     origins: list[Origin] = []
-    for index, message in enumerate(messages):
-        if isinstance(message, ModelResponse):
-            out.append(Message(role=Role.ASSISTANT, content=_response_blocks(message.parts)))
-            origins.append((index, -1))
-            continue
-        for part_index, part in enumerate(message.parts):
-            read_part = _request_message(part)
-            if read_part is not None:
-                out.append(read_part)
-                origins.append((index, part_index))
+    for index, read_parts in enumerate(per_message):
+        for message, part in read_parts:
+            out.append(message)
+            origins.append((index, part))
     return out, origins
+
+
+def stamp(message: ModelMessage) -> tuple[object, ...]:
+    """What a conversion of ``message`` depends on (for :class:`~._core.Memo`): its parts."""
+    return (message.parts, *message.parts)
 
 
 def _request_message(part: ModelRequestPart) -> Message | None:

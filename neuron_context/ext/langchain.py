@@ -30,7 +30,7 @@ from .._errors import ConfigurationError
 from .._messages.message import Message
 from .._strategies.base import ContextStrategy
 from .._validators import require_bool
-from ._core import compact_conversation, missing_extra, run_sync
+from ._core import Memo, compact_conversation, missing_extra, run_sync
 
 try:
     from langchain.agents.middleware import (
@@ -43,7 +43,13 @@ try:
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
 
-    from ._langchain_messages import from_langchain, to_langchain, tool_message
+    from ._langchain_messages import (
+        from_langchain,
+        read_message,
+        stamp,
+        to_langchain,
+        tool_message,
+    )
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 
@@ -97,6 +103,10 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
             raise ConfigurationError(msg)
         self.strategy = strategy
         self.persist = require_bool(persist, "ContextMiddleware.persist")
+        self._memo: Memo[BaseMessage, Message] = Memo()
+
+    def _read(self, messages: Sequence[BaseMessage]) -> list[Message]:
+        return self._memo.convert(messages, stamp, read_message)
 
     def __repr__(self) -> str:
         return f"ContextMiddleware({self.strategy!r}, persist={self.persist})"
@@ -105,7 +115,7 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
 
     async def _compact_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         originals = list(request.messages)
-        ours = from_langchain(originals)
+        ours = self._read(originals)
         system = from_langchain([request.system_message]) if request.system_message else []
         compacted = await compact_conversation(self.strategy, [*system, *ours])
         if compacted is None:
@@ -135,7 +145,7 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         if not self.persist:
             return None
         originals = list(state["messages"])
-        ours = from_langchain(originals)
+        ours = self._read(originals)
         compacted = await compact_conversation(self.strategy, ours)
         if compacted is None:
             return None

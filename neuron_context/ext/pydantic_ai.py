@@ -26,7 +26,7 @@ from typing import Any, cast
 from .._errors import ConfigurationError
 from .._messages.message import Message, Role
 from .._strategies.base import ContextStrategy
-from ._core import compact_conversation, missing_extra
+from ._core import Memo, compact_conversation, missing_extra
 
 try:
     from pydantic_ai.messages import (
@@ -41,10 +41,12 @@ try:
     from ._pydantic_ai_messages import (
         DOCUMENT_METADATA,
         Origin,
+        flatten,
         from_pydantic_ai,
-        read,
+        read_message,
         request_parts,
         response_parts,
+        stamp,
         to_pydantic_ai,
         tool_return,
     )
@@ -65,20 +67,21 @@ class HistoryProcessor:
         >>> processor = HistoryProcessor(SlidingWindowStrategy(20, 8_000))
     """
 
-    __slots__ = ("strategy",)
+    __slots__ = ("_memo", "strategy")
 
     def __init__(self, strategy: ContextStrategy) -> None:
         if not isinstance(strategy, ContextStrategy):
             msg = f"HistoryProcessor.strategy must be a ContextStrategy, got {strategy!r}"
             raise ConfigurationError(msg)
         self.strategy = strategy
+        self._memo: Memo[ModelMessage, list[tuple[Message, int]]] = Memo()
 
     def __repr__(self) -> str:
         return f"HistoryProcessor({self.strategy!r})"
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """The history to send: ``messages`` itself, or its compaction."""
-        ours, origins = read(messages)
+        ours, origins = flatten(self._memo.convert(messages, stamp, read_message))
         compacted = await compact_conversation(self.strategy, ours)
         if compacted is None:
             return messages
