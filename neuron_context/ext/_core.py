@@ -109,8 +109,10 @@ class Memo(Generic[K, T]):
     and keeps a strong reference to each, so an id is never reused while remembered.
     Framework messages are mutable: a remembered conversion is used only while the
     message's ``stamp`` (the objects it holds: its content, its parts) are the very
-    objects converted; anything else is converted again. Concurrent calls may replace
-    each other's entries, which costs conversions, never correctness.
+    objects converted; anything else is converted again. A change below the stamp (a
+    field of a pydantic-ai part assigned in place) is not noticed: replace a part rather
+    than mutate it, as pydantic-ai itself asks. Concurrent calls may replace each other's
+    entries, which costs conversions, never correctness.
     """
 
     __slots__ = ("_entries",)
