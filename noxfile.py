@@ -8,7 +8,7 @@ nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
-ALL_EXTRAS = ".[dev,openai,anthropic,bench]"
+ALL_EXTRAS = ".[dev,openai,anthropic,bench,langchain,pydantic-ai,openai-agents]"
 
 
 @nox.session

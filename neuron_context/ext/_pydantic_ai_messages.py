@@ -1,0 +1,388 @@
+"""Conversion between pydantic-ai's ``ModelMessage`` s and our messages.
+
+A ``ModelResponse`` is one assistant message; a ``ModelRequest`` holds one message of ours
+per part, and a run of our non-assistant messages is one ``ModelRequest`` again:
+
+========================================  ============================================
+pydantic-ai                               ours
+========================================  ============================================
+``SystemPromptPart``                      a ``SYSTEM`` message
+``UserPromptPart``                        a ``USER`` message (``str`` items are
+                                          ``Text``; ``BinaryContent`` and ``ImageUrl``
+                                          / ``DocumentUrl`` are ``Image`` /
+                                          ``Document``)
+``CompactionPart`` (in a request)         a ``USER`` message holding a ``Compaction``
+``ToolReturnPart``                        a ``TOOL`` message with one result
+                                          (``is_error`` for the ``failed`` and
+                                          ``retried`` outcomes)
+``RetryPromptPart`` (legacy)              a tool result with ``is_error``, or user text
+``RetryFeedbackPart``                     user text
+``TextPart`` / ``ToolCallPart``           ``Text`` / ``ToolUse``
+``ThinkingPart``                          ``Thinking`` (``RedactedThinking`` for the
+                                          ``id="redacted_thinking"`` form pydantic-ai
+                                          gives Anthropic's redacted blocks)
+========================================  ============================================
+
+So ``from_pydantic_ai(to_pydantic_ai(m)) == m`` except that a tool message with several
+results comes back as one message per result, and what pydantic-ai cannot hold: an
+image's ``width``/``height``, a data image's unknown media type (sent as ``image/png``),
+a document's ``pages`` and (beside its data or URL) ``text``; base64 data must be valid
+(pydantic-ai keeps bytes). A document given only as text travels as a ``TextContent``
+marked in its ``metadata``. Parts we cannot express (audio, video, uploaded files, native
+tool calls, provider compaction, instruction and capability deltas) are left out of our
+copy; the history processor still returns such a message as it was whenever the strategy
+keeps it.
+"""
+
+from __future__ import annotations
+
+import binascii
+import dataclasses
+import json
+from base64 import b64decode, b64encode
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic_ai.messages import (
+    ERROR_OUTCOMES,
+    BinaryContent,
+    CompactionPart,
+    DocumentUrl,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ModelResponsePart,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextContent,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserContent,
+    UserPromptPart,
+)
+
+from .._errors import ConfigurationError
+from .._messages.content import (
+    JSON,
+    Compaction,
+    ContentBlock,
+    Document,
+    Image,
+    RedactedThinking,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+)
+from .._messages.message import Message, Role
+from ..formats import RAW_ARGUMENTS
+
+__all__ = [
+    "DOCUMENT_METADATA",
+    "Origin",
+    "flatten",
+    "from_pydantic_ai",
+    "read",
+    "read_message",
+    "request_parts",
+    "response_parts",
+    "stamp",
+    "to_pydantic_ai",
+    "tool_return",
+]
+
+DOCUMENT_METADATA = "neuron_context.document"
+"""The ``TextContent.metadata`` key marking a text-only :class:`~neuron_context.Document`."""
+
+_REDACTED = "redacted_thinking"
+
+Origin = tuple[int, int]
+"""Where a message of ours came from: ``(message index, part index)``; ``-1`` for a response."""
+
+
+# -- pydantic-ai -> ours ----------------------------------------------------------------
+
+
+def from_pydantic_ai(messages: Iterable[ModelMessage]) -> list[Message]:
+    """Our messages for pydantic-ai ``messages`` (see the module docstring for the mapping)."""
+    return read(messages)[0]
+
+
+def read(messages: Iterable[ModelMessage]) -> tuple[list[Message], list[Origin]]:
+    """Our messages and, for each, where in ``messages`` it came from."""
+    return flatten([read_message(message, index) for index, message in enumerate(messages)])
+
+
+def read_message(message: ModelMessage, index: int) -> list[tuple[Message, int]]:
+    """Our messages for one pydantic-ai message, each with its part index (``-1``: all)."""
+    if isinstance(message, ModelResponse):
+        return [(Message(role=Role.ASSISTANT, content=_response_blocks(message.parts)), -1)]
+    out: list[tuple[Message, int]] = []
+    for part_index, part in enumerate(message.parts):
+        read_part = _request_message(part)
+        if read_part is not None:
+            out.append((read_part, part_index))
+    return out
+
+
+def flatten(per_message: Sequence[list[tuple[Message, int]]]) -> tuple[list[Message], list[Origin]]:
+    """:func:`read`'s result from :func:`read_message`'s, message by message."""
+    out: list[Message] = []
+    origins: list[Origin] = []
+    for index, read_parts in enumerate(per_message):
+        for message, part in read_parts:
+            out.append(message)
+            origins.append((index, part))
+    return out, origins
+
+
+def stamp(message: ModelMessage) -> tuple[object, ...]:
+    """What a conversion of ``message`` depends on (for :class:`~._core.Memo`): its parts."""
+    return (message.parts, *message.parts)
+
+
+def _request_message(part: ModelRequestPart) -> Message | None:
+    if isinstance(part, SystemPromptPart):
+        return Message.system(part.content)
+    if isinstance(part, UserPromptPart):
+        content = part.content
+        blocks = [Text(text=content)] if isinstance(content, str) else _user_blocks(content)
+        return Message(role=Role.USER, content=tuple(blocks))
+    if isinstance(part, CompactionPart):
+        if part.provider_name is not None or part.content is None:
+            return None  # a provider's own (opaque) compaction
+        return Message(role=Role.USER, content=(Compaction(content=part.content),))
+    if isinstance(part, ToolReturnPart):
+        result = ToolResult(
+            tool_use_id=part.tool_call_id,
+            content=_result_items(part),
+            is_error=part.outcome in ERROR_OUTCOMES,
+        )
+        return Message(role=Role.TOOL, content=(result,))
+    if isinstance(part, RetryPromptPart):
+        if part.tool_name is None:
+            return Message.user(part.model_response())
+        return Message.tool_result(part.tool_call_id, part.model_response(), is_error=True)
+    if isinstance(part, RetryFeedbackPart):
+        return Message.user(_text(part.content))
+    return None
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _user_blocks(items: Sequence[UserContent]) -> list[ContentBlock]:
+    blocks: list[ContentBlock] = []
+    for item in items:
+        if isinstance(item, str):
+            blocks.append(Text(text=item))
+        elif isinstance(item, TextContent):
+            blocks.append(_text_content(item))
+        elif (media := _media(item)) is not None:
+            blocks.append(media)
+    return blocks
+
+
+def _text_content(item: TextContent) -> Text | Document:
+    marker = item.metadata.get(DOCUMENT_METADATA) if isinstance(item.metadata, dict) else None
+    if not isinstance(marker, dict):
+        return Text(text=item.content)
+    return Document(
+        media_type=marker.get("media_type") or "text/plain",
+        text=item.content,
+        pages=marker.get("pages"),
+    )
+
+
+def _url_media_type(item: ImageUrl | DocumentUrl) -> str | None:
+    try:
+        return item.media_type
+    except (ValueError, NotImplementedError):
+        return None
+
+
+def _media(item: object) -> Image | Document | None:
+    if isinstance(item, BinaryContent):
+        data = b64encode(item.data).decode("ascii")
+        if item.is_image:
+            return Image(media_type=item.media_type, data=data)
+        return Document(media_type=item.media_type, data=data)
+    if isinstance(item, ImageUrl):
+        return Image(url=item.url, media_type=_url_media_type(item))
+    if isinstance(item, DocumentUrl):
+        return Document(url=item.url, media_type=_url_media_type(item) or "application/pdf")
+    return None
+
+
+def _result_items(part: ToolReturnPart) -> list[Text | Image]:
+    content = part.content
+    values: Sequence[object] = content if isinstance(content, list) else [content]
+    items: list[Text | Image] = []
+    for value in values:
+        if value is None:
+            continue
+        media = _media(value)
+        if isinstance(media, Image):
+            items.append(media)
+        elif media is None and not isinstance(value, ImageUrl | DocumentUrl | BinaryContent):
+            items.append(Text(text=value if isinstance(value, str) else _tool_text(part, value)))
+    return items
+
+
+def _tool_text(part: ToolReturnPart, value: object) -> str:
+    # pydantic-ai's own rendering of structured tool output, so we count what the model sees.
+    return dataclasses.replace(part, content=value, outcome="success").model_response_str()
+
+
+def _response_blocks(parts: Sequence[ModelResponsePart]) -> tuple[ContentBlock, ...]:
+    blocks: list[ContentBlock] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            blocks.append(Text(text=part.content))
+        elif isinstance(part, ThinkingPart):
+            if part.id == _REDACTED:
+                blocks.append(RedactedThinking(data=part.signature or ""))
+            else:
+                blocks.append(Thinking(thinking=part.content, signature=part.signature or ""))
+        elif isinstance(part, ToolCallPart):
+            blocks.append(
+                ToolUse(id=part.tool_call_id, name=part.tool_name, input=_arguments(part))
+            )
+    return tuple(blocks)
+
+
+def _arguments(part: ToolCallPart) -> dict[str, JSON]:
+    try:
+        args: dict[str, JSON] = part.args_as_dict(raise_if_invalid=True)
+    except (ValueError, AssertionError):
+        return {RAW_ARGUMENTS: part.args if isinstance(part.args, str) else ""}
+    return args
+
+
+# -- ours -> pydantic-ai ----------------------------------------------------------------
+
+
+def to_pydantic_ai(messages: Iterable[Message]) -> list[ModelMessage]:
+    """pydantic-ai messages for ours (see the module docstring for the mapping).
+
+    Raises:
+        ConfigurationError: base64 data that does not decode, naming its path.
+    """
+    out: list[ModelMessage] = []
+    parts: list[ModelRequestPart] = []
+    names: dict[str, str] = {}
+    for index, message in enumerate(messages):
+        path = f"messages[{index}]"
+        if message.role is Role.ASSISTANT:
+            if parts:
+                out.append(ModelRequest(parts=parts))
+                parts = []
+            names.update((use.id, use.name) for use in message.tool_uses)
+            out.append(ModelResponse(parts=response_parts(message)))
+        else:
+            parts.extend(request_parts(message, names, path))
+    if parts:
+        out.append(ModelRequest(parts=parts))
+    return out
+
+
+def request_parts(message: Message, names: dict[str, str], path: str) -> list[ModelRequestPart]:
+    """The request parts for one non-assistant message of ours."""
+    if message.role is Role.SYSTEM:
+        return [SystemPromptPart(content=message.text)]
+    if message.role is Role.TOOL:
+        return [
+            tool_return(result, names.get(result.tool_use_id, ""), f"{path}.content[{i}]")
+            for i, result in enumerate(message.tool_results)
+        ]
+    parts: list[ModelRequestPart] = []
+    items: list[UserContent] = []
+    for i, block in enumerate(message.content):
+        if isinstance(block, Compaction):
+            if items:
+                parts.append(UserPromptPart(content=items))
+                items = []
+            parts.append(CompactionPart(content=block.content))
+        else:
+            items.append(_user_item(block, f"{path}.content[{i}]"))
+    if items or not parts:
+        single = len(items) == 1 and isinstance(items[0], str)
+        parts.append(UserPromptPart(content=items[0] if single else items))  # type: ignore[arg-type]
+    return parts
+
+
+def tool_return(result: ToolResult, name: str, path: str) -> ToolReturnPart:
+    """The ``ToolReturnPart`` for one result of ours."""
+    items: list[Any] = [
+        _user_item(item, f"{path}.content[{i}]") for i, item in enumerate(result.content)
+    ]
+    content: Any = items[0] if len(items) == 1 and isinstance(items[0], str) else items
+    return ToolReturnPart(
+        tool_name=name,
+        content=content,
+        tool_call_id=result.tool_use_id,
+        outcome="failed" if result.is_error else "success",
+    )
+
+
+def _decode(data: str, path: str) -> bytes:
+    try:
+        return b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        msg = f"{path}.data is not valid base64: {exc}"
+        raise ConfigurationError(msg) from exc
+
+
+def _user_item(block: ContentBlock, path: str) -> UserContent:
+    if isinstance(block, Text):
+        return block.text
+    if isinstance(block, Image):
+        if block.data is not None:
+            media_type = block.media_type or "image/png"
+            return BinaryContent(data=_decode(block.data, path), media_type=media_type)
+        return ImageUrl(url=block.url or "", media_type=block.media_type)
+    if isinstance(block, Document):
+        if block.data is not None:
+            return BinaryContent(data=_decode(block.data, path), media_type=block.media_type)
+        if block.url is not None:
+            return DocumentUrl(url=block.url, media_type=block.media_type)
+        marker = {"media_type": block.media_type, "pages": block.pages}
+        return TextContent(content=block.text or "", metadata={DOCUMENT_METADATA: marker})
+    msg = f"{path}: a {type(block).__name__} block has no pydantic-ai user content form"
+    raise ConfigurationError(msg)
+
+
+def response_parts(message: Message) -> list[ModelResponsePart]:
+    """The response parts for one assistant message of ours."""
+    parts: list[ModelResponsePart] = []
+    for block in message.content:
+        if isinstance(block, Text):
+            parts.append(TextPart(content=block.text))
+        elif isinstance(block, Thinking):
+            signed = bool(block.signature)
+            parts.append(
+                ThinkingPart(
+                    content=block.thinking,
+                    signature=block.signature if signed else None,
+                    provider_name="anthropic" if signed else None,
+                )
+            )
+        elif isinstance(block, RedactedThinking):
+            parts.append(
+                ThinkingPart(
+                    content="", id=_REDACTED, signature=block.data, provider_name="anthropic"
+                )
+            )
+        elif isinstance(block, ToolUse):
+            raw = block.input.get(RAW_ARGUMENTS)
+            args: str | dict[str, Any] = (
+                raw if len(block.input) == 1 and isinstance(raw, str) else dict(block.input)
+            )
+            parts.append(ToolCallPart(tool_name=block.name, args=args, tool_call_id=block.id))
+    return parts

@@ -1,0 +1,181 @@
+"""pydantic-ai: a history processor and conversion of ``ModelMessage`` s.
+
+Install with ``pip install "neuron-context[pydantic-ai]"``. :class:`HistoryProcessor` runs
+any :class:`~neuron_context.ContextStrategy` on the history before each model request::
+
+    agent = Agent(model, capabilities=[ProcessHistory(HistoryProcessor(strategy))])
+
+It is an async callable ``list[ModelMessage] -> list[ModelMessage]``, so it also serves
+as an entry of ``history_processors=[...]`` in the pydantic-ai versions that have that
+argument. pydantic-ai keeps what a processor returns as the run's history, so the
+compaction persists (the history stops growing).
+
+Messages the strategy keeps come back as the very objects pydantic-ai gave (a request
+that lost some parts is a copy of the original with the remaining parts, so its
+``instructions``, timestamps and run id stay); the conversation returned is well formed
+(checked after each compaction, repaired with a warning if a strategy broke it), so no
+tool call is left without its return and no return without its call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, cast
+
+from .._errors import ConfigurationError
+from .._messages.message import Message, Role
+from .._strategies.base import ContextStrategy
+from ._core import Memo, compact_conversation, missing_extra
+
+try:
+    from pydantic_ai.messages import (
+        ERROR_OUTCOMES,
+        ModelMessage,
+        ModelRequest,
+        ModelRequestPart,
+        ModelResponse,
+        ToolReturnPart,
+    )
+
+    from ._pydantic_ai_messages import (
+        DOCUMENT_METADATA,
+        Origin,
+        flatten,
+        from_pydantic_ai,
+        read_message,
+        request_parts,
+        response_parts,
+        stamp,
+        to_pydantic_ai,
+        tool_return,
+    )
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
+    raise missing_extra(__name__) from exc
+
+__all__ = ["DOCUMENT_METADATA", "HistoryProcessor", "from_pydantic_ai", "to_pydantic_ai"]
+
+
+class HistoryProcessor:
+    """Compacts a pydantic-ai agent's history before each model request.
+
+    Args:
+        strategy: any strategy, typically ``default_stack(...)``; its own trigger
+            decides when to compact.
+
+    Examples:
+        >>> processor = HistoryProcessor(SlidingWindowStrategy(20, 8_000))
+    """
+
+    __slots__ = ("_memo", "strategy")
+
+    def __init__(self, strategy: ContextStrategy) -> None:
+        if not isinstance(strategy, ContextStrategy):
+            msg = f"HistoryProcessor.strategy must be a ContextStrategy, got {strategy!r}"
+            raise ConfigurationError(msg)
+        self.strategy = strategy
+        self._memo: Memo[ModelMessage, list[tuple[Message, int]]] = Memo()
+
+    def __repr__(self) -> str:
+        return f"HistoryProcessor({self.strategy!r})"
+
+    async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
+        """The history to send: ``messages`` itself, or its compaction."""
+        ours, origins = flatten(self._memo.convert(messages, stamp, read_message))
+        compacted = await compact_conversation(self.strategy, ours)
+        if compacted is None:
+            return messages
+        return _rebuild(compacted, ours, origins, messages)
+
+
+# -- after a compaction -----------------------------------------------------------------
+
+
+def _rebuild(
+    compacted: Sequence[Message],
+    ours: Sequence[Message],
+    origins: Sequence[Origin],
+    originals: Sequence[ModelMessage],
+) -> list[ModelMessage]:
+    """The pydantic-ai messages for a compaction of ``ours`` (read from ``originals``).
+
+    A response the strategy kept is its original object; a request whose parts were all
+    kept is the original request; a request that lost or changed parts is a copy of the
+    original (instructions, timestamps and run id kept) holding the remaining parts; an
+    edited tool return (a cleared result) is a copy of the original part with the new
+    content; anything else is converted.
+    """
+    index_of = {id(message): index for index, message in enumerate(ours)}
+    returns: dict[str, list[int]] = {}
+    expressed: dict[int, list[int]] = {}
+    for index, (message, (source, part)) in enumerate(zip(ours, origins, strict=True)):
+        expressed.setdefault(source, []).append(part)
+        for result in message.tool_results:
+            returns.setdefault(result.tool_use_id, []).append(index)
+    out: list[ModelMessage] = []
+    group: list[tuple[ModelRequestPart, Origin | None]] = []
+
+    def flush() -> None:
+        if not group:
+            return
+        parts = [part for part, _ in group]
+        sources = [origin for _, origin in group if origin is not None]
+        template = originals[sources[0][0]] if sources else None
+        if not isinstance(template, ModelRequest):
+            out.append(ModelRequest(parts=parts))
+        elif [o for _, o in group] == [
+            (sources[0][0], p) for p in expressed[sources[0][0]]
+        ] and all(
+            origin is not None and part is template.parts[origin[1]] for part, origin in group
+        ):
+            out.append(template)  # every part kept as it was
+        else:
+            out.append(dataclasses.replace(template, parts=parts))
+        group.clear()
+
+    names: dict[str, str] = {}
+    last = -1
+    for position, message in enumerate(compacted):
+        path = f"messages[{position}]"
+        names.update((use.id, use.name) for use in message.tool_uses)
+        kept = index_of.get(id(message), -1)
+        if kept >= 0:
+            last = kept
+        if message.role is Role.ASSISTANT:
+            flush()
+            kept_response = originals[origins[kept][0]] if kept >= 0 else None
+            out.append(kept_response or ModelResponse(parts=response_parts(message)))
+        elif kept >= 0:
+            source, part = origins[kept]
+            original = cast("ModelRequest", originals[source])
+            group.append((original.parts[part], origins[kept]))
+        elif message.is_tool:
+            for result in message.tool_results:
+                name = names.get(result.tool_use_id, "")
+                fresh = tool_return(result, name, path)
+                later = next((i for i in returns.get(result.tool_use_id, ()) if i > last), -1)
+                edited = _edited_return(fresh, later, origins, originals)
+                if edited is None:
+                    group.append((fresh, None))
+                else:
+                    group.append((edited, origins[later]))
+                    last = later
+        else:
+            group.extend((part, None) for part in request_parts(message, names, path))
+    flush()
+    return out
+
+
+def _edited_return(
+    fresh: ToolReturnPart, index: int, origins: Sequence[Origin], originals: Sequence[ModelMessage]
+) -> ToolReturnPart | None:
+    if index < 0:
+        return None
+    source, part = origins[index]
+    original = originals[source].parts[part]
+    if type(original) is not ToolReturnPart:  # not a typed subclass (tool search, ...)
+        return None
+    plain = cast("ToolReturnPart[Any]", original)
+    same_kind = (plain.outcome in ERROR_OUTCOMES) == (fresh.outcome in ERROR_OUTCOMES)
+    outcome = plain.outcome if same_kind else fresh.outcome
+    return dataclasses.replace(plain, content=fresh.content, outcome=outcome)
