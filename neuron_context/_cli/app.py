@@ -361,7 +361,7 @@ def _simulate(args: argparse.Namespace) -> int:
     runs = _run_all(replayers, transcripts, budgets, counter, model_calls)
     title = (
         f"{len(transcripts)} transcript{'s' if len(transcripts) != 1 else ''}, "
-        f"{model_calls:,} model calls each, tokens counted with {name}"
+        f"{model_calls:,} model calls, tokens counted with {name}"
     )
     if args.plot:
         from .plot import figure, save
@@ -425,7 +425,10 @@ def _run_all(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``neuron-context`` with ``argv`` (default: the process's); returns the exit code."""
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error argparse has printed
+        return exc.code if isinstance(exc.code, int) else 2
     command = {"count": _count, "compact": _compact, "simulate": _simulate}[args.command]
     try:
         return command(args)
@@ -433,7 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(str(exc))
         return 2
     except ImportError as exc:
-        _fail(f"{exc.name or exc}: missing; install the cli extra: python -m pip install '.[cli]'")
+        if (exc.name or "").partition(".")[0] not in ("rich", "matplotlib"):
+            raise
+        _fail(f"{exc.name} is missing: install the cli extra: python -m pip install '.[cli]'")
         return 2
     except NeuronContextError as exc:
         _fail(f"{type(exc).__name__}: {exc}")

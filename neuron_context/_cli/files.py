@@ -210,7 +210,7 @@ def _load_text(path: Path) -> str:
 
 
 def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
-    if exc.pos >= len(text.rstrip()):
+    if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
         return f"is truncated: the JSON ends early (line {exc.lineno}, column {exc.colno})"
     return f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
 

@@ -29,7 +29,7 @@ def console(*, stderr: bool = False) -> Console:
     """A console on stdout (or stderr), plain when not a terminal."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def _n(value: int | float) -> str:
@@ -152,73 +152,68 @@ def best(runs: Sequence[Run]) -> Run:
     return min(runs, key=lambda run: _score(run.totals))
 
 
+def _calls(n: int) -> str:
+    return f"{n:,} call" + ("" if n == 1 else "s")
+
+
 def _faults(totals: Totals) -> list[str]:
     calls = totals.calls
     faults = []
     if totals.over_budget:
-        faults.append(f"{totals.over_budget} of {calls} calls over budget")
+        faults.append(f"{totals.over_budget} of {_calls(calls)} over budget")
     if totals.not_on_user:
-        faults.append(f"{totals.not_on_user} calls not starting on a user message")
+        faults.append(f"{_calls(totals.not_on_user)} not starting on a user message")
     if totals.task_kept < calls:
-        faults.append(f"lost the task in {calls - totals.task_kept} calls")
+        faults.append(f"lost the task in {_calls(calls - totals.task_kept)}")
     if totals.last_kept < calls:
-        faults.append(f"lost the newest request in {calls - totals.last_kept} calls")
+        faults.append(f"lost the newest request in {_calls(calls - totals.last_kept)}")
     if totals.failed:
         faults.append(f"{totals.failed} failed compactions")
     return faults
 
 
+_ROWS: tuple[tuple[str, str], ...] = (
+    ("model calls", "calls"),
+    ("compactions", "compactions"),
+    ("peak context tokens", "peak"),
+    ("final context tokens", "final"),
+    ("calls over budget", "over_budget"),
+    ("calls not starting on user", "not_on_user"),
+    ("calls holding the task", "task_kept"),
+    ("calls holding newest request", "last_kept"),
+    ("input tokens", "input_tokens"),
+    ("prefix-cached tokens", "cached_tokens"),
+    ("input cost (cached at 1/10)", "input_cost"),
+)
+
+
 def print_runs(out: Console, runs: Sequence[Run], *, title: str, budget: str) -> None:
-    """Print the comparison table of ``runs`` and the verdict."""
+    """Print the comparison of ``runs`` (one column per stack) and the verdict."""
     from rich.table import Table
 
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    headers = (
-        "stack",
-        "calls",
-        "compac-\ntions",
-        "peak\ntokens",
-        "final\ntokens",
-        "over\nbudget",
-        "not on\nuser",
-        "task\nkept",
-        "last\nrequest\nkept",
-        "input\ntokens",
-        "cache\nreuse",
-        "input\ncost",
-    )
-    for header in headers:
-        if header == "stack":
-            table.add_column(header, overflow="fold", min_width=12)
-        else:
-            table.add_column(header, justify="right", no_wrap=True)
-    if any(run.totals.failed for run in runs):
-        table.add_column("failed", justify="right")
+    table.add_column("", no_wrap=True)
     for run in runs:
-        t = run.totals
-        reuse = f"{t.cached_tokens / t.input_tokens:.0%}" if t.input_tokens else "-"
-        table.add_row(
-            run.label,
-            _n(t.calls),
-            _n(t.compactions),
-            _n(t.peak),
-            _n(t.final),
-            _n(t.over_budget),
-            _n(t.not_on_user),
-            _n(t.task_kept),
-            _n(t.last_kept),
-            _n(t.input_tokens),
-            reuse,
-            _n(t.input_cost),
-            *([_n(t.failed)] if any(r.totals.failed for r in runs) else []),
-        )
+        table.add_column(run.label, justify="right", overflow="fold")
+    rows = list(_ROWS)
+    if any(run.totals.failed for run in runs):
+        rows.append(("failed compactions", "failed"))
+    for name, field in rows:
+        cells = []
+        for run in runs:
+            value = getattr(run.totals, field)
+            cell = _n(value)
+            if field == "cached_tokens" and run.totals.input_tokens:
+                cell += f" ({value / run.totals.input_tokens:.0%})"
+            cells.append(cell)
+        table.add_row(name, *cells)
     out.print(table)
-    out.print(f"budget: {budget}; input cost counts cached tokens at a tenth of the price")
+    out.print(f"budget: {budget}")
     out.print()
     chosen = best(runs)
     faults = _faults(chosen.totals)
     if faults:
-        out.print(f"[bold]best of these: {chosen.label}[/] — but it " + "; ".join(faults))
+        out.print(f"[bold]best of these: {chosen.label}[/], but: " + "; ".join(faults))
     else:
         t = chosen.totals
         out.print(

@@ -81,7 +81,7 @@ class Step:
         """The strategy this step names, for ``budget`` tokens."""
         keep = self._int("keep", _DEFAULT_KEEP.get(self.kind, 0))
         if self.kind == "default":
-            from .._strategies.stack import default_stack
+            from .._strategies.default import default_stack
 
             return default_stack(budget, counter=counter, summarizer=provider)
         if self.kind == "window":
@@ -166,12 +166,15 @@ def _parse_text(text: str, where: str) -> tuple[Step, ...]:
             key, _, value = head.partition("=")
             steps[-1][1][key.strip()] = _value(value)
             continue
+        if head not in KINDS:
+            msg = f"{where}: unknown step {head!r}; choose from {', '.join(KINDS)}"
+            raise ConfigurationError(msg)
         options: dict[str, Value] = {}
         if sep:
             key, eq, value = rest.partition("=")
             if eq:
                 options[key.strip()] = _value(value)
-            elif KINDS.get(head):
+            elif KINDS[head]:
                 options[KINDS[head][0]] = _value(rest)
             else:
                 msg = f"{where}: {head} takes no value, got {rest!r}"
