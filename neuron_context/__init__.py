@@ -11,6 +11,7 @@ from ._counting.base import TokenCounter as TokenCounter
 from ._counting.calibrated import CalibratedCounter as CalibratedCounter
 from ._counting.encodings import load_encoding as load_encoding
 from ._counting.tokenizer import TokenizerCounter as TokenizerCounter
+from ._errors import BudgetExceededError as BudgetExceededError
 from ._errors import CompactionError as CompactionError
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import InvalidConversationError as InvalidConversationError
@@ -39,6 +40,7 @@ from ._strategies.base import ContextStrategy as ContextStrategy
 from ._strategies.clearing import ToolResultClearingStrategy as ToolResultClearingStrategy
 from ._strategies.composite import CompositeStrategy as CompositeStrategy
 from ._strategies.composite import FallbackStrategy as FallbackStrategy
+from ._strategies.default import default_stack as default_stack
 from ._strategies.strip import StripToolCallsStrategy as StripToolCallsStrategy
 from ._strategies.summarization import SummarizationStrategy as SummarizationStrategy
 from ._strategies.window import SlidingWindowStrategy as SlidingWindowStrategy
@@ -55,6 +57,7 @@ __all__ = [
     "JSON",
     "AnthropicProvider",
     "BaseCounter",
+    "BudgetExceededError",
     "CalibratedCounter",
     "Compaction",
     "CompactionError",
@@ -98,6 +101,7 @@ __all__ = [
     "ToolResult",
     "ToolResultClearingStrategy",
     "ToolUse",
+    "default_stack",
     "load_encoding",
     "repair",
     "validate",
