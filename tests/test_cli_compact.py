@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_run import run
 
 from neuron_context import Message, ToolUse, validate
 from neuron_context.formats import from_openai, to_openai
-
-from cli_run import run
 
 
 def _exchange(n: int) -> list[Message]:
@@ -147,4 +146,7 @@ class TestOutput:
         source.write_text(record + "\n" + record + "\n", encoding="utf-8")
         result = run(capsys, monkeypatch, "compact", source, "--max-tokens", "60")
         assert result.code == 2
-        assert result.err == f"neuron-context: error: {source} holds 2 transcripts; compact takes one\n"
+        assert (
+            result.err
+            == f"neuron-context: error: {source} holds 2 transcripts; compact takes one\n"
+        )

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from cli_run import run
 
 from neuron_context import TokenCounter
 from neuron_context.data import load_record
 from neuron_context.formats import from_openai
-
-from cli_run import run
 
 GOLDEN = """\
 demo:sweagent-pydicom__pydicom-1458: 27 messages, 14,524 (heuristic) tokens

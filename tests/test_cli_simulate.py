@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import matplotlib.figure
+import numpy as np
 import pytest
+from cli_run import run
 
 from neuron_context import Message
 from neuron_context.formats import to_openai
-
-from cli_run import run
 
 # Seven messages of 13 heuristic tokens each (4 overhead + 36 characters / 4).
 SMALL = [
@@ -157,7 +157,9 @@ class TestComparison:
             capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
             "--strategy", "window:2", "--compare-langchain", "--json",
         )  # fmt: skip
-        labels = [r["label"] for r in result.json()["runs"]]  # type: ignore[union-attr]
+        runs = result.json()["runs"]
+        assert isinstance(runs, list)
+        labels = [r["label"] for r in runs]
         assert labels == ["window:2", "langchain trim_messages"]
         totals = _totals(result.json(), 1)
         assert totals["calls"] == 3
@@ -205,9 +207,11 @@ class TestPlot:
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         (fig,) = saved
         (axes,) = fig.axes
-        series = {line.get_label(): list(line.get_ydata()) for line in axes.get_lines()}
+        series = {
+            line.get_label(): np.asarray(line.get_ydata()).tolist() for line in axes.get_lines()
+        }
         assert series["window:2"] == [26, 39, 39]
         assert series["budget"] == [40, 40, 40]
         assert "window:4" in series
         markers = [line for line in axes.get_lines() if line.get_marker() == "v"]
-        assert [list(m.get_ydata()) for m in markers][0] == [39, 39]
+        assert np.asarray(markers[0].get_ydata()).tolist() == [39, 39]

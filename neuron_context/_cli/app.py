@@ -362,7 +362,7 @@ def _simulate(args: argparse.Namespace) -> int:
     title = (
         f"{len(transcripts)} transcript{'s' if len(transcripts) != 1 else ''}, "
         f"{model_calls:,} model calls, tokens counted with {name}"
-    )
+    ) + (f", summaries by {args.provider}" if any(s.summarizes for s in specs) else "")
     if args.plot:
         from .plot import figure, save
 

@@ -85,9 +85,7 @@ class StackReplayer(Replayer):
     def start(self, budget: int) -> None:
         self._stack = self._build(budget)
 
-    async def request(
-        self, history: list[Message]
-    ) -> tuple[list[Message], list[Message], bool]:
+    async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
         stack = self._stack
         if stack is None:  # pragma: no cover - replay() always starts first
             msg = "StackReplayer.start() was not called"
@@ -125,9 +123,7 @@ class LangChainTrim(Replayer):
     def start(self, budget: int) -> None:
         self._budget = budget
 
-    async def request(
-        self, history: list[Message]
-    ) -> tuple[list[Message], list[Message], bool]:
+    async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
         from ..formats import from_openai, to_openai
 
         trimmed = self._trim(

@@ -6,6 +6,7 @@ argument and readable in a table row. A spec is a comma-separated list of steps,
 belongs to the step before it::
 
     default                          the recommended stack (default_stack)
+    default:target=0.6               the same, compacting down to 60% of the budget
     window:40                        a sliding window of 40 messages
     clear-tools:keep=3,window:40     clear old tool results, then a window
     summarize:keep=10,max-summary=800,window:20
@@ -47,10 +48,10 @@ from ..providers._base import Provider
 
 __all__ = ["KINDS", "StackSpec", "Step", "parse_spec"]
 
-Value = int | bool | str
+Value = int | float | bool | str
 
 KINDS: Mapping[str, tuple[str, ...]] = {
-    "default": (),
+    "default": ("target", "recent"),
     "window": ("keep", "start-on-user"),
     "clear-tools": ("keep", "min-reclaim", "placeholder"),
     "summarize": ("keep", "max-summary"),
@@ -77,13 +78,27 @@ class Step:
             raise ConfigurationError(msg)
         return value
 
+    def _share(self, key: str) -> float:
+        value = self.options[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+            msg = f"{self.kind}: {key} must be a number in (0, 1], got {value!r}"
+            raise ConfigurationError(msg)
+        return float(value)
+
     def build(self, budget: int, counter: BaseCounter, provider: Provider) -> ContextStrategy:
         """The strategy this step names, for ``budget`` tokens."""
         keep = self._int("keep", _DEFAULT_KEEP.get(self.kind, 0))
         if self.kind == "default":
             from .._strategies.default import default_stack
+            from .._summary.extractive import ExtractiveSummarizer
 
-            return default_stack(budget, counter=counter, summarizer=provider)
+            offline = isinstance(provider, ExtractiveSummarizer)  # default_stack's own default
+            stack = default_stack(budget, counter=counter, summarizer=None if offline else provider)
+            if "target" in self.options:
+                stack = attrs.evolve(stack, target=self._share("target"))
+            if "recent" in self.options:
+                stack = attrs.evolve(stack, recent=self._share("recent"))
+            return stack
         if self.kind == "window":
             start = self.options.get("start-on-user", False)
             if not isinstance(start, bool):
@@ -135,10 +150,12 @@ def _value(text: str) -> Value:
         return True
     if lowered in ("false", "no", "off"):
         return False
-    try:
-        return int(text.replace("_", ""))
-    except ValueError:
-        return text.strip()
+    for kind in (int, float):
+        try:
+            return kind(text.replace("_", ""))
+        except ValueError:
+            continue
+    return text.strip()
 
 
 def _check_step(kind: str, options: Mapping[str, Value], where: str) -> Step:
@@ -204,7 +221,7 @@ def _parse_toml(path: Path) -> StackSpec:
             raise ConfigurationError(msg)
         options = {k.replace("_", "-"): v for k, v in raw.items() if k != "kind"}
         for key, value in options.items():
-            if not isinstance(value, int | bool | str):
+            if not isinstance(value, int | float | bool | str):
                 msg = f"{where}: steps[{index}].{key} must be a number, boolean or string"
                 raise ConfigurationError(msg)
         steps.append(_check_step(raw["kind"], options, f"{where}: steps[{index}]"))
