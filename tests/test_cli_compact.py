@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
 from cli_run import run
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import well_formed_conversations
 
 from neuron_context import Message, ToolUse, validate
-from neuron_context.formats import from_openai, to_openai
+from neuron_context.__main__ import main
+from neuron_context.formats import from_openai, to_dict, to_openai
 
 
 def _exchange(n: int) -> list[Message]:
@@ -150,3 +157,49 @@ class TestOutput:
             result.err
             == f"neuron-context: error: {source} holds 2 transcripts; compact takes one\n"
         )
+
+
+class TestAccounting:
+    """Every input message is accounted for exactly once."""
+
+    @settings(max_examples=40, deadline=None)
+    @given(
+        messages=well_formed_conversations(min_turns=1, max_turns=8),
+        spec=st.sampled_from(
+            [
+                "default",
+                "window:3",
+                "clear-tools:keep=1,window:4",
+                "summarize:keep=2",
+                "clear-tools:keep=0,summarize:keep=3,window:2",
+                "strip-tools",
+                "summarize:keep=2,strip-tools",
+            ]
+        ),
+        budget=st.integers(1, 400),
+    )
+    def test_changes_add_up(self, messages: list[Message], spec: str, budget: int) -> None:
+        """Kept plus every change is the input's messages; kept, changed and new summaries
+        are the output's; a compaction error is one line and exit code 1."""
+        with tempfile.TemporaryDirectory() as folder:
+            source = Path(folder) / "in.json"
+            source.write_text(json.dumps(to_dict(messages)), encoding="utf-8")
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(
+                    ["compact", str(source), "--max-tokens", str(budget), "--strategy", spec,
+                     "--json"]
+                )  # fmt: skip
+        if not out.getvalue():  # the strategy raised (an empty summary): one line, exit 1
+            assert code == 1
+            assert err.getvalue().startswith("neuron-context: error: SummarizationError: ")
+            return
+        data = json.loads(out.getvalue())
+        diff = data["diff"]
+        changes = {c["kind"]: c["messages"] for c in diff["changes"]}
+        assert diff["kept"] + sum(changes.values()) == len(messages)
+        dropped = changes.get("removed", 0) + changes.get("summarized", 0)
+        summaries = len(diff["summaries"])
+        assert diff["messages_after"] == len(messages) - dropped + summaries
+        assert data["well_formed"] is True
+        assert code == (0 if data["fits"] else 1)

@@ -415,7 +415,9 @@ def _run_all(
         return anyio.run(go, None)
     from rich.progress import Progress
 
-    with Progress(transient=True, console=None) as progress:
+    from .report import console
+
+    with Progress(transient=True, console=console(stderr=True)) as progress:
         task = progress.add_task("replaying", total=total)
         return anyio.run(go, lambda: progress.advance(task))
 

@@ -5,14 +5,16 @@ report that counts after the last step would say "0 results cleared" when a summ
 later replaced the cleared messages. So the report is computed from the input and the
 final output alone, by matching every output message to the input message it came from.
 
-The built-in strategies never reorder and never move a message, they only drop
-messages, change one in place (clear a result, strip calls, truncate a text) or put one
-summary where the messages it replaced were. So the match walks both lists backwards:
-an output message matches the nearest earlier input message of its role (a tool
-message: with the same result ids); an input message passed over was dropped, and it
-counts as *summarized* when a new summary sits at that place, else as *removed*. A
-matched message that changed is *cleared* (a tool result), *stripped* (an assistant
-message that lost its calls) or *truncated* (any other text that got shorter).
+The built-in strategies keep the order of what they keep: they drop messages, change
+one in place (clear a result, strip calls, truncate a text) and put one summary among
+them. So the match walks both lists backwards: an output message matches the nearest
+earlier input message of its role (a tool message: with the same result ids). An input
+message that nothing matched was dropped: *summarized* when the output holds a new
+summary (a window that ran after a summary would have dropped the summary first, as it
+is the oldest non-system message), else *removed*; a tool message whose call is still
+there was *removed* with that call (strip-tools). A matched message that changed is
+*cleared* (a tool result), *stripped* (an assistant message that lost its calls) or
+*truncated* (any other text that got shorter).
 """
 
 from __future__ import annotations
@@ -93,39 +95,56 @@ def _nearest(out: Message, before: Sequence[Message], cursor: int) -> int:
     return j
 
 
-def diff(before: Sequence[Message], after: Sequence[Message], counter: BaseCounter) -> Diff:
-    """Compare a compaction's input ``before`` with its output ``after``."""
-    changed: dict[str, list[tuple[int, int]]] = {kind: [] for kind in KINDS}
-    summaries: list[Message] = []
-    kept = 0
+def _align(before: Sequence[Message], after: Sequence[Message]) -> list[int | None]:
+    """For each output message, the index of the input message it came from (``None``:
+    a new summary, or a message of the caller's own strategy)."""
+    origin: list[int | None] = [None] * len(after)
     cursor = len(before) - 1
     for position in range(len(after) - 1, -1, -1):
         out = after[position]
         if out.is_compaction and out not in before:
-            # A new summary replaced the input messages between it and the output
-            # message before it.
-            summaries.append(out)
-            stop = _nearest(after[position - 1], before, cursor) if position else -1
-            for k in range(cursor, stop, -1):
-                changed["summarized"].append((counter.estimate_message(before[k]), 0))
-            cursor = stop
             continue
         j = _nearest(out, before, cursor)
-        for k in range(cursor, j, -1):
-            changed["removed"].append((counter.estimate_message(before[k]), 0))
-        cursor = j - 1
-        if j < 0:
-            continue  # not from the input (a strategy of the user's own): nothing to count
-        original = before[j]
+        if j >= 0:
+            origin[position] = j
+            cursor = j - 1
+    return origin
+
+
+def _caller(before: Sequence[Message], index: int) -> int | None:
+    """The index of the assistant message whose calls the tool message ``index`` answers."""
+    for k in range(index - 1, -1, -1):
+        if before[k].tool_uses:
+            return k
+    return None
+
+
+def diff(before: Sequence[Message], after: Sequence[Message], counter: BaseCounter) -> Diff:
+    """Compare a compaction's input ``before`` with its output ``after``."""
+    origin = _align(before, after)
+    summaries = [m for m, o in zip(after, origin, strict=True) if o is None and m.is_compaction]
+    matched = {o for o in origin if o is not None}
+    changed: dict[str, list[tuple[int, int]]] = {kind: [] for kind in KINDS}
+    kept = 0
+    for out, index in zip(after, origin, strict=True):
+        if index is None:
+            continue
+        original = before[index]
         if out == original:
             kept += 1
         else:
-            kind = _change_kind(out, original)
-            changed[kind].append(
-                (counter.estimate_message(original), counter.estimate_message(out))
-            )
-    for k in range(cursor, -1, -1):
-        changed["removed"].append((counter.estimate_message(before[k]), 0))
+            cost = (counter.estimate_message(original), counter.estimate_message(out))
+            changed[_change_kind(out, original)].append(cost)
+    for index, message in enumerate(before):
+        if index in matched:
+            continue
+        # A summary replaced the older messages; a tool message whose call survives lost
+        # its result with the call (strip-tools), not to a summary.
+        caller = _caller(before, index) if message.is_tool else None
+        kind = (
+            "summarized" if summaries and (caller is None or caller not in matched) else "removed"
+        )
+        changed[kind].append((counter.estimate_message(message), 0))
     changes = tuple(
         Change(kind, len(rows), sum(r[0] for r in rows), sum(r[1] for r in rows))
         for kind, rows in changed.items()
@@ -138,6 +157,6 @@ def diff(before: Sequence[Message], after: Sequence[Message], counter: BaseCount
         tokens_after=counter.estimate_messages(after),
         kept=kept,
         changes=changes,
-        summaries=tuple(reversed([m.text for m in summaries])),
+        summaries=tuple(m.text for m in summaries),
         summary_tokens=sum(counter.estimate_message(m) for m in summaries),
     )
