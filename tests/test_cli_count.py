@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from cli_run import run
 
@@ -94,3 +97,30 @@ class TestCount:
             2,
             "neuron-context: error: give a transcript file (or --demo for a bundled one)\n",
         )
+
+    def test_missing_extra(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without rich, the error says to install the cli extra; --json still works."""
+        for name in [m for m in sys.modules if m.partition(".")[0] == "rich"] + ["rich"]:
+            monkeypatch.setitem(sys.modules, name, None)
+        result = run(capsys, monkeypatch, "count", "--demo")
+        assert (result.code, result.err) == (
+            2,
+            "neuron-context: error: rich is missing: install the cli extra:"
+            " python -m pip install '.[cli]'\n",
+        )
+        assert run(capsys, monkeypatch, "count", "--demo", "--json").code == 0
+
+
+class TestImport:
+    """The command line's libraries load only when it runs."""
+
+    def test_import_does_not_load_rich_or_matplotlib(self) -> None:
+        """import neuron_context imports neither rich nor matplotlib."""
+        code = "import sys, neuron_context; print(sorted({m.split('.')[0] for m in sys.modules}))"
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        assert "'rich'" not in done.stdout
+        assert "'matplotlib'" not in done.stdout

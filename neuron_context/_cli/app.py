@@ -438,9 +438,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(str(exc))
         return 2
     except ImportError as exc:
-        if (exc.name or "").partition(".")[0] not in ("rich", "matplotlib"):
+        package = (exc.name or "").partition(".")[0]
+        if package not in ("rich", "matplotlib"):
             raise
-        _fail(f"{exc.name} is missing: install the cli extra: python -m pip install '.[cli]'")
+        _fail(f"{package} is missing: install the cli extra: python -m pip install '.[cli]'")
         return 2
     except NeuronContextError as exc:
         _fail(f"{type(exc).__name__}: {exc}")
