@@ -5,10 +5,12 @@ no API key: where do the tokens go (``count``), what would a stack do to this hi
 (``compact``), and which stack should my agent use and what will it cost (``simulate``,
 a replay of the transcript as an agent loop, stacks side by side, with a plot).
 
-One concept per module: ``app`` (arguments, commands, exit codes), ``files`` (reading,
-detecting and writing transcript formats), ``spec`` (stack specs for ``--strategy``),
-``census`` (``count``'s breakdown), ``diff`` (``compact``'s before/after),
-``simulate`` (the replay), ``report`` (rich tables) and ``plot`` (matplotlib).
+One concept per module: ``app`` (the commands and exit codes), ``args`` (the parser),
+``inputs`` (transcripts, counter, summarizer and budget from the arguments), ``files``
+(reading, detecting and writing transcript formats), ``spec`` (stack specs for
+``--strategy``), ``census`` (``count``'s breakdown), ``diff`` (``compact``'s
+before/after), ``simulate`` (the replay), ``report`` (rich tables) and ``plot``
+(matplotlib).
 rich and matplotlib (the ``cli`` extra) are imported only when a report or plot is made.
 """
 
