@@ -36,7 +36,6 @@ def run(
     """Run ``neuron-context *argv`` and capture what it printed."""
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setenv("NO_COLOR", "1")
-    monkeypatch.setenv("TERM", "dumb")
     capsys.readouterr()
     code = main([str(arg) for arg in argv])
     captured = capsys.readouterr()

@@ -215,3 +215,34 @@ class TestPlot:
         assert "window:4" in series
         markers = [line for line in axes.get_lines() if line.get_marker() == "v"]
         assert np.asarray(markers[0].get_ydata()).tolist() == [39, 39]
+
+
+class TestProgress:
+    """A long replay shows a progress bar on a terminal, and none elsewhere."""
+
+    @pytest.mark.parametrize("terminal", [True, False])
+    def test_progress_bar(
+        self,
+        terminal: bool,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """With 250 model calls the bar shows on stderr when it is a terminal."""
+        messages = [Message.user("go")]
+        for n in range(250):
+            messages += [Message.assistant(f"step {n}"), Message.user(f"next {n}")]
+        path = tmp_path / "long.json"
+        path.write_text(json.dumps(to_openai(messages)), encoding="utf-8")
+        if terminal:
+            monkeypatch.setenv("TTY_COMPATIBLE", "1")
+            monkeypatch.setenv("TTY_INTERACTIVE", "1")
+        else:
+            monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+        result = run(
+            capsys, monkeypatch, "simulate", path, "--max-tokens", "200",
+            "--strategy", "window:10", "--json",
+        )  # fmt: skip
+        assert result.code == 0
+        assert ("replaying" in result.err) is terminal
+        assert result.json()["runs"][0]["totals"]["calls"] == 250  # type: ignore[index]

@@ -28,7 +28,10 @@ from .files import Transcript, dumps
 from .simulate import LangChainTrim, Replayer, Run, StackReplayer, replay
 from .spec import StackSpec, parse_spec
 
-__all__ = ["main"]
+__all__ = ["PROGRESS_FROM", "main"]
+
+PROGRESS_FROM = 200
+"""Model calls (times stacks) from which ``simulate`` shows a progress bar on a terminal."""
 
 
 def _emit_json(data: object) -> None:
@@ -221,13 +224,16 @@ def _run_all(
         ]
 
     total = model_calls * len(replayers)
-    if total < 200 or not sys.stderr.isatty():
+    from .report import console
+
+    screen = console(stderr=True)
+    if total < PROGRESS_FROM or not screen.is_terminal:
         return anyio.run(go, None)
     from rich.progress import Progress
 
-    from .report import console
-
-    with Progress(transient=True, console=console(stderr=True)) as progress:
+    with Progress(
+        transient=True, console=screen, redirect_stdout=False, redirect_stderr=False
+    ) as progress:
         task = progress.add_task("replaying", total=total)
         return anyio.run(go, lambda: progress.advance(task))
 

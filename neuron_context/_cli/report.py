@@ -59,6 +59,8 @@ def print_census(out: Console, census: Census) -> None:
     from rich.table import Table
 
     names = ", ".join(census.transcripts)
+    if len(census.transcripts) > 3:
+        names = f"{len(census.transcripts)} transcripts ({census.transcripts[0]}, …)"
     totals = ", ".join(f"{_n(t)} ({c})" for t, c in zip(census.total, census.counters, strict=True))
     out.print(f"[bold]{names}[/]: {_n(census.messages)} messages, {totals} tokens")
     out.print()
