@@ -75,11 +75,14 @@ def print_census(out: Console, census: Census) -> None:
     out.print(_tokens_table("By block kind", census.by_kind, census.counters, "kind"))
     out.print()
     table = Table(title="Largest messages", title_justify="left", show_edge=False, pad_edge=False)
-    table.add_column("#", justify="right")
-    table.add_column("role")
+    table.add_column("#", justify="right", no_wrap=True, min_width=3)
+    table.add_column("role", no_wrap=True, min_width=9)
     for name in census.counters:
-        table.add_column(f"tokens ({name})", justify="right")
-    table.add_column("what", overflow="ellipsis", no_wrap=True, max_width=60)
+        header = f"tokens ({name})"
+        table.add_column(header, justify="right", no_wrap=True, min_width=len(header))
+    fixed = 3 + 9 + sum(len(f"tokens ({name})") for name in census.counters)
+    room = out.width - fixed - 3 * (len(census.counters) + 2)  # 3 per column separator
+    table.add_column("what", overflow="ellipsis", no_wrap=True, max_width=max(12, min(60, room)))
     several = len(census.transcripts) > 1
     for item in census.largest:
         where = f"{item.transcript}:{item.index}" if several else str(item.index)
