@@ -203,3 +203,19 @@ class TestAccounting:
         assert diff["messages_after"] == len(messages) - dropped + summaries
         assert data["well_formed"] is True
         assert code == (0 if data["fits"] else 1)
+
+
+class TestLogging:
+    """The library's log records reach stderr, one line each."""
+
+    def test_verbose_shows_each_strategy(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """-v logs what each strategy did; without it, nothing is logged."""
+        quiet = run(capsys, monkeypatch, "compact", "--demo")
+        assert quiet.err == ""
+        loud = run(capsys, monkeypatch, "compact", "--demo", "-v")
+        lines = loud.err.splitlines()
+        assert lines
+        assert all(line.startswith("neuron-context: info: ") for line in lines)
+        assert any("DefaultStack: 27 -> " in line for line in lines)

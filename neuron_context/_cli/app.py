@@ -9,9 +9,11 @@ stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import anyio
@@ -19,6 +21,7 @@ import attrs
 
 from .._counting.base import BaseCounter, TokenCounter
 from .._errors import ConfigurationError, NeuronContextError
+from .._log import logger
 from .._messages.conversation import validate
 from .._messages.message import Message, Role
 from .._strategies.base import ContextStrategy
@@ -241,6 +244,28 @@ def _run_all(
 # -- entry point ------------------------------------------------------------------------
 
 
+class _OneLine(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = " ".join(super().format(record).split())
+        return f"neuron-context: {record.levelname.lower()}: {text}"
+
+
+@contextlib.contextmanager
+def _logging(level: int) -> Iterator[None]:
+    """Show the library's log records at ``level`` and above on stderr, one line each."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine())
+    handler.setLevel(level)
+    previous = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(min(level, previous) if previous else level)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``neuron-context`` with ``argv`` (default: the process's); returns the exit code."""
     try:
@@ -248,8 +273,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a usage error argparse has printed
         return exc.code if isinstance(exc.code, int) else 2
     command = {"count": _count, "compact": _compact, "simulate": _simulate}[args.command]
+    # compact shows the library's warnings (a summarizer that failed, a stack still over
+    # budget); simulate would repeat them on every call, so only with --verbose.
+    level = logging.INFO if args.verbose else logging.WARNING
+    if args.command == "simulate" and not args.verbose:
+        level = logging.CRITICAL
     try:
-        return command(args)
+        with _logging(level):
+            return command(args)
     except ConfigurationError as exc:
         _fail(str(exc))
         return 2

@@ -59,6 +59,12 @@ def parser() -> argparse.ArgumentParser:
             "(default: the fast heuristic)",
         )
         sub.add_argument("--json", action="store_true", help="print JSON for machines")
+        sub.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="log what each strategy did (stderr)",
+        )
 
     def budget(sub: argparse.ArgumentParser) -> None:
         group = sub.add_mutually_exclusive_group()
