@@ -45,9 +45,9 @@ def _pins(
         space = max(_MIN_TRUNCATED, int(room * _PIN_SHARE))
         pinned[task] = truncate_message(messages[task], space, counter)
     if newest is not None:
-        # The user's newest words may take all the space the hard budget leaves.
-        task_cost = counter.estimate_message(pinned[task]) if task in pinned else 0
-        space = max(int(room * _PIN_SHARE), free - task_cost)
+        # The user's newest words may take all the space the hard budget leaves (the
+        # task gives way to them if both do not fit).
+        space = max(int(room * _PIN_SHARE), free)
         pinned[newest] = truncate_message(messages[newest], space, counter)
     return pinned
 
