@@ -183,6 +183,9 @@ class DefaultStack(BudgetedStrategy):
         kept = self.counter.estimate_messages(plan.previous) + self._headings(plan.previous)
         if not plan.summarized:
             return list(plan.previous) if kept <= space + overhead else []
+        if self.summary_options.get("cache_aligned"):
+            # The agent's own prefix, as its last call sent it, so the cache serves it.
+            return await self._summary(list(plan.messages[: plan.cut]), space)
         if plan.previous and space - kept >= max(_MIN_SUMMARY, int(space * _DELTA_SHARE)):
             new = await self._summary(plan.summarized, space - kept)
             return [*plan.previous, *new]
