@@ -12,7 +12,7 @@ used.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -47,11 +47,16 @@ def _seconds(*, positive: bool) -> Validator:
     return number(minimum=0, exclusive_minimum=positive)
 
 
-def _tool_definitions(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    for item in value:  # type: ignore[attr-defined]
-        if not isinstance(item, ToolDefinition):
-            msg = f"{type(instance).__name__}.{attribute.name} must hold ToolDefinition objects"
-            raise ConfigurationError(msg)
+def _to_definitions(value: Iterable[ToolDefinition]) -> tuple[ToolDefinition, ...]:
+    try:
+        items = tuple(value)
+    except TypeError:
+        msg = f"SummarizationStrategy.tools must be a sequence of ToolDefinition, got {value!r:.80}"
+        raise ConfigurationError(msg) from None
+    if not all(isinstance(item, ToolDefinition) for item in items):
+        msg = "SummarizationStrategy.tools must hold ToolDefinition objects"
+        raise ConfigurationError(msg)
+    return items
 
 
 def _not_blank(instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
@@ -145,7 +150,7 @@ class SummarizationStrategy(BudgetedStrategy):
     kind of text. Off by default: the transcript request works with any provider and
     needs no tool definitions."""
     tools: tuple[ToolDefinition, ...] = attrs.field(
-        default=(), kw_only=True, converter=tuple, validator=_tool_definitions
+        default=(), kw_only=True, converter=_to_definitions
     )
     """The agent's tool definitions, sent with a ``cache_aligned`` request (the prefix
     the provider caches includes them, and some providers require them when the
