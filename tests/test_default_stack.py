@@ -14,6 +14,7 @@ from neuron_context import (
     BudgetExceededError,
     Compaction,
     CompactionError,
+    CompletionRequest,
     ConfigurationError,
     ContextStrategy,
     Message,
@@ -220,6 +221,28 @@ class TestCompaction:
         assert seen[0] > 500
         summary = next(m for m in output if m.is_compaction)
         assert summary.text == "The agent read every module."
+
+
+class TestCacheAligned:
+    """default_stack(cache_aligned=True) sends the agent's own prefix to the summarizer."""
+
+    @pytest.mark.anyio
+    async def test_prefix_as_the_agent_sent_it(self) -> None:
+        """The request starts with the system prompt and the task, as the agent's did."""
+        seen: list[CompletionRequest] = []
+
+        def reply(request: CompletionRequest) -> str:
+            seen.append(request)
+            return "The agent read every module."
+
+        messages = session(60)
+        stack = default_stack(2000, summarizer=FunctionProvider(reply), cache_aligned=True)
+        output = await stack.compact(messages)
+        (request,) = seen
+        assert request.system == "You are a coding agent."
+        assert request.messages[0] is messages[1]
+        assert request.messages[-1].text.startswith("[Summary request]")
+        assert any(m.text == "The agent read every module." for m in output)
 
 
 class TestProperties:

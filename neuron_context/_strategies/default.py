@@ -18,6 +18,10 @@ they fit together, once, so a user states the budget once. Why each piece is the
   kept messages leave below the target, quoting the user's later requests, indexing the
   artifacts touched and the errors met. An LLM summarizer that fails falls back to the
   offline one, so the budget still holds.
+- **Earlier summaries kept as they are** while the new one still has a fair share of the
+  space beside them (``_DELTA_SHARE``), so the prompt up to them is unchanged and the
+  provider's prompt cache still serves it on the call after a compaction; when they
+  leave too little room, all are merged into one.
 - **Recent messages as they are,** from a safe cut (a tool use is never separated from
   its result), a single huge tool result cut in the middle rather than taking the whole
   space.
@@ -60,6 +64,9 @@ _MIN_SUMMARY = 48
 """Tokens below which a summary is not worth writing."""
 _MIN_TRUNCATED = 48
 """The smallest a message is truncated to before older messages are dropped instead."""
+_DELTA_SHARE = 0.3
+"""The share of the summary space a new summary needs beside the earlier ones; with less,
+all are merged into one."""
 
 
 @attrs.define
@@ -133,18 +140,15 @@ class DefaultStack(BudgetedStrategy):
         systems = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
         limit = self._limit(systems)
         target = systems + int((limit - systems) * self.target)
-        if any(m.is_compaction for m in messages):
-            before += self._heading  # what a provider receives
+        before += self._headings(messages)  # what a provider receives
         if before <= target:
             return list(messages)
         plan = Plan.of(messages, counter, limit, target, self.recent)
-        summary = await self._summary(plan, target)
-        parts = plan.assemble(summary)
+        summaries = await self._summaries(plan, target)
+        parts = plan.assemble(summaries)
         parts = self._fit(parts, messages, plan, limit)
         output = [part.message for part in parts]
-        after = counter.estimate_messages(output)
-        if any(m.is_compaction for m in output):
-            after += self._heading
+        after = counter.estimate_messages(output) + self._headings(output)
         if after > before:  # nothing could be saved (the input is all pinned)
             output, after = list(messages), before
         log_compaction(
@@ -161,14 +165,36 @@ class DefaultStack(BudgetedStrategy):
     def _heading(self) -> int:
         return self.counter.estimate_text(SUMMARY_HEADING + "\n")
 
-    async def _summary(self, plan: Plan, target: int) -> Message | None:
-        """The summary message for the plan's older part, sized to the space left."""
-        if not plan.summarized and not plan.previous:
-            return None
-        space = target - plan.fixed_cost - self.counter.message_overhead - self._heading
+    def _headings(self, messages: Sequence[Message]) -> int:
+        """What the headings of the summaries in ``messages`` add when rendered."""
+        return self._heading * sum(1 for m in messages if m.is_compaction)
+
+    async def _summaries(self, plan: Plan, target: int) -> list[Message]:
+        """The summaries before the kept part, sized to the space left.
+
+        Earlier summaries stay as they are while a new summary of the newly summarized
+        messages still has a fair share of the space beside them: the prompt up to and
+        including them is then unchanged, so the provider's prompt cache serves it on
+        the call after a compaction too. When they leave too little, all are merged into
+        one (the earlier ones handed to the summarizer as the previous summary).
+        """
+        overhead = self.counter.message_overhead + self._heading
+        space = target - plan.fixed_cost - overhead
+        kept = self.counter.estimate_messages(plan.previous) + self._headings(plan.previous)
+        if not plan.summarized:
+            return list(plan.previous) if kept <= space + overhead else []
+        if self.summary_options.get("cache_aligned"):
+            # The agent's own prefix, as its last call sent it, so the cache serves it.
+            return await self._summary(list(plan.messages[: plan.cut]), space)
+        if plan.previous and space - kept >= max(_MIN_SUMMARY, int(space * _DELTA_SHARE)):
+            new = await self._summary(plan.summarized, space - kept)
+            return [*plan.previous, *new]
+        return await self._summary([*plan.previous, *plan.summarized], space)
+
+    async def _summary(self, source: list[Message], space: int) -> list[Message]:
+        """One summary of ``source`` in ``space`` tokens (none when it does not fit)."""
         if space < _MIN_SUMMARY:
-            return None
-        source = [*plan.previous, *plan.summarized]
+            return []
         providers = [self.summarizer] if self.summarizer is not None else []
         for provider in [*providers, self._offline]:
             strategy = self._summarizing(provider, space)
@@ -177,12 +203,11 @@ class DefaultStack(BudgetedStrategy):
             except SummarizationError as exc:
                 if provider is self._offline:  # nothing worth a summary was found
                     logger.info("DefaultStack: no summary written (%s)", exc)
-                    return None
+                    return []
                 logger.warning("DefaultStack: the summarizer failed (%s); summarizing offline", exc)
                 continue
-            found = [m for m in result if m.is_compaction]
-            return found[0] if found else None
-        return None  # pragma: no cover - the loop returns or raises
+            return [m for m in result if m.is_compaction][:1]
+        return []  # pragma: no cover - the loop returns
 
     def _fit(
         self, parts: list[Part], messages: Sequence[Message], plan: Plan, limit: int
@@ -190,13 +215,10 @@ class DefaultStack(BudgetedStrategy):
         """The last resort: truncate, drop the oldest kept messages, cut the summary and
         the pinned requests, until the output is within :attr:`limit`."""
         counter = self.counter
-        heading = self._heading
 
         def over(candidate: list[Part]) -> int:
-            cost = counter.estimate_messages([p.message for p in candidate])
-            if any(p.message.is_compaction for p in candidate):
-                cost += heading
-            return cost - limit
+            chosen = [p.message for p in candidate]
+            return counter.estimate_messages(chosen) + self._headings(chosen) - limit
 
         excess = over(parts)
         # 1. The biggest kept message (not a system message) is cut in the middle.

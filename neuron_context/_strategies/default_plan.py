@@ -45,9 +45,9 @@ def _pins(
         space = max(_MIN_TRUNCATED, int(room * _PIN_SHARE))
         pinned[task] = truncate_message(messages[task], space, counter)
     if newest is not None:
-        # The user's newest words may take all the space the hard budget leaves.
-        task_cost = counter.estimate_message(pinned[task]) if task in pinned else 0
-        space = max(int(room * _PIN_SHARE), free - task_cost)
+        # The user's newest words may take all the space the hard budget leaves (the
+        # task gives way to them if both do not fit).
+        space = max(int(room * _PIN_SHARE), free)
         pinned[newest] = truncate_message(messages[newest], space, counter)
     return pinned
 
@@ -109,7 +109,7 @@ class Plan:
     tail: list[Message]
     """The kept recent part (huge messages cut in the middle)."""
     previous: list[Message]
-    """Summary messages before the cut: the previous summary, to update."""
+    """Summary messages before the cut: earlier summaries, kept or merged."""
     summarized: list[Message]
     """The other messages before the cut."""
     fixed_cost: int
@@ -145,7 +145,7 @@ class Plan:
                 start = index
                 continue
             if message.is_compaction:
-                break  # a previous summary is updated, never kept beside a new one
+                break  # an earlier summary stays before the kept part
             cost = min(costs[index], cap)
             if used + cost > space:
                 break
@@ -180,11 +180,11 @@ class Plan:
         fixed += counter.estimate_messages([m for m in tail if m.role is not Role.SYSTEM])
         return cls(messages, cut, task, newest, pinned, tail, previous, summarized, fixed)
 
-    def assemble(self, summary: Message | None) -> list[Part]:
-        """The output, in the input's order: the system messages, the task, the summary,
+    def assemble(self, summaries: Sequence[Message]) -> list[Part]:
+        """The output, in the input's order: the system messages, the task, the summaries,
         the newest request (when older than the cut), then the kept recent part."""
         parts: list[Part] = []
-        placed = summary is None
+        placed = not summaries
         for index in range(self.cut):
             message = self.messages[index]
             if message.role is Role.SYSTEM:
@@ -192,16 +192,16 @@ class Plan:
                 continue
             if index in self.pinned:
                 kind = "task" if index == self.task else "request"
-                if kind == "request" and not placed and summary is not None:
-                    parts.append(Part("summary", summary))
+                if kind == "request" and not placed:
+                    parts.extend(Part("summary", m) for m in summaries)
                     placed = True
                 parts.append(Part(kind, self.pinned[index]))
                 continue
-            if not placed and summary is not None and (self.task is None or index > self.task):
-                parts.append(Part("summary", summary))
+            if not placed and (self.task is None or index > self.task):
+                parts.extend(Part("summary", m) for m in summaries)
                 placed = True
-        if not placed and summary is not None:
-            parts.append(Part("summary", summary))
+        if not placed:
+            parts.extend(Part("summary", m) for m in summaries)
         for offset, message in enumerate(self.tail):
             index = self.cut + offset
             if message.role is Role.SYSTEM:
