@@ -8,7 +8,7 @@ nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
-ALL_EXTRAS = ".[dev,openai,anthropic,bench,langchain,pydantic-ai,openai-agents]"
+ALL_EXTRAS = ".[dev,openai,anthropic,bench,cli,langchain,pydantic-ai,openai-agents]"
 
 
 @nox.session
@@ -51,6 +51,14 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def demo(session: nox.Session) -> None:
-    """The main job: compact a bundled transcript, offline."""
-    session.install("-e", ".")
-    session.run("python", "examples/compact_transcript.py", *session.posargs)
+    """The main job, as the README's first command runs it: the CLI demo, offline, no key.
+
+    Installs the package with the ``cli`` extra (and ``bench``, for the LangChain row),
+    compares stacks on the bundled transcripts, then runs ``count`` and ``compact`` on one.
+    """
+    session.install(".[cli,bench]")
+    args = session.posargs or ["simulate", "--demo"]
+    session.run("neuron-context", *args)
+    if not session.posargs:
+        session.run("neuron-context", "count", "--demo")
+        session.run("neuron-context", "compact", "--demo", "--max-tokens", "4000")

@@ -52,6 +52,7 @@ from ._counting.base import TokenCounter as TokenCounter
 from ._counting.calibrated import CalibratedCounter as CalibratedCounter
 from ._counting.encodings import load_encoding as load_encoding
 from ._counting.tokenizer import TokenizerCounter as TokenizerCounter
+from ._errors import BudgetExceededError as BudgetExceededError
 from ._errors import CompactionError as CompactionError
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import InvalidConversationError as InvalidConversationError
@@ -80,6 +81,7 @@ from ._strategies.base import ContextStrategy as ContextStrategy
 from ._strategies.clearing import ToolResultClearingStrategy as ToolResultClearingStrategy
 from ._strategies.composite import CompositeStrategy as CompositeStrategy
 from ._strategies.composite import FallbackStrategy as FallbackStrategy
+from ._strategies.default import default_stack as default_stack
 from ._strategies.strip import StripToolCallsStrategy as StripToolCallsStrategy
 from ._strategies.summarization import SummarizationStrategy as SummarizationStrategy
 from ._strategies.window import SlidingWindowStrategy as SlidingWindowStrategy
@@ -105,6 +107,7 @@ __all__ = [
     "AnthropicProvider",
     "Approval",
     "BaseCounter",
+    "BudgetExceededError",
     "CalibratedCounter",
     "Compaction",
     "CompactionCompleted",
@@ -180,6 +183,7 @@ __all__ = [
     "ToolUse",
     "TurnStarted",
     "create_agent",
+    "default_stack",
     "load_encoding",
     "repair",
     "validate",

@@ -1,0 +1,302 @@
+"""The ``neuron-context`` command: the three commands and the exit codes.
+
+Exit codes: 0 success; 1 a compaction whose result does not fit or is not well formed
+(``compact``), or a compaction error; 2 bad input or usage — a file that cannot be read
+as a conversation, an unknown stack step, a missing extra — always as one line on
+stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import anyio
+import attrs
+
+from .._counting.base import BaseCounter, TokenCounter
+from .._errors import ConfigurationError, NeuronContextError
+from .._log import logger
+from .._messages.conversation import validate
+from .._messages.message import Message, Role
+from .._strategies.base import ContextStrategy
+from . import inputs
+from .args import parser
+from .files import Transcript, dumps
+from .simulate import LangChainTrim, Replayer, Run, StackReplayer, replay
+from .spec import StackSpec, parse_spec
+
+__all__ = ["PROGRESS_FROM", "main"]
+
+PROGRESS_FROM = 200
+"""Model calls (times stacks) from which ``simulate`` shows a progress bar on a terminal."""
+
+
+def _emit_json(data: object) -> None:
+    sys.stdout.write(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+# -- commands ---------------------------------------------------------------------------
+
+
+def _count(args: argparse.Namespace) -> int:
+    from .census import census
+
+    transcripts = inputs.transcripts(args, many=True)
+    counters: dict[str, BaseCounter] = {"heuristic": TokenCounter()}
+    if args.tokenizer:
+        name, exact = inputs.counter(args.tokenizer)
+        counters[name] = exact
+    result = census(transcripts, counters)
+    if args.json:
+        _emit_json(attrs.asdict(result))
+        return 0
+    from .report import console, print_census
+
+    print_census(console(), result)
+    return 0
+
+
+def _why(messages: Sequence[Message], tokens: int, budget: int, counter: BaseCounter) -> str:
+    over = f"{tokens - budget:,} tokens over"
+    system = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
+    if system > budget:
+        return f"{over}: the system messages alone cost {system:,} tokens"
+    requests = [m for m in messages if m.role is Role.USER and not m.is_compaction]
+    if requests and system + counter.estimate_message(requests[-1]) > budget:
+        return f"{over}: the system messages and the newest user request alone exceed the budget"
+    return (
+        f"{over}: the stack's steps could remove no more; end it with a window or "
+        "summarization, or try --strategy default"
+    )
+
+
+def _compact(args: argparse.Namespace) -> int:
+    from .diff import diff
+
+    (transcript, *rest) = inputs.transcripts(args, many=False)
+    if rest:
+        source = transcript.name.rsplit(":", 1)[0]
+        msg = f"{source} holds {len(rest) + 1} transcripts; compact takes one"
+        raise ConfigurationError(msg)
+    name, counter = inputs.counter(args.tokenizer)
+    spec = parse_spec(args.strategy)
+    provider = inputs.provider(args.provider)
+    messages = list(transcript.messages)
+    budget = inputs.budget(args, messages, counter)
+    stack = spec.build(budget, counter, provider)
+    if stack.should_compact(messages, stack.token_estimate(messages)):
+        result = anyio.run(stack.compact, messages)
+    else:
+        result = messages
+    change = diff(messages, result, counter)
+    problem: str | None = None
+    try:
+        validate(result)
+    except NeuronContextError as exc:
+        problem = str(exc)
+    fits = change.tokens_after <= budget
+    why = "" if fits else _why(result, change.tokens_after, budget, counter)
+    label = spec.label + (f" (summarizer: {args.provider})" if spec.summarizes else "")
+    written = None
+    if args.output:
+        text = dumps(result, transcript.layout)
+        if args.output == "-":
+            sys.stdout.write(text)
+        else:
+            Path(args.output).write_text(text, encoding="utf-8")
+            written = f"{args.output} ({transcript.layout.format.value})"
+    if args.json:
+        _emit_json(
+            {
+                "transcript": transcript.name,
+                "stack": spec.label,
+                "summarizer": args.provider if spec.summarizes else None,
+                "counter": name,
+                "budget": budget,
+                "diff": attrs.asdict(change),
+                "well_formed": problem is None,
+                "fits": fits,
+                "why": why or None,
+                "output": written,
+            }
+        )
+    else:
+        from .report import console, print_compaction
+
+        out = console(stderr=args.output == "-")
+        out.print(f"transcript: {transcript.name} ({len(messages)} messages, counted with {name})")
+        print_compaction(
+            out,
+            label=label,
+            budget=budget,
+            diff=change,
+            fits=fits,
+            why=why,
+            well_formed=problem,
+            written=written,
+        )
+    return 0 if fits and problem is None else 1
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    transcripts = inputs.transcripts(args, many=True)
+    name, counter = inputs.counter(args.tokenizer)
+    provider = inputs.provider(args.provider)
+    specs: list[StackSpec] = [parse_spec(s) for s in (args.strategy or [])]
+    if not specs:
+        specs = [parse_spec(s) for s in (inputs.DEMO_STACKS if args.demo else ("default",))]
+    budgets = [inputs.budget(args, t.messages, counter) for t in transcripts]
+    replayers: list[Replayer] = []
+    for spec in specs:
+        spec.build(budgets[0], counter, provider)  # a bad spec fails before the replay
+
+        def build(budget: int, spec: StackSpec = spec) -> ContextStrategy:
+            return spec.build(budget, counter, provider)
+
+        replayers.append(StackReplayer(spec.label, build))
+    if args.compare_langchain or (args.demo and not args.strategy):
+        try:
+            replayers.append(LangChainTrim())
+        except ImportError:
+            if args.compare_langchain:
+                sys.stderr.write(
+                    "neuron-context: langchain-core is not installed; no trim_messages row\n"
+                )
+    model_calls = sum(
+        1
+        for t in transcripts
+        for i, m in enumerate(t.messages)
+        if m.role is Role.ASSISTANT and i > 0
+    )
+    runs = _run_all(replayers, transcripts, budgets, counter, model_calls)
+    title = (
+        f"{len(transcripts)} transcript{'s' if len(transcripts) != 1 else ''}, "
+        f"{model_calls:,} model calls, tokens counted with {name}"
+    ) + (f", summaries by {args.provider}" if any(s.summarizes for s in specs) else "")
+    if args.plot:
+        from .plot import figure, save
+
+        save(figure(runs, title=title), args.plot)
+    if args.json:
+        from .report import best
+
+        _emit_json(
+            {
+                "transcripts": [t.name for t in transcripts],
+                "counter": name,
+                "budgets": budgets,
+                "runs": [
+                    {
+                        "label": run.label,
+                        "totals": attrs.asdict(run.totals),
+                        "calls": [attrs.asdict(c) for c in run.calls],
+                    }
+                    for run in runs
+                ],
+                "recommended": best(runs).label,
+                "plot": str(args.plot) if args.plot else None,
+            }
+        )
+        return 0
+    from .report import console, print_runs
+
+    out = console()
+    print_runs(out, runs, title=title, budget=inputs.budget_text(args))
+    if args.plot:
+        out.print(f"plot: {args.plot}")
+    return 0
+
+
+def _run_all(
+    replayers: Sequence[Replayer],
+    transcripts: Sequence[Transcript],
+    budgets: Sequence[int],
+    counter: BaseCounter,
+    model_calls: int,
+) -> list[Run]:
+    async def go(tick: Callable[[], None] | None) -> list[Run]:
+        return [
+            await replay(replayer, transcripts, budgets, counter, tick=tick)
+            for replayer in replayers
+        ]
+
+    total = model_calls * len(replayers)
+    from .report import console
+
+    screen = console(stderr=True)
+    if total < PROGRESS_FROM or not screen.is_terminal:
+        return anyio.run(go, None)
+    from rich.progress import Progress
+
+    with Progress(
+        transient=True, console=screen, redirect_stdout=False, redirect_stderr=False
+    ) as progress:
+        task = progress.add_task("replaying", total=total)
+        return anyio.run(go, lambda: progress.advance(task))
+
+
+# -- entry point ------------------------------------------------------------------------
+
+
+class _OneLine(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        text = " ".join(super().format(record).split())
+        return f"neuron-context: {record.levelname.lower()}: {text}"
+
+
+@contextlib.contextmanager
+def _logging(level: int) -> Iterator[None]:
+    """Show the library's log records at ``level`` and above on stderr, one line each."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine())
+    handler.setLevel(level)
+    previous = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(min(level, previous) if previous else level)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``neuron-context`` with ``argv`` (default: the process's); returns the exit code."""
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error argparse has printed
+        return exc.code if isinstance(exc.code, int) else 2
+    command = {"count": _count, "compact": _compact, "simulate": _simulate}[args.command]
+    # compact shows the library's warnings (a summarizer that failed, a stack still over
+    # budget); simulate would repeat them on every call, so only with --verbose.
+    level = logging.INFO if args.verbose else logging.WARNING
+    if args.command == "simulate" and not args.verbose:
+        level = logging.CRITICAL
+    try:
+        with _logging(level):
+            return command(args)
+    except ConfigurationError as exc:
+        _fail(str(exc))
+        return 2
+    except ImportError as exc:
+        package = (exc.name or "").partition(".")[0]
+        if package not in ("rich", "matplotlib"):
+            raise
+        _fail(f"{package} is missing: install the cli extra: python -m pip install '.[cli]'")
+        return 2
+    except NeuronContextError as exc:
+        _fail(f"{type(exc).__name__}: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _fail(message: str) -> None:
+    line = " ".join(message.split())
+    sys.stderr.write(f"neuron-context: error: {line}\n")

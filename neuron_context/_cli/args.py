@@ -1,0 +1,120 @@
+"""The arguments of ``neuron-context``: one parser, three commands (argparse).
+
+Every command reads transcripts the same way (files or folders, ``--demo``,
+``--format``, ``--repair``, ``--tokenizer``, ``--json``); ``compact`` and ``simulate``
+also take a budget (``--max-tokens`` or ``--fraction``), a summarizer (``--provider``)
+and stack specs (``--strategy``, see :mod:`.spec`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .files import Format
+from .spec import KINDS
+
+__all__ = ["parser"]
+
+_STEPS = ", ".join(
+    f"{k}" + (f":{v[0]}=N" if v and v[0] == "keep" else "") for k, v in KINDS.items()
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of ``neuron-context``."""
+    main_parser = argparse.ArgumentParser(
+        prog="neuron-context",
+        description="Count, compact and simulate agent transcripts "
+        "(OpenAI Chat Completions, Anthropic Messages or neuron-context JSON/JSONL).",
+        epilog="Try: neuron-context simulate --demo",
+    )
+    commands = main_parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(sub: argparse.ArgumentParser, *, many: bool) -> None:
+        sub.add_argument(
+            "files",
+            nargs="*" if many else "?",
+            type=Path,
+            metavar="FILE...",
+            help="transcript files or folders (a folder is summed like one transcript)"
+            if many
+            else "a transcript file",
+        )
+        sub.add_argument("--demo", action="store_true", help="use a bundled real transcript")
+        sub.add_argument(
+            "--format",
+            choices=[f.value for f in Format],
+            help="the input format (default: detected)",
+        )
+        sub.add_argument(
+            "--repair",
+            action="store_true",
+            help="fix a history that is not well formed instead of rejecting it",
+        )
+        sub.add_argument(
+            "--tokenizer",
+            metavar="NAME|PATH",
+            help="count exactly: o200k_base, cl100k_base or a tokenizer.json "
+            "(default: the fast heuristic)",
+        )
+        sub.add_argument("--json", action="store_true", help="print JSON for machines")
+        sub.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="log what each strategy did (stderr)",
+        )
+
+    def budget(sub: argparse.ArgumentParser) -> None:
+        group = sub.add_mutually_exclusive_group()
+        group.add_argument("--max-tokens", type=int, metavar="N", help="the budget in tokens")
+        group.add_argument(
+            "--fraction",
+            type=float,
+            metavar="F",
+            help="the budget as the system messages plus F x the rest of each transcript",
+        )
+        sub.add_argument(
+            "--provider",
+            default="extractive",
+            metavar="P",
+            help="the summarizer: extractive (offline, default), openai:MODEL or anthropic:MODEL",
+        )
+
+    count = commands.add_parser("count", help="where the tokens of a transcript go")
+    common(count, many=True)
+
+    compact = commands.add_parser("compact", help="compact a transcript once and report")
+    common(compact, many=False)
+    budget(compact)
+    compact.add_argument(
+        "--strategy",
+        default="default",
+        metavar="SPEC",
+        help=f"a stack spec or TOML file ({_STEPS})",
+    )
+    compact.add_argument(
+        "-o", "--output", metavar="OUT", help="write the result here (- for stdout)"
+    )
+
+    simulate = commands.add_parser(
+        "simulate", help="replay transcripts as an agent loop and compare stacks"
+    )
+    common(simulate, many=True)
+    budget(simulate)
+    simulate.add_argument(
+        "--strategy",
+        action="append",
+        metavar="SPEC",
+        help=f"a stack to compare (repeatable; default: default); steps: {_STEPS}",
+    )
+    simulate.add_argument(
+        "--compare-langchain",
+        action="store_true",
+        help="add LangChain's trim_messages as a row (needs langchain-core)",
+    )
+    simulate.add_argument(
+        "--plot", metavar="OUT.png", type=Path, help="write a plot of tokens per call"
+    )
+    return main_parser

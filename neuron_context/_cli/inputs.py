@@ -1,0 +1,126 @@
+"""What a command works on: its transcripts, counter, summarizer and budget.
+
+Each comes from the arguments, with the demo's defaults when ``--demo`` is given: the
+bundled transcripts and a budget of the system messages plus a quarter of the rest,
+which is tight enough that every stack must compact.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from .._counting.base import BaseCounter, TokenCounter
+from .._errors import ConfigurationError, NeuronContextError
+from .._messages.message import Message
+from ..data import load_record, transcript_names
+from ..providers._base import Provider
+from .files import Format, Transcript, expand, parse_document, read_file
+from .simulate import fraction_budget
+
+__all__ = [
+    "DEMO_FRACTION",
+    "DEMO_STACKS",
+    "DEMO_TRANSCRIPT",
+    "budget",
+    "budget_text",
+    "counter",
+    "provider",
+    "transcripts",
+]
+
+DEMO_TRANSCRIPT = "sweagent-pydicom__pydicom-1458"
+"""The bundled transcript that ``count --demo`` and ``compact --demo`` use."""
+DEMO_FRACTION = 0.25
+"""The demo's budget: the system messages plus this share of the rest."""
+DEMO_STACKS = ("default", "window:12")
+"""What ``simulate --demo`` compares (with LangChain's ``trim_messages`` when installed)."""
+
+
+def _demo(name: str, *, fmt: Format | None, fix: bool) -> Transcript:
+    return parse_document(load_record(name), f"demo:{name}", fmt=fmt, fix=fix)
+
+
+def transcripts(args: argparse.Namespace, *, many: bool) -> list[Transcript]:
+    """The transcripts the arguments name (files, folders, ``--demo``); ``many``: the
+    command takes several (``count``, ``simulate``)."""
+    fmt = Format(args.format) if args.format else None
+    files: list[Path] = (args.files or []) if many else ([args.files] if args.files else [])
+    if args.demo:
+        names = transcript_names() if many and args.command == "simulate" else [DEMO_TRANSCRIPT]
+        demo = [_demo(name, fmt=fmt, fix=args.repair) for name in names]
+    else:
+        demo = []
+    if not files and not demo:
+        msg = "give a transcript file (or --demo for a bundled one)"
+        raise ConfigurationError(msg)
+    out = [*demo]
+    for path in expand(files):
+        out.extend(read_file(path, fmt=fmt, fix=args.repair))
+    return out
+
+
+def counter(spec: str | None) -> tuple[str, BaseCounter]:
+    """``--tokenizer``'s counter and its name (the heuristic when ``spec`` is ``None``)."""
+    if spec is None:
+        return "heuristic", TokenCounter()
+    from .._counting.tokenizer import TokenizerCounter
+
+    try:
+        if spec in ("o200k_base", "cl100k_base"):
+            return spec, TokenizerCounter.from_encoding(spec)
+        return Path(spec).name, TokenizerCounter.from_file(spec)
+    except (NeuronContextError, OSError, ValueError) as exc:
+        msg = f"--tokenizer {spec}: {exc}"
+        raise ConfigurationError(msg) from exc
+
+
+def provider(spec: str) -> Provider:
+    """``--provider``'s summarizer: ``extractive``, ``openai:MODEL`` or ``anthropic:MODEL``."""
+    kind, _, model = spec.partition(":")
+    try:
+        if kind == "extractive" and not model:
+            from .._summary.extractive import ExtractiveSummarizer
+
+            return ExtractiveSummarizer()
+        if kind == "openai" and model:
+            from ..providers import OpenAIProvider
+
+            return OpenAIProvider(model)
+        if kind == "anthropic" and model:
+            from ..providers import AnthropicProvider
+
+            return AnthropicProvider(model)
+    except (NeuronContextError, ImportError) as exc:
+        msg = f"--provider {spec}: {exc}"
+        raise ConfigurationError(msg) from exc
+    msg = f"--provider must be extractive, openai:MODEL or anthropic:MODEL, got {spec!r}"
+    raise ConfigurationError(msg)
+
+
+def budget(args: argparse.Namespace, messages: Sequence[Message], counter: BaseCounter) -> int:
+    """The budget for ``messages``: ``--max-tokens``, or ``--fraction`` of them."""
+    if args.max_tokens is not None:
+        if args.max_tokens < 1:
+            msg = f"--max-tokens must be at least 1, got {args.max_tokens}"
+            raise ConfigurationError(msg)
+        return int(args.max_tokens)
+    fraction = (
+        args.fraction if args.fraction is not None else (DEMO_FRACTION if args.demo else None)
+    )
+    if fraction is None:
+        msg = "give a budget: --max-tokens N or --fraction F"
+        raise ConfigurationError(msg)
+    if not 0 < fraction <= 1:
+        msg = f"--fraction must be in (0, 1], got {fraction}"
+        raise ConfigurationError(msg)
+    return fraction_budget(messages, fraction, counter)
+
+
+def budget_text(args: argparse.Namespace) -> str:
+    """The budget in words, for reports."""
+    if args.max_tokens is not None:
+        return f"{args.max_tokens:,} tokens"
+    fraction = args.fraction if args.fraction is not None else DEMO_FRACTION
+    return f"the system messages + {fraction:.0%} of the rest of each transcript"

@@ -1,0 +1,83 @@
+"""The plot of a simulation: context tokens per model call, one line per stack.
+
+A table gives totals; the plot shows the shape that explains them: a history that
+grows until the budget line, then a stack that compacts well below it (a saw with long
+teeth: few compactions, a warm prompt cache) or one that hugs the line (compacting on
+almost every call). Compactions are marked on each line, the budget is drawn as a step
+line (budgets given as a fraction differ per transcript), and where several transcripts
+are summed a thin vertical line marks where each begins.
+
+matplotlib is imported only here, with the headless Agg backend, so the plot works on a
+server or in CI; ``figure()`` returns the figure so tests can read its series.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .simulate import Run
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["figure", "save"]
+
+
+def figure(runs: Sequence[Run], *, title: str) -> Figure:
+    """A figure of ``runs``: tokens per call, compactions marked, the budget line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 4.8), dpi=110, layout="constrained")
+    axes = fig.add_subplot()
+    for run in runs:
+        x = list(range(1, len(run.calls) + 1))
+        y = [call.tokens for call in run.calls]
+        (line,) = axes.plot(x, y, linewidth=1.4, label=run.label)
+        marks = [(i, c.tokens) for i, c in zip(x, run.calls, strict=True) if c.compacted]
+        if marks:
+            axes.plot(
+                [m[0] for m in marks],
+                [m[1] for m in marks],
+                linestyle="none",
+                marker="v",
+                markersize=5,
+                color=line.get_color(),
+            )
+    if runs and runs[0].calls:
+        calls = runs[0].calls
+        x = list(range(1, len(calls) + 1))
+        axes.step(
+            x,
+            [c.budget for c in calls],
+            where="mid",
+            color="black",
+            linestyle="--",
+            linewidth=1,
+            label="budget",
+        )
+        starts = [i for i in range(1, len(calls)) if calls[i].transcript != calls[i - 1].transcript]
+        for start in starts:
+            axes.axvline(start + 0.5, color="grey", linewidth=0.5, alpha=0.5)
+    axes.set_xlabel("model call")
+    axes.set_ylabel("context tokens sent")
+    axes.set_title(title, fontsize=10)
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    handles, labels = axes.get_legend_handles_labels()
+    if any(call.compacted for run in runs for call in run.calls):
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], linestyle="none", marker="v", color="grey"))
+        labels.append("compaction")
+    fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncols=min(len(labels), 3))
+    return fig
+
+
+def save(fig: Figure, path: Path) -> None:
+    """Write ``fig`` as a PNG at ``path``."""
+    fig.savefig(path, format="png")

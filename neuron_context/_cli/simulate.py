@@ -1,0 +1,336 @@
+"""Replay a transcript as an agent loop would run it, and measure what each call costs.
+
+Compacting a whole transcript once says little about a stack: an agent calls it before
+every model call, keeps what it returns, and pays for every request. So the replay
+grows the history by the transcript's own messages, one at a time, and before each model
+call (each assistant message of the transcript) runs the stack's ``should_compact`` and
+``compact`` and keeps the result, as the agent loop does (a compaction that fails keeps
+the history it was given). What the model would have received is then measured:
+
+- its tokens, and whether they exceed the budget;
+- whether it starts on a user message where the uncompacted history did (Anthropic
+  rejects a conversation whose first message is an assistant message);
+- whether it still holds the task (the first user request) and the newest user request,
+  by their first 200 characters, verbatim or quoted in a summary (user messages that
+  start with ``<``, ``[`` or ``###`` are harness notices, not requests);
+- the tokens a provider's prompt cache could reuse: those of the longest run of leading
+  messages equal to the previous request's (every compaction rewrites the prompt and
+  loses the cache, which is why a stack compacts to a target below its trigger);
+- the input cost, with cached tokens at a tenth of the price, as providers bill cache
+  reads: ``tokens - 0.9 * cached``.
+
+A *replayer* decides what each request is: a stack (compacting, keeping the result), or
+LangChain's ``trim_messages`` applied to the full history for each request, as LangChain
+agents use it (nothing is kept). Several transcripts are summed like one.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from .._counting.base import BaseCounter
+from .._errors import NeuronContextError
+from .._messages.content import Compaction, Text, ToolResult
+from .._messages.message import Message, Role
+from .._strategies.base import ContextStrategy
+from .files import Transcript
+
+__all__ = [
+    "Call",
+    "LangChainTrim",
+    "Replayer",
+    "Run",
+    "StackReplayer",
+    "Totals",
+    "fraction_budget",
+    "replay",
+    "user_request",
+]
+
+NEEDLE = 200
+"""Characters of a user request looked for in each request."""
+CACHE_PRICE = 0.1
+"""The price of a cached input token, relative to an uncached one."""
+_NOTICE = ("<", "[", "###")
+
+
+class Replayer(abc.ABC):
+    """Decides what each model call receives."""
+
+    label: str
+    """What the reports call it."""
+    failures: int = 0
+    """Compactions that raised (the history was kept as it was)."""
+
+    @abc.abstractmethod
+    def start(self, budget: int) -> None:
+        """Prepare for a new transcript with ``budget`` tokens."""
+
+    @abc.abstractmethod
+    async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
+        """For ``history``: ``(request, history to keep, compacted)``."""
+
+
+class StackReplayer(Replayer):
+    """A strategy stack, run before each call; its result is kept."""
+
+    def __init__(self, label: str, build: Callable[[int], ContextStrategy]) -> None:
+        self.label = label
+        self._build = build
+        self._stack: ContextStrategy | None = None
+
+    def start(self, budget: int) -> None:
+        self._stack = self._build(budget)
+
+    async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
+        stack = self._stack
+        if stack is None:  # pragma: no cover - replay() always starts first
+            msg = "StackReplayer.start() was not called"
+            raise RuntimeError(msg)
+        if not stack.should_compact(history, stack.token_estimate(history)):
+            return history, history, False
+        try:
+            compacted = await stack.compact(history)
+        except NeuronContextError:
+            self.failures += 1
+            return history, history, False
+        return compacted, compacted, True
+
+
+class LangChainTrim(Replayer):
+    """LangChain's ``trim_messages`` on the full history for each request (nothing kept).
+
+    Configured as LangChain's docs recommend for chat models: keep the last messages,
+    the system message, and start on a human message; it counts with its own
+    ``count_tokens_approximately``.
+    """
+
+    label = "langchain trim_messages"
+
+    def __init__(self) -> None:
+        from langchain_core.messages import convert_to_messages, convert_to_openai_messages
+        from langchain_core.messages.utils import count_tokens_approximately, trim_messages
+
+        self._to_lc = convert_to_messages
+        self._to_openai = convert_to_openai_messages
+        self._count = count_tokens_approximately
+        self._trim = trim_messages
+        self._budget = 0
+
+    def start(self, budget: int) -> None:
+        self._budget = budget
+
+    async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
+        from ..formats import from_openai, to_openai
+
+        trimmed = self._trim(
+            self._to_lc(to_openai(history)),
+            max_tokens=self._budget,
+            strategy="last",
+            token_counter=self._count,
+            include_system=True,
+            start_on="human",
+        )
+        request = from_openai(self._to_openai(trimmed))
+        return request, history, len(request) != len(history)
+
+
+@attrs.frozen
+class Call:
+    """One model call of a replay."""
+
+    transcript: str
+    """The transcript it belongs to."""
+    tokens: int
+    """What the model received."""
+    budget: int
+    """The budget of that transcript."""
+    compacted: bool
+    """Whether the history was compacted before this call."""
+    cached: int
+    """Tokens of the leading messages equal to the previous request's."""
+    on_user: bool
+    """Starts on a user message, or the uncompacted history did not either."""
+    task_kept: bool
+    """Still holds the first user request (or there was none yet)."""
+    last_kept: bool
+    """Still holds the newest user request (or there was none yet)."""
+
+    @property
+    def cost(self) -> float:
+        """Input cost in uncached-token units."""
+        return self.tokens - (1 - CACHE_PRICE) * self.cached
+
+
+@attrs.frozen
+class Totals:
+    """The figures of a replay, summed over its transcripts."""
+
+    calls: int
+    compactions: int
+    failed: int
+    peak: int
+    final: int
+    over_budget: int
+    not_on_user: int
+    task_kept: int
+    last_kept: int
+    input_tokens: int
+    cached_tokens: int
+    input_cost: float
+
+    @classmethod
+    def of(cls, calls: Sequence[Call], finals: Sequence[int], failed: int) -> Totals:
+        """Sum ``calls``; ``finals`` holds the last call's tokens of each transcript."""
+        return cls(
+            calls=len(calls),
+            compactions=sum(c.compacted for c in calls),
+            failed=failed,
+            peak=max((c.tokens for c in calls), default=0),
+            final=max(finals, default=0),
+            over_budget=sum(c.tokens > c.budget for c in calls),
+            not_on_user=sum(not c.on_user for c in calls),
+            task_kept=sum(c.task_kept for c in calls),
+            last_kept=sum(c.last_kept for c in calls),
+            input_tokens=sum(c.tokens for c in calls),
+            cached_tokens=sum(c.cached for c in calls),
+            input_cost=round(sum(c.cost for c in calls), 1),
+        )
+
+
+@attrs.frozen
+class Run:
+    """One replayer over all transcripts."""
+
+    label: str
+    """The stack's label."""
+    calls: tuple[Call, ...]
+    """Every model call, transcript after transcript."""
+    totals: Totals
+    """The figures, summed."""
+
+
+def user_request(message: Message) -> str | None:
+    """The text of ``message`` if it is a user's request (not a harness notice)."""
+    if message.role is not Role.USER or message.is_compaction:
+        return None
+    text = message.text.strip()
+    if not text or text.startswith(_NOTICE):
+        return None
+    return text
+
+
+def _texts(message: Message) -> str:
+    parts: list[str] = []
+    for block in message.content:
+        if isinstance(block, Text):
+            parts.append(block.text)
+        elif isinstance(block, Compaction):
+            parts.append(block.content)
+        elif isinstance(block, ToolResult):
+            parts.extend(item.text for item in block.content if isinstance(item, Text))
+    return "\n".join(parts)
+
+
+class _Holds:
+    """Whether a request holds a needle, remembered per message (they are immutable)."""
+
+    def __init__(self) -> None:
+        self._needle: str | None = None
+        self._seen: dict[int, tuple[Message, bool]] = {}
+
+    def __call__(self, needle: str | None, request: Sequence[Message]) -> bool:
+        if needle is None:
+            return True
+        if needle != self._needle:
+            self._needle, self._seen = needle, {}
+        for message in request:
+            hit = self._seen.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, needle in _texts(message))
+                self._seen[id(message)] = hit
+            if hit[1]:
+                return True
+        return False
+
+
+def _starts_on_user(messages: Sequence[Message]) -> bool:
+    for message in messages:
+        if message.role is not Role.SYSTEM:
+            return message.role is Role.USER
+    return True
+
+
+def _common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
+    k = 0
+    for left, right in zip(a, b, strict=False):
+        if left is not right and left != right:
+            break
+        k += 1
+    return k
+
+
+def fraction_budget(messages: Sequence[Message], fraction: float, counter: BaseCounter) -> int:
+    """The system messages plus ``fraction`` of the rest (at least 1 token)."""
+    system = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
+    rest = counter.estimate_messages(messages) - system
+    return max(1, system + int(rest * fraction))
+
+
+async def replay(
+    replayer: Replayer,
+    transcripts: Sequence[Transcript],
+    budgets: Sequence[int],
+    counter: BaseCounter,
+    *,
+    tick: Callable[[], None] | None = None,
+) -> Run:
+    """Replay ``transcripts`` (with their ``budgets``) through ``replayer``.
+
+    ``tick`` is called after each model call (for a progress bar).
+    """
+    calls: list[Call] = []
+    finals: list[int] = []
+    failed_before = replayer.failures
+    for transcript, budget in zip(transcripts, budgets, strict=True):
+        replayer.start(budget)
+        holds_task, holds_last = _Holds(), _Holds()
+        history: list[Message] = []
+        first_role: Role | None = None  # of the uncompacted history's first non-system message
+        previous: list[Message] | None = None
+        task: str | None = None
+        last: str | None = None
+        tokens = 0
+        for message in transcript.messages:
+            if message.role is Role.ASSISTANT and history:
+                request, history, compacted = await replayer.request(history)
+                tokens = counter.estimate_messages(request)
+                shared = _common_prefix(previous, request) if previous is not None else 0
+                calls.append(
+                    Call(
+                        transcript=transcript.name,
+                        tokens=tokens,
+                        budget=budget,
+                        compacted=compacted,
+                        cached=counter.estimate_messages(request[:shared]) if shared else 0,
+                        on_user=_starts_on_user(request) or first_role is not Role.USER,
+                        task_kept=holds_task(task and task[:NEEDLE], request),
+                        last_kept=holds_last(last and last[:NEEDLE], request),
+                    )
+                )
+                previous = list(request)
+                if tick is not None:
+                    tick()
+            if first_role is None and message.role is not Role.SYSTEM:
+                first_role = message.role
+            history = [*history, message]
+            request_text = user_request(message)
+            if request_text is not None:
+                task = task or request_text
+                last = request_text
+        finals.append(tokens)
+    failed = replayer.failures - failed_before
+    return Run(replayer.label, tuple(calls), Totals.of(calls, finals, failed))

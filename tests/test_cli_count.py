@@ -1,0 +1,126 @@
+"""``neuron-context count``: where a transcript's tokens go."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from cli_run import run
+
+from neuron_context import TokenCounter
+from neuron_context.data import load_record
+from neuron_context.formats import from_openai
+
+GOLDEN = """\
+demo:sweagent-pydicom__pydicom-1458: 27 messages, 14,524 (heuristic) tokens
+
+By role
+role      ┃ count ┃ tokens (heuristic) ┃ share
+━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━
+user      │     2 │              6,003 │   41%
+tool      │    12 │              5,648 │   39%
+assistant │    12 │              1,649 │   11%
+system    │     1 │              1,224 │    8%
+
+By tool (calls and their results)
+tool      ┃ calls ┃ tokens (heuristic) ┃ share
+━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━
+edit      │     5 │              4,291 │   67%
+open      │     1 │              1,284 │   20%
+bash      │     3 │                441 │    7%
+submit    │     1 │                209 │    3%
+find_file │     1 │                 96 │    2%
+create    │     1 │                 51 │    1%
+"""
+
+
+class TestCount:
+    """count on the bundled transcript."""
+
+    def test_golden_text(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The text report's first tables, at 100 columns and no colour."""
+        result = run(capsys, monkeypatch, "count", "--demo")
+        assert result.code == 0, result.err
+        lines = [line.rstrip() for line in result.out.splitlines()]
+        assert "\n".join(lines).startswith(GOLDEN)
+        assert "Largest messages" in result.out
+
+    def test_json_sums_to_the_total(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Roles and block kinds each add up to the counter's total for the transcript."""
+        result = run(capsys, monkeypatch, "count", "--demo", "--json")
+        data = result.json()
+        messages = from_openai(load_record("sweagent-pydicom__pydicom-1458")["messages"])
+        total = TokenCounter().estimate_messages(messages)
+        assert data["total"] == [total]
+        for key in ("by_role", "by_kind"):
+            rows = data[key]
+            assert isinstance(rows, list)
+            assert sum(row["tokens"][0] for row in rows) == total
+        largest = data["largest"]
+        assert isinstance(largest, list)
+        assert len(largest) == 10
+        assert largest[0]["tokens"] == [4851]
+
+    def test_exact_counter_column(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """--tokenizer adds an exact column beside the heuristic one."""
+        result = run(capsys, monkeypatch, "count", "--demo", "--tokenizer", "o200k_base", "--json")
+        assert result.code == 0, result.err
+        data = result.json()
+        assert data["counters"] == ["heuristic", "o200k_base"]
+        total = data["total"]
+        assert isinstance(total, list)
+        assert total[0] == 14524
+        assert 0 < total[1] < 14524 * 2
+
+    def test_unknown_tokenizer(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A tokenizer that cannot be loaded is one error line, exit code 2."""
+        result = run(capsys, monkeypatch, "count", "--demo", "--tokenizer", "/nope/tok.json")
+        assert result.code == 2
+        assert result.err.startswith("neuron-context: error: --tokenizer /nope/tok.json: ")
+        assert result.err.count("\n") == 1
+
+    def test_no_file(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without a file or --demo, the error says what to give."""
+        result = run(capsys, monkeypatch, "count")
+        assert (result.code, result.err) == (
+            2,
+            "neuron-context: error: give a transcript file (or --demo for a bundled one)\n",
+        )
+
+    def test_missing_extra(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Without rich, the error says to install the cli extra; --json still works."""
+        for name in [m for m in sys.modules if m.partition(".")[0] == "rich"] + ["rich"]:
+            monkeypatch.setitem(sys.modules, name, None)
+        result = run(capsys, monkeypatch, "count", "--demo")
+        assert (result.code, result.err) == (
+            2,
+            "neuron-context: error: rich is missing: install the cli extra:"
+            " python -m pip install '.[cli]'\n",
+        )
+        assert run(capsys, monkeypatch, "count", "--demo", "--json").code == 0
+
+
+class TestImport:
+    """The command line's libraries load only when it runs."""
+
+    def test_import_does_not_load_rich_or_matplotlib(self) -> None:
+        """import neuron_context imports neither rich nor matplotlib."""
+        code = "import sys, neuron_context; print(sorted({m.split('.')[0] for m in sys.modules}))"
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        assert "'rich'" not in done.stdout
+        assert "'matplotlib'" not in done.stdout

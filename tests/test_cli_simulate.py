@@ -1,0 +1,248 @@
+"""``neuron-context simulate``: the replay's figures, several stacks, folders and the plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib.figure
+import numpy as np
+import pytest
+from cli_run import run
+
+from neuron_context import Message
+from neuron_context.formats import to_openai
+
+# Seven messages of 13 heuristic tokens each (4 overhead + 36 characters / 4).
+SMALL = [
+    Message.system("s" * 36),
+    Message.user("u" * 36),  # the task
+    Message.assistant("a" * 36),
+    Message.user("v" * 36),
+    Message.assistant("b" * 36),
+    Message.user("w" * 36),
+    Message.assistant("c" * 36),
+]
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """The small transcript as an OpenAI file."""
+    path = tmp_path / "small.json"
+    path.write_text(json.dumps({"messages": to_openai(SMALL)}), encoding="utf-8")
+    return path
+
+
+def _totals(data: dict[str, object], row: int = 0) -> dict[str, object]:
+    runs = data["runs"]
+    assert isinstance(runs, list)
+    totals = runs[row]["totals"]
+    assert isinstance(totals, dict)
+    return totals
+
+
+class TestFigures:
+    """The figures of a replay, checked against a small transcript computed by hand."""
+
+    def test_window_of_two(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """window:2 at 40 tokens: each call computed by hand.
+
+        Call 1 gets [s, u1] = 26 tokens, no compaction. Call 2: [s, u1, a1, u2] = 52 > 40,
+        the window keeps [s, a1, u2] = 39: it starts on an assistant message and lost
+        the task; 13 tokens (the system message) are shared with call 1. Call 3:
+        [s, a1, u2, a2, u3] = 65 > 40 becomes [s, a2, u3] = 39, the same again. Input
+        104 tokens, 26 cached, cost 104 - 0.9 x 26 = 80.6.
+        """
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--strategy", "window:2", "--json",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        data = result.json()
+        assert _totals(data) == {
+            "calls": 3,
+            "compactions": 2,
+            "failed": 0,
+            "peak": 39,
+            "final": 39,
+            "over_budget": 0,
+            "not_on_user": 2,
+            "task_kept": 1,
+            "last_kept": 3,
+            "input_tokens": 104,
+            "cached_tokens": 26,
+            "input_cost": 80.6,
+        }
+        calls = data["runs"][0]["calls"]  # type: ignore[index]
+        assert [c["tokens"] for c in calls] == [26, 39, 39]
+        assert [c["compacted"] for c in calls] == [False, True, True]
+
+    def test_start_on_user_window(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A window that starts on a user message never sends a call not on user.
+
+        It keeps the user message of its first turn too: [s, u1, a1, u2] and
+        [s, u2, a2, u3], 52 tokens each, over the budget of 40.
+        """
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--strategy", "window:2,start-on-user=true", "--json",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        totals = _totals(result.json())
+        assert totals["not_on_user"] == 0
+        assert (totals["over_budget"], totals["peak"], totals["task_kept"]) == (2, 52, 2)
+
+    def test_within_budget_nothing_compacts(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With room for everything, every call reuses the previous request as its prefix."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "1000",
+            "--strategy", "window:2", "--json",
+        )  # fmt: skip
+        totals = _totals(result.json())
+        assert totals["compactions"] == 0
+        assert totals["input_tokens"] == 26 + 52 + 78
+        assert totals["cached_tokens"] == 26 + 52
+        assert totals["task_kept"] == totals["last_kept"] == 3
+
+    def test_folder_is_summed_like_one(
+        self,
+        small: Path,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Two copies in a folder give twice the calls, tokens and cost of one."""
+        (tmp_path / "copy.json").write_text(small.read_text(encoding="utf-8"), encoding="utf-8")
+        result = run(
+            capsys, monkeypatch, "simulate", tmp_path, "--max-tokens", "40",
+            "--strategy", "window:2", "--json",
+        )  # fmt: skip
+        totals = _totals(result.json())
+        assert (totals["calls"], totals["input_tokens"], totals["input_cost"]) == (6, 208, 161.2)
+        assert totals["peak"] == 39
+
+
+class TestComparison:
+    """Several stacks are rows of one table, with a verdict."""
+
+    def test_table_and_verdict(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The stack that keeps the task and starts on user is recommended over the window."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--strategy", "window:2", "--strategy", "window:2,start-on-user=true",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        lines = result.out.splitlines()
+        assert any(line.startswith("calls not starting on user") for line in lines)
+        assert "best of these: window:2,start-on-user=true, but: 2 of 3 calls over budget" in (
+            result.out
+        )
+        assert "  window:2: 2 calls not starting on a user message; lost the task in 2 calls" in (
+            result.out
+        )
+
+    def test_langchain_row(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """--compare-langchain adds trim_messages as a row (langchain-core is installed)."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--strategy", "window:2", "--compare-langchain", "--json",
+        )  # fmt: skip
+        runs = result.json()["runs"]
+        assert isinstance(runs, list)
+        labels = [r["label"] for r in runs]
+        assert labels == ["window:2", "langchain trim_messages"]
+        totals = _totals(result.json(), 1)
+        assert totals["calls"] == 3
+        assert totals["not_on_user"] == 0
+
+    def test_bad_spec_is_one_line(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An unknown step names the spec and the steps there are."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40", "--strategy", "widow:3"
+        )
+        assert result.code == 2
+        assert result.err == (
+            "neuron-context: error: --strategy 'widow:3': unknown step 'widow'; choose from"
+            " default, window, clear-tools, summarize, strip-tools\n"
+        )
+
+
+class TestPlot:
+    """--plot writes a PNG of tokens per call with a budget line and compactions."""
+
+    def test_png_with_expected_series(
+        self,
+        small: Path,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """One line per stack with the tokens of each call, the budget, the markers."""
+        saved: list[matplotlib.figure.Figure] = []
+        original = matplotlib.figure.Figure.savefig
+
+        def spy(fig: matplotlib.figure.Figure, *args: object, **kwargs: object) -> None:
+            saved.append(fig)
+            original(fig, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+        out = tmp_path / "plot.png"
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--strategy", "window:2", "--strategy", "window:4", "--plot", out,
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        (fig,) = saved
+        (axes,) = fig.axes
+        series = {
+            line.get_label(): np.asarray(line.get_ydata()).tolist() for line in axes.get_lines()
+        }
+        assert series["window:2"] == [26, 39, 39]
+        assert series["budget"] == [40, 40, 40]
+        assert "window:4" in series
+        markers = [line for line in axes.get_lines() if line.get_marker() == "v"]
+        assert np.asarray(markers[0].get_ydata()).tolist() == [39, 39]
+
+
+class TestProgress:
+    """A long replay shows a progress bar on a terminal, and none elsewhere."""
+
+    @pytest.mark.parametrize("terminal", [True, False])
+    def test_progress_bar(
+        self,
+        terminal: bool,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """With 250 model calls the bar shows on stderr when it is a terminal."""
+        messages = [Message.user("go")]
+        for n in range(250):
+            messages += [Message.assistant(f"step {n}"), Message.user(f"next {n}")]
+        path = tmp_path / "long.json"
+        path.write_text(json.dumps(to_openai(messages)), encoding="utf-8")
+        if terminal:
+            monkeypatch.setenv("TTY_COMPATIBLE", "1")
+            monkeypatch.setenv("TTY_INTERACTIVE", "1")
+        else:
+            monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+        result = run(
+            capsys, monkeypatch, "simulate", path, "--max-tokens", "200",
+            "--strategy", "window:10", "--json",
+        )  # fmt: skip
+        assert result.code == 0
+        assert ("replaying" in result.err) is terminal
+        assert result.json()["runs"][0]["totals"]["calls"] == 250  # type: ignore[index]
