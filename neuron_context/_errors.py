@@ -7,6 +7,11 @@ Every error the library raises on purpose is a :class:`NeuronContextError`::
     ├── InvalidConversationError (also ValueError) a conversation that is not well formed
     ├── TokenizerError                             loading or running a tokenizer failed
     ├── ProviderError                              a model provider call failed (.retryable)
+    ├── AgentError                                 the agent loop stopped a run
+    │   └── AgentLimitError                        a configured limit was reached (.limit, .count)
+    │       ├── MaxTurnsExceededError              AgentOptions.max_turns
+    │       ├── ModelCallLimitExceededError        ModelCallLimitMiddleware
+    │       └── ToolCallLimitExceededError         ToolCallLimitMiddleware (.tool_name)
     └── CompactionError                            a strategy could not compact
         ├── SummarizationError                     the summary provider failed, timed out,
         │                                          or returned an unusable summary
@@ -24,14 +29,19 @@ import reprlib
 from collections.abc import Iterable
 
 __all__ = [
+    "AgentError",
+    "AgentLimitError",
     "BudgetExceededError",
     "CompactionError",
     "ConfigurationError",
     "InvalidConversationError",
+    "MaxTurnsExceededError",
+    "ModelCallLimitExceededError",
     "NeuronContextError",
     "ProviderError",
     "SummarizationError",
     "TokenizerError",
+    "ToolCallLimitExceededError",
 ]
 
 
@@ -158,7 +168,6 @@ def _seconds(value: object) -> float | None:
         msg = f"ProviderError.retry_after must be a finite number >= 0 or None, got {show(value)}"
         raise ConfigurationError(msg)
     return seconds
-        self.retry_after: float | None = retry_after
 
 
 class BudgetExceededError(CompactionError):
@@ -171,3 +180,43 @@ class BudgetExceededError(CompactionError):
         """How many tokens over the budget the best result is."""
         self.max_tokens = max_tokens
         """The budget."""
+
+
+class AgentError(NeuronContextError):
+    """The agent loop stopped a run; it propagates out of :meth:`Agent.run`."""
+
+
+class AgentLimitError(AgentError):
+    """A configured limit was reached; the call over the limit was not made.
+
+    Attributes:
+        limit: the configured maximum.
+        count: the number the run would have reached (``limit + 1``).
+    """
+
+    def __init__(self, message: str, *, limit: int, count: int) -> None:
+        super().__init__(message)
+        self.limit: int = limit
+        self.count: int = count
+
+
+class MaxTurnsExceededError(AgentLimitError):
+    """The run needed more model turns than ``AgentOptions.max_turns``."""
+
+
+class ModelCallLimitExceededError(AgentLimitError):
+    """A :class:`ModelCallLimitMiddleware` stopped the run before one more model call."""
+
+
+class ToolCallLimitExceededError(AgentLimitError):
+    """A :class:`ToolCallLimitMiddleware` stopped the run before one more tool call.
+
+    Attributes:
+        tool_name: the tool whose own limit was reached, or ``None`` for the run-wide one.
+    """
+
+    def __init__(
+        self, message: str, *, limit: int, count: int, tool_name: str | None = None
+    ) -> None:
+        super().__init__(message, limit=limit, count=count)
+        self.tool_name: str | None = tool_name

@@ -18,11 +18,11 @@ from typing import Literal
 import anyio
 import attrs
 
+from .._errors import AgentError
 from .._messages.content import ToolResult, ToolUse
 from .._messages.conversation import INTERRUPTED
 from .._messages.message import Message, Role
 from .chain import MiddlewareChain
-from .errors import AgentError
 from .events import ToolCalled
 from .middleware import ToolCallRequest
 from .run import RunContext

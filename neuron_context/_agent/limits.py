@@ -12,9 +12,9 @@ from collections.abc import Mapping
 
 import attrs
 
+from .._errors import ModelCallLimitExceededError, ToolCallLimitExceededError
 from .._messages.content import ToolResult
 from .._validators import fail, positive_int, require_int
-from .errors import ModelCallLimitExceededError, ToolCallLimitExceededError
 from .events import LimitReached
 from .middleware import AgentMiddleware, ModelRequest, ToolCallRequest, ToolHandler
 

@@ -25,7 +25,12 @@ import anyio
 
 from .._counting.base import BaseCounter, TokenCounter
 from .._counting.calibrated import CalibratedCounter
-from .._errors import ConfigurationError, InvalidConversationError
+from .._errors import (
+    AgentError,
+    ConfigurationError,
+    InvalidConversationError,
+    MaxTurnsExceededError,
+)
 from .._log import logger
 from .._messages.content import JSON
 from .._messages.conversation import repair, validate
@@ -34,7 +39,6 @@ from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsag
 from .calls import close_calls, run_tool_calls
 from .chain import MiddlewareChain
 from .context import compact_history, count_request, start_on_user
-from .errors import AgentError, MaxTurnsExceededError
 from .events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
 from .middleware import ModelRequest, ModelResponse
 from .options import AgentOptions, AgentResult

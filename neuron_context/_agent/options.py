@@ -8,12 +8,12 @@ from typing import Literal
 import attrs
 
 from .._counting.base import BaseCounter
+from .._errors import AgentError
 from .._messages.message import Message, Role
 from .._strategies.base import ContextStrategy
 from .._validators import instance_of, one_of, optional, positive_int
 from ..providers._base import TokenUsage
 from .chain import MiddlewareChain
-from .errors import AgentError
 from .events import AgentEvent
 from .middleware import AgentMiddleware
 

@@ -12,11 +12,10 @@ from collections.abc import Callable, Iterable
 import anyio
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import AgentError, ConfigurationError
 from .._messages.content import ToolResult
 from .._validators import non_negative_int, number
 from ..providers._base import Provider
-from .errors import AgentError
 from .events import FallbackUsed, ToolRetried
 from .middleware import (
     AgentMiddleware,
