@@ -34,6 +34,11 @@ from .base import PureStrategy
 
 __all__ = ["TruncateLargeResultsStrategy", "distinctive_words"]
 
+_CUT = re.compile(r"\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut \.\.\.\]")
+"""What :func:`~neuron_context._messages.truncation.marker` writes: a result holding it
+was cut already and is not cut again (a limit below the marker's own cost would
+otherwise cut the marker on every pass)."""
+
 _WORD = re.compile(r"[\w./:-]{6,}")
 _EDGES = "./:-"
 
@@ -107,6 +112,8 @@ class TruncateLargeResultsStrategy(PureStrategy):
         for ref, cost in large:
             result = ref.result
             texts = [item.text for item in result.content if isinstance(item, Text)]
+            if any(_CUT.search(text) for text in texts):
+                continue
             if referenced and not referenced.isdisjoint(distinctive_words(texts)):
                 continue
             text_cost = sum(counter.estimate_text(text) for text in texts)

@@ -12,7 +12,7 @@ so the model still knows it has been looping::
 Calls repeat when they are calls of the same tool with the same arguments and their
 outputs are the same (or, with ``similarity`` below 1, near the same, as
 :class:`difflib.SequenceMatcher` rates them: timestamps and durations differ between
-runs). Calls with the same output but different arguments are left alone: they did
+runs; long outputs are compared line by line). Calls with the same output but different arguments are left alone: they did
 different things. A group is collapsed only when what it removes costs more than the
 note it adds, so the history never grows.
 """
@@ -41,6 +41,9 @@ from .base import PureStrategy
 from .supersede import group
 
 __all__ = ["CollapseRepeatedCallsStrategy", "repeat_note"]
+
+_CHAR_LIMIT = 4_000
+"""Outputs up to this size (both together) are compared character by character."""
 
 _NOTE = re.compile(r"\A\[this call returned the same output (\d+) times\b")
 
@@ -95,7 +98,12 @@ class CollapseRepeatedCallsStrategy(PureStrategy):
         first, second = _text(a), _text(b)
         if first is None or second is None:
             return False
-        matcher = difflib.SequenceMatcher(None, first, second, autojunk=False)
+        # Characters for short outputs; lines for long ones, where a character match is
+        # quadratic and a changed timestamp changes one line.
+        if len(first) + len(second) <= _CHAR_LIMIT:
+            matcher = difflib.SequenceMatcher(None, first, second, autojunk=False)
+        else:
+            matcher = difflib.SequenceMatcher(None, first.splitlines(), second.splitlines())
         return (
             matcher.real_quick_ratio() >= self.similarity
             and matcher.quick_ratio() >= self.similarity
