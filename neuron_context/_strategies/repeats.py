@@ -13,8 +13,8 @@ Calls repeat when they are calls of the same tool with the same arguments and th
 outputs are the same (or, with ``similarity`` below 1, near the same, as
 :class:`difflib.SequenceMatcher` rates them: timestamps and durations differ between
 runs; long outputs are compared line by line). Calls with the same output but different
-arguments are left alone: they did different things. A group is collapsed only when what it removes costs more than the
-note it adds, so the history never grows.
+arguments are left alone: they did different things. A group is collapsed only when
+what it removes costs more than the note it adds, so the history never grows.
 """
 
 from __future__ import annotations
