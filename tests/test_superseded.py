@@ -194,7 +194,7 @@ class TestSupersededToolCallsStrategy:
         assert strategy.should_compact([], 11)
         assert not strategy.should_compact([], 10)
         with pytest.raises(TypeError):
-            SupersededToolCallsStrategy(KEYS, 10)  # type: ignore[call-arg]
+            SupersededToolCallsStrategy(KEYS, 10)  # type: ignore[arg-type, call-arg]
         with pytest.raises(ConfigurationError, match=r"SupersededToolCallsStrategy\.keys"):
             SupersededToolCallsStrategy(["path"])
         with pytest.raises(ConfigurationError, match=r"SupersededToolCallsStrategy\.keys"):
