@@ -10,7 +10,7 @@ how it ended, and a marker between says how much was cut.
 
 *Referenced recently* is a heuristic, stated so it can be checked: a result is in use
 when one of its distinctive words (six or more characters mixing letters with digits,
-``_``, ``.``, ``/``, ``:`` or ``-``: paths, identifiers, versions, hashes) appears in one
+``_``, ``.``, ``/`` or ``-``: paths, identifiers, versions, hashes) appears in one
 of the newest ``recent_turns`` assistant messages (their text, reasoning and tool
 arguments), or when it is one of the ``keep_recent`` newest results. Plain words do not
 count: every answer says "error" or "function".
@@ -39,13 +39,14 @@ _CUT = re.compile(r"\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut \.\.\
 was cut already and is not cut again (a limit below the marker's own cost would
 otherwise cut the marker on every pass)."""
 
-_WORD = re.compile(r"[\w./:-]{6,}")
-_EDGES = "./:-"
+_WORD = re.compile(r"[\w./-]{6,}")
+_EDGES = "./-"
 
 
 def distinctive_words(texts: Iterable[str]) -> set[str]:
     """The words of ``texts`` that identify something: at least six characters, with a
-    letter and a digit or one of ``_./:-`` (edges trimmed)."""
+    letter and a digit or one of ``_./-`` (edges trimmed; ``:`` separates words, so
+    ``a.py:12`` and ``a.py::test`` both hold ``a.py``)."""
     found: set[str] = set()
     for text in texts:
         for match in _WORD.finditer(text):
@@ -53,7 +54,7 @@ def distinctive_words(texts: Iterable[str]) -> set[str]:
             if (
                 len(word) >= 6
                 and any(c.isalpha() for c in word)
-                and any(c.isdigit() or c in "_./:-" for c in word)
+                and any(c.isdigit() or c in "_./-" for c in word)
             ):
                 found.add(word)
     return found
