@@ -21,6 +21,7 @@ from neuron_context import (
     Message,
     ModelCalled,
     ModelRequest,
+    ModelResponse,
     ModelRoute,
     ModelRouted,
     Role,
@@ -49,6 +50,19 @@ def images_in(messages: list[Message]) -> int:
         for item in (block.content if isinstance(block, ToolResult) else (block,))
         if isinstance(item, Image)
     )
+
+
+def route(router: DynamicModelSelectionMiddleware, request: ModelRequest) -> ModelRequest:
+    """The request ``router`` hands to the next handler."""
+    sent: list[ModelRequest] = []
+
+    async def handler(routed: ModelRequest) -> ModelResponse:
+        sent.append(routed)
+        return ModelResponse(Message.assistant("ok"))
+
+    anyio.run(router.wrap_model_call, request, handler)
+    (routed,) = sent
+    return routed
 
 
 def request_tokens(counter: TokenCounter, request: ModelRequest) -> int:
@@ -95,9 +109,11 @@ class TestDynamicModelSelectionMiddleware:
             expected, reason = REMOTE, "long_context"
         else:
             expected, reason = LOCAL, "default"
-        anyio.run(router.before_model, request)
-        assert request.model == expected.model
-        assert request.provider is expected.provider
+        routed = route(router, request)
+        assert routed.model == expected.model
+        assert routed.provider is expected.provider
+        assert routed.context is context
+        assert (request.model, request.provider) == ("configured", None)
         provider = type(expected.provider).__name__ if expected.provider else "agent"
         (event,) = events
         assert isinstance(event, ModelRouted)
@@ -112,9 +128,7 @@ class TestDynamicModelSelectionMiddleware:
     def test_no_route_keeps_the_request(self) -> None:
         """Without routes (or a default of None) the request keeps its provider and model."""
         request = ModelRequest([Message.user("hi")], model="configured")
-        anyio.run(DynamicModelSelectionMiddleware().before_model, request)
-        assert request.model == "configured"
-        assert request.provider is None
+        assert route(DynamicModelSelectionMiddleware(), request) is request
 
     def test_user_rules_come_first(self) -> None:
         """A rule returning a route wins over the built-in rules; None passes on."""
@@ -134,7 +148,7 @@ class TestDynamicModelSelectionMiddleware:
         """The choice is logged with its fields in extra."""
         router = DynamicModelSelectionMiddleware(default=LOCAL)
         with caplog.at_level(logging.INFO, logger="neuron_context"):
-            anyio.run(router.before_model, ModelRequest([Message.user("hi")]))
+            route(router, ModelRequest([Message.user("hi")]))
         (record,) = [r for r in caplog.records if r.msg.startswith("DynamicModel")]
         assert record.route == "local"  # type: ignore[attr-defined]
         assert record.reason == "default"  # type: ignore[attr-defined]

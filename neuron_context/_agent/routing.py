@@ -5,8 +5,10 @@ multimodal model while it held images, to a remote long-context model when it wa
 large, and to a cheap local model otherwise. Routing per call pays off only together
 with the strategies that take images and bulk out of the history
 (:class:`~neuron_context.StripProcessedImagesStrategy` in a
-:class:`~neuron_context.ContextEditingMiddleware` registered *before* this middleware:
-``before_model`` hooks run in registration order, so the router sees the edited request).
+:class:`~neuron_context.ContextEditingMiddleware`). The router works in
+``wrap_model_call``, which runs after every ``before_model`` hook: it sees the request as
+it will be sent — edited, summarized — wherever it is registered, as LangChain's
+``wrap_model_call`` model selection does.
 
 The rules, in order (the first that applies wins): the user's own ``rules``; images in
 the request (also inside tool results) → ``multimodal``; the request, counted as the
@@ -31,7 +33,7 @@ from .._validators import instance_of, non_negative_int, optional, string
 from ..providers._base import Provider
 from .context import count_request
 from .events import AgentEvent
-from .middleware import AgentMiddleware, ModelRequest
+from .middleware import AgentMiddleware, ModelHandler, ModelRequest, ModelResponse
 
 __all__ = ["DynamicModelSelectionMiddleware", "ModelRoute", "ModelRouted", "count_images"]
 
@@ -154,14 +156,16 @@ class DynamicModelSelectionMiddleware(AgentMiddleware):
             return self.long_context, "long_context", tokens, images
         return self.default, "default", tokens, images
 
-    async def before_model(self, request: ModelRequest) -> None:
-        """Point the request at the chosen route's provider and model."""
+    async def wrap_model_call(self, request: ModelRequest, next: ModelHandler) -> ModelResponse:
+        """Send the call to the chosen route's provider and model (the request handed in
+        is left as it is; ``next`` gets a routed copy)."""
         route, reason, tokens, images = self.choose(request)
-        if route is not None:
-            if route.provider is not None:
-                request.provider = route.provider
-            if route.model is not None:
-                request.model = route.model
+        if route is not None and (route.provider is not None or route.model is not None):
+            request = attrs.evolve(
+                request,
+                provider=route.provider if route.provider is not None else request.provider,
+                model=route.model if route.model is not None else request.model,
+            )
         name = route.name if route is not None else "agent"
         provider = type(request.provider).__name__ if request.provider is not None else "agent"
         logger.info(
@@ -184,3 +188,4 @@ class DynamicModelSelectionMiddleware(AgentMiddleware):
         context = request.context
         event = ModelRouted(context.turn, name, reason, provider, request.model, tokens, images)
         context.emit(event)
+        return await next(request)
