@@ -1,9 +1,10 @@
 """The main job: compact a real agent transcript, offline, and show what happened.
 
 Loads a transcript bundled with the package (OpenAI Chat Completions form), runs the
-recommended strategy stack at a budget of a fraction of its size, checks that the
-result is still a well-formed conversation, and prints tokens before and after and what
-each strategy removed. No network, no API key.
+recommended stack (``default_stack``, with its offline extractive summarizer) at a budget
+of a fraction of its size, checks that the result is still a well-formed conversation
+that starts on a user message, and prints tokens before and after and what was kept,
+summarized and cut. No network, no API key.
 
     python examples/compact_transcript.py
     python examples/compact_transcript.py --transcript spotter-tool-heavy --fraction 0.1
@@ -19,36 +20,28 @@ import sys
 import anyio
 
 from neuron_context import (
-    CompositeStrategy,
     ContextStrategy,
-    ExtractiveSummarizer,
-    FallbackStrategy,
     Message,
-    SlidingWindowStrategy,
-    SummarizationStrategy,
+    Role,
     TokenCounter,
-    ToolResultClearingStrategy,
+    default_stack,
     repair,
     validate,
 )
 from neuron_context.data import load_record, transcript_names
-from neuron_context.formats import from_openai
+from neuron_context.formats import SUMMARY_HEADING, from_openai
 
 
 def build_stack(budget: int, counter: TokenCounter) -> ContextStrategy:
-    """Cheapest first: clear old tool results, summarize the older part, then a window.
+    """The recommended stack: ``default_stack``, offline (see its documentation)."""
+    return default_stack(budget, counter=counter)
 
-    The summarizer is the offline :class:`ExtractiveSummarizer` (no model, no key). If the
-    summary fails, the same stack without it runs on the original messages.
-    """
-    clearing = ToolResultClearingStrategy(2, budget, counter=counter, min_reclaim_tokens=200)
-    summarize = SummarizationStrategy(
-        ExtractiveSummarizer(), 6, budget, counter=counter, max_summary_tokens=budget // 4 or 1
-    )
-    window = SlidingWindowStrategy(8, budget, counter=counter)
-    return FallbackStrategy(
-        CompositeStrategy([clearing, summarize, window], budget, counter=counter),
-        CompositeStrategy([clearing, window], budget, counter=counter),
+
+def provider_cost(messages: list[Message], counter: TokenCounter) -> int:
+    """What a provider receives: the messages, and each summary's heading."""
+    headings = sum(1 for m in messages if m.is_compaction)
+    return counter.estimate_messages(messages) + headings * counter.estimate_text(
+        SUMMARY_HEADING + "\n"
     )
 
 
@@ -58,15 +51,16 @@ def describe(before: list[Message], after: list[Message], counter: TokenCounter)
     dropped = [m for m in before if id(m) not in kept]
     summaries = [m for m in after if m.is_compaction]
     originals = {id(m) for m in before}
-    cleared = sum(1 for m in after if m.is_tool and id(m) not in originals)
+    cleared = sum(1 for m in after if not m.is_compaction and id(m) not in originals)
+    pinned = [m for m in after if m.role is Role.USER and not m.is_compaction and id(m) in kept]
     lines = [
         f"messages: {len(before)} -> {len(after)} ({len(dropped)} dropped or replaced)",
-        f"tokens:   {counter.estimate_messages(before)} -> {counter.estimate_messages(after)}",
-        f"tool messages with cleared results: {cleared}",
+        f"tokens:   {counter.estimate_messages(before)} -> {provider_cost(after, counter)}",
+        f"kept user requests: {len(pinned)}; messages cut in the middle: {cleared}",
     ]
     for message in summaries:
         lines.append("summary:")
-        lines.extend("  | " + line for line in message.content[0].content.splitlines()[:20])  # type: ignore[union-attr]
+        lines.extend("  | " + line for line in message.text.splitlines()[:20])
     return "\n".join(lines)
 
 
@@ -82,15 +76,18 @@ async def run(name: str, fraction: float, *, verbose: bool) -> int:
     if verbose:
         logging.basicConfig(level=logging.INFO, format="  log: %(message)s")
     stack = build_stack(budget, counter)
+    print("stack:      default_stack (offline: ExtractiveSummarizer)")
     if not stack.should_compact(messages, total):
         print("already within budget")
         return 0
     compacted = await stack.compact(messages)
     validate(compacted)
     print(describe(messages, compacted, counter))
-    fits = counter.estimate_messages(compacted) <= budget
+    fits = provider_cost(compacted, counter) <= budget
+    first = next((m for m in compacted if m.role is not Role.SYSTEM), None)
     print("fits the budget: " + ("yes" if fits else "no (see the warning above)"))
     print("well formed:     yes (validate() passed)")
+    print("starts on user:  " + ("yes" if first is None or first.role is Role.USER else "no"))
     return 0
 
 

@@ -56,6 +56,7 @@ from ._counting.base import TokenCounter as TokenCounter
 from ._counting.calibrated import CalibratedCounter as CalibratedCounter
 from ._counting.encodings import load_encoding as load_encoding
 from ._counting.tokenizer import TokenizerCounter as TokenizerCounter
+from ._errors import BudgetExceededError as BudgetExceededError
 from ._errors import CompactionError as CompactionError
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import InvalidConversationError as InvalidConversationError
@@ -84,6 +85,7 @@ from ._strategies.base import ContextStrategy as ContextStrategy
 from ._strategies.clearing import ToolResultClearingStrategy as ToolResultClearingStrategy
 from ._strategies.composite import CompositeStrategy as CompositeStrategy
 from ._strategies.composite import FallbackStrategy as FallbackStrategy
+from ._strategies.default import default_stack as default_stack
 from ._strategies.fetches import DedupeFetchesStrategy as DedupeFetchesStrategy
 from ._strategies.images import StripProcessedImagesStrategy as StripProcessedImagesStrategy
 from ._strategies.large_results import TruncateLargeResultsStrategy as TruncateLargeResultsStrategy
@@ -115,6 +117,7 @@ __all__ = [
     "AnthropicProvider",
     "Approval",
     "BaseCounter",
+    "BudgetExceededError",
     "CalibratedCounter",
     "CollapseRepeatedCallsStrategy",
     "Compaction",
@@ -200,6 +203,7 @@ __all__ = [
     "TruncateLargeResultsStrategy",
     "TurnStarted",
     "create_agent",
+    "default_stack",
     "load_encoding",
     "repair",
     "validate",

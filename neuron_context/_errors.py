@@ -8,8 +8,10 @@ Every error the library raises on purpose is a :class:`NeuronContextError`::
     ├── TokenizerError                             loading or running a tokenizer failed
     ├── ProviderError                              a model provider call failed (.retryable)
     └── CompactionError                            a strategy could not compact
-        └── SummarizationError                     the summary provider failed, timed out,
-                                                   or returned an unusable summary
+        ├── SummarizationError                     the summary provider failed, timed out,
+        │                                          or returned an unusable summary
+        └── BudgetExceededError                    default_stack(strict=True) cannot meet
+                                                   its budget (.excess)
 
 Third-party errors are chained (``raise ... from exc``); when a compaction fails the
 caller's messages are left exactly as they were.
@@ -20,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = [
+    "BudgetExceededError",
     "CompactionError",
     "ConfigurationError",
     "InvalidConversationError",
@@ -94,3 +97,15 @@ class ProviderError(NeuronContextError):
         self.retryable: bool = retryable
         self.status_code: int | None = status_code
         self.retry_after: float | None = retry_after
+
+
+class BudgetExceededError(CompactionError):
+    """The budget cannot be met: even the system messages and the newest request, cut as
+    far as they can be, cost more (raised by ``default_stack(..., strict=True)``)."""
+
+    def __init__(self, message: str, *, excess: int, max_tokens: int) -> None:
+        super().__init__(message)
+        self.excess = excess
+        """How many tokens over the budget the best result is."""
+        self.max_tokens = max_tokens
+        """The budget."""

@@ -569,8 +569,12 @@ def _with_counter(
     return factories.map(lambda factory: factory(counter))
 
 
-def _window(window_size: int, max_tokens: int) -> Callable[[TokenCounter], SlidingWindowStrategy]:
-    return lambda counter: SlidingWindowStrategy(window_size, max_tokens, counter=counter)
+def _window(
+    window_size: int, max_tokens: int, start_on_user: bool = False
+) -> Callable[[TokenCounter], SlidingWindowStrategy]:
+    return lambda counter: SlidingWindowStrategy(
+        window_size, max_tokens, counter=counter, start_on_user=start_on_user
+    )
 
 
 @attrs.frozen
@@ -600,7 +604,7 @@ def _composite(
 
 @functools.cache
 def _window_factories() -> st.SearchStrategy[Callable[[TokenCounter], SlidingWindowStrategy]]:
-    return st.builds(_window, st.integers(0, 15), max_tokens())
+    return st.builds(_window, st.integers(0, 15), max_tokens(), st.booleans())
 
 
 @functools.cache
@@ -708,6 +712,52 @@ def cases(
     if draw(st.booleans()):
         messages = tuple(messages)
     return Case(strategy=strategy, messages=messages, counter=counter)
+
+
+# -- start on a user message ----------------------------------------------------------------
+
+
+@functools.cache
+def _user_first_leaves() -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+    windows = st.builds(_window, st.integers(0, 15), max_tokens(), st.just(True))
+    return st.one_of(windows, _clearing_factories(), _strip_factories())
+
+
+def user_first_stacks(counter: TokenCounter) -> st.SearchStrategy[ContextStrategy]:
+    """Leaf strategies and nested composites of them whose windows all have
+    ``start_on_user=True`` (the others keep a first user message by construction)."""
+
+    def extend(
+        children: st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]],
+    ) -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+        return st.builds(_composite, st.lists(children, min_size=1, max_size=4), max_tokens())
+
+    return _with_counter(st.recursive(_user_first_leaves(), extend, max_leaves=5), counter)
+
+
+def _mixed(
+    children: list[Callable[[TokenCounter], ContextStrategy]],
+    child_counters: list[TokenCounter],
+    max_tokens: int,
+) -> Callable[[TokenCounter], ContextStrategy]:
+    return lambda counter: CompositeStrategy(
+        [child(c) for child, c in zip(children, child_counters, strict=False)],
+        max_tokens,
+        counter=counter,
+    )
+
+
+def mixed_counter_composites(counter: TokenCounter) -> st.SearchStrategy[ContextStrategy]:
+    """Composites measuring with ``counter`` whose children price with other counters."""
+    return _with_counter(
+        st.builds(
+            _mixed,
+            st.lists(_leaf_factories(), min_size=1, max_size=4),
+            st.lists(counters(), min_size=4, max_size=4),
+            max_tokens(),
+        ),
+        counter,
+    )
 
 
 # -- the collection strategies (superseded calls, images, fetches, reads, repeats, large) -
@@ -887,3 +937,20 @@ def collection_stacks(counter: TokenCounter) -> st.SearchStrategy[ContextStrateg
     """Composites mixing the collection strategies with the other built-in leaves (random
     budgets), all using ``counter``."""
     return _with_counter(_mixed_stack_factories(), counter)
+
+
+@functools.cache
+def _user_first_mixed_factories() -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+    def extend(
+        children: st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]],
+    ) -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+        return st.builds(_composite, st.lists(children, min_size=1, max_size=4), max_tokens())
+
+    leaves = st.one_of(_collection_factories(), _user_first_leaves())
+    return st.recursive(leaves, extend, max_leaves=6)
+
+
+def collection_user_first_stacks(counter: TokenCounter) -> st.SearchStrategy[ContextStrategy]:
+    """Composites mixing the collection strategies with leaves that keep a first user
+    message (windows with ``start_on_user=True``), all using ``counter``."""
+    return _with_counter(_user_first_mixed_factories(), counter)

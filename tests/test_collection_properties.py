@@ -23,6 +23,7 @@ from strategies import (
     cases,
     collection_stacks,
     collection_strategies,
+    collection_user_first_stacks,
     malformed_conversations,
     repetitive_conversations,
     well_formed_conversations,
@@ -187,6 +188,13 @@ class TestCollectionComposites:
     def test_invariants_inside_composites(self, case: Case[ContextStrategy]) -> None:
         """A composite of collection and other strategies keeps invariants 1-5."""
         check(case.strategy, case.messages, user_first=False)
+
+    @given(cases(collection_user_first_stacks, repetitive_conversations()))
+    def test_composites_with_user_first_windows_start_on_a_user_message(
+        self, case: Case[ContextStrategy]
+    ) -> None:
+        """With windows set to start_on_user, a composite keeps a first user message."""
+        check(case.strategy, case.messages, user_first=True)
 
     @given(cases(collection_stacks, malformed_conversations()))
     def test_composites_on_malformed_input(self, case: Case[ContextStrategy]) -> None:

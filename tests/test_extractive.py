@@ -280,7 +280,9 @@ class TestExtractiveSummarizer:
             Message.tool_result("c2", "ok"),
         ]
         text = summarize(history)
-        assert "<user_request>\nwhat is this?\n[image: https://x.test/a.png]\n</user_request>" in text
+        assert (
+            "<user_request>\nwhat is this?\n[image: https://x.test/a.png]\n</user_request>" in text
+        )
         assert "ticket=ABC-12: lookup" in text
         assert "- noop\n" in text or text.endswith("- noop")
 

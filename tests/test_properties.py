@@ -22,9 +22,11 @@ from strategies import (
     clearings,
     counters,
     malformed_conversations,
+    mixed_counter_composites,
     strategy_stacks,
     strips,
     tool_exchanges,
+    user_first_stacks,
     well_formed_conversations,
     windows,
 )
@@ -237,10 +239,20 @@ class TestSlidingWindowStrategy:
         else:
             start = others[-size]
         cut = clean_cut(messages, start)
-        expected = [*systems(messages[:cut]), *messages[cut:]]
+        kept = [m for m in messages[:cut] if m.role is Role.SYSTEM]
+        rest = non_systems(messages[cut:])
+        if strategy.start_on_user and rest and rest[0].role is not Role.USER:
+            users = [i for i, m in enumerate(messages[:cut]) if m.role is Role.USER]
+            if users:  # the request that opened the kept turn is pinned
+                kept = [
+                    m
+                    for i, m in enumerate(messages[:cut])
+                    if m.role is Role.SYSTEM or i == users[-1]
+                ]
+        expected = [*kept, *messages[cut:]]
         assert len(output) == len(expected)
         assert all(a is b for a, b in zip(output, expected, strict=True))
-        assert len(non_systems(output)) <= size
+        assert len(non_systems(output)) <= size + strategy.start_on_user
         estimate = case.estimate
         assert strategy.should_compact(messages, estimate) == (estimate > strategy.max_tokens)
 
@@ -501,6 +513,33 @@ class TestCompositeStrategy:
             outer = CompositeStrategy([inner], budget, counter=counter)
             assert len(outer.strategies) == 1
             assert outer.strategies[0] is inner
+
+
+class TestStartOnUser:
+    """Every strategy with start_on_user set (and those that keep it by construction)
+    keeps a conversation that starts on a user message starting on one."""
+
+    @given(cases(user_first_stacks))
+    def test_first_message_stays_a_user_message(self, case: Case[ContextStrategy]) -> None:
+        """The first non-system message of the output is a user message when the input's
+        was; the output is well formed."""
+        messages = case.messages
+        output = anyio.run(case.strategy.compact, messages)
+        validate(output)
+        first = non_systems(messages)[:1]
+        after = non_systems(output)[:1]
+        if first and first[0].role is Role.USER and after:
+            assert after[0].role is Role.USER
+
+
+class TestMixedCounters:
+    """A composite measures with its own counter, whatever its children's counters."""
+
+    @given(cases(mixed_counter_composites))
+    def test_never_worse_by_the_composites_counter(self, case: Case[ContextStrategy]) -> None:
+        """Invariant 5 holds for a composite whose children price with other counters."""
+        strategy, messages = case.strategy, case.messages
+        check_invariants(strategy, Snapshot.of(messages), anyio.run(strategy.compact, messages))
 
 
 # -- compact under both anyio backends ---------------------------------------------------

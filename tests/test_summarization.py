@@ -19,6 +19,7 @@ from neuron_context import (
     CompletionResponse,
     ConfigurationError,
     Document,
+    ExtractiveSummarizer,
     FallbackStrategy,
     Image,
     Message,
@@ -33,6 +34,7 @@ from neuron_context import (
     Text,
     Thinking,
     TokenCounter,
+    ToolDefinition,
     ToolResult,
     ToolUse,
     validate,
@@ -786,3 +788,52 @@ class TestProperties:
             provider.requests[1].messages[0].text
         )
         assert summaries(second) == ["summary number 2"]
+
+
+class TestCacheAligned:
+    """cache_aligned=True: the agent's own prefix plus one instruction message."""
+
+    @pytest.mark.anyio
+    async def test_request_is_the_agents_prefix(self) -> None:
+        """System prompt, tools and messages as they are, then the instructions."""
+        tool = ToolDefinition(name="read_file", description="Read.", input_schema={})
+        seen: list[CompletionRequest] = []
+
+        def reply(request: CompletionRequest) -> str:
+            seen.append(request)
+            return "The agent read a file."
+
+        strategy = SummarizationStrategy(
+            FunctionProvider(reply), 1, cache_aligned=True, tools=[tool], instructions="Be brief."
+        )
+        history = [
+            Message.system("You are an agent."),
+            Message.user("Read a.py"),
+            Message.assistant(
+                tool_uses=[ToolUse(id="c1", name="read_file", input={"path": "a.py"})]
+            ),
+            Message.tool_result("c1", "print(1)"),
+            Message.assistant("Done."),
+        ]
+        output = await strategy.compact(history)
+        (request,) = seen
+        assert request.system == "You are an agent."
+        assert request.tools == (tool,)
+        assert list(request.messages[:-1]) == history[1:4]
+        assert request.messages[-1].text.startswith("[Summary request]\nBe brief.")
+        assert output[1].text == "The agent read a file."
+
+    @pytest.mark.anyio
+    async def test_extractive_ignores_the_instruction(self) -> None:
+        """The offline summarizer reads the prefix and not the instruction as a request."""
+        strategy = SummarizationStrategy(ExtractiveSummarizer(), 1, cache_aligned=True)
+        history = [Message.user("Fix a.py"), Message.assistant("Looking."), Message.user("ok")]
+        output = await strategy.compact(history)
+        summary = output[0].text
+        assert "Fix a.py" in summary
+        assert "Summary request" not in summary
+
+    def test_tools_must_be_definitions(self) -> None:
+        """tools holds ToolDefinition objects."""
+        with pytest.raises(ConfigurationError, match="tools"):
+            SummarizationStrategy(replying("s"), 1, tools=["read_file"])  # type: ignore[list-item]

@@ -171,3 +171,46 @@ class TestSlidingWindowStrategy:
         """A counter that is not a counter raises naming it."""
         with pytest.raises(ConfigurationError, match="counter"):
             SlidingWindowStrategy(2, 0, counter=4.0)  # type: ignore[arg-type]
+
+
+class TestStartOnUser:
+    """SlidingWindowStrategy(start_on_user=True): the output starts on a user message."""
+
+    def test_pins_the_request_of_a_long_tool_session(self) -> None:
+        """One request and many tool turns: the request is kept in front of the window."""
+        request = Message.user("Fix the build")
+        messages = [Message.system("s"), request]
+        for turn in range(10):
+            messages += [call(f"c{turn}"), result(f"c{turn}")]
+        output = SlidingWindowStrategy(4, start_on_user=True).apply(messages)
+        assert output == [messages[0], request, *messages[-4:]]
+        validate(output)
+
+    def test_default_is_the_crates_window(self) -> None:
+        """By default the window may begin on an assistant message, as in the crate."""
+        messages = [Message.user("q"), call("a"), result("a"), Message.assistant("done")]
+        assert SlidingWindowStrategy(1).apply(messages) == [messages[-1]]
+
+    def test_nothing_pinned_when_the_window_starts_on_a_user_message(self) -> None:
+        """A window that already starts on a user message is the crate's window."""
+        messages = [Message.user("q"), Message.assistant("a"), Message.user("r")]
+        assert SlidingWindowStrategy(1, start_on_user=True).apply(messages) == messages[-1:]
+
+    def test_pins_the_turn_that_the_window_starts_in(self) -> None:
+        """The pinned message is the user message that opened the kept turn."""
+        first, second = Message.user("first"), Message.user("second")
+        messages = [
+            first,
+            Message.assistant("a"),
+            second,
+            call("x"),
+            result("x"),
+            Message.assistant("b"),
+        ]
+        output = SlidingWindowStrategy(1, start_on_user=True).apply(messages)
+        assert output == [second, messages[-1]]
+
+    def test_bad_value(self) -> None:
+        """start_on_user must be a bool."""
+        with pytest.raises(ConfigurationError, match="start_on_user"):
+            SlidingWindowStrategy(1, start_on_user="yes")  # type: ignore[arg-type]

@@ -33,7 +33,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 
 import attrs
 
-from .._errors import InvalidConversationError
+from .._errors import ConfigurationError, InvalidConversationError
 from .content import ContentBlock, Image, Text, ToolResult, ToolUse
 from .message import Message, Role
 
@@ -43,6 +43,7 @@ __all__ = [
     "ResultRef",
     "Structure",
     "ToolCall",
+    "check_messages",
     "cut_keeping_last",
     "next_safe_cut",
     "opens_exchange",
@@ -57,6 +58,29 @@ __all__ = [
 
 INTERRUPTED = "[no result: the call was interrupted]"
 """The content :func:`repair` gives a call that was never answered."""
+
+
+_DICT_HINT = " (convert provider dicts with neuron_context.formats.from_openai or from_anthropic)"
+
+
+def check_messages(messages: object, owner: str) -> Sequence[Message]:
+    """``messages`` if it is a sequence of :class:`Message` objects, else a
+    :class:`~neuron_context.ConfigurationError` naming ``owner`` and the first bad item.
+
+    Strategies call it only when their work fails (a turn pays nothing for it);
+    :func:`validate` and :func:`repair`, which are O(n) anyway, call it first.
+    """
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        kind = type(messages).__name__
+        msg = f"{owner}: messages must be a sequence of Message objects, got {kind}"
+        raise ConfigurationError(msg)
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            kind = type(message).__name__
+            hint = _DICT_HINT if isinstance(message, dict) else ""
+            msg = f"{owner}: messages[{index}] must be a Message, got {kind}{hint}"
+            raise ConfigurationError(msg)
+    return messages
 
 
 def opens_exchange(message: Message) -> bool:
@@ -385,8 +409,12 @@ def validate(messages: Sequence[Message]) -> None:
     message with tool uses, no id is answered twice within that exchange, and every tool
     use is answered before the next user or assistant message (a trailing assistant
     message whose calls are still running is allowed). The error names every offending id.
+
+    Raises:
+        InvalidConversationError: ``messages`` is not well formed.
+        ConfigurationError: ``messages`` is not a sequence of :class:`Message` objects.
     """
-    _, problems = _scan(messages)
+    _, problems = _scan(check_messages(messages, "validate"))
     parts: list[str] = []
     ids: list[str] = []
     if problems.orphans:
@@ -414,7 +442,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
     every dangling call with an error result in a tool message right after its exchange.
     Deterministic and idempotent; a well-formed input comes back as an equal list.
     """
-    structure, problems = _scan(messages)
+    structure, problems = _scan(check_messages(messages, "repair"))
     drop: dict[int, set[int]] = {}
     for m_index, b_index, _ in (*problems.orphans, *problems.duplicates):
         drop.setdefault(m_index, set()).add(b_index)

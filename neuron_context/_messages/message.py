@@ -144,8 +144,13 @@ class Message:
 
     @property
     def text(self) -> str:
-        """The text blocks joined with ``"\\n"``."""
-        return "\n".join(block.text for block in self.content if isinstance(block, Text))
+        """The text blocks joined with ``"\\n"`` (a summary's :class:`Compaction` block
+        counts as text: a summary message's ``text`` is its summary)."""
+        return "\n".join(
+            block.text if isinstance(block, Text) else block.content
+            for block in self.content
+            if isinstance(block, Text | Compaction)
+        )
 
     @property
     def tool_uses(self) -> tuple[ToolUse, ...]:

@@ -10,19 +10,25 @@ the whole::
     [... 41,802 characters (about 10,450 tokens) cut ...]
 
 Everything here is priced by the caller's counter, so "fits" means what the budget
-means. Images and documents cannot be cut and are left as they are; tool uses, ids and
-flags are never touched, so truncation keeps a conversation well formed.
+means. Images, documents and thinking (signed by the provider) are left as they are; tool
+uses, ids and flags are never touched, so truncation keeps a conversation well formed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeAlias
+
 import attrs
 
 from .._counting.base import BaseCounter
-from .content import ContentBlock, Image, Text, Thinking, ToolResult
+from .content import ContentBlock, Image, Text, ToolResult
 from .message import Message
 
-__all__ = ["HEAD_SHARE", "marker", "truncate_message", "truncate_text"]
+__all__ = ["HEAD_SHARE", "Describe", "marker", "truncate_message", "truncate_text"]
+
+Describe: TypeAlias = Callable[[str], str]
+"""Given the part of a text that is cut, a short note for the marker (or ``""``)."""
 
 HEAD_SHARE = 0.6
 """The share of what is kept that comes from the head of the text (the rest: its tail)."""
@@ -36,17 +42,26 @@ def marker(cut_chars: int, cut_tokens: int) -> str:
     return f"\n[... {cut_chars:,} characters (about {cut_tokens:,} tokens) cut ...]\n"
 
 
-def truncate_text(text: str, max_tokens: int, counter: BaseCounter) -> str:
+def truncate_text(
+    text: str, max_tokens: int, counter: BaseCounter, *, describe: Describe | None = None
+) -> str:
     """``text`` if it costs at most ``max_tokens``, else its head and tail around a
-    :func:`marker`, costing at most ``max_tokens`` when the marker alone fits (else the
-    shortest possible: the marker alone)."""
+    :func:`marker`, costing at most ``max_tokens``; ``""`` when not even the marker fits.
+
+    Args:
+        text: the text.
+        max_tokens: what the result may cost.
+        counter: prices the text.
+        describe: given the part that is cut, a short note added to the marker (for
+            example the paths it mentions), or ``None``.
+    """
     cost = counter.estimate_text(text)
     if cost <= max_tokens:
         return text
     keep = int(len(text) * max(max_tokens, 0) / cost)
     best = ""
     for _ in range(12):
-        candidate = _cut(text, keep, cost, counter)
+        candidate = _cut(text, keep, cost, counter, describe)
         if counter.estimate_text(candidate) <= max_tokens:
             return candidate
         best = candidate
@@ -55,10 +70,10 @@ def truncate_text(text: str, max_tokens: int, counter: BaseCounter) -> str:
         over = counter.estimate_text(candidate) - max_tokens
         # Shrink by the overshoot (in characters at this text's density) and a bit more.
         keep = max(0, keep - max(int(over * len(text) / cost * 1.1), keep // 10, 1))
-    return best
+    return best if counter.estimate_text(best) <= max_tokens else ""
 
 
-def _cut(text: str, keep: int, cost: int, counter: BaseCounter) -> str:
+def _cut(text: str, keep: int, cost: int, counter: BaseCounter, describe: Describe | None) -> str:
     if keep < _MIN_KEEP:
         head, tail = "", ""
     else:
@@ -67,42 +82,48 @@ def _cut(text: str, keep: int, cost: int, counter: BaseCounter) -> str:
         tail = text[len(text) - (keep - head_chars) :]
     cut_chars = len(text) - len(head) - len(tail)
     cut_tokens = max(0, cost - counter.estimate_text(head) - counter.estimate_text(tail))
-    return head.rstrip(" ") + marker(cut_chars, cut_tokens) + tail.lstrip(" ")
+    line = marker(cut_chars, cut_tokens)
+    if describe is not None:
+        note = describe(text[len(head) : len(text) - len(tail)])
+        if note:
+            line = line.removesuffix(" cut ...]\n") + f" cut; {note} ...]\n"
+    return head.rstrip(" ") + line + tail.lstrip(" ")
 
 
 def _text_cost(block: ContentBlock | Text | Image, counter: BaseCounter) -> int:
     if isinstance(block, Text):
         return counter.estimate_text(block.text)
-    if isinstance(block, Thinking):
-        return counter.estimate_text(block.thinking)
     if isinstance(block, ToolResult):
         return sum(_text_cost(item, counter) for item in block.content)
     return 0
 
 
-def _shrink(block: ContentBlock, share: float, counter: BaseCounter) -> ContentBlock:
+def _shrink(
+    block: ContentBlock, share: float, counter: BaseCounter, describe: Describe | None
+) -> ContentBlock:
     if isinstance(block, Text):
         limit = int(counter.estimate_text(block.text) * share)
-        return Text(text=truncate_text(block.text, limit, counter))
-    if isinstance(block, Thinking):
-        limit = int(counter.estimate_text(block.thinking) * share)
-        return attrs.evolve(block, thinking=truncate_text(block.thinking, limit, counter))
+        return Text(text=truncate_text(block.text, limit, counter, describe=describe))
     if isinstance(block, ToolResult):
         items: list[Text | Image] = []
         for item in block.content:
             if isinstance(item, Text):
                 limit = int(counter.estimate_text(item.text) * share)
-                items.append(Text(text=truncate_text(item.text, limit, counter)))
+                text = truncate_text(item.text, limit, counter, describe=describe)
+                items.append(Text(text=text))
             else:
                 items.append(item)
         return attrs.evolve(block, content=tuple(items))
     return block
 
 
-def truncate_message(message: Message, max_tokens: int, counter: BaseCounter) -> Message:
-    """``message`` if it costs at most ``max_tokens``, else a copy whose texts (text,
-    thinking, tool-result text) are cut in proportion to their size until it fits, or
-    are as short as they can be. Its role, tool uses, ids and flags are unchanged."""
+def truncate_message(
+    message: Message, max_tokens: int, counter: BaseCounter, *, describe: Describe | None = None
+) -> Message:
+    """``message`` if it costs at most ``max_tokens``, else a copy whose texts (text and
+    tool-result text) are cut in proportion to their size until it fits, or are as short
+    as they can be. Its role, tool uses, ids and flags are unchanged, and so is thinking
+    (a provider checks its signature)."""
     cost = counter.estimate_message(message)
     if cost <= max_tokens:
         return message
@@ -112,7 +133,7 @@ def truncate_message(message: Message, max_tokens: int, counter: BaseCounter) ->
     share = max(0.0, 1 - (cost - max_tokens) / texts)
     best = message
     for _ in range(8):
-        content = tuple(_shrink(block, share, counter) for block in message.content)
+        content = tuple(_shrink(block, share, counter, describe) for block in message.content)
         candidate = attrs.evolve(message, content=content)
         candidate_cost = counter.estimate_message(candidate)
         best = candidate

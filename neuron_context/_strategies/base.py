@@ -24,6 +24,7 @@ import attrs
 
 from .._counting.base import BaseCounter, TokenCounter
 from .._errors import ConfigurationError
+from .._messages.conversation import check_messages
 from .._messages.message import Message
 from .._validators import fail, non_negative_int
 
@@ -70,25 +71,6 @@ def to_counter(value: BaseCounter | None) -> BaseCounter:
 def max_tokens_field() -> Any:
     """The ``max_tokens`` field: a non-negative int, default 0 (always compact)."""
     return attrs.field(default=0, validator=non_negative_int())
-
-
-_DICT_HINT = " (convert provider dicts with neuron_context.formats.from_openai or from_anthropic)"
-
-
-def check_messages(messages: object, owner: str) -> Sequence[Message]:
-    """``messages`` if it is a sequence of :class:`Message` objects, else a
-    :class:`ConfigurationError` naming ``owner`` and the first bad item."""
-    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
-        kind = type(messages).__name__
-        where = f"{owner}: messages"
-        raise fail(where, f"must be a sequence of Message objects, got {kind}")
-    for index, message in enumerate(messages):
-        if type(message) is not Message and not isinstance(message, Message):
-            kind = type(message).__name__
-            hint = _DICT_HINT if isinstance(message, dict) else ""
-            where = f"{owner}: messages[{index}]"
-            raise fail(where, f"must be a Message, got {kind}{hint}")
-    return messages
 
 
 def check_token_count(token_count: object, owner: str) -> int:

@@ -19,7 +19,11 @@ def _to_strategies(value: Iterable[ContextStrategy]) -> tuple[ContextStrategy, .
     if isinstance(value, ContextStrategy):
         msg = "CompositeStrategy.strategies must be a sequence of strategies, not one strategy"
         raise ConfigurationError(msg)
-    strategies = tuple(value)
+    try:
+        strategies = tuple(value)
+    except TypeError:
+        msg = f"CompositeStrategy.strategies must be a sequence of strategies, got {value!r:.80}"
+        raise ConfigurationError(msg) from None
     for strategy in strategies:
         if not isinstance(strategy, ContextStrategy):
             msg = (
@@ -123,9 +127,9 @@ class _Run:
     def __init__(self, composite: CompositeStrategy, messages: Sequence[Message]) -> None:
         self.composite = composite
         self.messages = messages
-        self.current = list(messages)
         self.ran: list[str] = []
         try:
+            self.current = list(messages)
             self.cost = composite.counter.estimate_messages(self.current)
         except (AttributeError, TypeError):
             check_messages(messages, "CompositeStrategy")

@@ -12,7 +12,7 @@ used.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -23,11 +23,12 @@ from .._errors import ConfigurationError, ProviderError, SummarizationError
 from .._log import log_compaction, logger
 from .._messages.content import Compaction
 from .._messages.conversation import Structure
-from .._messages.message import Message, Role
-from .._summary.format import DEFAULT_INSTRUCTIONS
+from .._messages.message import Message, Role, ToolDefinition
+from .._summary.format import ALIGNED_MARK, ALIGNED_REQUEST, DEFAULT_INSTRUCTIONS
 from .._summary.transcript import entries_of, render_request
 from .._validators import (
     Validator,
+    bool_,
     instance_of,
     non_negative_int,
     number,
@@ -44,6 +45,18 @@ __all__ = ["DEFAULT_INSTRUCTIONS", "SummarizationStrategy"]
 def _seconds(*, positive: bool) -> Validator:
     """A finite number of seconds (> 0 with ``positive``, else >= 0)."""
     return number(minimum=0, exclusive_minimum=positive)
+
+
+def _to_definitions(value: Iterable[ToolDefinition]) -> tuple[ToolDefinition, ...]:
+    try:
+        items = tuple(value)
+    except TypeError:
+        msg = f"SummarizationStrategy.tools must be a sequence of ToolDefinition, got {value!r:.80}"
+        raise ConfigurationError(msg) from None
+    if not all(isinstance(item, ToolDefinition) for item in items):
+        msg = "SummarizationStrategy.tools must hold ToolDefinition objects"
+        raise ConfigurationError(msg)
+    return items
 
 
 def _not_blank(instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
@@ -129,6 +142,19 @@ class SummarizationStrategy(BudgetedStrategy):
     """How many times a retryable failure is retried after the first attempt."""
     retry_delay: float = attrs.field(default=0.5, kw_only=True, validator=_seconds(positive=False))
     """Seconds before the first retry; doubled before each next one."""
+    cache_aligned: bool = attrs.field(default=False, kw_only=True, validator=bool_())
+    """Send the agent's own prefix instead of a transcript: the system messages at the
+    start as the system prompt, ``tools``, the older messages as they are, then one user
+    message with the instructions. A provider's prompt cache then serves most of the
+    summary request (it is the prefix the agent's last call sent); the summary is the same
+    kind of text. Off by default: the transcript request works with any provider and
+    needs no tool definitions."""
+    tools: tuple[ToolDefinition, ...] = attrs.field(
+        default=(), kw_only=True, converter=_to_definitions
+    )
+    """The agent's tool definitions, sent with a ``cache_aligned`` request (the prefix
+    the provider caches includes them, and some providers require them when the
+    messages hold tool calls)."""
     max_retry_delay: float = attrs.field(
         default=30.0, kw_only=True, validator=_seconds(positive=False)
     )
@@ -161,16 +187,35 @@ class SummarizationStrategy(BudgetedStrategy):
             rest = tuple(b for b in message.content if not isinstance(b, Compaction))
             if rest:  # a summary block sharing a message: keep the rest of the message
                 kept.append(attrs.evolve(message, content=rest))
-        entries = entries_of(messages[:cut], structure)
         joined = "\n\n".join(text for text in previous if text.strip()) or None
-        request = CompletionRequest(
-            [Message.user(render_request(joined, entries))],
-            system=self.instructions,
+        if self.cache_aligned:
+            request = self._aligned_request(messages[:cut])
+        else:
+            entries = entries_of(messages[:cut], structure)
+            request = CompletionRequest(
+                [Message.user(render_request(joined, entries))],
+                system=self.instructions,
+                model=self.model,
+                max_tokens=self.max_summary_tokens,
+                temperature=0.0,
+            )
+        return _Plan(systems, summarized, joined, kept, request)
+
+    def _aligned_request(self, part: Sequence[Message]) -> CompletionRequest:
+        """The agent's own prefix (its system prompt, tools and the messages as they are)
+        and one instruction message: a provider's prompt cache serves the prefix."""
+        leading = 0
+        while leading < len(part) and part[leading].role is Role.SYSTEM:
+            leading += 1
+        system = "\n\n".join(m.text for m in part[:leading]) or None
+        instruction = f"{ALIGNED_MARK}\n{self.instructions}\n\n{ALIGNED_REQUEST}"
+        return CompletionRequest(
+            [*part[leading:], Message.user(instruction)],
+            system=system,
+            tools=self.tools,
             model=self.model,
             max_tokens=self.max_summary_tokens,
-            temperature=0.0,
         )
-        return _Plan(systems, summarized, joined, kept, request)
 
     def summary_request(self, messages: Sequence[Message]) -> CompletionRequest | None:
         """The request :meth:`compact` would send, or ``None`` when nothing would be

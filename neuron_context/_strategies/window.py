@@ -44,7 +44,11 @@ class SlidingWindowStrategy(PureStrategy):
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
         cut = cut_keeping_last(messages, self.window_size)
         pin = pinned_request(messages, cut) if self.start_on_user else None
-        kept = [m for i, m in enumerate(messages[:cut]) if m.role is Role.SYSTEM or i == pin]
+        system = Role.SYSTEM
+        if pin is None:
+            kept = [m for m in messages[:cut] if m.role is system]
+        else:
+            kept = [m for i, m in enumerate(messages[:cut]) if m.role is system or i == pin]
         dropped = cut - len(kept)
         kept.extend(messages[cut:])
         if dropped:

@@ -36,7 +36,7 @@ from ..providers._base import (
     StopReason,
     TokenUsage,
 )
-from .format import HEADINGS, REQUEST_CLOSE, REQUEST_OPEN
+from .format import ALIGNED_MARK, HEADINGS, REQUEST_CLOSE, REQUEST_OPEN
 from .scan import argument_text, artifact_of, clip, error_line, is_notice, mentioned
 from .transcript import Entry, entries_of, parse_request
 
@@ -329,6 +329,8 @@ def _read(messages: Sequence[Message]) -> tuple[str | None, list[Entry]]:
         parsed = parse_request(users[-1].text)
         if parsed is not None:
             return parsed
+    if messages and messages[-1].text.startswith(ALIGNED_MARK):
+        messages = messages[:-1]  # a cache-aligned request's instruction, not the user's
     summaries = [b.content for m in messages for b in m.content if isinstance(b, Compaction)]
     previous = "\n\n".join(s for s in summaries if s.strip()) or None
     return previous, entries_of(messages, Structure.of(messages))

@@ -12,6 +12,8 @@ one module keeps them in step by construction rather than by a test.
 from __future__ import annotations
 
 __all__ = [
+    "ALIGNED_MARK",
+    "ALIGNED_REQUEST",
     "DEFAULT_INSTRUCTIONS",
     "HEADINGS",
     "REQUEST_CLOSE",
@@ -38,6 +40,15 @@ REQUEST_OPEN = "<user_request>"
 REQUEST_CLOSE = "</user_request>"
 """The lines around a user's request quoted verbatim in a summary (so that an update of
 the summary can carry the quote as it is, whatever lines it holds)."""
+
+ALIGNED_MARK = "[Summary request]"
+"""The first line of the instruction message a cache-aligned summary request ends with
+(so a summarizer that reads messages, like the extractive one, knows it is not the
+user's)."""
+ALIGNED_REQUEST = (
+    "Summarize the conversation above, following these instructions. Do not call tools "
+    "and do not continue the work: write only the summary."
+)
 
 SUMMARIZE = "Summarize the conversation below."
 UPDATE = (

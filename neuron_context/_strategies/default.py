@@ -1,0 +1,374 @@
+"""The recommended stack: one budget, a hard guarantee, a request every provider accepts.
+
+:func:`default_stack` is the front door for a loop that compacts before every model call
+for hundreds of turns. Every building block stays public; this module only decides how
+they fit together, once, so a user states the budget once. Why each piece is there:
+
+- **A target below the trigger (hysteresis).** Compacting exactly to the budget makes the
+  next turn compact again, and every compaction rewrites the prompt, so the provider's
+  prompt cache misses. Compacting to ``target`` x the budget leaves room for turns to
+  grow before the next compaction.
+- **The task and the newest request pinned.** An agent session is often one request
+  followed by hundreds of tool turns: the request is the job, so it is kept as a message,
+  never summarized. The newest request is what the user wants now: kept too. Both are
+  user messages, so the output starts on one whenever the input did (Anthropic rejects
+  a conversation that starts on an assistant message).
+- **A summary that fills the space.** The older part is summarized (offline, by the
+  extractive summarizer, unless an LLM ``summarizer`` is given) into exactly the space the
+  kept messages leave below the target, quoting the user's later requests, indexing the
+  artifacts touched and the errors met. An LLM summarizer that fails falls back to the
+  offline one, so the budget still holds.
+- **Earlier summaries kept as they are** while the new one still has a fair share of the
+  space beside them (``_DELTA_SHARE``), so the prompt up to them is unchanged and the
+  provider's prompt cache still serves it on the call after a compaction; when they
+  leave too little room, all are merged into one.
+- **Recent messages as they are,** from a safe cut (a tool use is never separated from
+  its result), a single huge tool result cut in the middle rather than taking the whole
+  space.
+- **A hard budget.** If the result is still over the budget, the last resort truncates
+  (:mod:`neuron_context._messages.truncation`), then drops the oldest kept messages, then
+  cuts the summary and the pinned requests; the newest request is never dropped
+  entirely. If even the system messages do not fit, ``strict=True`` raises
+  :class:`BudgetExceededError` saying by how much; by default the best result is logged
+  and returned.
+- **A reserve for rendering.** The counting rules price a summary without the heading a
+  provider sees and tool inputs as compact JSON, which a wire format may space out;
+  ``reserve`` keeps that share of the budget free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from .._counting.base import BaseCounter
+from .._errors import BudgetExceededError, ConfigurationError, SummarizationError
+from .._log import log_compaction, logger
+from .._messages.content import Compaction
+from .._messages.conversation import first_is_user, next_safe_cut, turn_start
+from .._messages.message import Message, Role
+from .._messages.truncation import truncate_message, truncate_text
+from .._summary.extractive import ExtractiveSummarizer
+from .._summary.format import SUMMARY_HEADING
+from .._validators import bool_, instance_of, number, optional, positive_int
+from ..providers._base import Provider
+from .base import BudgetedStrategy, check_messages, check_token_count
+from .default_plan import Part, Plan
+from .summarization import SummarizationStrategy
+
+__all__ = ["DefaultStack", "default_stack"]
+
+_MIN_SUMMARY = 48
+"""Tokens below which a summary is not worth writing."""
+_MIN_TRUNCATED = 48
+"""The smallest a message is truncated to before older messages are dropped instead."""
+_DELTA_SHARE = 0.3
+"""The share of the summary space a new summary needs beside the earlier ones; with less,
+all are merged into one."""
+
+
+@attrs.define
+class DefaultStack(BudgetedStrategy):
+    """The stack :func:`default_stack` returns; see there and the module docstring."""
+
+    max_tokens: int = attrs.field(validator=positive_int())
+    """The budget: the output costs at most this (less the reserve) whenever the system
+    messages and the newest request fit."""
+    summarizer: Provider | None = attrs.field(
+        default=None, kw_only=True, validator=optional(instance_of(Provider, "a Provider"))
+    )
+    """Writes the summaries (``None``: the offline :class:`ExtractiveSummarizer`)."""
+    target: float = attrs.field(
+        default=0.7, kw_only=True, validator=number(minimum=0.05, maximum=1.0)
+    )
+    """Compaction brings the history down to this share of the budget."""
+    recent: float = attrs.field(default=0.5, kw_only=True, validator=number(minimum=0, maximum=1))
+    """The share of the target's free space given to recent messages kept as they are;
+    the summary fills the rest."""
+    reserve: float = attrs.field(
+        default=0.03, kw_only=True, validator=number(minimum=0, maximum=0.5)
+    )
+    """The share of the budget kept free for what a provider's rendering adds."""
+    strict: bool = attrs.field(default=False, kw_only=True, validator=bool_())
+    """Raise :class:`BudgetExceededError` when the budget cannot be met."""
+    summary_options: dict[str, Any] = attrs.field(factory=dict, kw_only=True)
+    """Extra keyword arguments for the :class:`SummarizationStrategy` that calls
+    ``summarizer`` (``instructions``, ``model``, ``timeout``, ``retries``, ...)."""
+    _offline: Provider = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._offline = ExtractiveSummarizer(counter=self.counter, max_mentions=400)
+        self._summarizing(self._offline, 100)  # checks summary_options once, here
+
+    def _limit(self, systems: int) -> int:
+        """What the counter may measure: the budget less the reserve, a share of what
+        the system messages (``systems`` tokens, priced exactly) leave."""
+        return self.max_tokens - int(max(0, self.max_tokens - systems) * self.reserve)
+
+    def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
+        """Whether ``token_count`` is over the budget less the reserve."""
+        token_count = check_token_count(token_count, "DefaultStack")
+        if token_count <= self.max_tokens * (1 - self.reserve):
+            return False  # under even the smallest limit: no need to look at the messages
+        return token_count > self._limit(_leading_system_cost(messages, self.counter))
+
+    def _summarizing(self, provider: Provider, budget: int) -> SummarizationStrategy:
+        try:
+            return SummarizationStrategy(
+                provider, 0, counter=self.counter, max_summary_tokens=budget, **self.summary_options
+            )
+        except TypeError as exc:
+            msg = f"DefaultStack.summary_options: {exc}"
+            raise ConfigurationError(msg) from exc
+
+    # -- compacting ---------------------------------------------------------------------
+
+    async def compact(self, messages: Sequence[Message]) -> list[Message]:
+        """Bring ``messages`` under the target (see the module docstring).
+
+        Raises:
+            BudgetExceededError: with ``strict=True``, when the budget cannot be met.
+        """
+        try:
+            counter = self.counter
+            before = counter.estimate_messages(messages)
+        except (AttributeError, TypeError):
+            check_messages(messages, "DefaultStack")
+            raise
+        systems = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
+        limit = self._limit(systems)
+        target = systems + int((limit - systems) * self.target)
+        before += self._headings(messages)  # what a provider receives
+        if before <= target:
+            return list(messages)
+        plan = Plan.of(messages, counter, limit, target, self.recent)
+        summaries = await self._summaries(plan, target)
+        parts = plan.assemble(summaries)
+        parts = self._fit(parts, messages, plan, limit)
+        output = [part.message for part in parts]
+        after = counter.estimate_messages(output) + self._headings(output)
+        if after > before:  # nothing could be saved (the input is all pinned)
+            output, after = list(messages), before
+        log_compaction(
+            "DefaultStack",
+            counter,
+            messages,
+            output,
+            {"summarized": len(plan.summarized), "kept": len(plan.tail), "target": target},
+        )
+        self._check(after, limit)
+        return output
+
+    @property
+    def _heading(self) -> int:
+        return self.counter.estimate_text(SUMMARY_HEADING + "\n")
+
+    def _headings(self, messages: Sequence[Message]) -> int:
+        """What the headings of the summaries in ``messages`` add when rendered."""
+        return self._heading * sum(1 for m in messages if m.is_compaction)
+
+    async def _summaries(self, plan: Plan, target: int) -> list[Message]:
+        """The summaries before the kept part, sized to the space left.
+
+        Earlier summaries stay as they are while a new summary of the newly summarized
+        messages still has a fair share of the space beside them: the prompt up to and
+        including them is then unchanged, so the provider's prompt cache serves it on
+        the call after a compaction too. When they leave too little, all are merged into
+        one (the earlier ones handed to the summarizer as the previous summary).
+        """
+        overhead = self.counter.message_overhead + self._heading
+        space = target - plan.fixed_cost - overhead
+        kept = self.counter.estimate_messages(plan.previous) + self._headings(plan.previous)
+        if not plan.summarized:
+            return list(plan.previous) if kept <= space + overhead else []
+        if self.summary_options.get("cache_aligned"):
+            # The agent's own prefix, as its last call sent it, so the cache serves it.
+            return await self._summary(list(plan.messages[: plan.cut]), space)
+        if plan.previous and space - kept >= max(_MIN_SUMMARY, int(space * _DELTA_SHARE)):
+            new = await self._summary(plan.summarized, space - kept)
+            return [*plan.previous, *new]
+        return await self._summary([*plan.previous, *plan.summarized], space)
+
+    async def _summary(self, source: list[Message], space: int) -> list[Message]:
+        """One summary of ``source`` in ``space`` tokens (none when it does not fit)."""
+        if space < _MIN_SUMMARY:
+            return []
+        providers = [self.summarizer] if self.summarizer is not None else []
+        for provider in [*providers, self._offline]:
+            strategy = self._summarizing(provider, space)
+            try:
+                result = await strategy.compact(source)
+            except SummarizationError as exc:
+                if provider is self._offline:  # nothing worth a summary was found
+                    logger.info("DefaultStack: no summary written (%s)", exc)
+                    return []
+                logger.warning("DefaultStack: the summarizer failed (%s); summarizing offline", exc)
+                continue
+            return [m for m in result if m.is_compaction][:1]
+        return []  # pragma: no cover - the loop returns
+
+    def _fit(
+        self, parts: list[Part], messages: Sequence[Message], plan: Plan, limit: int
+    ) -> list[Part]:
+        """The last resort: truncate, drop the oldest kept messages, cut the summary and
+        the pinned requests, until the output is within :attr:`limit`."""
+        counter = self.counter
+
+        def over(candidate: list[Part]) -> int:
+            chosen = [p.message for p in candidate]
+            return counter.estimate_messages(chosen) + self._headings(chosen) - limit
+
+        excess = over(parts)
+        # 1. The biggest kept message (not a system message) is cut in the middle.
+        while excess > 0:
+            sizes = [
+                (counter.estimate_message(p.message), i)
+                for i, p in enumerate(parts)
+                if p.kind == "tail" and counter.estimate_message(p.message) > _MIN_TRUNCATED * 2
+            ]
+            if not sizes:
+                break
+            size, index = max(sizes)
+            goal = max(_MIN_TRUNCATED, size - excess, size // 2)
+            shorter = truncate_message(parts[index].message, goal, counter)
+            if counter.estimate_message(shorter) >= size:
+                break
+            parts[index] = Part("tail", shorter)
+            excess = over(parts)
+        # 2. The oldest kept messages go, from one safe cut to the next (the newest
+        # request is a "request" part, never dropped).
+        while excess > 0:
+            tail = [p for p in parts if p.kind == "tail"]
+            if not tail:
+                break
+            dropped = {id(p) for p in tail[: next_safe_cut([p.message for p in tail], 1)]}
+            parts = [p for p in parts if id(p) not in dropped]
+            excess = over(parts)
+        # 3. The summary, then the pinned requests, are cut in the middle; a task that
+        # would keep less than half of itself gives its place to the newest request.
+        for kind in ("summary", "task", "request"):
+            for index, part in enumerate(parts):
+                if excess <= 0 or part.kind != kind:
+                    continue
+                cost = counter.estimate_message(part.message)
+                newest = any(p.kind == "request" for p in parts)
+                if kind == "task" and newest and cost - excess < cost // 2:
+                    parts = [p for p in parts if p is not part]
+                else:
+                    parts[index] = Part(kind, _shrink(part.message, excess, counter))
+                excess = over(parts)
+                if kind == "summary" and excess > 0:  # it cannot fit even cut: it goes
+                    parts = [p for p in parts if p.kind != "summary"]
+                    excess = over(parts)
+                break
+        if not first_is_user([p.message for p in parts]) and first_is_user(messages):
+            parts = self._repin(parts, messages, plan, over)
+        return parts
+
+    def _repin(
+        self, parts: list[Part], messages: Sequence[Message], plan: Plan, over: Callable[..., int]
+    ) -> list[Part]:
+        """Start the output on a user message again: the one that opened the kept turn,
+        cut to fit; if none fits, the messages before the first user message go."""
+        index = turn_start(messages, plan.cut - 1) if plan.cut > 0 else None
+        if index is not None:
+            first = next((i for i, p in enumerate(parts) if p.kind != "system"), len(parts))
+            pin = Part("request", messages[index])
+            candidate = [*parts[:first], pin, *parts[first:]]
+            excess = over(candidate)
+            if excess > 0:
+                pin = Part("request", _shrink(pin.message, excess, self.counter))
+                candidate = [*parts[:first], pin, *parts[first:]]
+            if over(candidate) <= 0 or over(candidate) <= over(parts):
+                return candidate
+        while not first_is_user([p.message for p in parts]):
+            first = next(i for i, p in enumerate(parts) if p.kind != "system")
+            parts = [*parts[:first], *parts[first + 1 :]]
+        return parts
+
+    def _check(self, cost: int, limit: int) -> None:
+        excess = cost - limit
+        if excess <= 0:
+            return
+        msg = (
+            f"DefaultStack: the budget cannot be met: {cost} tokens, {excess} over the "
+            f"limit of {limit} (max_tokens {self.max_tokens} less the reserve); the "
+            "system messages and the newest request alone cost too much"
+        )
+        if self.strict:
+            raise BudgetExceededError(msg, excess=excess, max_tokens=self.max_tokens)
+        logger.warning(msg, extra={"tokens_after": cost, "max_tokens": self.max_tokens})
+
+
+def _leading_system_cost(messages: Sequence[Message], counter: BaseCounter) -> int:
+    """The cost of the system messages at the start of ``messages`` (O(their number))."""
+    leading: list[Message] = []
+    for message in messages:
+        if message.role is not Role.SYSTEM:
+            break
+        leading.append(message)
+    return counter.estimate_messages(leading)
+
+
+def _shrink(message: Message, excess: int, counter: BaseCounter) -> Message:
+    cost = counter.estimate_message(message)
+    goal = max(counter.message_overhead, cost - excess)
+    if message.is_compaction:
+        block = next(b for b in message.content if isinstance(b, Compaction))
+        space = max(0, goal - counter.message_overhead)
+        text = truncate_text(block.content, space, counter)
+        return Message(role=Role.USER, content=(Compaction(content=text),))
+    return truncate_message(message, goal, counter)
+
+
+def default_stack(
+    max_tokens: int,
+    *,
+    counter: BaseCounter | None = None,
+    summarizer: Provider | None = None,
+    target: float = 0.7,
+    recent: float = 0.5,
+    reserve: float = 0.03,
+    strict: bool = False,
+    **summary_options: Any,
+) -> DefaultStack:
+    """The stack we recommend, configured once: see :class:`DefaultStack`.
+
+    Args:
+        max_tokens: the budget. Whenever the system messages plus the newest user request
+            fit, the output fits (less ``reserve``).
+        counter: prices messages (default: the heuristic ``TokenCounter``); use the
+            counter of your model's tokenizer for a budget that holds exactly.
+        summarizer: writes the summaries: an LLM :class:`~neuron_context.Provider`, or
+            ``None`` for the offline :class:`~neuron_context.ExtractiveSummarizer`. An
+            LLM summarizer that fails falls back to the offline one.
+        target: the share of the budget a compaction brings the history down to, so
+            the next turns do not compact again (the provider's prompt cache survives).
+        recent: the share of the space below the target kept as recent messages, as
+            they are; the summary fills the rest.
+        reserve: the share of the budget kept free for what a provider's rendering adds
+            to what the counter prices (the summary's heading, spaced-out JSON).
+        strict: raise :class:`BudgetExceededError` (a ``CompactionError``) when even the
+            system messages and the newest request do not fit; by default the best
+            result is logged and returned.
+        **summary_options: passed to the :class:`~neuron_context.SummarizationStrategy`
+            that calls ``summarizer`` (``instructions``, ``model``, ``timeout``,
+            ``retries``, ``cache_aligned``, ``tools``, ...).
+
+    Examples:
+        >>> stack = default_stack(100_000)
+        >>> stack.should_compact([], 0)
+        False
+    """
+    return DefaultStack(
+        max_tokens,
+        counter=counter,
+        summarizer=summarizer,
+        target=target,
+        recent=recent,
+        reserve=reserve,
+        strict=strict,
+        summary_options=summary_options,
+    )

@@ -1,0 +1,214 @@
+"""The plan of one :class:`~neuron_context._strategies.default.DefaultStack` compaction.
+
+Planned before any summary is written, in one pass over the messages (each message's
+cost comes from the counter's cache): which user messages are pinned, where the kept
+recent part starts (a safe cut, so no tool use loses its result), what is summarized,
+and what the kept part costs, so the summary can be given exactly the space that is left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from .._counting.base import BaseCounter
+from .._messages.conversation import next_safe_cut
+from .._messages.message import Message, Role
+from .._messages.truncation import truncate_message
+from .._summary.scan import is_notice, mentioned
+
+__all__ = ["Part", "Plan"]
+
+_PIN_SHARE = 0.25
+"""The most of the target one pinned request may take; a longer one is cut in the middle."""
+_MESSAGE_SHARE = 0.25
+"""The most of the recent space one kept message may take (a huge tool result is cut)."""
+_MIN_TRUNCATED = 48
+_MARKER_MENTIONS = 40
+"""The most paths and URLs a truncation marker names from the part it cut."""
+
+
+def _pins(
+    messages: Sequence[Message],
+    counter: BaseCounter,
+    task: int | None,
+    newest: int | None,
+    *,
+    room: int,
+    free: int,
+) -> dict[int, Message]:
+    """The pinned requests by index: the task cut to a share of the ``room`` below the
+    target; the newest request whole when the hard budget's ``free`` space allows."""
+    pinned: dict[int, Message] = {}
+    if task is not None and task != newest:
+        space = max(_MIN_TRUNCATED, int(room * _PIN_SHARE))
+        pinned[task] = truncate_message(messages[task], space, counter)
+    if newest is not None:
+        # The user's newest words may take all the space the hard budget leaves (the
+        # task gives way to them if both do not fit).
+        space = max(int(room * _PIN_SHARE), free)
+        pinned[newest] = truncate_message(messages[newest], space, counter)
+    return pinned
+
+
+def _water_level(costs: Sequence[int], space: int) -> int:
+    """The largest cap ``c`` with ``sum(min(cost, c)) <= space`` (at least the truncation
+    floor): messages above it are cut to it, the others kept whole."""
+    if sum(costs) <= space:
+        return max(costs, default=0)
+    remaining = space
+    ordered = sorted(costs)
+    for position, cost in enumerate(ordered):
+        share = remaining // (len(ordered) - position)
+        if cost > share:
+            return max(_MIN_TRUNCATED, share)
+        remaining -= cost
+    return max(_MIN_TRUNCATED, ordered[-1])  # pragma: no cover - the sum exceeded space
+
+
+def _mentions(cut: str) -> str:
+    """The paths and URLs a cut part of a tool result mentions, for its marker."""
+    found = list(dict.fromkeys(mentioned(cut)))
+    if not found:
+        return ""
+    shown = found[:_MARKER_MENTIONS]
+    more = f" and {len(found) - len(shown)} more" if len(found) > len(shown) else ""
+    return "it mentions " + ", ".join(shown) + more
+
+
+def is_request(message: Message) -> bool:
+    """Whether ``message`` is a user's request: a user message that is neither a summary
+    nor a harness notice."""
+    return message.role is Role.USER and not message.is_compaction and not is_notice(message.text)
+
+
+@attrs.frozen
+class Part:
+    """One message of the output and why it is there."""
+
+    kind: str
+    """``system``, ``task`` (the first request), ``request`` (the newest), ``summary``,
+    or ``tail`` (a recent message kept as it is, or truncated)."""
+    message: Message
+
+
+@attrs.frozen
+class Plan:
+    """What one compaction keeps, pins and summarizes."""
+
+    messages: Sequence[Message]
+    cut: int
+    """Where the kept recent part starts (a safe cut)."""
+    task: int | None
+    """The index of the first request, pinned."""
+    newest: int | None
+    """The index of the newest request, pinned."""
+    pinned: dict[int, Message]
+    """The pinned requests by index (cut in the middle when too long)."""
+    tail: list[Message]
+    """The kept recent part (huge messages cut in the middle)."""
+    previous: list[Message]
+    """Summary messages before the cut: earlier summaries, kept or merged."""
+    summarized: list[Message]
+    """The other messages before the cut."""
+    fixed_cost: int
+    """The cost of everything but the new summary."""
+
+    @classmethod
+    def of(
+        cls,
+        messages: Sequence[Message],
+        counter: BaseCounter,
+        limit: int,
+        target: int,
+        recent: float,
+    ) -> Plan:
+        """Plan the compaction of ``messages`` down to ``target`` tokens (``limit`` is
+        the hard budget; both include the system messages)."""
+        requests = [i for i, m in enumerate(messages) if is_request(m)]
+        task = requests[0] if requests else None
+        newest = requests[-1] if requests else None
+        costs = [counter.estimate_message(m) for m in messages]
+        system_cost = sum(c for c, m in zip(costs, messages, strict=True) if m.role is Role.SYSTEM)
+        room = max(0, target - system_cost)
+        pinned = _pins(messages, counter, task, newest, room=room, free=limit - system_cost)
+        pinned_cost = sum(counter.estimate_message(m) for m in pinned.values())
+        rest = max(0, room - pinned_cost)
+        space = int(rest * recent)
+        cap = max(_MIN_TRUNCATED, int(space * _MESSAGE_SHARE))
+        used = 0
+        start = len(messages)
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if message.role is Role.SYSTEM or index in pinned:
+                start = index
+                continue
+            if message.is_compaction:
+                break  # an earlier summary stays before the kept part
+            cost = min(costs[index], cap)
+            if used + cost > space:
+                break
+            used += cost
+            start = index
+        cut = next_safe_cut(messages, start)
+        previous: list[Message] = []
+        summarized: list[Message] = []
+        for index in range(cut):
+            message = messages[index]
+            if message.role is Role.SYSTEM or index in pinned:
+                continue
+            (previous if message.is_compaction else summarized).append(message)
+        # With nothing to summarize, the kept part may fill all the space left.
+        tail_space = space if previous or summarized else rest
+        free = [
+            i
+            for i in range(cut, len(messages))
+            if messages[i].role is not Role.SYSTEM and i not in pinned
+        ]
+        level = _water_level([costs[i] for i in free], tail_space)
+        tail: list[Message] = []
+        for index in range(cut, len(messages)):
+            message = messages[index]
+            if index in pinned:
+                tail.append(pinned[index])
+            elif message.role is Role.SYSTEM or costs[index] <= level:
+                tail.append(message)
+            else:
+                tail.append(truncate_message(message, level, counter, describe=_mentions))
+        fixed = system_cost + counter.estimate_messages([m for i, m in pinned.items() if i < cut])
+        fixed += counter.estimate_messages([m for m in tail if m.role is not Role.SYSTEM])
+        return cls(messages, cut, task, newest, pinned, tail, previous, summarized, fixed)
+
+    def assemble(self, summaries: Sequence[Message]) -> list[Part]:
+        """The output, in the input's order: the system messages, the task, the summaries,
+        the newest request (when older than the cut), then the kept recent part."""
+        parts: list[Part] = []
+        placed = not summaries
+        for index in range(self.cut):
+            message = self.messages[index]
+            if message.role is Role.SYSTEM:
+                parts.append(Part("system", message))
+                continue
+            if index in self.pinned:
+                kind = "task" if index == self.task else "request"
+                if kind == "request" and not placed:
+                    parts.extend(Part("summary", m) for m in summaries)
+                    placed = True
+                parts.append(Part(kind, self.pinned[index]))
+                continue
+            if not placed and (self.task is None or index > self.task):
+                parts.extend(Part("summary", m) for m in summaries)
+                placed = True
+        if not placed:
+            parts.extend(Part("summary", m) for m in summaries)
+        for offset, message in enumerate(self.tail):
+            index = self.cut + offset
+            if message.role is Role.SYSTEM:
+                kind = "system"
+            elif index in self.pinned:
+                kind = "task" if index == self.task else "request"
+            else:
+                kind = "tail"
+            parts.append(Part(kind, message))
+        return parts

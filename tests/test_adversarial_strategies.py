@@ -1,0 +1,282 @@
+"""Hostile input for the strategies and the summarizer (issue 8): a NeuronContextError or
+a correct result, never a raw traceback; linear time on pathological text; a summarizer
+that never blocks the event loop past its timeout."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import well_formed_conversations
+
+from neuron_context import (
+    CompletionRequest,
+    CompositeStrategy,
+    ConfigurationError,
+    ContextStrategy,
+    ExtractiveSummarizer,
+    FallbackStrategy,
+    Message,
+    NeuronContextError,
+    SlidingWindowStrategy,
+    StripToolCallsStrategy,
+    SummarizationError,
+    SummarizationStrategy,
+    ToolResultClearingStrategy,
+    ToolUse,
+    default_stack,
+    repair,
+    validate,
+)
+from neuron_context.testing import FunctionProvider
+
+# -- hostile values ---------------------------------------------------------------------
+
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=10**30, max_value=10**400),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.binary(max_size=10),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    st.just(object()),
+    st.just(Message.user("x")),
+)
+"""Values of every wrong type and extreme size."""
+
+
+def summarizer() -> FunctionProvider:
+    """A provider that always answers with a short summary."""
+    return FunctionProvider(lambda request: "A summary.")
+
+
+CONSTRUCTORS: dict[str, Callable[..., object]] = {
+    "ExtractiveSummarizer": lambda *a, **k: ExtractiveSummarizer(**k),
+    "SlidingWindowStrategy": SlidingWindowStrategy,
+    "ToolResultClearingStrategy": ToolResultClearingStrategy,
+    "StripToolCallsStrategy": StripToolCallsStrategy,
+    "CompositeStrategy": CompositeStrategy,
+    "SummarizationStrategy": lambda *a, **k: SummarizationStrategy(summarizer(), *a, **k),
+    "default_stack": default_stack,
+    "FallbackStrategy": FallbackStrategy,
+}
+KEYWORDS = (
+    "counter",
+    "placeholder",
+    "exclude_tools",
+    "clear_tool_inputs",
+    "min_reclaim_tokens",
+    "start_on_user",
+    "instructions",
+    "max_summary_tokens",
+    "model",
+    "timeout",
+    "retries",
+    "retry_delay",
+    "max_retry_delay",
+    "target",
+    "recent",
+    "reserve",
+    "strict",
+    "summarizer",
+    "line_chars",
+    "max_mentions",
+)
+
+
+def correct_or_library_error(build: Callable[[], object]) -> object | None:
+    """``build()``, or ``None`` if it raised a NeuronContextError (anything else fails)."""
+    try:
+        return build()
+    except NeuronContextError:
+        return None
+
+
+class TestConstructors:
+    """Every constructor given hostile values: a ConfigurationError or a usable object."""
+
+    @given(
+        name=st.sampled_from(sorted(CONSTRUCTORS)),
+        positional=st.lists(JUNK, max_size=3),
+        keyword=st.sampled_from(KEYWORDS),
+        value=JUNK,
+    )
+    def test_hostile_arguments(
+        self, name: str, positional: list[object], keyword: str, value: object
+    ) -> None:
+        """A library error or a strategy that works on a small conversation."""
+        factory = CONSTRUCTORS[name]
+
+        def build() -> object:
+            try:
+                return factory(*positional, **{keyword: value})
+            except TypeError as exc:  # a wrong call shape is Python's, not the library's
+                if "argument" in str(exc):
+                    return None
+                raise
+
+        built = correct_or_library_error(build)
+        if isinstance(built, ContextStrategy):
+            messages = [Message.user("hello"), Message.assistant("hi")]
+            result = correct_or_library_error(lambda: anyio.run(built.compact, messages))
+            if result is not None:
+                validate(result)  # type: ignore[arg-type]
+
+
+ENTRY_STRATEGIES = [
+    SlidingWindowStrategy(2),
+    ToolResultClearingStrategy(0),
+    StripToolCallsStrategy(),
+    CompositeStrategy([SlidingWindowStrategy(1)], 0),
+    SummarizationStrategy(summarizer(), 0),
+    default_stack(50),
+]
+
+
+class TestEntryPoints:
+    """Wrong types at the entry points are ConfigurationErrors that say what is wrong."""
+
+    @pytest.mark.parametrize("strategy", ENTRY_STRATEGIES, ids=lambda s: type(s).__name__)
+    @pytest.mark.parametrize(
+        "messages",
+        [
+            [Message.user("x"), None],
+            "abc",
+            None,
+            42,
+            [{"role": "user", "content": "hi"}],
+        ],
+        ids=["none-item", "str", "none", "int", "openai-dicts"],
+    )
+    def test_compact_junk(self, strategy: ContextStrategy, messages: object) -> None:
+        """compact of junk raises a ConfigurationError naming the messages."""
+        with pytest.raises(ConfigurationError, match="messages"):
+            anyio.run(strategy.compact, messages)  # type: ignore[arg-type]
+
+    def test_dicts_point_to_the_readers(self) -> None:
+        """Provider dicts get a hint about formats.from_openai."""
+        with pytest.raises(ConfigurationError, match="from_openai"):
+            SlidingWindowStrategy(2).apply([{"role": "user", "content": "hi"}])  # type: ignore[list-item]
+
+    @pytest.mark.parametrize("strategy", ENTRY_STRATEGIES, ids=lambda s: type(s).__name__)
+    @pytest.mark.parametrize("count", [None, math.nan, math.inf, -1, "12", 1.5])
+    def test_should_compact_junk(self, strategy: ContextStrategy, count: object) -> None:
+        """should_compact of a count that is not a non-negative int is an error."""
+        with pytest.raises(ConfigurationError, match="token_count"):
+            strategy.should_compact([], count)  # type: ignore[arg-type]
+
+    def test_should_compact_accepts_an_integral_float(self) -> None:
+        """An integral float (from arithmetic) is accepted as the int it is."""
+        assert SlidingWindowStrategy(1, 10).should_compact([], 11.0)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("junk", ["abc", None, 5, [None], [{"role": "user"}], b"x"])
+    def test_validate_and_repair_junk(self, junk: object) -> None:
+        """validate and repair of junk raise a library error, never a raw one."""
+        with pytest.raises(NeuronContextError):
+            validate(junk)  # type: ignore[arg-type]
+        with pytest.raises(NeuronContextError):
+            repair(junk)  # type: ignore[arg-type]
+
+    @given(well_formed_conversations(max_turns=6), st.lists(JUNK, min_size=1, max_size=2))
+    def test_junk_mixed_into_a_conversation(
+        self, messages: list[Message], junk: list[object]
+    ) -> None:
+        """A conversation with junk items is a ConfigurationError for every strategy."""
+        mixed: list[object] = [*messages, *junk]
+        for strategy in ENTRY_STRATEGIES:
+            if all(isinstance(m, Message) for m in mixed):
+                continue
+            with pytest.raises(ConfigurationError):
+                anyio.run(strategy.compact, mixed)  # type: ignore[arg-type]
+
+
+# -- pathological text ---------------------------------------------------------------------
+
+PATHOLOGICAL = {
+    "plus": "+" * 50_000,
+    "star": "*" * 50_000,
+    "at": "@" * 50_000,
+    "table": ("+" + "-" * 98 + "+\n" + "|" + " " * 98 + "|\n") * 250,
+    "dots-slashes": "a/" * 25_000,
+    "hex": "ab12" * 12_500,
+    "markup": "<" + "a" * 50_000,
+    "closing-tags": "</a" * 16_000 + ">",
+    "error-word": "Error" * 10_000,
+    "dotted": "a." * 25_000 + "py",
+    "brackets": "[" * 50_000,
+}
+
+
+class TestLinearScans:
+    """The extractive summarizer reads pathological text in linear time."""
+
+    @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+    def test_summarizes_50k_characters_fast(self, name: str) -> None:
+        """A 50,000-character pathological input summarizes in well under a second."""
+        text = PATHOLOGICAL[name]
+        call = ToolUse(id="c1", name="bash", input={"command": text[:5000]})
+        messages = [
+            Message.user(text),
+            Message.assistant(text, tool_uses=[call]),
+            Message.tool_result("c1", text),
+            Message.tool_result("c1", text, is_error=True),
+        ]
+        request = SummarizationStrategy(ExtractiveSummarizer(), 0).summary_request(messages)
+        assert request is not None
+        started = time.process_time()
+        ExtractiveSummarizer().summarize(request)
+        assert time.process_time() - started < 0.5
+
+
+class TestEventLoop:
+    """The offline summarizer never blocks the event loop; timeout= holds."""
+
+    @pytest.mark.anyio
+    async def test_other_tasks_run_while_it_summarizes(self) -> None:
+        """A task ticking beside a long summary keeps ticking."""
+        history = [Message.user("x " * 20_000 + "src/a.py " * 5_000)] * 20
+        request = CompletionRequest(history, max_tokens=2000)
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await anyio.sleep(0.001)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(tick)
+            await ExtractiveSummarizer().complete(request)
+            group.cancel_scope.cancel()
+        assert ticks > 1
+
+    @pytest.mark.anyio
+    async def test_timeout_fires(self) -> None:
+        """A summary slower than timeout= is a SummarizationError when the timeout fires."""
+        history = [Message.user("word " * 40_000 + "src/a.py " * 20_000)] * 40
+        strategy = SummarizationStrategy(ExtractiveSummarizer(), 0, timeout=0.01, retries=0)
+        started = time.monotonic()
+        with pytest.raises(SummarizationError, match="timed out"):
+            await strategy.compact(history)
+        assert time.monotonic() - started < 2.0
+
+
+class TestInvisibleSummaries:
+    """A summary of only invisible characters is unusable."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("text", ["\u200b\ufeff", "\u200b", " \u2060\u200d ", "\x00\x01"])
+    async def test_is_a_summarization_error(self, text: str) -> None:
+        """Zero-width spaces, joiners, byte-order marks, controls: SummarizationError."""
+        strategy = SummarizationStrategy(FunctionProvider(lambda request: text), 0)
+        messages = [Message.user("hi"), Message.assistant("hello")]
+        with pytest.raises(SummarizationError, match="empty"):
+            await strategy.compact(messages)

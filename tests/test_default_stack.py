@@ -1,0 +1,294 @@
+"""default_stack (CONTRACT §3, issue 11): a hard budget, a request every provider accepts,
+the task and the user's words kept, compaction to a target below the trigger."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from strategies import counters, well_formed_conversations
+
+from neuron_context import (
+    BudgetExceededError,
+    Compaction,
+    CompactionError,
+    CompletionRequest,
+    ConfigurationError,
+    ContextStrategy,
+    Message,
+    ProviderError,
+    Role,
+    TokenCounter,
+    ToolUse,
+    default_stack,
+    validate,
+)
+from neuron_context.testing import FunctionProvider
+
+HEADING = "[Summary of earlier conversation]\n"
+"""What a provider sees before a summary (the counting rules do not price it)."""
+
+
+def call(use_id: str, path: str) -> Message:
+    """An assistant message reading ``path``."""
+    return Message.assistant(tool_uses=[ToolUse(id=use_id, name="read_file", input={"path": path})])
+
+
+def session(turns: int, *, output: str = "x" * 400) -> list[Message]:
+    """One request, then ``turns`` tool calls with their results: an agent at work."""
+    messages = [Message.system("You are a coding agent."), Message.user("Fix the bug in app.py")]
+    for turn in range(turns):
+        messages.append(call(f"c{turn}", f"src/module_{turn}.py"))
+        messages.append(Message.tool_result(f"c{turn}", f"{output} in src/module_{turn}.py"))
+    return messages
+
+
+def first_non_system(messages: list[Message]) -> Message | None:
+    """The first message that is not a system message."""
+    return next((m for m in messages if m.role is not Role.SYSTEM), None)
+
+
+def cost(messages: list[Message], counter: TokenCounter) -> int:
+    """What a provider receives: the messages, and the heading of a summary."""
+    heading = counter.estimate_text(HEADING) if any(m.is_compaction for m in messages) else 0
+    return counter.estimate_messages(messages) + heading
+
+
+class TestConfiguration:
+    """default_stack's arguments."""
+
+    def test_is_a_strategy_configured_once(self) -> None:
+        """It returns a ContextStrategy holding the budget and counter it was given."""
+        counter = TokenCounter(3.0)
+        stack = default_stack(10_000, counter=counter)
+        assert isinstance(stack, ContextStrategy)
+        assert stack.max_tokens == 10_000
+        assert stack.counter is counter
+
+    @pytest.mark.parametrize(
+        ("kwargs", "field"),
+        [
+            ({"max_tokens": 0}, "max_tokens"),
+            ({"max_tokens": -5}, "max_tokens"),
+            ({"max_tokens": 100, "target": 1.5}, "target"),
+            ({"max_tokens": 100, "target": float("nan")}, "target"),
+            ({"max_tokens": 100, "reserve": 0.9}, "reserve"),
+            ({"max_tokens": 100, "strict": "yes"}, "strict"),
+            ({"max_tokens": 100, "summarizer": "gpt"}, "summarizer"),
+            ({"max_tokens": 100, "no_such_option": 1}, "no_such_option"),
+            ({"max_tokens": 100, "timeout": -1}, "timeout"),
+        ],
+    )
+    def test_bad_values_name_the_field(self, kwargs: dict[str, object], field: str) -> None:
+        """Bad values raise ConfigurationError naming what is wrong."""
+        with pytest.raises(ConfigurationError, match=field):
+            default_stack(**kwargs)  # type: ignore[arg-type]
+
+    def test_trigger_leaves_the_reserve(self) -> None:
+        """The trigger is the budget less the reserve, of what the system messages leave."""
+        stack = default_stack(1000, reserve=0.1)
+        assert not stack.should_compact([], 900)
+        assert stack.should_compact([], 901)
+        with pytest.raises(ConfigurationError, match="token_count"):
+            stack.should_compact([], float("nan"))  # type: ignore[arg-type]
+
+
+class TestCompaction:
+    """What a compaction keeps."""
+
+    @pytest.mark.anyio
+    async def test_pins_the_task_of_a_long_agent_session(self) -> None:
+        """One request and many tool turns: the request stays, first, as it was."""
+        messages = session(60)
+        counter = TokenCounter()
+        stack = default_stack(2000, counter=counter)
+        output = await stack.compact(messages)
+        validate(output)
+        assert output[1] is messages[1]
+        assert output[2].is_compaction
+        assert cost(output, counter) <= 2000
+        assert output[-1] is messages[-1]
+
+    @pytest.mark.anyio
+    async def test_compacts_to_the_target(self) -> None:
+        """The output is near the target, so the next turns do not compact again."""
+        messages = session(60)
+        counter = TokenCounter()
+        stack = default_stack(4000, counter=counter, target=0.6)
+        output = await stack.compact(messages)
+        assert cost(output, counter) <= 0.6 * 4000
+        grown = [*output, call("n", "next.py"), Message.tool_result("n", "ok")]
+        assert not stack.should_compact(grown, stack.token_estimate(grown))
+
+    @pytest.mark.anyio
+    async def test_summary_quotes_the_users_later_requests(self) -> None:
+        """Requests older than the kept part are quoted verbatim in the summary."""
+        messages = session(20)
+        messages.append(Message.user("Also:\n- keep the API stable\n- add a test"))
+        messages += session(40)[2:]
+        messages.append(Message.user("[Request interrupted by user]"))
+        messages += session(60)[2:]
+        newest = Message.user("Then update the changelog.")
+        messages += [newest, *session(80)[2:]]
+        output = await default_stack(2500).compact(messages)
+        assert newest in output
+        summary = next(m for m in output if m.is_compaction)
+        assert "<user_request>\nAlso:\n- keep the API stable\n- add a test\n</user_request>" in (
+            summary.text
+        )
+        assert "Request interrupted" not in summary.text
+        assert "src/module_0.py: read_file" in summary.text
+
+    @pytest.mark.anyio
+    async def test_keeps_the_newest_request(self) -> None:
+        """The newest request is kept as a message even when the kept part is after it."""
+        messages = [*session(5), Message.user("Now refactor utils.py"), *session(50)[2:]]
+        output = await default_stack(1500).compact(messages)
+        assert messages[12] in output
+        validate(output)
+
+    @pytest.mark.anyio
+    async def test_huge_tool_result_is_cut_in_the_middle(self) -> None:
+        """A result bigger than the budget keeps its head and tail and says what was cut."""
+        messages = session(1, output="line\n" * 20_000)
+        counter = TokenCounter()
+        output = await default_stack(3000, counter=counter).compact(messages)
+        assert cost(output, counter) <= 3000
+        text = output[-1].tool_results[0].content[0]
+        assert "characters (about" in str(text)
+        assert "src/module_0.py" in str(text)
+
+    @pytest.mark.anyio
+    async def test_nothing_to_do_returns_an_equal_list(self) -> None:
+        """A history under the target comes back as it is."""
+        messages = session(2)
+        assert await default_stack(100_000).compact(messages) == messages
+
+    @pytest.mark.anyio
+    async def test_strict_says_by_how_much(self) -> None:
+        """With strict=True a budget the system messages alone exceed is an error."""
+        messages = [Message.system("s" * 4000), Message.user("hi"), Message.assistant("yo")]
+        with pytest.raises(BudgetExceededError) as info:
+            await default_stack(500, strict=True).compact(messages)
+        assert isinstance(info.value, CompactionError)
+        assert info.value.excess > 0
+        assert str(info.value.excess) in str(info.value)
+
+    @pytest.mark.anyio
+    async def test_not_strict_logs_and_returns_its_best(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """By default an unreachable budget is logged and the best result returned."""
+        messages = [Message.system("s" * 4000), Message.user("hi"), Message.assistant("yo")]
+        with caplog.at_level(logging.WARNING, logger="neuron_context"):
+            output = await default_stack(500).compact(messages)
+        assert output[0] is messages[0]
+        assert "cannot be met" in caplog.text
+
+    @pytest.mark.anyio
+    async def test_a_failing_llm_summarizer_falls_back_offline(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """A summarizer that fails is replaced by the offline one; the budget holds."""
+
+        def fail(request: object) -> str:
+            msg = "down"
+            raise ProviderError(msg)
+
+        counter = TokenCounter()
+        stack = default_stack(2000, counter=counter, summarizer=FunctionProvider(fail), retries=0)
+        with caplog.at_level(logging.WARNING, logger="neuron_context"):
+            output = await stack.compact(session(60))
+        assert any(m.is_compaction for m in output)
+        assert cost(output, counter) <= 2000
+        assert "summarizing offline" in caplog.text
+
+    @pytest.mark.anyio
+    async def test_llm_summarizer_gets_the_space_left(self) -> None:
+        """An LLM summarizer is asked for a summary that fills the space below the target."""
+        seen: list[int | None] = []
+
+        def reply(request: object) -> str:
+            seen.append(getattr(request, "max_tokens", None))
+            return "The agent read every module."
+
+        stack = default_stack(4000, summarizer=FunctionProvider(reply))
+        output = await stack.compact(session(60))
+        assert seen
+        assert seen[0] is not None
+        assert seen[0] > 500
+        summary = next(m for m in output if m.is_compaction)
+        assert summary.text == "The agent read every module."
+
+
+class TestCacheAligned:
+    """default_stack(cache_aligned=True) sends the agent's own prefix to the summarizer."""
+
+    @pytest.mark.anyio
+    async def test_prefix_as_the_agent_sent_it(self) -> None:
+        """The request starts with the system prompt and the task, as the agent's did."""
+        seen: list[CompletionRequest] = []
+
+        def reply(request: CompletionRequest) -> str:
+            seen.append(request)
+            return "The agent read every module."
+
+        messages = session(60)
+        stack = default_stack(2000, summarizer=FunctionProvider(reply), cache_aligned=True)
+        output = await stack.compact(messages)
+        (request,) = seen
+        assert request.system == "You are a coding agent."
+        assert request.messages[0] is messages[1]
+        assert request.messages[-1].text.startswith("[Summary request]")
+        assert any(m.text == "The agent read every module." for m in output)
+
+
+class TestProperties:
+    """Invariants of default_stack over generated conversations."""
+
+    @given(
+        messages=well_formed_conversations(max_turns=14),
+        counter=counters(),
+        extra=st.integers(0, 400),
+        target=st.sampled_from([0.5, 0.7, 1.0]),
+    )
+    @pytest.mark.anyio
+    async def test_budget_and_start_on_user(
+        self, messages: list[Message], counter: TokenCounter, extra: int, target: float
+    ) -> None:
+        """Whenever the system messages and the newest request fit, the output fits; it is
+        well formed; it starts on a user message when the input did; nothing is lost of
+        the system messages."""
+        systems = [m for m in messages if m.role is Role.SYSTEM]
+        users = [m for m in messages if m.role is Role.USER and not m.is_compaction]
+        newest = max((counter.estimate_message(m) for m in users), default=0)
+        floor = counter.estimate_messages(systems) + newest
+        budget = floor + 64 + extra
+        stack = default_stack(budget, counter=counter, target=target, reserve=0.0)
+        output = await stack.compact(messages)
+        validate(output)
+        assert cost(output, counter) <= budget
+        assert [m for m in output if m.role is Role.SYSTEM] == systems
+        first = first_non_system(messages)
+        if first is not None and first.role is Role.USER:
+            after = first_non_system(output)
+            assert after is None or after.role is Role.USER
+        assert counter.estimate_messages(output) <= counter.estimate_messages(messages)
+
+    @given(messages=well_formed_conversations(max_turns=14), counter=counters())
+    @pytest.mark.anyio
+    async def test_no_mutation_and_summary_text(
+        self, messages: list[Message], counter: TokenCounter
+    ) -> None:
+        """The input is not changed; a summary message's text is its summary."""
+        assume(len(messages) > 2)
+        snapshot = list(messages)
+        budget = max(1, counter.estimate_messages(messages) // 2)
+        output = await default_stack(budget, counter=counter).compact(messages)
+        assert messages == snapshot
+        for message in output:
+            for block in message.content:
+                if isinstance(block, Compaction):
+                    assert block.content in message.text
