@@ -56,19 +56,23 @@ SECRET_KEYS = frozenset(
 """Parts of argument names whose values are never logged."""
 
 
-def redact_secrets(value: JSON, secret_keys: frozenset[str]) -> JSON:
-    """A copy of ``value`` with the values under secret-looking keys replaced by
-    :data:`REDACTED` (a key is secret when one of ``secret_keys`` is part of it,
-    ignoring case)."""
+def redact_secrets(arguments: Mapping[str, JSON], secret_keys: frozenset[str]) -> dict[str, JSON]:
+    """A copy of ``arguments`` with the values under secret-looking keys replaced by
+    :data:`REDACTED`, nested objects included (a key is secret when one of
+    ``secret_keys`` is part of it, ignoring case)."""
+    return {
+        key: REDACTED
+        if any(part in key.lower() for part in secret_keys)
+        else _redact_value(value, secret_keys)
+        for key, value in arguments.items()
+    }
+
+
+def _redact_value(value: JSON, secret_keys: frozenset[str]) -> JSON:
     if isinstance(value, dict):
-        return {
-            key: REDACTED
-            if any(part in key.lower() for part in secret_keys)
-            else redact_secrets(item, secret_keys)
-            for key, item in value.items()
-        }
+        return redact_secrets(value, secret_keys)
     if isinstance(value, list):
-        return [redact_secrets(item, secret_keys) for item in value]
+        return [_redact_value(item, secret_keys) for item in value]
     return value
 
 
@@ -139,8 +143,7 @@ class ToolCallLoggingMiddleware(AgentMiddleware):
 
     def arguments(self, name: str, arguments: Mapping[str, JSON]) -> Mapping[str, JSON]:
         """The arguments as they are logged: secrets redacted, then ``redact`` applied."""
-        cleaned = redact_secrets(dict(arguments), self.secret_keys)
-        assert isinstance(cleaned, dict)
+        cleaned = redact_secrets(arguments, self.secret_keys)
         return self.redact(name, cleaned) if self.redact is not None else cleaned
 
     async def wrap_tool_call(self, request: ToolCallRequest, next: ToolHandler) -> ToolResult:
