@@ -69,7 +69,7 @@ def _editor_tools(value: object) -> frozenset[str]:
 
 
 def _path_arguments(value: object) -> tuple[str, ...]:
-    names = tool_names(value, "StaleFileReadsStrategy.path_arguments")
+    names = tool_names(value, "StaleFileReadsStrategy.path_arguments", what="argument names")
     order = tuple(value) if isinstance(value, list | tuple) else tuple(sorted(names))
     return tuple(dict.fromkeys(str(v) for v in order))
 

@@ -96,16 +96,16 @@ def clear_results(
     return cleared
 
 
-def tool_names(value: object, owner: str) -> frozenset[str]:
-    """``value`` as a set of tool names, or a :class:`ConfigurationError` naming
-    ``owner`` (a lone ``str`` is refused: it is a collection of characters)."""
+def tool_names(value: object, owner: str, *, what: str = "tool names") -> frozenset[str]:
+    """``value`` as a set of names (``what`` they are), or a :class:`ConfigurationError`
+    naming ``owner`` (a lone ``str`` is refused: it is a collection of characters)."""
     if isinstance(value, str):
-        msg = f"{owner} must be a collection of tool names, not a str"
+        msg = f"{owner} must be a collection of {what}, not a str"
         raise ConfigurationError(msg)
     try:
         names = frozenset(value)  # type: ignore[call-overload]
     except TypeError:
-        msg = f"{owner} must be a collection of tool names, got {value!r}"
+        msg = f"{owner} must be a collection of {what}, got {value!r}"
         raise ConfigurationError(msg) from None
     for name in names:
         if not isinstance(name, str):
