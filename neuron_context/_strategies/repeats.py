@@ -73,7 +73,7 @@ def _text(content: Sequence[Text | Image]) -> str | None:
 class CollapseRepeatedCallsStrategy(PureStrategy):
     """Keeps one of the calls with the same tool, arguments and output, with a count.
 
-    Of each run of repeats, the newest call and its result stay; the result gets a note
+    Of each set of repeats, the newest call and its result stay; the result gets a note
     saying how many times the call returned that output; the older repeats are removed
     with their calls (an assistant message left with no content is removed).
 
