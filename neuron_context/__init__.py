@@ -32,10 +32,14 @@ from ._agent.options import AgentOptions as AgentOptions
 from ._agent.options import AgentResult as AgentResult
 from ._agent.resilience import ModelFallbackMiddleware as ModelFallbackMiddleware
 from ._agent.resilience import ToolRetryMiddleware as ToolRetryMiddleware
+from ._agent.routing import DynamicModelSelectionMiddleware as DynamicModelSelectionMiddleware
+from ._agent.routing import ModelRoute as ModelRoute
+from ._agent.routing import ModelRouted as ModelRouted
 from ._agent.run import RunContext as RunContext
 from ._agent.state import AgentState as AgentState
 from ._agent.summarization import SummarizationMiddleware as SummarizationMiddleware
 from ._agent.todos import TodoListMiddleware as TodoListMiddleware
+from ._agent.tool_logging import ToolCallLoggingMiddleware as ToolCallLoggingMiddleware
 from ._agent.tools import Tool as Tool
 from ._context.injection import InjectionRule as InjectionRule
 from ._context.injection import InjectionTrigger as InjectionTrigger
@@ -82,8 +86,14 @@ from ._strategies.clearing import ToolResultClearingStrategy as ToolResultCleari
 from ._strategies.composite import CompositeStrategy as CompositeStrategy
 from ._strategies.composite import FallbackStrategy as FallbackStrategy
 from ._strategies.default import default_stack as default_stack
+from ._strategies.fetches import DedupeFetchesStrategy as DedupeFetchesStrategy
+from ._strategies.images import StripProcessedImagesStrategy as StripProcessedImagesStrategy
+from ._strategies.large_results import TruncateLargeResultsStrategy as TruncateLargeResultsStrategy
+from ._strategies.reads import StaleFileReadsStrategy as StaleFileReadsStrategy
+from ._strategies.repeats import CollapseRepeatedCallsStrategy as CollapseRepeatedCallsStrategy
 from ._strategies.strip import StripToolCallsStrategy as StripToolCallsStrategy
 from ._strategies.summarization import SummarizationStrategy as SummarizationStrategy
+from ._strategies.superseded import SupersededToolCallsStrategy as SupersededToolCallsStrategy
 from ._strategies.window import SlidingWindowStrategy as SlidingWindowStrategy
 from ._summary.extractive import ExtractiveSummarizer as ExtractiveSummarizer
 from .providers import AnthropicProvider as AnthropicProvider
@@ -109,6 +119,7 @@ __all__ = [
     "BaseCounter",
     "BudgetExceededError",
     "CalibratedCounter",
+    "CollapseRepeatedCallsStrategy",
     "Compaction",
     "CompactionCompleted",
     "CompactionError",
@@ -122,7 +133,9 @@ __all__ = [
     "ContextEditingMiddleware",
     "ContextSection",
     "ContextStrategy",
+    "DedupeFetchesStrategy",
     "Document",
+    "DynamicModelSelectionMiddleware",
     "Exchange",
     "ExtractiveSummarizer",
     "FallbackStrategy",
@@ -143,6 +156,8 @@ __all__ = [
     "ModelHandler",
     "ModelRequest",
     "ModelResponse",
+    "ModelRoute",
+    "ModelRouted",
     "NeuronContextError",
     "OpenAIProvider",
     "PersistentContext",
@@ -154,12 +169,15 @@ __all__ = [
     "RunContext",
     "RunFinished",
     "SlidingWindowStrategy",
+    "StaleFileReadsStrategy",
     "StopReason",
+    "StripProcessedImagesStrategy",
     "StripToolCallsStrategy",
     "Structure",
     "SummarizationError",
     "SummarizationMiddleware",
     "SummarizationStrategy",
+    "SupersededToolCallsStrategy",
     "SystemInjectionMiddleware",
     "SystemInjector",
     "Text",
@@ -172,6 +190,7 @@ __all__ = [
     "Tool",
     "ToolCallLimitExceededError",
     "ToolCallLimitMiddleware",
+    "ToolCallLoggingMiddleware",
     "ToolCallRequest",
     "ToolCalled",
     "ToolDefinition",
@@ -181,6 +200,7 @@ __all__ = [
     "ToolRetried",
     "ToolRetryMiddleware",
     "ToolUse",
+    "TruncateLargeResultsStrategy",
     "TurnStarted",
     "create_agent",
     "default_stack",

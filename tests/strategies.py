@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Generic, TypeVar
 
 import attrs
@@ -22,18 +22,23 @@ from hypothesis import strategies as st
 
 from neuron_context import (
     JSON,
+    CollapseRepeatedCallsStrategy,
     Compaction,
     CompositeStrategy,
     ContentBlock,
     ContextStrategy,
+    DedupeFetchesStrategy,
     Document,
     Image,
     Message,
     RedactedThinking,
     Role,
     SlidingWindowStrategy,
+    StaleFileReadsStrategy,
+    StripProcessedImagesStrategy,
     StripToolCallsStrategy,
     Structure,
+    SupersededToolCallsStrategy,
     Text,
     Thinking,
     TokenCounter,
@@ -41,6 +46,7 @@ from neuron_context import (
     ToolResult,
     ToolResultClearingStrategy,
     ToolUse,
+    TruncateLargeResultsStrategy,
 )
 
 S = TypeVar("S", bound=ContextStrategy)
@@ -768,3 +774,199 @@ def mixed_counter_composites(counter: TokenCounter) -> st.SearchStrategy[Context
         ),
         counter,
     )
+
+
+# -- the collection strategies (superseded calls, images, fetches, reads, repeats, large) -
+
+
+COLLECTION_TOOLS = (
+    "create_python_script",
+    "Read",
+    "Write",
+    "WebFetch",
+    "bash",
+    "str_replace_editor",
+)
+"""Tool names the collection strategies recognise by default or in the test keys."""
+
+_COLLECTION_CALLS: tuple[tuple[str, dict[str, JSON]], ...] = (
+    ("create_python_script", {"path": "a.py", "code": "print(1)"}),
+    ("create_python_script", {"path": "a.py", "code": "print(2)"}),
+    ("Write", {"file_path": "a.py", "content": "x = 2"}),
+    ("Read", {"file_path": "a.py"}),
+    ("Read", {"file_path": "./src/../a.py"}),
+    ("WebFetch", {"url": "https://example.com/a"}),
+    ("WebFetch", {"url": "HTTPS://Example.com/a#top"}),
+    ("WebFetch", {"urls": ["https://example.com/b", "see http://x.org/c."]}),
+    ("bash", {"command": "ls -la"}),
+    ("bash", {"command": "ls -la"}),
+    ("str_replace_editor", {"command": "view", "path": "a.py"}),
+    ("str_replace_editor", {"command": "create", "path": "a.py", "file_text": "x = 1"}),
+)
+"""Calls that repeat, supersede and go stale: one path written twice, a URL in two
+spellings, a file read and written, one command run again."""
+
+_LOG = "".join(f"line {i}: ok\n" for i in range(120))
+_COLLECTION_OUTPUTS: tuple[str, ...] = (
+    "ok",
+    "File written",
+    "done",
+    _LOG,
+    _LOG + "line 120: done\n",
+    "src/module_a.py defines parse_config_v2\n" * 40,
+    "x" * 3000,
+)
+
+
+@functools.cache
+def _collection_contents() -> st.SearchStrategy[tuple[Text | Image, ...]]:
+    common = st.sampled_from(_COLLECTION_OUTPUTS[2:5]).map(lambda text: (Text(text=text),))
+    fixed = st.sampled_from(_COLLECTION_OUTPUTS).map(lambda text: (Text(text=text),))
+    mixed = st.lists(
+        st.builds(Text, text=st.sampled_from(_COLLECTION_OUTPUTS)) | images(), max_size=3
+    )
+    return st.one_of(common, common, fixed, mixed.map(tuple), tool_result_contents().map(_as_items))
+
+
+def _as_items(content: str | list[Text | Image]) -> tuple[Text | Image, ...]:
+    return (Text(text=content),) if isinstance(content, str) else tuple(content)
+
+
+def _repetitive(draw: st.DrawFn, message: Message) -> Message:
+    blocks: list[ContentBlock] = []
+    for original in message.content:
+        block = original
+        if isinstance(block, ToolUse) and draw(st.integers(0, 5)) > 0:
+            name, arguments = draw(st.sampled_from(_COLLECTION_CALLS))
+            block = attrs.evolve(block, name=name, input=arguments)
+        elif isinstance(block, ToolResult) and draw(st.integers(0, 5)) > 0:
+            content = draw(_collection_contents())
+            block = attrs.evolve(block, content=content, is_error=draw(st.integers(0, 5)) == 0)
+        blocks.append(block)
+    if message.role is Role.USER and not message.is_compaction and draw(st.integers(0, 3)) == 0:
+        blocks.append(draw(images()))
+    if message.role is Role.ASSISTANT and draw(st.integers(0, 5)) == 0:
+        blocks.insert(0, Text(text="I will look at src/module_a.py and line 120: done"))
+    return Message(role=message.role, content=tuple(blocks))
+
+
+@functools.cache
+@st.composite
+def repetitive_conversations(draw: st.DrawFn, *, max_turns: int = 16) -> list[Message]:
+    """Well-formed conversations whose calls repeat: tool names, arguments and outputs are
+    drawn from small pools (one path written twice, a URL fetched in two spellings, a file
+    read and written, identical and near-identical logs, large outputs, images), so the
+    collection strategies find work. Well formed, since only names, inputs and contents
+    change."""
+    messages = draw(well_formed_conversations(max_turns=max_turns))
+    return [_repetitive(draw, message) for message in messages]
+
+
+def _superseded_key(arguments: Mapping[str, JSON]) -> object:
+    return arguments.get("path") if arguments.get("command") == "create" else None
+
+
+COLLECTION_KEYS: dict[str, str | Callable[[Mapping[str, JSON]], object]] = {
+    "create_python_script": "path",
+    "Write": "file_path",
+    "bash": "command",
+    "str_replace_editor": _superseded_key,
+}
+"""Keys for :class:`SupersededToolCallsStrategy` in the tests: arguments and a function."""
+
+
+@functools.cache
+def _collection_factories() -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+    budgets = max_tokens()
+    superseded = st.builds(
+        lambda m: lambda c: SupersededToolCallsStrategy(COLLECTION_KEYS, max_tokens=m, counter=c),
+        budgets,
+    )
+    stripped = st.builds(
+        lambda m: lambda c: StripProcessedImagesStrategy(max_tokens=m, counter=c), budgets
+    )
+    fetches = st.builds(
+        lambda m, tools, placeholder: (
+            lambda c: DedupeFetchesStrategy(
+                max_tokens=m, tools=tools, placeholder=placeholder, counter=c
+            )
+        ),
+        budgets,
+        st.none() | st.frozensets(st.sampled_from(COLLECTION_TOOLS), max_size=3),
+        st.sampled_from(PLACEHOLDERS),
+    )
+    reads = st.builds(
+        lambda m, age, placeholder: (
+            lambda c: StaleFileReadsStrategy(
+                max_tokens=m, max_age=age, placeholder=placeholder, counter=c
+            )
+        ),
+        budgets,
+        st.none() | st.integers(0, 6),
+        st.sampled_from(PLACEHOLDERS),
+    )
+    repeats = st.builds(
+        lambda m, similarity, minimum: (
+            lambda c: CollapseRepeatedCallsStrategy(
+                max_tokens=m, similarity=similarity, min_repeats=minimum, counter=c
+            )
+        ),
+        budgets,
+        st.sampled_from((1.0, 0.9, 0.5)),
+        st.integers(0, 4),
+    )
+    large = st.builds(
+        lambda m, limit, keep, turns: (
+            lambda c: TruncateLargeResultsStrategy(
+                max_tokens=m,
+                max_result_tokens=limit,
+                keep_recent=keep,
+                recent_turns=turns,
+                counter=c,
+            )
+        ),
+        budgets,
+        st.sampled_from((1, 40, 200, 2000)),
+        st.integers(0, 3),
+        st.integers(0, 3),
+    )
+    return st.one_of(superseded, stripped, fetches, reads, repeats, large)
+
+
+def collection_strategies(counter: TokenCounter) -> st.SearchStrategy[ContextStrategy]:
+    """One of the collection strategies, with random options, using ``counter``."""
+    return _with_counter(_collection_factories(), counter)
+
+
+@functools.cache
+def _mixed_stack_factories() -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+    def extend(
+        children: st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]],
+    ) -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+        return st.builds(_composite, st.lists(children, min_size=1, max_size=4), max_tokens())
+
+    leaves = st.one_of(_collection_factories(), _collection_factories(), _leaf_factories())
+    return st.recursive(leaves, extend, max_leaves=6)
+
+
+def collection_stacks(counter: TokenCounter) -> st.SearchStrategy[ContextStrategy]:
+    """Composites mixing the collection strategies with the other built-in leaves (random
+    budgets), all using ``counter``."""
+    return _with_counter(_mixed_stack_factories(), counter)
+
+
+@functools.cache
+def _user_first_mixed_factories() -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+    def extend(
+        children: st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]],
+    ) -> st.SearchStrategy[Callable[[TokenCounter], ContextStrategy]]:
+        return st.builds(_composite, st.lists(children, min_size=1, max_size=4), max_tokens())
+
+    leaves = st.one_of(_collection_factories(), _user_first_leaves())
+    return st.recursive(leaves, extend, max_leaves=6)
+
+
+def collection_user_first_stacks(counter: TokenCounter) -> st.SearchStrategy[ContextStrategy]:
+    """Composites mixing the collection strategies with leaves that keep a first user
+    message (windows with ``start_on_user=True``), all using ``counter``."""
+    return _with_counter(_user_first_mixed_factories(), counter)

@@ -42,6 +42,7 @@ __all__ = [
     "Exchange",
     "ResultRef",
     "Structure",
+    "ToolCall",
     "check_messages",
     "cut_keeping_last",
     "next_safe_cut",
@@ -49,6 +50,7 @@ __all__ = [
     "repair",
     "replace_blocks",
     "replace_content",
+    "tool_calls",
     "tool_results",
     "turn_start",
     "validate",
@@ -464,3 +466,50 @@ def repair(messages: Sequence[Message]) -> list[Message]:
             )
             repaired.append(Message(role=Role.TOOL, content=results))
     return repaired
+
+
+# -- tool calls with their results (appended by the collection work) --------------------
+
+
+@attrs.frozen
+class ToolCall:
+    """One tool use, where it sits, and the results that answer it in its exchange."""
+
+    message: int
+    """Index of the assistant message holding the call."""
+    block: int
+    """Index of the tool use within that message's content."""
+    use: ToolUse
+    """The call."""
+    results: tuple[ResultRef, ...]
+    """Its results, oldest first (one in a well-formed conversation; none while the call
+    is still running)."""
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether it was answered and no answer is an error."""
+        return bool(self.results) and not any(ref.result.is_error for ref in self.results)
+
+
+def tool_calls(structure: Structure) -> list[ToolCall]:
+    """Every tool call of ``structure`` with its results, oldest first (O(n)).
+
+    The one place that pairs calls with results for strategies that reason about calls
+    (which call supersedes which, which result is stale): a result belongs to the call
+    with its id in the same exchange, as :func:`validate` defines it.
+    """
+    messages = structure.messages
+    calls: list[ToolCall] = []
+    for exchange in structure.exchanges:
+        answers: dict[str, list[ResultRef]] = {}
+        for m_index in exchange.tool_messages:
+            for b_index, block in enumerate(messages[m_index].content):
+                if isinstance(block, ToolResult):
+                    answers.setdefault(block.tool_use_id, []).append(
+                        ResultRef(m_index, b_index, block)
+                    )
+        for b_index, block in enumerate(messages[exchange.start].content):
+            if isinstance(block, ToolUse):
+                found = tuple(answers.get(block.id, ()))
+                calls.append(ToolCall(exchange.start, b_index, block, found))
+    return calls

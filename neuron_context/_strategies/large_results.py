@@ -1,0 +1,143 @@
+"""Large results nobody refers to any more: cut to their head and tail.
+
+A test run, a build log, a long file: one tool result can cost more than the rest of the
+conversation, and once the model has moved on, the middle of it is dead weight. This is
+the LangChain-middleware README's "truncate large tool results not referenced
+recently", done with the library's one truncation primitive
+(:func:`~neuron_context._messages.truncation.truncate_text`, which the loop-true
+compaction uses for its hard budget too): the head says what the output is, the tail
+how it ended, and a marker between says how much was cut.
+
+*Referenced recently* is a heuristic, stated so it can be checked: a result is in use
+when one of its distinctive words (six or more characters mixing letters with digits,
+``_``, ``.``, ``/`` or ``-``: paths, identifiers, versions, hashes) appears in one
+of the newest ``recent_turns`` assistant messages (their text, reasoning and tool
+arguments), or when it is one of the ``keep_recent`` newest results. Plain words do not
+count: every answer says "error" or "function".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from .._counting.base import compact_json
+from .._log import log_compaction
+from .._messages.content import ContentBlock, Image, Text, Thinking, ToolUse
+from .._messages.conversation import replace_blocks, replace_content, tool_results
+from .._messages.message import Message, Role
+from .._messages.truncation import truncate_text
+from .._validators import non_negative_int, positive_int
+from .base import PureStrategy
+
+__all__ = ["TruncateLargeResultsStrategy", "distinctive_words"]
+
+_CUT = re.compile(r"\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut \.\.\.\]")
+"""What :func:`~neuron_context._messages.truncation.marker` writes: a result holding it
+was cut already and is not cut again (a limit below the marker's own cost would
+otherwise cut the marker on every pass)."""
+
+_WORD = re.compile(r"[\w./-]{6,}")
+_EDGES = "./-"
+
+
+def distinctive_words(texts: Iterable[str]) -> set[str]:
+    """The words of ``texts`` that identify something: at least six characters, with a
+    letter and a digit or one of ``_./-`` (edges trimmed; ``:`` separates words, so
+    ``a.py:12`` and ``a.py::test`` both hold ``a.py``)."""
+    found: set[str] = set()
+    for text in texts:
+        for match in _WORD.finditer(text):
+            word = match.group().strip(_EDGES)
+            if (
+                len(word) >= 6
+                and any(c.isalpha() for c in word)
+                and any(c.isdigit() or c in "_./-" for c in word)
+            ):
+                found.add(word)
+    return found
+
+
+def _message_texts(message: Message) -> Iterable[str]:
+    for block in message.content:
+        if isinstance(block, Text):
+            yield block.text
+        elif isinstance(block, Thinking):
+            yield block.thinking
+        elif isinstance(block, ToolUse):
+            yield compact_json(block.input)
+
+
+@attrs.define
+class TruncateLargeResultsStrategy(PureStrategy):
+    """Cuts tool results larger than ``max_result_tokens`` that no recent assistant
+    message refers to, keeping their head and tail around a marker.
+
+    Examples:
+        >>> strategy = TruncateLargeResultsStrategy(max_result_tokens=1_000, recent_turns=2)
+    """
+
+    max_tokens: int = attrs.field(default=0, kw_only=True, validator=non_negative_int())
+    """The trigger: compact when the history costs more than this (0: always)."""
+    max_result_tokens: int = attrs.field(default=2_000, kw_only=True, validator=positive_int())
+    """A result costing more than this is large; a cut one costs at most this."""
+    keep_recent: int = attrs.field(default=1, kw_only=True, validator=non_negative_int())
+    """How many of the newest tool results are never cut."""
+    recent_turns: int = attrs.field(default=3, kw_only=True, validator=non_negative_int())
+    """How many of the newest assistant messages count as referring recently."""
+
+    def _apply(self, messages: Sequence[Message]) -> list[Message]:
+        counter = self.counter
+        limit = self.max_result_tokens
+        refs = list(tool_results(messages))
+        candidates = refs[: max(0, len(refs) - self.keep_recent)]
+        large = [
+            (ref, cost)
+            for ref in candidates
+            if (cost := counter.estimate_content(ref.result.content)) > limit
+        ]
+        if not large:
+            return list(messages)
+        recent: list[str] = []
+        seen = 0
+        for message in reversed(messages):
+            if seen >= self.recent_turns:
+                break
+            if message.role is Role.ASSISTANT:
+                seen += 1
+                recent.extend(_message_texts(message))
+        referenced = distinctive_words(recent)
+        replaced: dict[tuple[int, int], ContentBlock] = {}
+        for ref, cost in large:
+            result = ref.result
+            texts = [item.text for item in result.content if isinstance(item, Text)]
+            if any(_CUT.search(text) for text in texts):
+                continue
+            if referenced and not referenced.isdisjoint(distinctive_words(texts)):
+                continue
+            text_cost = sum(counter.estimate_text(text) for text in texts)
+            fixed = cost - text_cost  # images cannot be cut
+            room = max(0, limit - fixed)
+            items: list[Text | Image] = []
+            for item in result.content:
+                if isinstance(item, Text) and text_cost:
+                    share = room * counter.estimate_text(item.text) // text_cost
+                    items.append(Text(text=truncate_text(item.text, share, counter)))
+                else:
+                    items.append(item)
+            content = tuple(items)
+            if counter.estimate_content(content) < cost:
+                replaced[ref.message, ref.block] = replace_content(result, content)
+        if not replaced:
+            return list(messages)
+        output = replace_blocks(messages, replaced)
+        log_compaction(
+            "TruncateLargeResultsStrategy",
+            counter,
+            messages,
+            output,
+            {"truncated": len(replaced)},
+        )
+        return output

@@ -1,0 +1,110 @@
+"""Superseded tool calls: of the calls that write the same thing, keep only the newest.
+
+An agent that writes a script, runs it, and writes it again carries every version in
+its history, though only the newest is the file's content now; the older versions cost
+tokens and can mislead the model about what the file holds. The LangChain-middleware
+README this project started from filtered old ``create_python_script`` calls by their
+``path`` argument; this strategy is that idea for any tool: ``keys`` says which argument
+(or which function of the arguments) identifies what a call writes.
+
+A call is removed *with its result* through the boundary API
+(:meth:`~neuron_context.Structure.without_calls`), so a parallel call in the same
+assistant message keeps its own pair and an assistant message left with no content goes.
+Which call supersedes which is the shared rule of ``supersede.py``: only a call that
+succeeded supersedes older ones (a failed write left the older version in place).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+
+import attrs
+
+from .._errors import CompactionError, ConfigurationError
+from .._log import log_compaction
+from .._messages.content import JSON
+from .._messages.conversation import Structure, ToolCall, tool_calls
+from .._messages.message import Message
+from .._validators import non_negative_int
+from .base import PureStrategy
+from .supersede import hashable, superseded
+
+__all__ = ["KeySpec", "SupersededToolCallsStrategy"]
+
+KeySpec = str | Callable[[Mapping[str, JSON]], object]
+"""What identifies a call's target: an argument name, or a function of the arguments
+(returning ``None`` when the call has no target)."""
+
+
+def _to_keys(value: object) -> dict[str, KeySpec]:
+    owner = "SupersededToolCallsStrategy.keys"
+    if not isinstance(value, Mapping):
+        msg = f"{owner} must map tool names to an argument name or a function, got {value!r}"
+        raise ConfigurationError(msg)
+    keys: dict[str, KeySpec] = {}
+    for name, spec in value.items():
+        if not isinstance(name, str):
+            msg = f"{owner} has a non-str tool name {name!r}"
+            raise ConfigurationError(msg)
+        if not isinstance(spec, str) and not callable(spec):
+            msg = f"{owner}[{name!r}] must be an argument name or a function, got {spec!r}"
+            raise ConfigurationError(msg)
+        keys[name] = spec
+    return keys
+
+
+@attrs.define
+class SupersededToolCallsStrategy(PureStrategy):
+    """Of the tool calls with the same tool and key, keeps only the newest and its result.
+
+    ``keys`` maps a tool name to the argument that identifies what the tool writes
+    (``{"create_python_script": "path"}``), or to a function of the call's arguments
+    returning that identity (``None``: the call is not tracked). Older calls with the
+    same tool and key are removed together with their results; other calls, including
+    parallel calls in the same assistant message, keep their pairs; an assistant message
+    left with no content is removed. Only a call that succeeded supersedes older ones.
+
+    Examples:
+        >>> strategy = SupersededToolCallsStrategy({"create_python_script": "path"})
+    """
+
+    keys: dict[str, KeySpec] = attrs.field(converter=_to_keys)
+    """Tool name → the argument (or function of the arguments) naming what it writes."""
+    max_tokens: int = attrs.field(default=0, kw_only=True, validator=non_negative_int())
+    """The trigger: compact when the history costs more than this (0: always)."""
+
+    def _key(self, call: ToolCall) -> Hashable | None:
+        use = call.use
+        spec = self.keys.get(use.name)
+        if spec is None:
+            return None
+        if isinstance(spec, str):
+            value: object = use.input.get(spec)
+        else:
+            try:
+                value = spec(use.input)
+            except Exception as exc:
+                msg = f"SupersededToolCallsStrategy: the key function of {use.name!r} failed: {exc}"
+                raise CompactionError(msg) from exc
+        key = hashable(value)
+        return None if key is None else (use.name, key)
+
+    def _apply(self, messages: Sequence[Message]) -> list[Message]:
+        if not self.keys:
+            return list(messages)
+        structure = Structure.of(messages)
+        old = superseded(tool_calls(structure), self._key)
+        if not old:
+            return list(messages)
+        remove: dict[int, set[str]] = {}
+        for call, _ in old:
+            remove.setdefault(call.message, set()).add(call.use.id)
+        output = structure.without_calls(remove)
+        log_compaction(
+            "SupersededToolCallsStrategy",
+            self.counter,
+            messages,
+            output,
+            {"removed_calls": sorted(i for ids in remove.values() for i in ids)},
+        )
+        return output

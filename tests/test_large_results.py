@@ -1,0 +1,109 @@
+"""TruncateLargeResultsStrategy: large results nobody refers to lately keep head and tail."""
+
+from __future__ import annotations
+
+import pytest
+
+from neuron_context import (
+    ConfigurationError,
+    Image,
+    Message,
+    Text,
+    TokenCounter,
+    ToolResult,
+    ToolUse,
+    TruncateLargeResultsStrategy,
+    validate,
+)
+
+LOG = "".join(f"PASSED tests/test_mod_{i:03}.py::test_case\n" for i in range(400))
+COUNTER = TokenCounter()
+
+
+def run_tests(use_id: str, output: str = LOG) -> list[Message]:
+    """A ``bash`` call and its output."""
+    use = ToolUse(id=use_id, name="bash", input={"command": "pytest"})
+    return [Message.assistant(tool_uses=[use]), Message.tool_result(use_id, output)]
+
+
+class TestTruncateLargeResultsStrategy:
+    """Behaviour of TruncateLargeResultsStrategy."""
+
+    def test_an_unreferenced_large_result_keeps_its_head_and_tail(self) -> None:
+        """The old result is cut to max_result_tokens around a marker; the newest stays."""
+        messages = [
+            Message.user("run the tests"),
+            *run_tests("t1"),
+            Message.assistant("All passed."),
+            *run_tests("t2", "2 passed"),
+        ]
+        strategy = TruncateLargeResultsStrategy(max_result_tokens=200, recent_turns=1)
+        output = strategy.apply(messages)
+        validate(output)
+        (result,) = output[2].tool_results
+        text = result.text
+        assert COUNTER.estimate_text(text) <= 200
+        assert text.startswith("PASSED tests/test_mod_000.py")
+        assert text.rstrip().endswith("tests/test_mod_399.py::test_case")
+        assert "characters (about" in text
+        assert output[4] is messages[4]
+
+    def test_a_recent_reference_protects_a_result(self) -> None:
+        """A distinctive word of the result in a recent assistant message keeps it whole."""
+        messages = [
+            Message.user("run the tests"),
+            *run_tests("t1"),
+            Message.assistant("Look at tests/test_mod_123.py next."),
+            *run_tests("t2", "ok"),
+        ]
+        referencing = TruncateLargeResultsStrategy(max_result_tokens=200, recent_turns=3)
+        assert referencing.apply(messages) == messages
+        plain = [*messages[:3], Message.assistant("The tests passed."), *messages[4:]]
+        assert referencing.apply(plain) != plain
+
+    def test_keep_recent_and_small_results(self) -> None:
+        """The newest keep_recent results, and results under the limit, are never cut."""
+        messages = [Message.user("go"), *run_tests("t1"), *run_tests("t2", "tiny")]
+        assert TruncateLargeResultsStrategy(keep_recent=2, recent_turns=0).apply(messages) == (
+            messages
+        )
+        assert TruncateLargeResultsStrategy(recent_turns=0).apply(messages) != messages
+        assert TruncateLargeResultsStrategy(max_result_tokens=10**6).apply(messages) == messages
+
+    def test_images_are_kept_and_the_ids_too(self) -> None:
+        """Texts are cut around an image; the result keeps id, flag and image."""
+        image = Image(media_type="image/png", data="aGVsbG8=")
+        use = ToolUse(id="s1", name="shot", input={})
+        result = ToolResult(tool_use_id="s1", content=[Text(text=LOG), image], is_error=True)
+        messages = [
+            Message.user("go"),
+            Message.assistant(tool_uses=[use]),
+            Message(role="tool", content=(result,)),
+            Message.assistant("ok"),
+        ]
+        strategy = TruncateLargeResultsStrategy(
+            max_result_tokens=500, keep_recent=0, recent_turns=0
+        )
+        (cut,) = strategy.apply(messages)[2].tool_results
+        assert cut.tool_use_id == "s1"
+        assert cut.is_error
+        assert cut.content[1] == image
+        assert COUNTER.estimate_content(cut.content) <= 500
+
+    def test_a_cut_result_is_not_cut_again(self) -> None:
+        """A second pass leaves a cut result as it is, even below the marker's own cost."""
+        messages = [Message.user("go"), *run_tests("t1"), Message.assistant("done")]
+        strategy = TruncateLargeResultsStrategy(max_result_tokens=1, keep_recent=0)
+        once = strategy.apply(messages)
+        assert once != messages
+        assert strategy.apply(once) == once
+
+    def test_configuration(self) -> None:
+        """Options are keyword-only and validated."""
+        assert TruncateLargeResultsStrategy().max_result_tokens == 2000
+        with pytest.raises(
+            ConfigurationError, match=r"TruncateLargeResultsStrategy\.max_result_tokens"
+        ):
+            TruncateLargeResultsStrategy(max_result_tokens=0)
+        with pytest.raises(ConfigurationError, match=r"TruncateLargeResultsStrategy\.keep_recent"):
+            TruncateLargeResultsStrategy(keep_recent=-1)
