@@ -201,9 +201,32 @@ class RunFinished(AgentEvent):
     messages: int
 
 
+RouteReason: TypeAlias = Literal["rule", "images", "long_context", "default"]
+"""Which rule of a :class:`DynamicModelSelectionMiddleware` chose a route."""
+
+
+@attrs.frozen
+class ModelRouted(AgentEvent):
+    """A :class:`DynamicModelSelectionMiddleware` chose where this turn's call goes."""
+
+    type: ClassVar[str] = "model_routed"
+    route: str
+    """The route's name."""
+    reason: RouteReason
+    """Which rule chose it: a user ``"rule"``, ``"images"``, ``"long_context"`` or
+    ``"default"``."""
+    provider: str
+    """The provider's class name (the agent's when the route keeps it: ``"agent"``)."""
+    model: str | None
+    tokens: int
+    """The request as counted (messages, system prompt and tools)."""
+    images: int
+    """Images in the request."""
+
+
 Event: TypeAlias = (
     "TurnStarted | ModelCalled | ToolCalled | CompactionStarted | CompactionCompleted"
     " | CompactionFailed | RequestEdited | LimitReached | FallbackUsed | ToolRetried"
-    " | RunFinished"
+    " | RunFinished | ModelRouted"
 )
 """Any event a run emits."""

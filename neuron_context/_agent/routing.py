@@ -21,7 +21,6 @@ event, so a run's events show which model answered which turn and why.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import ClassVar, Literal
 
 import attrs
 
@@ -32,12 +31,11 @@ from .._messages.message import Message
 from .._validators import instance_of, non_negative_int, optional, string
 from ..providers._base import Provider
 from .context import count_request
-from .events import AgentEvent
+from .events import ModelRouted
+from .events import RouteReason as Reason
 from .middleware import AgentMiddleware, ModelHandler, ModelRequest, ModelResponse
 
 __all__ = ["DynamicModelSelectionMiddleware", "ModelRoute", "ModelRouted", "count_images"]
-
-Reason = Literal["rule", "images", "long_context", "default"]
 
 
 @attrs.frozen
@@ -59,25 +57,6 @@ class ModelRoute:
     """The provider to ask (``None``: the agent's)."""
     model: str | None = attrs.field(default=None, kw_only=True, validator=optional(string()))
     """The model to ask (``None``: the request's)."""
-
-
-@attrs.frozen
-class ModelRouted(AgentEvent):
-    """A :class:`DynamicModelSelectionMiddleware` chose where this turn's call goes."""
-
-    type: ClassVar[str] = "model_routed"
-    route: str
-    """The route's name."""
-    reason: Reason
-    """Which rule chose it: a user ``"rule"``, ``"images"``, ``"long_context"`` or
-    ``"default"``."""
-    provider: str
-    """The provider's class name (the agent's when the route keeps it: ``"agent"``)."""
-    model: str | None
-    tokens: int
-    """The request as counted (messages, system prompt and tools)."""
-    images: int
-    """Images in the request."""
 
 
 def count_images(messages: Sequence[Message]) -> int:
