@@ -15,8 +15,8 @@ ALL_EXTRAS = ".[dev,openai,anthropic,bench,cli,langchain,pydantic-ai,openai-agen
 def tests(session: nox.Session) -> None:
     """Run the test suite, the README example and each benchmark once (no timing)."""
     session.install("-e", ALL_EXTRAS)
-    args = session.posargs or ["tests", "benches", "--benchmark-disable"]
-    session.run("pytest", *args)
+    args = session.posargs or ["tests", "benches", "--benchmark-disable", "-n", "auto"]
+    session.run("pytest", *args, env={"HYPOTHESIS_PROFILE": "ci"})
 
 
 @nox.session

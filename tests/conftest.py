@@ -16,14 +16,15 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-settings.register_profile("dev", max_examples=50, deadline=None)
+# Local runs are quick by default ("dev"); `nox -s tests` (what CI runs) sets "ci".
+settings.register_profile("dev", max_examples=30, deadline=None)
 settings.register_profile(
     "thorough",
     max_examples=100_000,
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 if TYPE_CHECKING:
     from fake_llm_server import FakeLLMServer, Flavour
