@@ -76,11 +76,11 @@ from ._messages.content import ToolResult as ToolResult
 from ._messages.content import ToolUse as ToolUse
 from ._messages.conversation import Exchange as Exchange
 from ._messages.conversation import Structure as Structure
-from ._messages.conversation import repair as repair
-from ._messages.conversation import validate as validate
 from ._messages.message import Message as Message
 from ._messages.message import Role as Role
 from ._messages.message import ToolDefinition as ToolDefinition
+from ._messages.wellformed import repair as repair
+from ._messages.wellformed import validate as validate
 from ._strategies.base import ContextStrategy as ContextStrategy
 from ._strategies.clearing import ToolResultClearingStrategy as ToolResultClearingStrategy
 from ._strategies.composite import CompositeStrategy as CompositeStrategy

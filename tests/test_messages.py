@@ -484,9 +484,10 @@ class TestMessageProperties:
     """Message.text, tool_uses, tool_results and is_tool."""
 
     def test_text_joins_text_blocks(self) -> None:
-        """The text property joins the Text blocks with a newline, skipping others."""
+        """The text property joins the Text blocks and a summary's content (CONTRACT §1)
+        with a newline, skipping others."""
         content = (Text(text="a"), Image(url=URL), Text(text="b"), Compaction(content="c"))
-        assert Message(role=Role.USER, content=content).text == "a\nb"
+        assert Message(role=Role.USER, content=content).text == "a\nb\nc"
 
     def test_text_of_a_message_without_text(self) -> None:
         """A message without Text blocks has empty text."""

@@ -20,8 +20,8 @@ import attrs
 
 from .._errors import AgentError
 from .._messages.content import ToolResult, ToolUse
-from .._messages.conversation import INTERRUPTED
 from .._messages.message import Message, Role
+from .._messages.wellformed import INTERRUPTED
 from .chain import MiddlewareChain
 from .events import ToolCalled
 from .middleware import ToolCallRequest

@@ -32,8 +32,8 @@ import anyio
 from .._counting.base import BaseCounter
 from .._errors import InvalidConversationError, NeuronContextError
 from .._log import logger
-from .._messages.conversation import validate
 from .._messages.message import Message, Role, ToolDefinition
+from .._messages.wellformed import validate
 from .._strategies.base import ContextStrategy
 from .events import CompactionCompleted, CompactionFailed, CompactionStarted
 from .run import RunContext

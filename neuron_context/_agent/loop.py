@@ -33,8 +33,8 @@ from .._errors import (
 )
 from .._log import logger
 from .._messages.content import JSON
-from .._messages.conversation import repair, validate
 from .._messages.message import Message, ToolDefinition
+from .._messages.wellformed import repair, validate
 from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
 from .calls import close_calls, run_tool_calls
 from .chain import MiddlewareChain

@@ -22,8 +22,9 @@ import attrs
 from .._counting.base import BaseCounter
 from .._errors import InvalidConversationError, NeuronContextError
 from .._log import logger
-from .._messages.conversation import Structure, validate
+from .._messages.conversation import Structure
 from .._messages.message import Message, Role
+from .._messages.wellformed import validate
 from .._strategies.base import to_counter
 from .._strategies.summarization import SummarizationStrategy
 from .._validators import instance_of, non_negative_int

@@ -22,8 +22,8 @@ import attrs
 from .._counting.base import BaseCounter, TokenCounter
 from .._errors import ConfigurationError, NeuronContextError
 from .._log import logger
-from .._messages.conversation import validate
 from .._messages.message import Message, Role
+from .._messages.wellformed import validate
 from .._strategies.base import ContextStrategy
 from . import inputs
 from .args import parser

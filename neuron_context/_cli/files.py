@@ -34,8 +34,8 @@ from typing import Literal
 import attrs
 
 from .._errors import ConfigurationError, InvalidConversationError
-from .._messages.conversation import repair, validate
 from .._messages.message import Message
+from .._messages.wellformed import repair, validate
 from ..formats import from_anthropic, from_dict, from_openai, to_anthropic, to_dict, to_openai
 
 __all__ = [

@@ -81,14 +81,14 @@ class DefaultStack(BudgetedStrategy):
     )
     """Writes the summaries (``None``: the offline :class:`ExtractiveSummarizer`)."""
     target: float = attrs.field(
-        default=0.7, kw_only=True, validator=number(minimum=0.05, maximum=1.0)
+        default=0.6, kw_only=True, validator=number(minimum=0.05, maximum=1.0)
     )
     """Compaction brings the history down to this share of the budget."""
     recent: float = attrs.field(default=0.5, kw_only=True, validator=number(minimum=0, maximum=1))
     """The share of the target's free space given to recent messages kept as they are;
     the summary fills the rest."""
     reserve: float = attrs.field(
-        default=0.03, kw_only=True, validator=number(minimum=0, maximum=0.5)
+        default=0.05, kw_only=True, validator=number(minimum=0, maximum=0.5)
     )
     """The share of the budget kept free for what a provider's rendering adds."""
     strict: bool = attrs.field(default=False, kw_only=True, validator=bool_())
@@ -328,9 +328,9 @@ def default_stack(
     *,
     counter: BaseCounter | None = None,
     summarizer: Provider | None = None,
-    target: float = 0.7,
+    target: float = 0.6,
     recent: float = 0.5,
-    reserve: float = 0.03,
+    reserve: float = 0.05,
     strict: bool = False,
     **summary_options: Any,
 ) -> DefaultStack:

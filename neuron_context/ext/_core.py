@@ -31,8 +31,8 @@ import anyio.from_thread
 
 from .._errors import ConfigurationError, InvalidConversationError
 from .._log import logger
-from .._messages.conversation import repair, validate
 from .._messages.message import Message
+from .._messages.wellformed import repair, validate
 from .._strategies.base import ContextStrategy
 
 __all__ = ["Memo", "compact_conversation", "missing_extra", "run_sync"]

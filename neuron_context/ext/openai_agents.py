@@ -28,8 +28,8 @@ from typing import Any
 
 from .._errors import ConfigurationError, InvalidConversationError
 from .._log import logger
-from .._messages.conversation import repair, validate
 from .._messages.message import Message
+from .._messages.wellformed import repair, validate
 from .._strategies.base import ContextStrategy
 from ._core import compact_conversation, missing_extra
 

@@ -1,0 +1,134 @@
+"""Well-formed conversations: :func:`validate` names what is wrong, :func:`repair` fixes it.
+
+Both read the conversation through :class:`~neuron_context.Structure` (the one place
+that knows how tool calls pair with their results), so "well formed" means exactly what
+the strategies' safe cuts assume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from .._errors import InvalidConversationError
+from .content import ToolResult, ToolUse
+from .conversation import Structure, check_messages
+from .message import Message, Role
+
+__all__ = ["INTERRUPTED", "repair", "validate"]
+
+INTERRUPTED = "[no result: the call was interrupted]"
+"""The content :func:`repair` gives a call that was never answered."""
+
+
+@attrs.frozen
+class _Problems:
+    orphans: list[tuple[int, int, str]]  # (message index, block index, id)
+    duplicates: list[tuple[int, int, str]]
+    dangling: list[tuple[int, str]]  # (exchange index, id)
+    exchange_starts: list[int] = attrs.field(factory=list)
+
+
+def _scan(messages: Sequence[Message]) -> tuple[Structure, _Problems]:
+    structure = Structure.of(messages)
+    problems = _Problems([], [], [])
+    last = len(structure.exchanges) - 1
+    for e_index, exchange in enumerate(structure.exchanges):
+        uses = [b.id for b in messages[exchange.start].content if isinstance(b, ToolUse)]
+        wanted = set(uses)
+        answered: set[str] = set()
+        for m_index in exchange.tool_messages:
+            for b_index, block in enumerate(messages[m_index].content):
+                if not isinstance(block, ToolResult):
+                    continue
+                if block.tool_use_id not in wanted:
+                    problems.orphans.append((m_index, b_index, block.tool_use_id))
+                elif block.tool_use_id in answered:
+                    problems.duplicates.append((m_index, b_index, block.tool_use_id))
+                else:
+                    answered.add(block.tool_use_id)
+        # A trailing assistant message whose calls are still running is allowed.
+        trailing = e_index == last and all(
+            m.role not in (Role.USER, Role.ASSISTANT) for m in messages[exchange.stop :]
+        )
+        if not trailing:
+            seen: set[str] = set()
+            for use_id in uses:
+                if use_id not in answered and use_id not in seen:
+                    problems.dangling.append((e_index, use_id))
+                seen.add(use_id)
+    for m_index, message in enumerate(messages):
+        if message.role is Role.TOOL and structure.exchange_at(m_index) is None:
+            for b_index, block in enumerate(message.content):
+                if isinstance(block, ToolResult):
+                    problems.orphans.append((m_index, b_index, block.tool_use_id))
+    problems.orphans.sort()
+    problems.exchange_starts.extend(e.start for e in structure.exchanges)
+    return structure, problems
+
+
+def validate(messages: Sequence[Message]) -> None:
+    """Raise :class:`InvalidConversationError` unless ``messages`` is well formed.
+
+    Well formed: every tool result answers a tool use of the nearest preceding assistant
+    message with tool uses, no id is answered twice within that exchange, and every tool
+    use is answered before the next user or assistant message (a trailing assistant
+    message whose calls are still running is allowed). The error names every offending id.
+
+    Raises:
+        InvalidConversationError: ``messages`` is not well formed.
+        ConfigurationError: ``messages`` is not a sequence of :class:`Message` objects.
+    """
+    _, problems = _scan(check_messages(messages, "validate"))
+    parts: list[str] = []
+    ids: list[str] = []
+    if problems.orphans:
+        found = [f"{i} (message {m})" for m, _, i in problems.orphans]
+        parts.append("tool results answering no call of their exchange: " + ", ".join(found))
+        ids.extend(i for _, _, i in problems.orphans)
+    if problems.duplicates:
+        found = [f"{i} (message {m})" for m, _, i in problems.duplicates]
+        parts.append("tool calls answered twice: " + ", ".join(found))
+        ids.extend(i for _, _, i in problems.duplicates)
+    if problems.dangling:
+        starts = problems.exchange_starts
+        found = [f"{i} (called in message {starts[e]})" for e, i in problems.dangling]
+        parts.append("tool calls never answered: " + ", ".join(found))
+        ids.extend(i for _, i in problems.dangling)
+    if parts:
+        msg = "conversation is not well formed: " + "; ".join(parts)
+        raise InvalidConversationError(msg, ids=ids)
+
+
+def repair(messages: Sequence[Message]) -> list[Message]:
+    """Return a well-formed copy of ``messages``.
+
+    Drops orphan results and second answers (and tool messages left empty), and closes
+    every dangling call with an error result in a tool message right after its exchange.
+    Deterministic and idempotent; a well-formed input comes back as an equal list.
+    """
+    structure, problems = _scan(check_messages(messages, "repair"))
+    drop: dict[int, set[int]] = {}
+    for m_index, b_index, _ in (*problems.orphans, *problems.duplicates):
+        drop.setdefault(m_index, set()).add(b_index)
+    closing: dict[int, list[str]] = {}
+    for e_index, use_id in problems.dangling:
+        exchange = structure.exchanges[e_index]
+        closing.setdefault(exchange.stop - 1, []).append(use_id)
+
+    repaired: list[Message] = []
+    for m_index, message in enumerate(messages):
+        if m_index in drop:
+            kept = tuple(b for i, b in enumerate(message.content) if i not in drop[m_index])
+            if kept:
+                repaired.append(attrs.evolve(message, content=kept))
+        else:
+            repaired.append(message)
+        if m_index in closing:
+            results = tuple(
+                ToolResult(tool_use_id=use_id, content=INTERRUPTED, is_error=True)
+                for use_id in closing[m_index]
+            )
+            repaired.append(Message(role=Role.TOOL, content=results))
+    return repaired
