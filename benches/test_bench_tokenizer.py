@@ -19,14 +19,14 @@ The contenders of a group run one after the other, so they see the same machine 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Sequence
 
 import pytest
 from tokenizers import Encoding
-from workloads import DATASETS, SIZES, Benchmark, Dataset, forget_costs, rounds, workload
+from workloads import DATASETS, SIZES, Benchmark, Dataset, fresh, rounds, workload
 
-from neuron_context import Message
-from neuron_context._counting.tokenizer import TokenizerCounter
+from neuron_context import Message, Text, TokenizerCounter, ToolResult, ToolUse
 
 RAW_ALL_MAX = 1_000
 """The largest history the ``raw-all`` baseline runs on."""
@@ -40,11 +40,36 @@ def _counter() -> TokenizerCounter:
     return TokenizerCounter.from_encoding("o200k_base")
 
 
+def _parts(counter: TokenizerCounter, message: Message, texts: list[str]) -> int:
+    """Append the texts the counting rules tokenize (CONTRACT §2); return the fixed cost.
+
+    Only the blocks the workloads hold: text, tool uses, tool results of text and images.
+    """
+    fixed = counter.message_overhead
+    for block in message.content:
+        if isinstance(block, Text):
+            texts.append(block.text)
+        elif isinstance(block, ToolUse):
+            texts += [
+                block.name,
+                json.dumps(block.input, separators=(",", ":"), ensure_ascii=False),
+            ]
+        elif isinstance(block, ToolResult):
+            for item in block.content:
+                if isinstance(item, Text):
+                    texts.append(item.text)
+                else:
+                    fixed += counter.image_tokens
+        else:
+            fixed += counter.image_tokens
+    return fixed
+
+
 def _texts(counter: TokenizerCounter, messages: Sequence[Message]) -> list[str]:
     """Every text the counting rules tokenize, in order (tool inputs as compact JSON)."""
     texts: list[str] = []
     for message in messages:
-        counter._parts(message, texts)
+        _parts(counter, message, texts)
     return texts
 
 
@@ -56,7 +81,7 @@ def _encode(counter: TokenizerCounter, texts: list[str]) -> list[Encoding]:
 def _exact(counter: TokenizerCounter, messages: Sequence[Message]) -> int:
     """The exact count from the raw tokenizer: fixed costs plus each text's tokens."""
     texts: list[str] = []
-    fixed = sum(counter._parts(message, texts) for message in messages)
+    fixed = sum(_parts(counter, message, texts) for message in messages)
     unique = list(dict.fromkeys(text for text in texts if text))
     tokens = dict(zip(unique, map(len, _encode(counter, unique)), strict=True))
     return fixed + sum(tokens.get(text, 0) for text in texts)
@@ -73,12 +98,11 @@ def _ours_cold(
 ) -> None:
     messages = list(workload(dataset, size).messages)
 
-    def setup() -> tuple[tuple[list[Message]], dict[str, object]]:
-        forget_costs(messages)
-        return (messages,), {}
+    def setup() -> tuple[tuple[TokenizerCounter, list[Message]], dict[str, object]]:
+        return (TokenizerCounter.from_encoding("o200k_base"), fresh(messages)), {}
 
     total = benchmark.pedantic(
-        counter.estimate_messages, setup=setup, rounds=rounds(size, budget=1e4)
+        TokenizerCounter.estimate_messages, setup=setup, rounds=rounds(size, budget=1e4)
     )
     assert total == _reference(dataset, size)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import pickle
 import random
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -58,7 +59,7 @@ __all__ = [
     "Workload",
     "agreeable",
     "expected_total",
-    "forget_costs",
+    "fresh",
     "priced",
     "rounds",
     "to_langchain",
@@ -279,10 +280,19 @@ def workload(dataset: Dataset, size: int) -> Workload:
     return Workload(dataset, tuple(messages), converted)
 
 
-def forget_costs(messages: Sequence[Message]) -> None:
-    """Empty the per-message cost cache, so the next count is a cold one."""
-    for message in messages:
-        object.__setattr__(message, "_costs", None)
+def fresh(messages: Sequence[Message]) -> list[Message]:
+    """New objects equal to ``messages`` (rebuilt from their pickle, so nothing about them
+    was ever counted): what a cold count starts from."""
+    key = (id(messages[0]) if messages else 0, len(messages))
+    known = _PICKLED.get(key)
+    if known is None or known[0] is not (messages[0] if messages else None):
+        data = pickle.dumps(list(messages), protocol=pickle.HIGHEST_PROTOCOL)
+        known = _PICKLED[key] = (messages[0] if messages else None, data)
+    rebuilt: list[Message] = pickle.loads(known[1])
+    return rebuilt
+
+
+_PICKLED: dict[tuple[int, int], tuple[Message | None, bytes]] = {}
 
 
 # -- conversion for the peer ---------------------------------------------------------

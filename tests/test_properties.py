@@ -43,10 +43,14 @@ from neuron_context import (
     ToolUse,
     validate,
 )
-from neuron_context._counting.base import compact_json
 from neuron_context.testing import RecordingStrategy
 
 # -- helpers ----------------------------------------------------------------------------
+
+
+def compact_json(value: object) -> str:
+    """The compact JSON the counting rules price (CONTRACT §2)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 @attrs.frozen

@@ -6,7 +6,8 @@ import abc
 from collections.abc import Sequence
 from typing import Any
 
-from .._counting.base import BaseCounter, TokenCounter
+from .._counting.base import BaseCounter
+from .._counting.heuristic import TokenCounter
 from .._errors import ConfigurationError
 from .._messages.message import Message
 
