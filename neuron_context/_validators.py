@@ -36,6 +36,7 @@ __all__ = [
     "require_int",
     "require_number",
     "require_str",
+    "show",
     "string",
 ]
 
@@ -52,6 +53,19 @@ def fail(name: str, problem: str) -> ConfigurationError:
     return ConfigurationError(msg)
 
 
+def show(value: object, width: int = 80) -> str:
+    """``repr(value)``, cut to ``width`` characters, for error messages.
+
+    Never raises: an int too long to print (``10**5000``) or a ``__repr__`` that fails
+    shows as its type.
+    """
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _name(instance: object, attribute: attrs.Attribute[Any]) -> str:
     return f"{type(instance).__name__}.{attribute.name}"
 
@@ -66,10 +80,10 @@ def _type_name(value: object) -> str:
 def require_int(value: object, name: str, *, minimum: int = 0, maximum: int = MAX_INT) -> int:
     """``value`` if it is an ``int`` (not a ``bool``) in ``minimum..maximum``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise fail(name, f"must be an int, got {_type_name(value)} {value!r:.80}")
+        raise fail(name, f"must be an int, got {_type_name(value)} {show(value)}")
     if not minimum <= value <= maximum:
         bound = f">= {minimum}" if maximum == MAX_INT else f"in {minimum}..{maximum}"
-        raise fail(name, f"must be {bound}, got {value!r:.80}")
+        raise fail(name, f"must be {bound}, got {show(value)}")
     return value
 
 
@@ -87,17 +101,19 @@ def require_number(
     overflowing in later arithmetic.
     """
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise fail(name, f"must be a number, got {_type_name(value)} {value!r:.80}")
+        raise fail(name, f"must be a number, got {_type_name(value)} {show(value)}")
     try:
         as_float = float(value)
     except OverflowError:
-        raise fail(name, f"must be a finite number, got {value!r:.80}") from None
+        raise fail(name, f"must be a finite number, got {show(value)}") from None
     if not math.isfinite(as_float):
-        raise fail(name, f"must be a finite number, got {value!r}")
+        raise fail(name, f"must be a finite number, got {show(value)}")
     if minimum is not None and (as_float <= minimum if exclusive_minimum else as_float < minimum):
-        raise fail(name, f"must be {'>' if exclusive_minimum else '>='} {minimum}, got {value!r}")
+        raise fail(
+            name, f"must be {'>' if exclusive_minimum else '>='} {minimum}, got {show(value)}"
+        )
     if maximum is not None and as_float > maximum:
-        raise fail(name, f"must be <= {maximum}, got {value!r}")
+        raise fail(name, f"must be <= {maximum}, got {show(value)}")
     return as_float
 
 
@@ -113,7 +129,7 @@ def require_str(value: object, name: str, *, nonempty: bool = False) -> str:
 def require_bool(value: object, name: str) -> bool:
     """``value`` if it is a ``bool``."""
     if not isinstance(value, bool):
-        raise fail(name, f"must be a bool, got {value!r:.80}")
+        raise fail(name, f"must be a bool, got {show(value)}")
     return value
 
 
@@ -182,7 +198,7 @@ def one_of(choices: Collection[object]) -> Validator:
 
     def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if value not in allowed:
-            raise fail(_name(instance, attribute), f"must be one of {allowed}, got {value!r:.80}")
+            raise fail(_name(instance, attribute), f"must be one of {allowed}, got {show(value)}")
 
     return check
 

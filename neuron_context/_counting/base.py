@@ -13,7 +13,7 @@ total, not the messages, and adding a turn costs only the new messages.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .._errors import ConfigurationError
 from .._messages.content import ContentBlock
@@ -116,7 +116,7 @@ def not_messages(messages: object) -> ConfigurationError | None:
     """The error for something passed as messages that is not a sequence of ``Message``s
     (``None``, OpenAI-style dicts), or ``None`` when it is one."""
     got: str | None = type(messages).__name__
-    if not isinstance(messages, str | bytes | dict) and isinstance(messages, Iterable):
+    if not isinstance(messages, str | bytes | Mapping) and isinstance(messages, Iterable):
         got = next(
             (type(item).__name__ for item in messages if not isinstance(item, Message)), None
         )

@@ -17,7 +17,7 @@ import attrs
 from .._errors import ConfigurationError
 from .._messages.content import ContentBlock
 from .._messages.message import Message, ToolDefinition
-from .._validators import MAX_INT, instance_of, number, require_int
+from .._validators import MAX_INT, instance_of, number, require_int, show
 from .base import BaseCounter, RunningCount
 
 __all__ = ["CalibratedCounter"]
@@ -225,14 +225,14 @@ class CalibratedCounter(BaseCounter):
             msg = (
                 "CalibratedCounter.restore: state must come from CalibratedCounter.state() "
                 f"(format {_STATE_FORMAT!r}, version {_STATE_VERSION}), got "
-                f"format={state.get('format')!r}, version={state.get('version')!r}"
+                f"format={show(state.get('format'))}, version={show(state.get('version'))}"
             )
             raise ConfigurationError(msg)
         factor = _as_number(state.get("factor"))
         if factor is None or not self.min_factor <= factor <= self.max_factor:
             msg = (
                 "CalibratedCounter.restore: state['factor'] must be a number in "
-                f"[{self.min_factor!r}, {self.max_factor!r}], got {state.get('factor')!r}"
+                f"[{self.min_factor!r}, {self.max_factor!r}], got {show(state.get('factor'))}"
             )
             raise ConfigurationError(msg)
         observations = state.get("observations")
@@ -243,7 +243,7 @@ class CalibratedCounter(BaseCounter):
         ):
             msg = (
                 "CalibratedCounter.restore: state['observations'] must be a non-negative "
-                f"int, got {observations!r}"
+                f"int, got {show(observations)}"
             )
             raise ConfigurationError(msg)
         self._factor = factor

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from .._errors import ConfigurationError, NeuronContextError, TokenizerError
 from .._log import logger as _log
+from .._validators import show
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -121,7 +122,7 @@ def load_encoding(name: str) -> Tokenizer:
         [24912, 2375]
     """
     if not isinstance(name, str) or name not in PATTERNS:
-        msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {name!r:.80}"
+        msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {show(name)}"
         raise ConfigurationError(msg)
     try:
         with _LOCKS[name]:
@@ -202,7 +203,7 @@ def build_encoding(name: str) -> Tokenizer:
     """
     pattern = PATTERNS.get(name) if isinstance(name, str) else None
     if pattern is None:
-        msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {name!r}"
+        msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {show(name)}"
         raise ConfigurationError(msg)
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 

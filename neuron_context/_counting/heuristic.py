@@ -22,7 +22,7 @@ from .._messages.message import Message
 from .._validators import number
 from .base import BaseCounter, not_messages, not_text
 from .cache import MEMO_MIN_LENGTH
-from .rules import RuleCounter, image_cost
+from .rules import RuleCounter, as_list, image_cost
 
 __all__ = ["MIN_CHARS_PER_TOKEN", "TokenCounter"]
 
@@ -72,10 +72,9 @@ class TokenCounter(RuleCounter):
         """``ceil(len(text.encode("utf-8")) / chars_per_token)``; ``""`` is 0."""
         # A lone surrogate (json.loads('"\\ud83d"'), a tool output cut mid-emoji) counts
         # as the 3 bytes it takes in WTF-8.
-        try:
-            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-        except AttributeError:
-            raise not_text(text) from None
+        if type(text) is not str and not isinstance(text, str):
+            raise not_text(text)
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         divisor = self._divisor
         if divisor:
             return -(-size // divisor)
@@ -94,7 +93,7 @@ class TokenCounter(RuleCounter):
                 if len(messages) >= MEMO_MIN_LENGTH:
                     return self._memo.total(messages, self._total)
                 return self._total(messages)
-            return self._total(list(messages))
+            return self._total(as_list(messages))
         except (AttributeError, TypeError) as exc:
             error = not_messages(messages)
             if error is None:

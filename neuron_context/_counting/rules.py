@@ -14,7 +14,7 @@ each message's cost, and the memo of the last long history.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, TypeAlias
 
 import attrs
@@ -37,7 +37,7 @@ from .._validators import non_negative_int, one_of
 from .base import BaseCounter, not_messages
 from .cache import MEMO_MIN_LENGTH, CacheKey, HistoryMemo, cache_key, sum_costs
 
-__all__ = ["DocumentPricing", "ImagePricing", "RuleCounter", "image_cost"]
+__all__ = ["DocumentPricing", "ImagePricing", "RuleCounter", "as_list", "image_cost"]
 
 ImagePricing: TypeAlias = Literal["fixed", "openai", "anthropic"]
 """How images are priced: the fixed ``image_tokens`` (default), OpenAI's tile formula,
@@ -78,6 +78,13 @@ def image_cost(image: Image, pricing: ImagePricing, fixed: int) -> int:
     if pricing == "openai":
         return _openai_image_tokens(image.width, image.height)
     return _anthropic_image_tokens(image.width, image.height)
+
+
+def as_list(messages: Iterable[Message]) -> list[Message]:
+    """``messages`` (any iterable but a str, bytes or mapping) as a list."""
+    if isinstance(messages, str | bytes | Mapping):
+        raise not_messages(messages) or ConfigurationError(str(messages))
+    return list(messages)
 
 
 def _unknown_block(block: object) -> ConfigurationError:
@@ -217,7 +224,7 @@ class RuleCounter(BaseCounter):
                 if len(messages) >= MEMO_MIN_LENGTH:
                     return self._memo.total(messages, self._sum)
                 return self._sum(messages)
-            return self._sum(list(messages))
+            return self._sum(as_list(messages))
         except (AttributeError, TypeError) as exc:
             error = not_messages(messages)
             if error is None:

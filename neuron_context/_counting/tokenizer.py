@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Self, TypedDict, Unpack
 import attrs
 
 from .._errors import ConfigurationError, TokenizerError
+from .._validators import show
 from .base import not_text
 from .encodings import ENCODING_NAMES, FORMAT_VERSION, load_encoding
 from .rules import DocumentPricing, ImagePricing, RuleCounter
@@ -146,7 +147,7 @@ class TokenizerCounter(RuleCounter):
             ConfigurationError: an option has a bad value.
         """
         if not isinstance(path, str | os.PathLike):
-            msg = f"TokenizerCounter.from_file: path must be a str or a path, got {path!r:.80}"
+            msg = f"TokenizerCounter.from_file: path must be a str or a path, got {show(path)}"
             raise ConfigurationError(msg)
         from tokenizers import Tokenizer
 
@@ -178,7 +179,7 @@ class TokenizerCounter(RuleCounter):
             TokenizerError: the encoding could not be loaded.
         """
         if not isinstance(name, str) or name not in ENCODING_NAMES:
-            msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {name!r:.80}"
+            msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {show(name)}"
             raise ConfigurationError(msg)
         return cls._make(_shared_encoding(name), name, options)
 

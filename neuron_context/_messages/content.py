@@ -7,7 +7,7 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from .._validators import bool_, fail, non_negative_int, optional, string
+from .._validators import bool_, fail, non_negative_int, optional, show, string
 from .jsonvalue import check_json, compact_json, utf8_size
 
 __all__ = [
@@ -164,7 +164,7 @@ def _to_result_content(value: object) -> tuple[Text | Image, ...]:
         return (value,)
     if not isinstance(value, Iterable) or isinstance(value, Mapping | bytes):
         problem = f"must be a str or a sequence of Text and Image, got {type(value).__name__}"
-        raise fail("ToolResult.content", f"{problem} {value!r:.60}")
+        raise fail("ToolResult.content", f"{problem} {show(value, 60)}")
     items = tuple(value)
     for item in items:
         if not isinstance(item, Text | Image):

@@ -22,6 +22,7 @@ import math
 from collections.abc import Mapping
 
 from .._errors import ConfigurationError
+from .._validators import show
 
 __all__ = ["MAX_JSON_DEPTH", "check_json", "compact_json", "utf8_size"]
 
@@ -98,7 +99,7 @@ def _check(value: object, depth: int, copy: bool, active: set[int]) -> object:
     if kind is float:
         if math.isfinite(value):  # type: ignore[arg-type]
             return value
-        problem = f"is {value!r}, which JSON cannot represent"
+        problem = f"is {show(value)}, which JSON cannot represent"
         raise _NotJSONError(problem)
     if kind is dict or kind is list or isinstance(value, Mapping | list | tuple):
         if depth >= MAX_JSON_DEPTH:
@@ -118,7 +119,7 @@ def _check(value: object, depth: int, copy: bool, active: set[int]) -> object:
         return _big_int(int(value))
     if isinstance(value, float):
         return _check(float(value), depth, copy, active)
-    problem = f"is a {kind.__name__} ({value!r:.60}), which is not a JSON value"
+    problem = f"is a {kind.__name__} ({show(value, 60)}), which is not a JSON value"
     raise _NotJSONError(problem)
 
 
@@ -142,9 +143,9 @@ def _container(
             else:
                 return value if keep else out
         except _NotJSONError as exc:
-            exc.path.append(f"[{key!r:.40}]")
+            exc.path.append(f"[{show(key, 40)}]")
             raise
-        problem = f"keys must be str (JSON object keys), got {type(key).__name__} {key!r:.40}"
+        problem = f"keys must be str (JSON object keys), got {type(key).__name__} {show(key, 40)}"
         raise _NotJSONError(problem)
     index = 0
     try:

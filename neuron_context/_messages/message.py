@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 
 from .._errors import ConfigurationError
-from .._validators import fail, require_str, string
+from .._validators import fail, require_str, show, string
 from .content import (
     CONTENT_BLOCK_TYPES,
     JSON,
@@ -48,7 +48,7 @@ def _to_role(value: object) -> Role:
     try:
         return Role(value)  # type: ignore[arg-type]
     except ValueError:
-        msg = f"Message.role must be one of {[r.value for r in Role]}, got {value!r}"
+        msg = f"Message.role must be one of {[r.value for r in Role]}, got {show(value)}"
         raise ConfigurationError(msg) from None
 
 
@@ -58,7 +58,7 @@ def _to_content(value: object) -> tuple[ContentBlock, ...]:
     if isinstance(value, CONTENT_BLOCK_TYPES):
         return (value,)  # type: ignore[return-value]
     if not isinstance(value, Iterable):
-        msg = f"Message.content must be a sequence of content blocks, got {value!r}"
+        msg = f"Message.content must be a sequence of content blocks, got {show(value)}"
         raise ConfigurationError(msg)
     blocks = tuple(value)
     for block in blocks:
