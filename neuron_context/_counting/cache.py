@@ -121,7 +121,11 @@ def sum_costs(
         pending.append(message)
     if pending:
         for message, cost in zip(pending, price(pending), strict=True):
-            store_cost(message, key, cost)
+            costs = message._cache
+            if costs is None:
+                _set(message, "_cache", {key: cost})
+            else:
+                store_cost(message, key, cost)
             total += cost
     return total
 

@@ -230,16 +230,18 @@ class TokenizerCounter(RuleCounter):
         Raises:
             TokenizerError: the tokenizer failed.
         """
-        unique = list(dict.fromkeys(text for text in texts if text))
-        if not unique:
+        distinct = dict.fromkeys(texts)
+        distinct.pop("", None)
+        if not distinct:
             return [0] * len(texts)
+        unique = list(distinct)
         counts = dict(zip(unique, self._counts(unique), strict=True))
         counts[""] = 0
-        return [counts[text] for text in texts]
+        return list(map(counts.__getitem__, texts))
 
     def _counts(self, texts: list[str]) -> list[int]:
         """The count of each (non-empty) text; long texts of the encodings in pieces."""
-        if (self.encoding is None or all(len(text) <= CHUNK for text in texts)) and sum(
+        if (self.encoding is None or max(map(len, texts)) <= CHUNK) and sum(
             map(len, texts)
         ) <= _BATCH:
             return list(map(len, self._encode(texts)))

@@ -153,9 +153,8 @@ class Message:
         if type(text) is not str:
             require_str(text, "Message.assistant: text")
         blocks: list[ContentBlock] = [Text(text=text)] if text else []
-        if tool_uses is None or (
-            tool_uses
-            and (not isinstance(tool_uses, Iterable) or isinstance(tool_uses, str | Mapping))
+        if (type(tool_uses) is not tuple and type(tool_uses) is not list) and (
+            not isinstance(tool_uses, Iterable) or isinstance(tool_uses, str | bytes | Mapping)
         ):
             problem = f"must be an iterable of ToolUse, got {type(tool_uses).__name__}"
             raise fail(_TOOL_USES, problem)
