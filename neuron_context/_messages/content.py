@@ -8,7 +8,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._validators import bool_, fail, non_negative_int, optional, show, string
-from .jsonvalue import check_json, compact_json, utf8_size
+from .jsonvalue import check_json, compact_json, parsed_json, utf8_size
 
 __all__ = [
     "JSON",
@@ -146,13 +146,14 @@ class ToolUse:
         Raises:
             ConfigurationError: ``input`` is not a JSON value.
         """
-        check_json(input, path, copy=False)
+        if type(id) is not str or type(name) is not str or not id or not name:
+            return cls(id=id, name=name, input=input)  # raises the usual error
+        text = parsed_json(input, path)
         block = object.__new__(cls)
         _set(block, "id", id)
         _set(block, "name", name)
         _set(block, "input", input)
         _set(block, "type", "tool_use")
-        text = compact_json(input)
         _set(block, "_json", text)
         _set(block, "_name_size", utf8_size(name))
         _set(block, "_input_size", utf8_size(text))
@@ -192,6 +193,18 @@ class ToolResult:
     """Whether the tool failed."""
 
     type: Literal["tool_result"] = attrs.field(default="tool_result", init=False, repr=False)
+
+    @classmethod
+    def _of(cls, tool_use_id: str, content: tuple[Text | Image, ...]) -> ToolResult:
+        """A result of blocks the wire readers have just built (not an error)."""
+        if type(tool_use_id) is not str or not tool_use_id:
+            return cls(tool_use_id=tool_use_id, content=content)  # raises the usual error
+        block = object.__new__(cls)
+        _set(block, "tool_use_id", tool_use_id)
+        _set(block, "content", content)
+        _set(block, "is_error", False)
+        _set(block, "type", "tool_result")
+        return block
 
     @property
     def text(self) -> str:

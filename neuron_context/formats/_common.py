@@ -128,7 +128,7 @@ def text_or_compaction(text: str) -> Text | Compaction:
     """A :class:`Compaction` for text that starts with the heading line, else a :class:`Text`."""
     if text.startswith(_SUMMARY_PREFIX):
         return Compaction(content=text[len(_SUMMARY_PREFIX) :])
-    return Text(text=text)
+    return Text._of(text)
 
 
 def parse_data_url(url: str) -> tuple[str | None, str] | None:
