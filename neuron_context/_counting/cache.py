@@ -20,8 +20,9 @@ summed, by identity: the ``id`` of each message plus a weak reference to it, so 
 never keeps a message alive, and a message that died (and whose address may be reused)
 invalidates the entry. A list whose first messages are exactly those objects costs a
 C-speed comparison of ids plus the new messages; anything else is counted afresh. A list
-is remembered only when it is counted a second time (same first message), so a one-off
-count pays nothing for the memo. A loop that wants each turn to cost only its new
+is remembered only when it extends the list summed just before (same first message, and
+that list's last message in the same place), so a one-off count, or a strategy measuring
+its own outputs, pays nothing for the memo. A loop that wants each turn to cost only its new
 messages keeps a :class:`~neuron_context.RunningCount` instead.
 """
 
@@ -159,11 +160,15 @@ class HistoryMemo:
     pickles of a counter start with an empty memo.
     """
 
-    __slots__ = ("_entry", "_first", "_lock")
+    __slots__ = ("_entry", "_last", "_lock")
 
     def __init__(self) -> None:
         self._entry: _Snapshot | None = None
-        self._first: int | None = None
+        # The last list summed without a match: its length and the ids of its first and
+        # last messages (no reference). A list that strictly extends it is a history
+        # that grew, and is remembered; other lists (a strategy's output, a shorter
+        # list it measures) cost nothing more.
+        self._last: tuple[int, int, int] | None = None
         self._lock = threading.Lock()
 
     def __reduce__(self) -> tuple[type[HistoryMemo], tuple[()]]:
@@ -200,9 +205,16 @@ class HistoryMemo:
                     entry.total = total
             return total
         total = summed(messages)
-        first = id(messages[0]) if length else None
+        if not length:
+            return total
         with self._lock:
-            if first is not None and first == self._first:
+            last = self._last
+            if (
+                last is not None
+                and last[0] < length
+                and last[1] == id(messages[0])
+                and last[2] == id(messages[last[0] - 1])
+            ):
                 self._entry = _Snapshot(messages, total)
-            self._first = first
+            self._last = (length, id(messages[0]), id(messages[-1]))
         return total

@@ -99,13 +99,9 @@ class TokenizerCounter(RuleCounter):
 
     Args:
         tokenizer: the tokenizer.
-        image_tokens: cost of an image (the fixed price).
-        document_tokens: cost of a document (the fixed price).
-        message_overhead: cost of a message beyond its blocks.
-        image_pricing: ``"fixed"``, ``"openai"`` or ``"anthropic"``.
-        document_pricing: ``"fixed"`` or ``"content"``.
-        tokens_per_page: with ``document_pricing="content"``, tokens per page of a
-            document without text.
+        **options: the options of :class:`~neuron_context.TokenCounter` (``image_tokens``,
+            ``document_tokens``, ``message_overhead``, ``image_pricing``,
+            ``document_pricing``, ``tokens_per_page``), with the same defaults.
 
     Raises:
         ConfigurationError: an option has a bad value, or ``tokenizer`` is not a
