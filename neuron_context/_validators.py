@@ -36,6 +36,7 @@ __all__ = [
     "require_int",
     "require_number",
     "require_str",
+    "show",
     "string",
 ]
 

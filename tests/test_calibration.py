@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neuron_context import (
+    CalibratedCounter,
     CompositeStrategy,
     ConfigurationError,
     Message,
@@ -19,7 +20,6 @@ from neuron_context import (
     ToolDefinition,
     ToolResultClearingStrategy,
 )
-from neuron_context._counting.calibrated import CalibratedCounter
 
 
 def _history(size: int, seed: int) -> list[Message]:

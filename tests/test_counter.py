@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import attrs
 import pytest
 
 from neuron_context import (
@@ -331,8 +332,24 @@ class _CountingTexts:
         monkeypatch.setattr(TokenCounter, "estimate_texts", counting)
 
 
+@attrs.frozen
+class RecordingCounter(TokenCounter):
+    """A TokenCounter that records each batch of texts it counts.
+
+    Changing how texts are counted takes it off the heuristic's size walk onto the general
+    rules, which cache each message's cost: what it records shows what was not cached.
+    """
+
+    batches: list[list[str]] = attrs.field(factory=list, kw_only=True, eq=False, repr=False)
+
+    def estimate_texts(self, texts: Sequence[str]) -> list[int]:
+        """Record the batch, then count it as the heuristic does."""
+        self.batches.append(list(texts))
+        return super().estimate_texts(texts)
+
+
 class TestCostCache:
-    """The per-message cost cache."""
+    """The per-message cost cache (of counters on the general rules)."""
 
     def test_second_count_hits_the_cache(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Counting the same message twice counts its texts once."""
@@ -344,33 +361,24 @@ class TestCostCache:
         assert counter.estimate_messages([message, message]) == 14
         assert spy.calls == 1
 
-    def test_estimate_messages_counts_only_new_messages(
-        self, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
+    def test_estimate_messages_counts_only_new_messages(self) -> None:
         """A history that grew by one message counts one message's texts."""
-        counter = TokenCounter()
+        counter = RecordingCounter()
         history = [Message.user("a" * 8), Message.assistant("b" * 12)]
         assert counter.estimate_messages(history) == 6 + 7
-        texts: list[Sequence[str]] = []
-        original = TokenCounter.estimate_texts
-
-        def recording(counter: TokenCounter, batch: Sequence[str]) -> list[int]:
-            texts.append(list(batch))
-            return original(counter, batch)
-
-        monkeypatch.setattr(TokenCounter, "estimate_texts", recording)
+        counter.batches.clear()
         history.append(Message.user("c" * 4))
         assert counter.estimate_messages(history) == 6 + 7 + 5
-        assert texts == [["c" * 4]]
+        assert counter.batches == [["c" * 4]]
 
-    def test_equal_counters_share_the_cache(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_equal_counters_share_the_cache(self) -> None:
         """A second, equal counter reads the cost cached by the first."""
         message = Message.user("hello there")
-        TokenCounter().estimate_message(message)
-        spy = _CountingTexts(monkeypatch)
-        assert TokenCounter(4.0).estimate_message(message) == 7
-        assert TokenCounter(4).estimate_message(message) == 7
-        assert spy.calls == 0
+        RecordingCounter().estimate_message(message)
+        second, third = RecordingCounter(4.0), RecordingCounter(4)
+        assert second.estimate_message(message) == 7
+        assert third.estimate_message(message) == 7
+        assert second.batches == third.batches == []
 
     def test_different_counters_do_not_mix(self) -> None:
         """Counters with different rules keep their own costs for the same message."""
@@ -390,14 +398,16 @@ class TestCostCache:
     def test_cache_holds_at_most_four_keys(self) -> None:
         """Counting with many different counters keeps at most four cached costs."""
         message = Message.user("a" * 60)
-        for ratio in (1.0, 2.0, 3.0, 4.0, 5.0, 6.0):
-            counter = TokenCounter(ratio)
-            assert counter.estimate_message(message) == 4 + math.ceil(60 / ratio)
-        assert message._costs is not None
-        assert len(message._costs) == 4
-        # The oldest entries were evicted and are recomputed correctly.
-        assert TokenCounter(1.0).estimate_message(message) == 64
-        assert len(message._costs) == 4
+        pool = [RecordingCounter(ratio) for ratio in (1.0, 2.0, 3.0, 4.0, 5.0, 6.0)]
+        for counter in pool:
+            assert counter.estimate_message(message) == 4 + math.ceil(60 / counter.chars_per_token)
+        # The newest four are read from the cache; the oldest were evicted and recomputed.
+        for counter in pool:
+            counter.batches.clear()
+        assert [counter.estimate_message(message) for counter in pool[2:]] == [24, 19, 16, 14]
+        assert all(counter.batches == [] for counter in pool)
+        assert pool[0].estimate_message(message) == 64
+        assert pool[0].batches == [["a" * 60]]
 
     def test_cache_does_not_affect_equality(self) -> None:
         """A counted message still equals an uncounted one."""

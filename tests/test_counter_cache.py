@@ -1,11 +1,11 @@
-"""Property tests of the counters' caches (neuron_context._counting.base).
+"""Property tests of the counters' caches, through behaviour only.
 
-Two caches: each message's cost, stored on the message per counter configuration, and
-each counter's memo of the last few long histories it counted with their totals.
-Counting through them must always give what a full recount gives; both stay small,
-nothing global keeps messages alive, and counters with different settings never read
-each other's cached costs. Last, the sliding window's tail-only cut (another shortcut
-for long histories) must agree with the full conversation structure.
+Two caches: each message's cost per counter class and configuration, and each counter's
+memo of the last long history it counted. Counting through them must always give what a
+full recount gives; they stay small, never keep a dropped message alive, are no part of
+any value, and counters with different settings (or classes) never read each other's
+cached costs. Last, the sliding window's tail-only cut (another shortcut for long
+histories) must agree with the full conversation structure.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import gc
 import pickle
+import threading
 import weakref
 from collections.abc import Sequence
 
@@ -31,7 +32,6 @@ from hypothesis.stateful import (
 from strategies import conversations, counters, well_formed_conversations
 
 from neuron_context import (
-    BaseCounter,
     CompositeStrategy,
     Message,
     SlidingWindowStrategy,
@@ -40,8 +40,6 @@ from neuron_context import (
     ToolResultClearingStrategy,
     ToolUse,
 )
-from neuron_context._counting import base as _counter
-from neuron_context._counting.base import _CACHE_SLOTS, _MEMO_ENTRIES, _MEMO_MIN_LENGTH
 from neuron_context._messages.conversation import Structure, cut_keeping_last, next_safe_cut
 
 
@@ -50,14 +48,38 @@ def fresh(messages: Sequence[Message]) -> list[Message]:
     return [attrs.evolve(message) for message in messages]
 
 
-def recount(counter: BaseCounter, messages: Sequence[Message]) -> int:
+def recount(counter: TokenCounter, messages: Sequence[Message]) -> int:
     """The full recount: each message priced from its blocks, bypassing every cache."""
     return sum(counter.message_overhead + counter.estimate_content(m.content) for m in messages)
 
 
-def cache_sizes(messages: Sequence[Message]) -> list[int]:
-    """How many costs each message has cached."""
-    return [len(m._costs) if m._costs is not None else 0 for m in messages]
+MEMO_MIN_LENGTH = 64
+"""Lists at least this long go through a counter's history memo."""
+
+
+@attrs.frozen
+class Recording(TokenCounter):
+    """A TokenCounter that records each batch of texts it counts.
+
+    Changing how texts are counted takes it onto the general rules, which cache each
+    message's cost: what it records is what was not cached.
+    """
+
+    batches: list[list[str]] = attrs.field(factory=list, kw_only=True, eq=False, repr=False)
+
+    def estimate_texts(self, texts: Sequence[str]) -> list[int]:
+        """Record the batch, then count it as the heuristic does."""
+        self.batches.append(list(texts))
+        return super().estimate_texts(texts)
+
+
+@attrs.frozen
+class Doubling(TokenCounter):
+    """A subclass that counts every text twice as heavy as its parent."""
+
+    def estimate_text(self, text: str) -> int:
+        """Twice the heuristic's count."""
+        return 2 * super().estimate_text(text)
 
 
 def _chunks() -> st.SearchStrategy[list[Message]]:
@@ -67,31 +89,26 @@ def _chunks() -> st.SearchStrategy[list[Message]]:
 class CachedHistory(RuleBasedStateMachine):
     """An agent loop: the history grows, gets compacted, and is counted by many counters.
 
-    Every list goes through the history memo (its minimum length is lowered to 1).
+    The history starts long enough to go through the history memo.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.history: list[Message] = []
-        self.counter = TokenCounter()
-        self.patch = pytest.MonkeyPatch()
-        self.patch.setattr(_counter, "_MEMO_MIN_LENGTH", 1)
-
-    def teardown(self) -> None:
-        """Restore the memo's minimum length."""
-        self.patch.undo()
+        self.counter: TokenCounter = TokenCounter()
 
     @initialize(messages=well_formed_conversations(running=False))
     def start(self, messages: list[Message]) -> None:
-        """The first request."""
-        self.history = list(messages)
+        """The first request, behind a long stretch of earlier chat."""
+        earlier = [Message.user(f"earlier {i}") for i in range(MEMO_MIN_LENGTH)]
+        self.history = [*earlier, *messages]
 
     @rule(messages=_chunks())
     def append(self, messages: list[Message]) -> None:
         """A turn: the model answers, tools run, the user speaks."""
         self.history.extend(messages)
 
-    @rule(counter=counters())
+    @rule(counter=st.one_of(counters(), st.builds(Recording), st.builds(Doubling)))
     def switch_counter(self, counter: TokenCounter) -> None:
         """Count with other settings from now on (evicts older entries of the cache)."""
         self.counter = counter
@@ -163,19 +180,6 @@ class CachedHistory(RuleBasedStateMachine):
         # Counted again: every cost now comes from the cache.
         assert counter.estimate_messages(self.history) == cached
 
-    @invariant()
-    def the_cache_is_bounded(self) -> None:
-        """No message ever caches more than a few costs."""
-        assert all(size <= _CACHE_SLOTS for size in cache_sizes(self.history))
-
-    @invariant()
-    def the_memo_is_bounded_and_right(self) -> None:
-        """The counter remembers a few histories, each with its true total."""
-        entries = self.counter._memo.entries
-        assert len(entries) <= _MEMO_ENTRIES
-        for snapshot, total in entries:
-            assert total == recount(self.counter, snapshot)
-
 
 TestCachedHistory = CachedHistory.TestCase
 TestCachedHistory.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
@@ -211,56 +215,111 @@ class TestCostCache:
             assert [counter.estimate_message(m) for m in messages[:3]] == [
                 recount(counter, [m]) for m in messages[:3]
             ]
-        assert all(size <= _CACHE_SLOTS for size in cache_sizes(messages))
 
     def test_near_identical_settings_are_kept_apart(self) -> None:
         """Counters differing in one setting each (same result for text) have own entries."""
         message = Message.user("x" * 10)
         variants = [
-            TokenCounter(),
-            TokenCounter(4.000000001),
-            TokenCounter(message_overhead=5),
-            TokenCounter(image_tokens=301),
+            Recording(),
+            Recording(4.000000001),
+            Recording(message_overhead=5),
+            Recording(image_tokens=301),
         ]
         costs = [counter.estimate_message(message) for counter in variants]
         assert costs == [7, 7, 8, 7]
-        assert message._costs is not None
-        assert len(message._costs) == 4
+        assert all(counter.batches == [["x" * 10]] for counter in variants)
         # The second pass reads the cache and still gives each counter its own value.
         assert [counter.estimate_message(message) for counter in variants] == costs
+        assert all(len(counter.batches) == 1 for counter in variants)
 
     def test_equal_counters_share_one_entry(self) -> None:
         """Two equal counters are the same rules: one cached cost serves both."""
         message = Message.user("hello world")
-        TokenCounter().estimate_message(message)
-        TokenCounter(4).estimate_message(message)
-        assert message._costs is not None
-        assert len(message._costs) == 1
+        first, second = Recording(), Recording(4)
+        first.estimate_message(message)
+        second.estimate_message(message)
+        assert second.batches == []
 
     def test_the_cache_holds_at_most_four_costs(self) -> None:
         """Counting one message with ten configurations keeps only the newest four."""
         message = Message.user("some text to count")
-        pool = [TokenCounter(message_overhead=n) for n in range(10)]
+        pool = [Recording(message_overhead=n) for n in range(10)]
         for counter in pool:
             counter.estimate_message(message)
-        assert cache_sizes([message]) == [4]
-        assert [counter.estimate_message(message) for counter in pool] == [n + 5 for n in range(10)]
-        assert cache_sizes([message]) == [4]
+        # The newest four are cached; the oldest were evicted and are counted again.
+        assert [counter.estimate_message(message) for counter in pool[6:]] == [11, 12, 13, 14]
+        assert [len(counter.batches) for counter in pool] == [1] * 10
+        assert pool[0].estimate_message(message) == 5
+        assert len(pool[0].batches) == 2
+
+    def test_a_subclass_never_reads_its_parents_costs(self) -> None:
+        """A subclass that counts text differently counts right after its parent counted."""
+        message = Message.user("x" * 40)
+        history = [Message.user(f"message {i}") for i in range(100)]
+        assert TokenCounter().estimate_message(message) == 14
+        assert TokenCounter().estimate_messages(history) == sum(
+            4 + -(-len(f"message {i}") // 4) for i in range(100)
+        )
+        assert Doubling().estimate_message(message) == 4 + 20
+        assert Doubling().estimate_messages(history) == sum(
+            4 + 2 * -(-len(f"message {i}") // 4) for i in range(100)
+        )
+        assert TokenCounter().estimate_message(message) == 14
 
     def test_a_changed_message_is_a_new_message_with_an_empty_cache(self) -> None:
         """``attrs.evolve`` (how strategies change a message) never carries the cache."""
-        counter = TokenCounter()
+        counter = Recording()
         message = Message.user("x" * 40)
         assert counter.estimate_message(message) == 14
         shorter = attrs.evolve(message, content="x" * 4)
-        assert shorter._costs is None
         assert counter.estimate_message(shorter) == 5
         assert counter.estimate_message(message) == 14
+        assert counter.batches == [["x" * 40], ["x" * 4]]
+
+    @pytest.mark.parametrize(
+        "clone",
+        [copy.copy, copy.deepcopy, lambda m: pickle.loads(pickle.dumps(m))],
+        ids=["copy", "deepcopy", "pickle"],
+    )
+    def test_copies_and_pickles_start_without_costs(self, clone: object) -> None:
+        """A copy or an unpickled message equals the original and caches its own costs."""
+        counter = Recording()
+        message = Message.user("x" * 40)
+        counter.estimate_message(message)
+        copied = clone(message)  # type: ignore[operator]
+        assert copied == message
+        assert counter.estimate_message(copied) == 14
+        assert counter.batches == [["x" * 40], ["x" * 40]]
+
+    def test_threads_counting_the_same_messages_agree(self) -> None:
+        """Many threads and more configurations than cache slots: no error, right counts."""
+        messages = [Message.user("y" * n) for n in range(200)]
+        pool = [TokenCounter(message_overhead=n) for n in range(8)]
+        pool += [Recording(message_overhead=n) for n in range(8)]
+        errors: list[BaseException] = []
+
+        def work(offset: int) -> None:
+            try:
+                for turn in range(40):
+                    counter = pool[(offset + turn) % len(pool)]
+                    expected = sum(counter.message_overhead + -(-n // 4) for n in range(200))
+                    assert counter.estimate_messages(messages) == expected
+                    for message in messages[::17]:
+                        counter.estimate_message(message)
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
 
     def test_short_lists_are_not_kept_alive_by_counting(self) -> None:
         """Messages counted one by one or in short lists are garbage once the caller drops them."""
-        counter = TokenCounter()
-        history = [Message.user(f"message {i}") for i in range(_MEMO_MIN_LENGTH - 1)]
+        counter = Recording()
+        history = [Message.user(f"message {i}") for i in range(MEMO_MIN_LENGTH - 1)]
         counter.estimate_messages(history)
         for message in history[:10]:
             counter.estimate_message(message)
@@ -268,74 +327,86 @@ class TestCostCache:
         del history, message
         gc.collect()
         assert all(ref() is None for ref in refs)
-        assert counter._memo.entries == ()
 
-    def test_nothing_global_keeps_long_histories_alive(self) -> None:
-        """A long history is garbage once the caller drops it and its counter."""
+    def test_nothing_keeps_a_counted_history_alive(self) -> None:
+        """A long history counted twice (so remembered) is garbage once the caller drops it,
+        while its counter lives on."""
+        for counter in (TokenCounter(), Recording()):
+            history = [Message.user(f"message {i}") for i in range(1_000)]
+            counter.estimate_messages(history)
+            history.append(Message.user("one more"))
+            counter.estimate_messages(history)
+            refs = [weakref.ref(message) for message in history]
+            del history
+            gc.collect()
+            assert all(ref() is None for ref in refs)
+            assert counter.estimate_messages([Message.user("x" * 40)] * 70) == 70 * 14
+
+    def test_a_compaction_drops_what_it_removed(self) -> None:
+        """After a window compacted a counted history, the counter holds none of the
+        messages it dropped once the caller drops them."""
         counter = TokenCounter()
-        history = [Message.user(f"message {i}") for i in range(1_000)]
+        history = [Message.user(f"message {i}") for i in range(10_000)]
         counter.estimate_messages(history)
-        refs = [weakref.ref(message) for message in history]
-        del history, counter
+        history.append(Message.assistant("reply"))
+        counter.estimate_messages(history)
+        strategy = SlidingWindowStrategy(20, counter=counter)
+        kept = strategy.apply(history)
+        assert strategy.token_estimate(kept) == counter.estimate_messages(kept)
+        kept_ids = {id(message) for message in kept}
+        dropped = [weakref.ref(m) for m in history if id(m) not in kept_ids]
+        assert len(dropped) == 10_001 - 20
+        del history
         gc.collect()
-        assert all(ref() is None for ref in refs)
-
-    def test_a_counter_remembers_only_the_last_few_histories(self) -> None:
-        """After four other long histories, a dropped history is garbage: memory is bounded."""
-        counter = TokenCounter()
-        first = [Message.user(f"first {i}") for i in range(200)]
-        counter.estimate_messages(first)
-        refs = [weakref.ref(message) for message in first]
-        del first
-        for turn in range(_MEMO_ENTRIES):
-            counter.estimate_messages([Message.user(f"{turn} {i}") for i in range(100)])
-        gc.collect()
-        assert all(ref() is None for ref in refs)
-        assert len(counter._memo.entries) == _MEMO_ENTRIES
+        assert all(ref() is None for ref in dropped)
+        assert counter.estimate_messages([*kept, Message.user("next")]) == (
+            counter.estimate_messages(kept) + 5
+        )
 
     def test_the_memo_is_not_part_of_the_counter(self) -> None:
-        """Counting leaves a counter equal to a new one; copies and pickles start empty."""
+        """Counting leaves a counter equal to a new one; copies and pickles count the same."""
         counter = TokenCounter()
-        counter.estimate_messages([Message.user(str(i)) for i in range(500)])
+        history = [Message.user(str(i)) for i in range(500)]
+        total = counter.estimate_messages(history)
+        counter.estimate_messages(history)
         assert counter == TokenCounter()
         assert hash(counter) == hash(TokenCounter())
         assert "memo" not in repr(counter)
-        assert copy.deepcopy(counter)._memo.entries == ()
-        assert pickle.loads(pickle.dumps(counter))._memo.entries == ()
-        assert attrs.evolve(counter)._memo.entries == ()
+        for clone in (
+            copy.copy(counter),
+            copy.deepcopy(counter),
+            pickle.loads(pickle.dumps(counter)),
+            attrs.evolve(counter),
+        ):
+            assert clone == counter
+            assert clone.estimate_messages(history) == total
 
-    def test_a_grown_history_counts_only_the_new_messages(
-        self, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
+    def test_a_grown_history_counts_only_the_new_messages(self) -> None:
         """Counting N + 2 messages after N prices just the two new ones."""
-        counter = TokenCounter()
+        counter = Recording()
         history = [Message.user("x" * 40) for _ in range(500)]
         assert counter.estimate_messages(history) == 500 * 14
-        priced: list[int] = []
-        original = TokenCounter._uncached_costs
-
-        def spy(self: TokenCounter, messages: Sequence[Message]) -> list[int]:
-            priced.append(len(messages))
-            return original(self, messages)
-
-        monkeypatch.setattr(TokenCounter, "_uncached_costs", spy)
+        counter.batches.clear()
         history += [Message.user("y" * 4), Message.assistant("z" * 8)]
         assert counter.estimate_messages(history) == 500 * 14 + 5 + 6
-        assert priced == [2]
+        assert counter.batches == [["y" * 4, "z" * 8]]
         assert counter.estimate_messages(tuple(history)) == 500 * 14 + 5 + 6
-        assert priced == [2]
+        assert counter.batches == [["y" * 4, "z" * 8]]
 
     def test_a_changed_middle_is_not_taken_for_a_prefix(self) -> None:
         """Replacing, removing or inserting a message in a counted history is noticed."""
-        counter = TokenCounter()
-        history = [Message.user("x" * 40) for _ in range(300)]
-        assert counter.estimate_messages(history) == 300 * 14
-        replaced = [*history[:100], Message.user("x" * 4), *history[101:]]
-        assert counter.estimate_messages(replaced) == 299 * 14 + 5
-        assert counter.estimate_messages(history[:150] + history[151:]) == 299 * 14
-        inserted = [*history[:10], Message.user(""), *history[10:]]
-        assert counter.estimate_messages(inserted) == 300 * 14 + 4
-        assert counter.estimate_messages(history) == 300 * 14
+        for counter in (TokenCounter(), Recording()):
+            history = [Message.user("x" * 40) for _ in range(300)]
+            assert counter.estimate_messages(history) == 300 * 14
+            assert counter.estimate_messages(history) == 300 * 14
+            replaced = [*history[:100], Message.user("x" * 4), *history[101:]]
+            assert counter.estimate_messages(replaced) == 299 * 14 + 5
+            assert counter.estimate_messages(history[:150] + history[151:]) == 299 * 14
+            inserted = [*history[:10], Message.user(""), *history[10:]]
+            assert counter.estimate_messages(inserted) == 300 * 14 + 4
+            assert counter.estimate_messages(history) == 300 * 14
+            history[5] = Message.user("x")
+            assert counter.estimate_messages(history) == 299 * 14 + 5
 
     def test_equal_copies_of_a_counted_history_use_its_total(self) -> None:
         """A history rebuilt from the wire (equal, new objects) is counted right."""
@@ -348,7 +419,7 @@ class TestCostCache:
     def test_a_cached_cost_is_not_part_of_the_value(self) -> None:
         """The cache does not change equality or the repr of a message."""
         counted = Message.user("hello")
-        TokenCounter().estimate_message(counted)
+        Recording().estimate_message(counted)
         assert counted == Message.user("hello")
         assert repr(counted) == repr(Message.user("hello"))
 
@@ -357,7 +428,41 @@ class TestCostCache:
         """A history may hold one message object several times; each occurrence counts."""
         message = Message.user("x" * 40)
         assert TokenCounter().estimate_messages([message] * repeat) == 14 * repeat
-        assert TokenCounter().estimate_messages([message] * repeat) == 14 * repeat
+        assert Recording().estimate_messages([message] * repeat) == 14 * repeat
+        assert Recording().estimate_messages([message] * 100) == 14 * 100
+
+
+class TestRunningCount:
+    """The running count of a history that grows (the agent loop's per-turn path)."""
+
+    @given(
+        start=well_formed_conversations(),
+        turns=st.lists(_chunks(), max_size=5),
+        counter=st.one_of(counters(), st.builds(Doubling)),
+    )
+    def test_it_equals_a_recount(
+        self, start: list[Message], turns: list[list[Message]], counter: TokenCounter
+    ) -> None:
+        """After any number of turns the running total equals a count of the whole history."""
+        running = counter.running(start)
+        history = list(start)
+        assert running.total == counter.estimate_messages(history)
+        for turn in turns:
+            history.extend(turn)
+            assert running.add(turn) == recount(counter, history)
+        assert running.total == counter.estimate_messages(history)
+        assert len(running) == len(history)
+
+    def test_it_keeps_no_message_alive(self) -> None:
+        """The running count holds the total, not the messages."""
+        counter = TokenCounter()
+        history = [Message.user(f"message {i}") for i in range(100)]
+        running = counter.running(history)
+        refs = [weakref.ref(message) for message in history]
+        del history
+        gc.collect()
+        assert all(ref() is None for ref in refs)
+        assert running.total == sum(4 + -(-len(f"message {i}") // 4) for i in range(100))
 
 
 _SHAPES = ("system", "user", "assistant", "calls", "tool")

@@ -484,10 +484,15 @@ class TestMessageProperties:
     """Message.text, tool_uses, tool_results and is_tool."""
 
     def test_text_joins_text_blocks(self) -> None:
-        """The text property joins the Text blocks and a summary's content (CONTRACT §1)
-        with a newline, skipping others."""
+        """The text property joins the Text and Compaction blocks with a newline, skipping
+        others (CONTRACT §1)."""
         content = (Text(text="a"), Image(url=URL), Text(text="b"), Compaction(content="c"))
         assert Message(role=Role.USER, content=content).text == "a\nb\nc"
+
+    def test_text_of_a_summary_is_the_summary(self) -> None:
+        """A summary message's text is its summary."""
+        summary = Message(role=Role.USER, content=(Compaction(content="the story so far"),))
+        assert summary.text == "the story so far"
 
     def test_text_of_a_message_without_text(self) -> None:
         """A message without Text blocks has empty text."""

@@ -5,13 +5,16 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from tokenizers import AddedToken, Tokenizer, models, pre_tokenizers, processors
 
 from neuron_context import (
+    BaseCounter,
     Compaction,
     ConfigurationError,
     Document,
@@ -23,14 +26,14 @@ from neuron_context import (
     Text,
     Thinking,
     TokenCounter,
+    TokenizerCounter,
+    TokenizerError,
     ToolDefinition,
     ToolResult,
     ToolUse,
 )
-from neuron_context._counting.base import BaseCounter
-from neuron_context._counting.encodings import ENCODING_NAMES
-from neuron_context._counting.tokenizer import TokenizerCounter
-from neuron_context._errors import TokenizerError
+
+ENCODING_NAMES = ("cl100k_base", "o200k_base")
 
 REFERENCE: dict[str, Any] = json.loads(
     (Path(__file__).parent / "data" / "tiktoken_reference.json").read_text(encoding="utf-8")
@@ -75,7 +78,7 @@ def tiny_tokenizer(*, padding: bool = True, special: bool = True) -> Tokenizer:
     return tokenizer
 
 
-def rule_cost(counter: BaseCounter, message: Message) -> int:
+def rule_cost(counter: TokenCounter | TokenizerCounter, message: Message) -> int:
     """A message's cost by CONTRACT §2, spelled out with the counter's text counts."""
     text = counter.estimate_text
     total = counter.message_overhead
@@ -265,34 +268,52 @@ class TestEstimateTools:
         assert counter.estimate_text(compact) == expected[counter.encoding] - 9
 
 
+@attrs.frozen(init=False)
+class Recording(TokenizerCounter):
+    """A TokenizerCounter that records each batch of texts it tokenizes (what was not cached)."""
+
+    batches: list[list[str]] = attrs.field(factory=list, kw_only=True, eq=False, repr=False)
+
+    def estimate_texts(self, texts: Sequence[str]) -> list[int]:
+        """Record the batch, then count it."""
+        self.batches.append(list(texts))
+        return super().estimate_texts(texts)
+
+
 class TestCacheKey:
     """Which counters share cached message costs."""
 
     def test_same_encoding_shares(self, session_cache_dir: Path) -> None:
-        """Two counters of the same encoding and options share a key and the tokenizer."""
-        first = TokenizerCounter.from_encoding("o200k_base")
-        second = TokenizerCounter.from_encoding("o200k_base")
-        assert first._cache_key() == second._cache_key()
+        """Two counters of the same encoding and options share cached costs and the tokenizer."""
+        first = Recording.from_encoding("o200k_base")
+        second = Recording.from_encoding("o200k_base")
         assert first.tokenizer is second.tokenizer
         message = Message.user("shared cost")
-        first.estimate_message(message)
-        assert message._costs is not None
-        assert second._cache_key() in message._costs
+        assert first.estimate_message(message) == second.estimate_message(message)
+        assert first.batches == [["shared cost"]]
+        assert second.batches == []
 
     def test_options_and_encodings_differ(self, session_cache_dir: Path) -> None:
-        """Other options, another encoding, or the heuristic never share a key."""
-        keys = {
-            TokenizerCounter.from_encoding("o200k_base")._cache_key(),
-            TokenizerCounter.from_encoding("o200k_base", message_overhead=3)._cache_key(),
-            TokenizerCounter.from_encoding("cl100k_base")._cache_key(),
-            TokenCounter()._cache_key(),
-        }
-        assert len(keys) == 4
+        """Other options, another encoding, or the parent class never share a cost."""
+        message = Message.user("counted by each")
+        counters = [
+            Recording.from_encoding("o200k_base"),
+            Recording.from_encoding("o200k_base", message_overhead=3),
+            Recording.from_encoding("cl100k_base"),
+        ]
+        TokenizerCounter.from_encoding("o200k_base").estimate_message(message)
+        for counter in counters:
+            counter.estimate_message(message)
+        assert [counter.batches for counter in counters] == [[["counted by each"]]] * 3
 
     def test_given_tokenizers_are_unique(self) -> None:
-        """Counters built from a tokenizer object never share a key, even the same object."""
+        """Counters built from a tokenizer object never share costs, even the same object."""
         tokenizer = tiny_tokenizer(padding=False, special=False)
-        assert TokenizerCounter(tokenizer)._cache_key() != TokenizerCounter(tokenizer)._cache_key()
+        first, second = Recording(tokenizer), Recording(tokenizer)
+        message = Message.user("hello")
+        first.estimate_message(message)
+        second.estimate_message(message)
+        assert first.batches == second.batches == [["hello"]]
 
     def test_cached_cost_is_reused(self) -> None:
         """A message counted once is not tokenized again by the same counter."""

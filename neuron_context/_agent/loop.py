@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
 
-from .._counting.base import BaseCounter, TokenCounter
+from .._counting.base import BaseCounter
 from .._counting.calibrated import CalibratedCounter
+from .._counting.heuristic import TokenCounter
 from .._errors import (
     AgentError,
     ConfigurationError,

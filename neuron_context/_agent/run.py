@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 import attrs
 
-from .._counting.base import BaseCounter, TokenCounter
+from .._counting.base import BaseCounter
+from .._counting.heuristic import TokenCounter
 from .events import AgentEvent
 from .state import AgentState
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import anyio
 import attrs
 
-from .._counting.base import BaseCounter, TokenCounter
+from .._counting.base import BaseCounter
+from .._counting.heuristic import TokenCounter
 from .._errors import ConfigurationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, Role

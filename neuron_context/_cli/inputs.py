@@ -11,7 +11,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from .._counting.base import BaseCounter, TokenCounter
+from .._counting.base import BaseCounter
+from .._counting.heuristic import TokenCounter
 from .._errors import ConfigurationError, NeuronContextError
 from .._messages.message import Message
 from ..data import load_record, transcript_names

