@@ -34,13 +34,14 @@ from strategies import conversations, counters, well_formed_conversations
 from neuron_context import (
     CompositeStrategy,
     Message,
+    Role,
     SlidingWindowStrategy,
     StripToolCallsStrategy,
+    Structure,
     TokenCounter,
     ToolResultClearingStrategy,
     ToolUse,
 )
-from neuron_context._messages.conversation import Structure, cut_keeping_last, next_safe_cut
 
 
 def fresh(messages: Sequence[Message]) -> list[Message]:
@@ -486,22 +487,27 @@ def _shaped(shapes: list[str]) -> list[Message]:
 
 
 class TestTailCut:
-    """The sliding window's cut, computed from the tail of a long history."""
+    """The sliding window's cut, computed from the tail of a long history (one rule)."""
 
     @given(
         messages=st.one_of(
             conversations(), st.lists(st.sampled_from(_SHAPES), max_size=30).map(_shaped)
         ),
-        skip_summaries=st.booleans(),
     )
-    def test_it_agrees_with_the_full_structure(
-        self, messages: list[Message], skip_summaries: bool
-    ) -> None:
-        """Every safe cut and every window cut equals the one Structure computes."""
+    def test_it_is_the_first_safe_cut(self, messages: list[Message]) -> None:
+        """Each safe cut is the first index at or after the asked one that is neither a
+        tool message nor inside a tool exchange (checked against the exchanges)."""
         structure = Structure.of(messages)
+        inside = {i for e in structure.exchanges for i in range(e.start + 1, e.stop)}
+
+        def safe(index: int) -> bool:
+            if index == len(messages):
+                return True
+            return index not in inside and messages[index].role is not Role.TOOL
+
         for index in range(-1, len(messages) + 2):
-            assert next_safe_cut(messages, index) == structure.safe_cut(index)
-        for n in range(len(messages) + 2):
-            assert cut_keeping_last(
-                messages, n, skip_summaries=skip_summaries
-            ) == structure.cut_keeping_last(n, skip_summaries=skip_summaries)
+            start = max(0, min(index, len(messages)))
+            cut = structure.safe_cut(index)
+            assert start <= cut <= len(messages)
+            assert safe(cut)
+            assert not any(safe(i) for i in range(start, cut))

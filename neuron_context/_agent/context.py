@@ -17,9 +17,10 @@ The strategy's ``should_compact`` receives that full count and ``compact`` the m
 so size the strategy's ``max_tokens`` as the window minus the reply and the overhead
 (:meth:`Agent.count_request` of an empty history gives the overhead).
 
-:func:`start_on_user` is the guard behind the contract's "first message" row: the loop
-never sends a conversation whose first non-system message is not a user message when
-its history started on one (Anthropic rejects such a request).
+:func:`~neuron_context._messages.wellformed.start_on_user` is the guard behind the
+contract's "first message" row: the loop never sends a conversation whose first
+non-system message is not a user message when its history started on one (Anthropic
+rejects such a request), whatever strategy compacted it.
 """
 
 from __future__ import annotations
@@ -32,13 +33,13 @@ import anyio
 from .._counting.base import BaseCounter
 from .._errors import InvalidConversationError, NeuronContextError
 from .._log import logger
-from .._messages.message import Message, Role, ToolDefinition
-from .._messages.wellformed import validate
+from .._messages.message import Message, ToolDefinition
+from .._messages.wellformed import start_on_user, validate
 from .._strategies.base import ContextStrategy
 from .events import CompactionCompleted, CompactionFailed, CompactionStarted
 from .run import RunContext
 
-__all__ = ["compact_history", "count_request", "start_on_user", "starts_on_user"]
+__all__ = ["compact_history", "count_request"]
 
 
 def count_request(
@@ -52,45 +53,6 @@ def count_request(
     if system_prompt:
         total += counter.estimate_message(Message.system(system_prompt))
     return total
-
-
-def _first_turn(messages: Sequence[Message]) -> int:
-    for index, message in enumerate(messages):
-        if message.role is not Role.SYSTEM:
-            return index
-    return len(messages)
-
-
-def starts_on_user(messages: Sequence[Message]) -> bool:
-    """Whether the first non-system message is a user message (a summary counts)."""
-    first = _first_turn(messages)
-    return first < len(messages) and messages[first].role is Role.USER
-
-
-def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> list[Message]:
-    """``messages`` (a compaction or an edit of ``original``) starting on a user message.
-
-    Applies only when ``original`` starts on one. Leading non-user messages before the
-    first user message of ``messages`` are dropped (a user message always starts a
-    turn, so no tool exchange is split); when ``messages`` holds no user message at
-    all (or nothing but system messages), the newest user message of ``original`` that
-    it dropped (typically the task) is put back before the rest, where it stood.
-    """
-    result = list(messages)
-    first = _first_turn(result)
-    if first < len(result) and result[first].role is Role.USER:
-        return result
-    if not starts_on_user(original):
-        return result
-    for index in range(first + 1, len(result)):
-        if result[index].role is Role.USER:
-            kept = [m for m in result[first:index] if m.role is Role.SYSTEM]
-            return [*result[:first], *kept, *result[index:]]
-    present = {id(message) for message in result}
-    for message in reversed(original):
-        if message.role is Role.USER and id(message) not in present:
-            return [*result[:first], message, *result[first:]]
-    return result
 
 
 async def compact_history(

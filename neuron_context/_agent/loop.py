@@ -35,11 +35,11 @@ from .._errors import (
 from .._log import logger
 from .._messages.content import JSON
 from .._messages.message import Message, ToolDefinition
-from .._messages.wellformed import repair, validate
+from .._messages.wellformed import repair, start_on_user, validate
 from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
 from .calls import close_calls, run_tool_calls
 from .chain import MiddlewareChain
-from .context import compact_history, count_request, start_on_user
+from .context import compact_history, count_request
 from .events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
 from .middleware import ModelRequest, ModelResponse
 from .options import AgentOptions, AgentResult

@@ -16,7 +16,7 @@ from .content import ToolResult, ToolUse
 from .conversation import Structure, check_messages
 from .message import Message, Role
 
-__all__ = ["INTERRUPTED", "repair", "validate"]
+__all__ = ["INTERRUPTED", "repair", "start_on_user", "validate"]
 
 INTERRUPTED = "[no result: the call was interrupted]"
 """The content :func:`repair` gives a call that was never answered."""
@@ -132,3 +132,45 @@ def repair(messages: Sequence[Message]) -> list[Message]:
             )
             repaired.append(Message(role=Role.TOOL, content=results))
     return repaired
+
+
+# -- a request a provider accepts --------------------------------------------------------
+
+
+def _first_turn(messages: Sequence[Message]) -> int:
+    for index, message in enumerate(messages):
+        if message.role is not Role.SYSTEM:
+            return index
+    return len(messages)
+
+
+def _starts_on_user(messages: Sequence[Message]) -> bool:
+    """Whether the first non-system message is a user message (a summary counts)."""
+    first = _first_turn(messages)
+    return first < len(messages) and messages[first].role is Role.USER
+
+
+def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> list[Message]:
+    """``messages`` (a compaction or an edit of ``original``) starting on a user message.
+
+    Applies only when ``original`` starts on one. Leading non-user messages before the
+    first user message of ``messages`` are dropped (a user message always starts a
+    turn, so no tool exchange is split); when ``messages`` holds no user message at
+    all (or nothing but system messages), the newest user message of ``original`` that
+    it dropped (typically the task) is put back before the rest, where it stood.
+    """
+    result = list(messages)
+    first = _first_turn(result)
+    if first < len(result) and result[first].role is Role.USER:
+        return result
+    if not _starts_on_user(original):
+        return result
+    for index in range(first + 1, len(result)):
+        if result[index].role is Role.USER:
+            kept = [m for m in result[first:index] if m.role is Role.SYSTEM]
+            return [*result[:first], *kept, *result[index:]]
+    present = {id(message) for message in result}
+    for message in reversed(original):
+        if message.role is Role.USER and id(message) not in present:
+            return [*result[:first], message, *result[first:]]
+    return result
