@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -45,6 +45,7 @@ from neuron_context import (
     TokenCounter,
     ToolResultClearingStrategy,
     ToolUse,
+    default_stack,
 )
 from neuron_context.ext.langchain import (
     ContextMiddleware,
@@ -55,6 +56,9 @@ from neuron_context.ext.langchain import (
 )
 from neuron_context.formats import RAW_ARGUMENTS
 from neuron_context.testing import RecordingStrategy
+
+STACKS = pytest.mark.parametrize("make", [stack, default_stack], ids=["composite", "default_stack"])
+"""The long runs run both the hand-built composite and the recommended stack."""
 
 COUNTER = TokenCounter()
 BUDGET = 3_000
@@ -226,10 +230,11 @@ class TestContextMiddleware:
         """LangGraph runs on asyncio only."""
         return "asyncio"
 
-    def test_long_run_stays_within_budget(self) -> None:
+    @STACKS
+    def test_long_run_stays_within_budget(self, make: Callable[[int], ContextStrategy]) -> None:
         """Twenty large tool results later, every request fits and is well formed."""
         model = ScriptedChatModel(messages=_script(20))
-        result = _agent(model, ContextMiddleware(stack(BUDGET))).invoke(_question())
+        result = _agent(model, ContextMiddleware(make(BUDGET))).invoke(_question())
         _assert_requests_fit(model.requests, BUDGET)
         assert len(result["messages"]) == 42  # the state keeps everything
         assert COUNTER.estimate_messages(from_langchain(result["messages"])) > 20_000

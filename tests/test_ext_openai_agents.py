@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from neuron_context import (
     TokenCounter,
     ToolResult,
     ToolUse,
+    default_stack,
 )
 from neuron_context.ext.openai_agents import (
     CallModelInputFilter,
@@ -57,6 +58,9 @@ from neuron_context.ext.openai_agents import (
     to_responses_items,
 )
 from neuron_context.formats import RAW_ARGUMENTS
+
+STACKS = pytest.mark.parametrize("make", [stack, default_stack], ids=["composite", "default_stack"])
+"""The long runs run both the hand-built composite and the recommended stack."""
 
 COUNTER = TokenCounter()
 BUDGET = 3_000
@@ -285,11 +289,14 @@ class TestCallModelInputFilter:
     """CallModelInputFilter in Runner.run."""
 
     @pytest.mark.anyio
-    async def test_long_run_stays_within_budget(self) -> None:
+    @STACKS
+    async def test_long_run_stays_within_budget(
+        self, make: Callable[[int], ContextStrategy]
+    ) -> None:
         """Twenty large function outputs later, every input fits and is well formed."""
         model = ScriptedModel(20)
         result = await Runner.run(
-            _agent(model), "go", max_turns=30, run_config=_config(stack(BUDGET))
+            _agent(model), "go", max_turns=30, run_config=_config(make(BUDGET))
         )
         assert result.final_output == "done"
         assert len(model.requests) == 21

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -50,9 +51,13 @@ from neuron_context import (
     ToolResult,
     ToolResultClearingStrategy,
     ToolUse,
+    default_stack,
 )
 from neuron_context.ext.pydantic_ai import HistoryProcessor, from_pydantic_ai, to_pydantic_ai
 from neuron_context.formats import RAW_ARGUMENTS
+
+STACKS = pytest.mark.parametrize("make", [stack, default_stack], ids=["composite", "default_stack"])
+"""The long runs run both the hand-built composite and the recommended stack."""
 
 COUNTER = TokenCounter()
 BUDGET = 3_000
@@ -232,10 +237,11 @@ def _agent(model: FunctionModel | TestModel, processor: HistoryProcessor) -> Age
 class TestHistoryProcessor:
     """HistoryProcessor in pydantic-ai's ProcessHistory capability."""
 
-    def test_long_run_stays_within_budget(self) -> None:
+    @STACKS
+    def test_long_run_stays_within_budget(self, make: Callable[[int], ContextStrategy]) -> None:
         """Twenty large tool returns later, every request fits and is well formed."""
         requests: list[list[ModelMessage]] = []
-        result = _run(_agent(_scripted(20, requests), HistoryProcessor(stack(BUDGET))))
+        result = _run(_agent(_scripted(20, requests), HistoryProcessor(make(BUDGET))))
         assert result.output == "done"
         assert len(requests) == 21
         for request in requests:
