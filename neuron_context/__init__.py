@@ -81,6 +81,7 @@ from ._messages.message import Message as Message
 from ._messages.message import Role as Role
 from ._messages.message import ToolDefinition as ToolDefinition
 from ._messages.wellformed import repair as repair
+from ._messages.wellformed import start_on_user as start_on_user
 from ._messages.wellformed import validate as validate
 from ._strategies.base import ContextStrategy as ContextStrategy
 from ._strategies.clearing import ToolResultClearingStrategy as ToolResultClearingStrategy
@@ -208,5 +209,6 @@ __all__ = [
     "default_stack",
     "load_encoding",
     "repair",
+    "start_on_user",
     "validate",
 ]

@@ -46,6 +46,7 @@ from neuron_context import (
     ToolResultClearingStrategy,
     ToolUse,
     default_stack,
+    start_on_user,
 )
 from neuron_context.ext.langchain import (
     ContextMiddleware,
@@ -368,6 +369,20 @@ class TestCompactMessages:
         assert COUNTER.estimate_messages(ours) <= BUDGET
         assert compacted[0] is history[0]
 
+    def test_starts_on_a_user_message(self) -> None:
+        """A window that would begin on an assistant message comes back starting on a user
+        message, as the agent loop guarantees (Anthropic rejects anything else)."""
+        history = [
+            HumanMessage("Fix the build."),
+            AIMessage("Looking."),
+            HumanMessage("It fails on CI."),
+            AIMessage("Found it."),
+            AIMessage("Fixed."),
+        ]
+        compacted = compact_messages(history, SlidingWindowStrategy(2, 0))
+        assert [type(m).__name__ for m in compacted] == ["HumanMessage", "AIMessage", "AIMessage"]
+        assert compacted[0] is history[2]
+
     @pytest.mark.anyio
     async def test_async_form(self) -> None:
         """The async form gives what the sync form gives."""
@@ -383,7 +398,7 @@ class TestCompactMessages:
         ours = from_langchain(messages)
         strategy = case.strategy
         expected = (
-            anyio.run(strategy.compact, ours)
+            start_on_user(anyio.run(strategy.compact, ours), ours)
             if strategy.should_compact(ours, strategy.token_estimate(ours))
             else ours
         )

@@ -50,6 +50,7 @@ from neuron_context import (
     ToolResult,
     ToolUse,
     default_stack,
+    start_on_user,
 )
 from neuron_context.ext.openai_agents import (
     CallModelInputFilter,
@@ -347,7 +348,7 @@ class TestCallModelInputFilter:
         ours = from_responses_items(items)
         strategy = case.strategy
         expected = (
-            anyio.run(strategy.compact, ours)
+            start_on_user(anyio.run(strategy.compact, ours), ours)
             if strategy.should_compact(ours, strategy.token_estimate(ours))
             else ours
         )

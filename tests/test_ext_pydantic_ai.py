@@ -52,6 +52,7 @@ from neuron_context import (
     ToolResultClearingStrategy,
     ToolUse,
     default_stack,
+    start_on_user,
 )
 from neuron_context.ext.pydantic_ai import HistoryProcessor, from_pydantic_ai, to_pydantic_ai
 from neuron_context.formats import RAW_ARGUMENTS
@@ -282,7 +283,7 @@ class TestHistoryProcessor:
         ours = from_pydantic_ai(messages)
         strategy = case.strategy
         expected = (
-            anyio.run(strategy.compact, ours)
+            start_on_user(anyio.run(strategy.compact, ours), ours)
             if strategy.should_compact(ours, strategy.token_estimate(ours))
             else ours
         )
@@ -307,7 +308,8 @@ class TestHistoryProcessor:
             ]
         )
         compacted = await HistoryProcessor(SlidingWindowStrategy(2, 0))(messages)
-        assert from_pydantic_ai(compacted) == [Message.assistant("done")]
+        # The window alone would begin on the assistant: the request is put back first.
+        assert from_pydantic_ai(compacted) == [Message.user("go"), Message.assistant("done")]
 
     @pytest.mark.anyio
     async def test_an_edited_message_is_read_again(self) -> None:

@@ -158,6 +158,15 @@ def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> l
     turn, so no tool exchange is split); when ``messages`` holds no user message at
     all (or nothing but system messages), the newest user message of ``original`` that
     it dropped (typically the task) is put back before the rest, where it stood.
+
+    The agent loop and the framework adapters apply it to whatever a strategy returns,
+    so a request always starts as Anthropic requires; call it in a loop of your own.
+
+    Examples:
+        >>> from neuron_context import Message, start_on_user
+        >>> history = [Message.user("Fix the build."), Message.assistant("Done.")]
+        >>> [m.role.value for m in start_on_user(history[1:], history)]
+        ['user', 'assistant']
     """
     result = list(messages)
     first = _first_turn(result)

@@ -32,7 +32,7 @@ import anyio.from_thread
 from .._errors import ConfigurationError, InvalidConversationError
 from .._log import logger
 from .._messages.message import Message
-from .._messages.wellformed import repair, validate
+from .._messages.wellformed import repair, start_on_user, validate
 from .._strategies.base import ContextStrategy
 
 __all__ = ["Memo", "compact_conversation", "missing_extra", "run_sync"]
@@ -61,7 +61,8 @@ def missing_extra(adapter: str) -> ConfigurationError:
 async def compact_conversation(
     strategy: ContextStrategy, messages: Sequence[Message]
 ) -> list[Message] | None:
-    """The compacted, well-formed conversation, or ``None`` when the strategy leaves it as is.
+    """The compacted, well-formed conversation starting on a user message when
+    ``messages`` did, or ``None`` when the strategy leaves it as is.
 
     ``None`` means "send what you have": the trigger did not fire, or the strategy
     returned the very messages it was given.
@@ -69,7 +70,9 @@ async def compact_conversation(
     tokens = strategy.token_estimate(messages)
     if not strategy.should_compact(messages, tokens):
         return None
-    result = await strategy.compact(messages)
+    # Whatever the strategy, what goes back starts on a user message when the input did
+    # (Anthropic rejects anything else), as the agent loop guarantees.
+    result = start_on_user(await strategy.compact(messages), messages)
     if len(result) == len(messages) and all(a is b for a, b in zip(result, messages, strict=True)):
         return None
     try:
