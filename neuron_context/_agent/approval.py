@@ -14,7 +14,7 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import JSON, ToolResult, ToolUse
 from .middleware import (
     AgentMiddleware,
@@ -80,7 +80,7 @@ class HumanInTheLoopMiddleware(AgentMiddleware):
 
     def __attrs_post_init__(self) -> None:
         if not callable(self.approve):
-            msg = f"HumanInTheLoopMiddleware.approve must be callable, got {self.approve!r:.60}"
+            msg = f"HumanInTheLoopMiddleware.approve must be callable, got {show(self.approve, 60)}"
             raise ConfigurationError(msg)
 
     async def _decide(self, use: ToolUse) -> Approval:

@@ -18,7 +18,7 @@ from typing import Literal
 import anyio
 import attrs
 
-from .._errors import AgentError
+from .._errors import AgentError, show
 from .._messages.content import ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .._messages.wellformed import INTERRUPTED
@@ -59,7 +59,7 @@ async def execute_tool(tools: Mapping[str, Tool], request: ToolCallRequest) -> T
     use, tool = request.tool_use, request.tool
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
-        text = f"unknown tool {use.name!r}; the available tools are: {known}"
+        text = f"unknown tool {show(use.name)}; the available tools are: {known}"
         return ToolResult(tool_use_id=use.id, content=text, is_error=True)
     problems = validate_arguments(use.input, tool.input_schema)
     if problems:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from .._errors import ModelCallLimitExceededError, ToolCallLimitExceededError
+from .._errors import ModelCallLimitExceededError, ToolCallLimitExceededError, show
 from .._messages.content import ToolResult
 from .._validators import fail, positive_int, require_int
 from .events import LimitReached
@@ -50,7 +50,7 @@ def _to_per_tool(value: Mapping[str, int] | None) -> dict[str, int]:
         name = "ToolCallLimitMiddleware.per_tool"
         raise fail(name, "must map tool names to limits")
     return {
-        name: require_int(limit, f"ToolCallLimitMiddleware.per_tool[{name!r}]", minimum=1)
+        name: require_int(limit, f"ToolCallLimitMiddleware.per_tool[{show(name)}]", minimum=1)
         for name, limit in value.items()
     }
 

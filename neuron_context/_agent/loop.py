@@ -31,6 +31,7 @@ from .._errors import (
     ConfigurationError,
     InvalidConversationError,
     MaxTurnsExceededError,
+    show,
 )
 from .._log import logger
 from .._messages.content import JSON
@@ -56,7 +57,7 @@ def _to_input(value: object) -> list[Message]:
     if isinstance(value, Message):
         return [value]
     if not isinstance(value, Iterable):
-        msg = f"Agent.run: messages must be a str or a list of messages, got {value!r:.60}"
+        msg = f"Agent.run: messages must be a str or a list of messages, got {show(value, 60)}"
         raise ConfigurationError(msg)
     messages = list(value)
     for message in messages:
@@ -108,7 +109,7 @@ class Agent:
         for item in given:
             tool = item if isinstance(item, Tool) else Tool.from_function(item)
             if tool.name in chosen:
-                msg = f"create_agent: two tools are named {tool.name!r}"
+                msg = f"create_agent: two tools are named {show(tool.name)}"
                 raise ConfigurationError(msg)
             chosen[tool.name] = tool
         self.tools: Mapping[str, Tool] = chosen

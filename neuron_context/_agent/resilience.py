@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 import anyio
 import attrs
 
-from .._errors import AgentError, ConfigurationError
+from .._errors import AgentError, ConfigurationError, show
 from .._messages.content import ToolResult
 from .._validators import non_negative_int, number
 from ..providers._base import Provider
@@ -75,7 +75,7 @@ class ToolRetryMiddleware(AgentMiddleware):
 
     def __attrs_post_init__(self) -> None:
         if not callable(self.retry_on):
-            msg = f"ToolRetryMiddleware.retry_on must be callable, got {self.retry_on!r:.60}"
+            msg = f"ToolRetryMiddleware.retry_on must be callable, got {show(self.retry_on, 60)}"
             raise ConfigurationError(msg)
 
     def delay(self, attempt: int) -> float:

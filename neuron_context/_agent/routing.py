@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._log import logger
 from .._messages.content import Image, ToolResult
 from .._messages.message import Message
@@ -77,7 +77,7 @@ def _to_rules(
     rules = tuple(value)
     for rule in rules:
         if not callable(rule):
-            msg = f"DynamicModelSelectionMiddleware.rules must hold callables, got {rule!r}"
+            msg = f"DynamicModelSelectionMiddleware.rules must hold callables, got {show(rule)}"
             raise ConfigurationError(msg)
     return rules
 

@@ -21,7 +21,7 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import JSON
 
 __all__ = ["schema_for", "validate_arguments"]
@@ -82,18 +82,18 @@ def schema_for(hint: object, where: str) -> dict[str, JSON]:
         return {"anyOf": options}
     if origin in _ARRAYS or hint in _ARRAYS:
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            msg = f"{where}: only tuple[X, ...] is supported, got {hint!r}"
+            msg = f"{where}: only tuple[X, ...] is supported, got {show(hint)}"
             raise ConfigurationError(msg)
         return {"type": "array", "items": schema_for(args[0], where) if args else {}}
     if origin in _OBJECTS or hint in _OBJECTS:
         if args and args[0] is not str:
-            msg = f"{where}: dict keys must be str, got {hint!r}"
+            msg = f"{where}: dict keys must be str, got {show(hint)}"
             raise ConfigurationError(msg)
         schema = {"type": "object"}
         if args:
             schema["additionalProperties"] = schema_for(args[1], where)
         return schema
-    msg = f"{where}: unsupported type hint {hint!r} (see Tool.from_function for what is)"
+    msg = f"{where}: unsupported type hint {show(hint)} (see Tool.from_function for what is)"
     raise ConfigurationError(msg)
 
 
@@ -122,7 +122,7 @@ def _matches_type(value: object, kind: object) -> bool:
 def _describe(value: object) -> str:
     kind = _json_type(value)
     if kind is not None:
-        return f"{kind} {value!r:.60}"
+        return f"{kind} {show(value, 60)}"
     return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else "value"
 
 
@@ -144,7 +144,7 @@ def _check(value: object, schema: Mapping[str, Any], path: str, problems: list[s
     if "enum" in schema and isinstance(schema["enum"], list):
         allowed = schema["enum"]
         if not any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed):
-            problems.append(f"{path}: must be one of {allowed!r}, got {value!r:.60}")
+            problems.append(f"{path}: must be one of {show(allowed)}, got {show(value, 60)}")
             return
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for index, item in enumerate(value):

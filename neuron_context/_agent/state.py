@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import JSON
 from .._messages.message import Message
 from ..formats import from_dict, to_dict
@@ -33,14 +33,14 @@ def _counts(value: object, name: str) -> dict[str, int]:
         isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
         for k, v in value.items()
     ):
-        msg = f"AgentState.from_dict: {name} must map tool names to counts, got {value!r:.80}"
+        msg = f"AgentState.from_dict: {name} must map tool names to counts, got {show(value)}"
         raise ConfigurationError(msg)
     return dict(value)
 
 
 def _count(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        msg = f"AgentState.from_dict: {name} must be a non-negative int, got {value!r:.80}"
+        msg = f"AgentState.from_dict: {name} must be a non-negative int, got {show(value)}"
         raise ConfigurationError(msg)
     return value
 
@@ -121,7 +121,7 @@ class AgentState:
         ):
             msg = (
                 f"AgentState.from_dict: data must come from AgentState.to_dict() "
-                f"(format {FORMAT!r}, version {VERSION})"
+                f"(format {show(FORMAT)}, version {VERSION})"
             )
             raise ConfigurationError(msg)
         history = data.get("history")
@@ -130,7 +130,7 @@ class AgentState:
             raise ConfigurationError(msg)
         values = data.get("values", {})
         if not isinstance(values, Mapping):
-            msg = f"AgentState.from_dict: values must be a dict, got {values!r:.80}"
+            msg = f"AgentState.from_dict: values must be a dict, got {show(values)}"
             raise ConfigurationError(msg)
         return cls(
             messages=from_dict(history),

@@ -28,7 +28,7 @@ import anyio
 import attrs
 
 from .._counting.base import compact_json
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._log import logger as package_logger
 from .._messages.content import JSON, ToolResult
 from .._validators import instance_of, non_negative_int, optional
@@ -78,7 +78,7 @@ def _redact_value(value: JSON, secret_keys: frozenset[str]) -> JSON:
 
 def _callable(instance: object, attribute: attrs.Attribute[object], value: object) -> None:
     if not callable(value):
-        msg = f"{type(instance).__name__}.{attribute.name} must be callable, got {value!r}"
+        msg = f"{type(instance).__name__}.{attribute.name} must be callable, got {show(value)}"
         raise ConfigurationError(msg)
 
 
@@ -93,10 +93,10 @@ def _secret_keys(value: object) -> frozenset[str]:
     try:
         keys = frozenset(value)  # type: ignore[call-overload]
     except TypeError:
-        msg = f"ToolCallLoggingMiddleware.secret_keys must be a collection, got {value!r}"
+        msg = f"ToolCallLoggingMiddleware.secret_keys must be a collection, got {show(value)}"
         raise ConfigurationError(msg) from None
     if not all(isinstance(key, str) for key in keys):
-        msg = f"ToolCallLoggingMiddleware.secret_keys must hold str names, got {value!r}"
+        msg = f"ToolCallLoggingMiddleware.secret_keys must hold str names, got {show(value)}"
         raise ConfigurationError(msg)
     return frozenset(str(key).lower() for key in keys)
 

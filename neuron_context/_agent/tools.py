@@ -21,7 +21,7 @@ from typing import Any
 import anyio.to_thread
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import JSON, ToolResult
 from .._messages.message import ToolDefinition
 from .._validators import require_str
@@ -91,7 +91,7 @@ def _default(value: object, where: str) -> JSON:
     try:
         return typing.cast("JSON", json.loads(json.dumps(value)))
     except (TypeError, ValueError):
-        msg = f"{where}: the default {value!r:.60} is not a JSON value"
+        msg = f"{where}: the default {show(value, 60)} is not a JSON value"
         raise ConfigurationError(msg) from None
 
 
@@ -148,7 +148,7 @@ class Tool:
 
     def __attrs_post_init__(self) -> None:
         if not callable(self.function):
-            msg = f"Tool.function must be callable, got {self.function!r:.60}"
+            msg = f"Tool.function must be callable, got {show(self.function, 60)}"
             raise ConfigurationError(msg)
         object.__setattr__(self, "is_async", _is_async(self.function))
 
@@ -179,11 +179,11 @@ class Tool:
                 or has a hint the schema cannot express.
         """
         if not callable(fn):
-            msg = f"Tool.from_function: fn must be callable, got {fn!r:.60}"
+            msg = f"Tool.from_function: fn must be callable, got {show(fn, 60)}"
             raise ConfigurationError(msg)
         tool_name = name if name is not None else getattr(fn, "__name__", None)
         if not isinstance(tool_name, str) or not tool_name:
-            msg = f"Tool.from_function: {fn!r:.60} has no __name__; pass name="
+            msg = f"Tool.from_function: {show(fn, 60)} has no __name__; pass name="
             raise ConfigurationError(msg)
         target = _callable_target(fn)
         try:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .._counting.base import BaseCounter
 from .._counting.heuristic import TokenCounter
-from .._errors import ConfigurationError, NeuronContextError
+from .._errors import ConfigurationError, NeuronContextError, show
 from .._messages.message import Message
 from ..data import load_record, transcript_names
 from ..providers._base import Provider
@@ -96,7 +96,7 @@ def provider(spec: str) -> Provider:
     except (NeuronContextError, ImportError) as exc:
         msg = f"--provider {spec}: {exc}"
         raise ConfigurationError(msg) from exc
-    msg = f"--provider must be extractive, openai:MODEL or anthropic:MODEL, got {spec!r}"
+    msg = f"--provider must be extractive, openai:MODEL or anthropic:MODEL, got {show(spec)}"
     raise ConfigurationError(msg)
 
 

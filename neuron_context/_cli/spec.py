@@ -37,7 +37,7 @@ from pathlib import Path
 import attrs
 
 from .._counting.base import BaseCounter
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._strategies.base import ContextStrategy
 from .._strategies.clearing import ToolResultClearingStrategy
 from .._strategies.composite import CompositeStrategy
@@ -74,14 +74,14 @@ class Step:
     def _int(self, key: str, default: int) -> int:
         value = self.options.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            msg = f"{self.kind}: {key} must be a whole number >= 0, got {value!r}"
+            msg = f"{self.kind}: {key} must be a whole number >= 0, got {show(value)}"
             raise ConfigurationError(msg)
         return value
 
     def _share(self, key: str) -> float:
         value = self.options[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-            msg = f"{self.kind}: {key} must be a number in (0, 1], got {value!r}"
+            msg = f"{self.kind}: {key} must be a number in (0, 1], got {show(value)}"
             raise ConfigurationError(msg)
         return float(value)
 
@@ -102,7 +102,7 @@ class Step:
         if self.kind == "window":
             start = self.options.get("start-on-user", False)
             if not isinstance(start, bool):
-                msg = f"window: start-on-user must be true or false, got {start!r}"
+                msg = f"window: start-on-user must be true or false, got {show(start)}"
                 raise ConfigurationError(msg)
             return SlidingWindowStrategy(keep, budget, counter=counter, start_on_user=start)
         if self.kind == "clear-tools":
@@ -160,12 +160,12 @@ def _value(text: str) -> Value:
 
 def _check_step(kind: str, options: Mapping[str, Value], where: str) -> Step:
     if kind not in KINDS:
-        msg = f"{where}: unknown step {kind!r}; choose from {', '.join(KINDS)}"
+        msg = f"{where}: unknown step {show(kind)}; choose from {', '.join(KINDS)}"
         raise ConfigurationError(msg)
     for key in options:
         if key not in KINDS[kind]:
             allowed = ", ".join(KINDS[kind]) or "none"
-            msg = f"{where}: {kind} has no option {key!r} (options: {allowed})"
+            msg = f"{where}: {kind} has no option {show(key)} (options: {allowed})"
             raise ConfigurationError(msg)
     return Step(kind, dict(options))
 
@@ -184,7 +184,7 @@ def _parse_text(text: str, where: str) -> tuple[Step, ...]:
             steps[-1][1][key.strip()] = _value(value)
             continue
         if head not in KINDS:
-            msg = f"{where}: unknown step {head!r}; choose from {', '.join(KINDS)}"
+            msg = f"{where}: unknown step {show(head)}; choose from {', '.join(KINDS)}"
             raise ConfigurationError(msg)
         options: dict[str, Value] = {}
         if sep:
@@ -194,7 +194,7 @@ def _parse_text(text: str, where: str) -> tuple[Step, ...]:
             elif KINDS[head]:
                 options[KINDS[head][0]] = _value(rest)
             else:
-                msg = f"{where}: {head} takes no value, got {rest!r}"
+                msg = f"{where}: {head} takes no value, got {show(rest)}"
                 raise ConfigurationError(msg)
         steps.append((head, options))
     return tuple(_check_step(kind, options, where) for kind, options in steps)
@@ -237,4 +237,4 @@ def parse_spec(text: str) -> StackSpec:
     """
     if text.endswith(".toml") or Path(text).is_file():
         return _parse_toml(Path(text))
-    return StackSpec(text, _parse_text(text, f"--strategy {text!r}"))
+    return StackSpec(text, _parse_text(text, f"--strategy {show(text)}"))

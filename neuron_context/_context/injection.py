@@ -228,7 +228,7 @@ class SystemInjector:
         if fingerprinted and entry.get("rule") != rule.fingerprint():
             msg = (
                 f"SystemInjector.restore: rule {index} differs: the state was taken with "
-                f"{show(entry.get('rule'))}, this injector has {rule.fingerprint()!r}"
+                f"{show(entry.get('rule'))}, this injector has {show(rule.fingerprint())}"
             )
             raise ConfigurationError(msg)
         try:

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import ContentBlock
 from .._messages.message import Message, ToolDefinition
-from .._validators import MAX_INT, instance_of, number, require_int, show
+from .._validators import MAX_INT, instance_of, number, require_int
 from .base import BaseCounter, RunningCount
 
 __all__ = ["CalibratedCounter"]
@@ -133,14 +133,15 @@ class CalibratedCounter(BaseCounter):
     def __attrs_post_init__(self) -> None:
         if self.min_factor > self.max_factor:
             msg = (
-                f"CalibratedCounter.min_factor ({self.min_factor!r}) must not exceed "
-                f"max_factor ({self.max_factor!r})"
+                f"CalibratedCounter.min_factor ({show(self.min_factor)}) must not exceed "
+                f"max_factor ({show(self.max_factor)})"
             )
             raise ConfigurationError(msg)
         if not self.min_factor <= self.initial_factor <= self.max_factor:
             msg = (
                 f"CalibratedCounter.initial_factor must lie in [min_factor, max_factor] = "
-                f"[{self.min_factor!r}, {self.max_factor!r}], got {self.initial_factor!r}"
+                f"[{show(self.min_factor)}, {show(self.max_factor)}], "
+                f"got {show(self.initial_factor)}"
             )
             raise ConfigurationError(msg)
         self._factor = float(self.initial_factor)
@@ -224,7 +225,7 @@ class CalibratedCounter(BaseCounter):
         if state.get("format") != _STATE_FORMAT or state.get("version") != _STATE_VERSION:
             msg = (
                 "CalibratedCounter.restore: state must come from CalibratedCounter.state() "
-                f"(format {_STATE_FORMAT!r}, version {_STATE_VERSION}), got "
+                f"(format {show(_STATE_FORMAT)}, version {_STATE_VERSION}), got "
                 f"format={show(state.get('format'))}, version={show(state.get('version'))}"
             )
             raise ConfigurationError(msg)
@@ -232,7 +233,8 @@ class CalibratedCounter(BaseCounter):
         if factor is None or not self.min_factor <= factor <= self.max_factor:
             msg = (
                 "CalibratedCounter.restore: state['factor'] must be a number in "
-                f"[{self.min_factor!r}, {self.max_factor!r}], got {show(state.get('factor'))}"
+                f"[{show(self.min_factor)}, {show(self.max_factor)}], "
+                f"got {show(state.get('factor'))}"
             )
             raise ConfigurationError(msg)
         observations = state.get("observations")

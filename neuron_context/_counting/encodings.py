@@ -136,7 +136,7 @@ def load_encoding(name: str) -> Tokenizer:
     except NeuronContextError:
         raise
     except Exception as exc:
-        msg = f"could not load the {name!r} encoding: {exc}"
+        msg = f"could not load the {show(name)} encoding: {exc}"
         raise TokenizerError(msg) from exc
 
 

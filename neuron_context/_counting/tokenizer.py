@@ -150,7 +150,7 @@ class TokenizerCounter(RuleCounter):
         try:
             tokenizer = Tokenizer.from_file(os.fspath(path))
         except Exception as exc:
-            msg = f"cannot load a tokenizer from {os.fspath(path)!r}: {exc}"
+            msg = f"cannot load a tokenizer from {show(os.fspath(path))}: {exc}"
             raise TokenizerError(msg) from exc
         return cls._make(_prepare(tokenizer, owned=True), None, options)
 

@@ -24,7 +24,7 @@ import attrs
 
 from .._counting.base import BaseCounter
 from .._counting.heuristic import TokenCounter
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.conversation import check_messages
 from .._messages.message import Message
 from .._validators import fail, non_negative_int
@@ -88,7 +88,7 @@ def check_token_count(token_count: object, owner: str) -> int:
     if isinstance(token_count, int) and not isinstance(token_count, bool) and token_count >= 0:
         return int(token_count)
     where = f"{owner}.should_compact: token_count"
-    raise fail(where, f"must be an int >= 0, got {token_count!r}")
+    raise fail(where, f"must be an int >= 0, got {show(token_count)}")
 
 
 @attrs.define

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import attrs
 
 from .._counting.base import compact_json
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._log import log_compaction
 from .._messages.content import ContentBlock, Text, ToolUse
 from .._messages.conversation import Structure, replace_blocks, replace_content, tool_results
@@ -27,11 +27,11 @@ def _to_names(value: object) -> frozenset[str]:
     try:
         names: frozenset[object] = frozenset(value)  # type: ignore[call-overload]
     except TypeError:
-        msg = f"ToolResultClearingStrategy.exclude_tools must be a collection, got {value!r}"
+        msg = f"ToolResultClearingStrategy.exclude_tools must be a collection, got {show(value)}"
         raise ConfigurationError(msg) from None
     for name in names:
         if not isinstance(name, str):
-            msg = f"ToolResultClearingStrategy.exclude_tools holds a non-str {name!r}"
+            msg = f"ToolResultClearingStrategy.exclude_tools holds a non-str {show(name)}"
             raise ConfigurationError(msg)
     return frozenset(str(name) for name in names)
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from .._errors import ConfigurationError, NeuronContextError
+from .._errors import ConfigurationError, NeuronContextError, show
 from .._log import log_compaction, logger
 from .._messages.message import Message
 from .base import BudgetedStrategy, ContextStrategy, PureStrategy, check_messages, max_tokens_field
@@ -22,7 +22,7 @@ def _to_strategies(value: Iterable[ContextStrategy]) -> tuple[ContextStrategy, .
     try:
         strategies = tuple(value)
     except TypeError:
-        msg = f"CompositeStrategy.strategies must be a sequence of strategies, got {value!r:.80}"
+        msg = f"CompositeStrategy.strategies must be a sequence of strategies, got {show(value)}"
         raise ConfigurationError(msg) from None
     for strategy in strategies:
         if not isinstance(strategy, ContextStrategy):
@@ -192,7 +192,7 @@ class FallbackStrategy(ContextStrategy):
         for index, strategy in enumerate((primary, *fallbacks)):
             if not isinstance(strategy, ContextStrategy):
                 name = "primary" if index == 0 else f"fallbacks[{index - 1}]"
-                msg = f"FallbackStrategy.{name} must be a ContextStrategy, got {strategy!r}"
+                msg = f"FallbackStrategy.{name} must be a ContextStrategy, got {show(strategy)}"
                 raise ConfigurationError(msg)
         self.primary = primary
         self.fallbacks = fallbacks

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import attrs
 
-from .._errors import ConfigurationError, ProviderError, SummarizationError
+from .._errors import ConfigurationError, ProviderError, SummarizationError, show
 from .._log import log_compaction, logger
 from .._messages.content import Compaction
 from .._messages.conversation import Structure
@@ -51,7 +51,7 @@ def _to_definitions(value: Iterable[ToolDefinition]) -> tuple[ToolDefinition, ..
     try:
         items = tuple(value)
     except TypeError:
-        msg = f"SummarizationStrategy.tools must be a sequence of ToolDefinition, got {value!r:.80}"
+        msg = f"SummarizationStrategy.tools must be a sequence of ToolDefinition, got {show(value)}"
         raise ConfigurationError(msg) from None
     if not all(isinstance(item, ToolDefinition) for item in items):
         msg = "SummarizationStrategy.tools must hold ToolDefinition objects"

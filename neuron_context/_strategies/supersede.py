@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping
 
 from .._counting.base import BaseCounter, compact_json
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import JSON, ContentBlock, Text
 from .._messages.conversation import ResultRef, ToolCall, replace_content
 
@@ -105,10 +105,10 @@ def tool_names(value: object, owner: str, *, what: str = "tool names") -> frozen
     try:
         names = frozenset(value)  # type: ignore[call-overload]
     except TypeError:
-        msg = f"{owner} must be a collection of {what}, got {value!r}"
+        msg = f"{owner} must be a collection of {what}, got {show(value)}"
         raise ConfigurationError(msg) from None
     for name in names:
         if not isinstance(name, str):
-            msg = f"{owner} holds a non-str {name!r}"
+            msg = f"{owner} holds a non-str {show(name)}"
             raise ConfigurationError(msg)
     return frozenset(str(name) for name in names)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 
 import attrs
 
-from .._errors import CompactionError, ConfigurationError
+from .._errors import CompactionError, ConfigurationError, show
 from .._log import log_compaction
 from .._messages.content import JSON
 from .._messages.conversation import Structure, ToolCall, tool_calls
@@ -39,15 +39,15 @@ KeySpec = str | Callable[[Mapping[str, JSON]], object]
 def _to_keys(value: object) -> dict[str, KeySpec]:
     owner = "SupersededToolCallsStrategy.keys"
     if not isinstance(value, Mapping):
-        msg = f"{owner} must map tool names to an argument name or a function, got {value!r}"
+        msg = f"{owner} must map tool names to an argument name or a function, got {show(value)}"
         raise ConfigurationError(msg)
     keys: dict[str, KeySpec] = {}
     for name, spec in value.items():
         if not isinstance(name, str):
-            msg = f"{owner} has a non-str tool name {name!r}"
+            msg = f"{owner} has a non-str tool name {show(name)}"
             raise ConfigurationError(msg)
         if not isinstance(spec, str) and not callable(spec):
-            msg = f"{owner}[{name!r}] must be an argument name or a function, got {spec!r}"
+            msg = f"{owner}[{show(name)}] must be an argument name or a function, got {show(spec)}"
             raise ConfigurationError(msg)
         keys[name] = spec
     return keys
@@ -84,7 +84,10 @@ class SupersededToolCallsStrategy(PureStrategy):
             try:
                 value = spec(use.input)
             except Exception as exc:
-                msg = f"SupersededToolCallsStrategy: the key function of {use.name!r} failed: {exc}"
+                msg = (
+                    f"SupersededToolCallsStrategy: the key function of {show(use.name)} "
+                    f"failed: {exc}"
+                )
                 raise CompactionError(msg) from exc
         key = hashable(value)
         return None if key is None else (use.name, key)

@@ -12,6 +12,8 @@ import json
 from importlib import resources
 from typing import Any
 
+from .._errors import show
+
 __all__ = ["load_record", "transcript_names"]
 
 
@@ -26,7 +28,7 @@ def load_record(name: str) -> dict[str, Any]:
     from .._errors import ConfigurationError
 
     if name not in transcript_names():
-        msg = f"transcript {name!r} is not bundled; choose one of {transcript_names()}"
+        msg = f"transcript {show(name)} is not bundled; choose one of {transcript_names()}"
         raise ConfigurationError(msg)
     text = resources.files(__name__).joinpath(f"{name}.json").read_text(encoding="utf-8")
     record: dict[str, Any] = json.loads(text)

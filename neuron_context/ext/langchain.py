@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.message import Message
 from .._strategies.base import ContextStrategy
 from .._validators import require_bool
@@ -99,7 +99,7 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
 
     def __init__(self, strategy: ContextStrategy, *, persist: bool = False) -> None:
         if not isinstance(strategy, ContextStrategy):
-            msg = f"ContextMiddleware.strategy must be a ContextStrategy, got {strategy!r}"
+            msg = f"ContextMiddleware.strategy must be a ContextStrategy, got {show(strategy)}"
             raise ConfigurationError(msg)
         self.strategy = strategy
         self.persist = require_bool(persist, "ContextMiddleware.persist")

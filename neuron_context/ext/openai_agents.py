@@ -26,7 +26,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from .._errors import ConfigurationError, InvalidConversationError
+from .._errors import ConfigurationError, InvalidConversationError, show
 from .._log import logger
 from .._messages.message import Message
 from .._messages.wellformed import repair, validate
@@ -57,7 +57,7 @@ __all__ = [
 
 def _check_strategy(owner: str, strategy: object) -> ContextStrategy:
     if not isinstance(strategy, ContextStrategy):
-        msg = f"{owner}.strategy must be a ContextStrategy, got {strategy!r}"
+        msg = f"{owner}.strategy must be a ContextStrategy, got {show(strategy)}"
         raise ConfigurationError(msg)
     return strategy
 
@@ -138,7 +138,7 @@ class CompactingSession:
         self.session_settings: SessionSettings | None = session.session_settings
 
     def __repr__(self) -> str:
-        return f"CompactingSession({self.session!r}, {self.strategy!r})"
+        return f"CompactingSession({show(self.session)}, {show(self.strategy)})"
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The wrapped session's items (the newest ``limit``), compacted when needed.

@@ -23,7 +23,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, cast
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.message import Message, Role
 from .._strategies.base import ContextStrategy
 from ._core import Memo, compact_conversation, missing_extra
@@ -71,7 +71,7 @@ class HistoryProcessor:
 
     def __init__(self, strategy: ContextStrategy) -> None:
         if not isinstance(strategy, ContextStrategy):
-            msg = f"HistoryProcessor.strategy must be a ContextStrategy, got {strategy!r}"
+            msg = f"HistoryProcessor.strategy must be a ContextStrategy, got {show(strategy)}"
             raise ConfigurationError(msg)
         self.strategy = strategy
         self._memo: Memo[ModelMessage, list[tuple[Message, int]]] = Memo()

@@ -261,7 +261,7 @@ def from_dict(data: Mapping[str, object]) -> list[Message]:
     """
     data = get_mapping(data, "data")
     if data.get("format") != FORMAT:
-        msg = f"format must be {FORMAT!r}, got {show(data.get('format'))}"
+        msg = f"format must be {show(FORMAT)}, got {show(data.get('format'))}"
         raise ConfigurationError(msg)
     version = data.get("version")
     if isinstance(version, bool) or version != VERSION:
