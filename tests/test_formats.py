@@ -1576,3 +1576,23 @@ class TestEntryPointTypes:
         """from_anthropic names a system prompt that is neither a str nor a list of blocks."""
         with pytest.raises(ConfigurationError, match="system must be a list"):
             from_anthropic([], system=5)  # type: ignore[arg-type]
+
+
+class TestOpenAISystemInsideAnExchange:
+    """A system message between a tool call and its result, written for Chat Completions."""
+
+    def test_it_follows_the_results(self) -> None:
+        """The tool messages follow their call at once, as OpenAI requires; the system
+        message comes after them, before the next turn."""
+        use = ToolUse(id="1", name="f", input={})
+        messages = [
+            Message.system("s0"),
+            Message.user("q"),
+            Message.assistant(tool_uses=[use]),
+            Message.system("mid"),
+            Message.tool_result("1", "r"),
+            Message.user("next"),
+        ]
+        roles = [item["role"] for item in to_openai(messages)]
+        assert roles == ["system", "user", "assistant", "tool", "system", "user"]
+        validate(from_openai(to_openai(messages)))

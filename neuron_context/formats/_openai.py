@@ -85,12 +85,26 @@ def to_openai(messages: Iterable[Message], *, system: str | None = None) -> list
     if system is not None:
         out.append({"role": "system", "content": system})
     pending: list[JSON] = []  # image parts of the tool results since the last turn
+    # Chat Completions wants an assistant message's tool calls followed by their tool
+    # messages: a system message inside an open exchange (well formed for us) is held
+    # back and written after the exchange's results.
+    held: list[_OpenAIMessage] = []
+    in_exchange = False
+
+    def close_exchange() -> None:
+        nonlocal pending
+        if pending:
+            out.append({"role": "user", "content": pending})
+            pending = []
+        out.extend(held)
+        held.clear()
+
     for index, message in enumerate(checked):
         path = f"messages[{index}]"
         role = message.role
-        if role in (Role.USER, Role.ASSISTANT) and pending:
-            out.append({"role": "user", "content": pending})
-            pending = []
+        if role is Role.USER or role is Role.ASSISTANT:
+            close_exchange()
+            in_exchange = role is Role.ASSISTANT and bool(message.tool_uses)
         if role is Role.TOOL:
             # A TOOL message holds ToolResult blocks only (Message checks it).
             for b_index, result in enumerate(message.tool_results):
@@ -98,12 +112,14 @@ def to_openai(messages: Iterable[Message], *, system: str | None = None) -> list
                 pending.extend(tool_images(result, f"{path}.content[{b_index}]"))
         elif role is Role.ASSISTANT:
             out.append(_assistant_message(message, path))
-        elif role is Role.USER or role is Role.SYSTEM:
-            out.append({"role": role.value, "content": _content(message, path)})
+        elif role is Role.SYSTEM:
+            system_message: _OpenAIMessage = {"role": "system", "content": _content(message, path)}
+            (held if in_exchange else out).append(system_message)
+        elif role is Role.USER:
+            out.append({"role": "user", "content": _content(message, path)})
         else:
             assert_never(role)
-    if pending:
-        out.append({"role": "user", "content": pending})
+    close_exchange()
     return out
 
 
