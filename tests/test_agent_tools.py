@@ -257,6 +257,18 @@ class TestResults:
         result = await agent.run("go")
         assert result.messages[2].tool_results[0].is_error
 
+    async def test_nan_is_an_error_result(self) -> None:
+        """A value holding NaN is an error result, never the invalid JSON `NaN`."""
+
+        def tool_fn() -> object:
+            return {"a": float("nan")}
+
+        agent = create_agent(scripted([calls(("tool_fn", {})), answer("done")]), [tool_fn])
+        result = await agent.run("go")
+        (tool_result,) = result.messages[2].tool_results
+        assert tool_result.is_error
+        assert tool_result.text.startswith("ValueError: Out of range float values")
+
     async def test_sync_tools_do_not_block_each_other(self) -> None:
         """Sync tools run in worker threads, async ones concurrently: calls overlap."""
         barrier = anyio.Event()

@@ -264,11 +264,13 @@ def result_of(tool_use_id: str, value: object) -> ToolResult:
 
     Raises:
         TypeError: the value is neither a string nor JSON-serializable.
+        ValueError: the value holds NaN or infinity, which JSON cannot hold.
     """
     if isinstance(value, ToolResult):
         return attrs.evolve(value, tool_use_id=tool_use_id)
     if isinstance(value, str):
         text = value
     else:
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        # allow_nan=False: NaN or infinity would be written as invalid JSON (`NaN`).
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return ToolResult(tool_use_id=tool_use_id, content=text)
