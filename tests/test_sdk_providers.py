@@ -315,6 +315,12 @@ class TestProviderConstruction:
             assert not client.is_closed()
         assert api_key_of(server.requests[0].headers) == "given"
 
+    @pytest.mark.parametrize("client", [5, "client", object()])
+    def test_client_of_another_kind(self, flavour: Flavour, client: object) -> None:
+        """A client that is not the SDK's async client is a ConfigurationError."""
+        with pytest.raises(ConfigurationError, match=r"\.client must be an "):
+            flavour.provider("m", client=client)  # type: ignore[arg-type]
+
     def test_client_and_kwargs_conflict(self, flavour: Flavour, server: FakeLLMServer) -> None:
         """Passing both a client and client keyword arguments is a ConfigurationError."""
         client = flavour.client(server, "k")

@@ -209,7 +209,12 @@ class SDKProvider(Provider, Generic[ClientT]):
         self._owns_client = owns_client
         self._model = model
         self._params = params
-        self._known = keyword_names(self._endpoint())
+        try:
+            endpoint = self._endpoint()
+        except AttributeError:
+            msg = f"{owner}.client must be an {self._SDK}.{self._CLIENT}, got {show(client)}"
+            raise ConfigurationError(msg) from None
+        self._known = keyword_names(endpoint)
 
     @property
     def model(self) -> str:
