@@ -30,6 +30,7 @@ from neuron_context import (
     ModelCalled,
     ModelRequest,
     NeuronContextError,
+    ProviderError,
     RunFinished,
     SlidingWindowStrategy,
     TokenCounter,
@@ -65,6 +66,19 @@ class TestRun:
         assert provider.requests[0].system == "Be brief."
         assert [t.name for t in provider.requests[0].tools] == ["echo"]
         validate(result.messages)
+
+    async def test_a_provider_exception_is_a_provider_error(self) -> None:
+        """A provider raising its own exception surfaces as a ProviderError, cause chained,
+        and the history stays well formed."""
+
+        def broken(request: CompletionRequest) -> str:
+            return str(1 / 0)
+
+        agent = create_agent(FunctionProvider(broken))
+        with pytest.raises(ProviderError, match="ZeroDivisionError") as info:
+            await agent.run("go")
+        assert isinstance(info.value.__cause__, ZeroDivisionError)
+        validate(agent.state.messages)
 
     async def test_runs_continue_the_history(self) -> None:
         """A second run appends to the history the first one left."""

@@ -31,6 +31,8 @@ from .._errors import (
     ConfigurationError,
     InvalidConversationError,
     MaxTurnsExceededError,
+    NeuronContextError,
+    ProviderError,
     show,
 )
 from .._log import logger
@@ -264,7 +266,15 @@ class Agent:
         )
         estimated = count_request(context.counter, messages, request.system_prompt, tools)
         started = time.perf_counter()
-        response = await provider.complete(completion)
+        try:
+            response = await provider.complete(completion)
+        except (NeuronContextError, anyio.get_cancelled_exc_class()):
+            raise
+        except Exception as exc:
+            # A provider of the user's (or a FunctionProvider) raised something of its own:
+            # callers and middlewares see one kind of failure, the cause chained.
+            msg = f"{type(provider).__name__}.complete failed: {type(exc).__name__}: {exc}"
+            raise ProviderError(msg) from exc
         duration = time.perf_counter() - started
         usage = response.usage
         counter = context.counter
