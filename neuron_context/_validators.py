@@ -15,7 +15,7 @@ reaches arithmetic that would overflow later.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TypeAlias
 
 import attrs
@@ -35,6 +35,7 @@ __all__ = [
     "require_bool",
     "require_int",
     "require_number",
+    "require_sequence_of",
     "require_str",
     "show",
     "string",
@@ -111,6 +112,22 @@ def require_str(value: object, name: str, *, nonempty: bool = False) -> str:
     if nonempty and not value:
         raise fail(name, "must not be empty")
     return value
+
+
+def require_sequence_of(
+    value: object, name: str, kind: type | tuple[type, ...], what: str
+) -> list[Any]:
+    """``value`` as a list, if it is an iterable (not a ``str`` or a mapping) of ``kind``
+    instances; ``what`` names them in the error (``"LangChain messages"``), with the index
+    of the first that is not one (``name[3]``)."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise fail(name, f"must be a list of {what}, got {type(value).__name__}")
+    items = list(value)
+    for index, item in enumerate(items):
+        if not isinstance(item, kind):
+            where = f"{name}[{index}]"
+            raise fail(where, f"must be one of {what}, got {type(item).__name__}")
+    return items
 
 
 def require_bool(value: object, name: str) -> bool:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from neuron_context import ConfigurationError
+
 ROOT = Path(__file__).parents[1]
 
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "agents")
@@ -114,3 +116,24 @@ class TestAdapterSurface:
             value = getattr(module, name)
             if inspect.isclass(value) or inspect.isfunction(value):
                 assert (value.__doc__ or "").strip(), name
+
+
+class TestConvertersRefuseJunk:
+    """Each adapter's reader refuses what is not the framework's messages."""
+
+    @pytest.mark.parametrize(
+        ("module", "reader", "junk"),
+        [
+            ("neuron_context.ext.langchain", "from_langchain", None),
+            ("neuron_context.ext.langchain", "from_langchain", [1]),
+            ("neuron_context.ext.pydantic_ai", "from_pydantic_ai", None),
+            ("neuron_context.ext.pydantic_ai", "from_pydantic_ai", [1]),
+            ("neuron_context.ext.openai_agents", "from_responses_items", None),
+            ("neuron_context.ext.openai_agents", "from_responses_items", [5]),
+        ],
+    )
+    def test_a_configuration_error(self, module: str, reader: str, junk: object) -> None:
+        """Junk is a ConfigurationError naming what is wrong, never a raw exception."""
+        convert = getattr(importlib.import_module(module), reader)
+        with pytest.raises(ConfigurationError, match="must be"):
+            convert(junk)

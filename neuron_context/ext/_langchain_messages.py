@@ -60,6 +60,7 @@ from .._messages.content import (
     ToolUse,
 )
 from .._messages.message import Message, Role
+from .._validators import require_sequence_of
 from ..formats import RAW_ARGUMENTS
 from ..formats._common import render_compaction, text_or_compaction
 
@@ -79,7 +80,8 @@ def from_langchain(messages: Iterable[BaseMessage]) -> list[Message]:
             ``FunctionMessage``, ``RemoveMessage``), or a tool call without an id, naming
             its path (``messages[3].tool_calls[0].id``).
     """
-    return [read_message(message, index) for index, message in enumerate(messages)]
+    checked = require_sequence_of(messages, "messages", BaseMessage, "LangChain messages")
+    return [read_message(message, index) for index, message in enumerate(checked)]
 
 
 def _standard_blocks(message: BaseMessage) -> Sequence[object]:

@@ -80,6 +80,7 @@ from .._messages.content import (
     ToolUse,
 )
 from .._messages.message import Message, Role
+from .._validators import require_sequence_of
 from ..formats import RAW_ARGUMENTS
 
 __all__ = [
@@ -115,7 +116,10 @@ def from_pydantic_ai(messages: Iterable[ModelMessage]) -> list[Message]:
 
 def read(messages: Iterable[ModelMessage]) -> tuple[list[Message], list[Origin]]:
     """Our messages and, for each, where in ``messages`` it came from."""
-    return flatten([read_message(message, index) for index, message in enumerate(messages)])
+    checked = require_sequence_of(
+        messages, "messages", (ModelRequest, ModelResponse), "pydantic-ai ModelMessages"
+    )
+    return flatten([read_message(message, index) for index, message in enumerate(checked)])
 
 
 def read_message(message: ModelMessage, index: int) -> list[tuple[Message, int]]:

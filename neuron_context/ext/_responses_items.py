@@ -54,6 +54,7 @@ from .._messages.content import (
     ToolUse,
 )
 from .._messages.message import Message, Role
+from .._validators import require_sequence_of
 from ..formats import RAW_ARGUMENTS
 from ..formats._common import parse_data_url, render_compaction, text_or_compaction
 
@@ -109,7 +110,8 @@ def read(items: Iterable[Mapping[str, Any]]) -> tuple[list[Message], list[list[i
             sources.append(group_items)
         group, group_items, stage = [], [], 0
 
-    for index, raw in enumerate(items):
+    checked = require_sequence_of(items, "items", Mapping, "Responses input items (dicts)")
+    for index, raw in enumerate(checked):
         item = raw if isinstance(raw, Mapping) else {}
         kind = _kind(item)
         if _is_assistant_side(item):
