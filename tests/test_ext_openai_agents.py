@@ -201,6 +201,19 @@ class TestConversion:
         (item,) = to_responses_items([Message.assistant(tool_uses=[use])])
         assert item["arguments"] == "{oops"
 
+    def test_raw_arguments_that_hold_an_object_round_trip(self) -> None:
+        """A `_raw` string that is itself a JSON object comes back as it was, as through
+        formats.to_openai / from_openai (one rule for both)."""
+        use = ToolUse(id="c1", name="f", input={RAW_ARGUMENTS: '{"a":1}'})
+        messages = [Message.user("go"), Message.assistant(tool_uses=[use])]
+        assert from_responses_items(to_responses_items(messages)) == messages
+
+    def test_an_assistant_image_has_no_form(self) -> None:
+        """An image in an assistant message is a ConfigurationError, not dropped."""
+        message = Message(role=Role.ASSISTANT, content=(Image(url="https://x.test/a.png"),))
+        with pytest.raises(ConfigurationError, match="Image block"):
+            to_responses_items([message])
+
     def test_documents(self) -> None:
         """Documents are input_file parts (data or URL); a text-only one is text."""
         message = Message(

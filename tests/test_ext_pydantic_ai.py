@@ -158,6 +158,12 @@ class TestConversion:
         assert (redacted.id, redacted.signature) == ("redacted_thinking", "opaque")
         assert from_pydantic_ai([response]) == [message]
 
+    def test_an_assistant_image_has_no_form(self) -> None:
+        """An image in an assistant message is a ConfigurationError, not dropped."""
+        message = Message(role=Role.ASSISTANT, content=(Image(url="https://x.test/a.png"),))
+        with pytest.raises(ConfigurationError, match="Image block"):
+            to_pydantic_ai([message])
+
     def test_structured_tool_return(self) -> None:
         """A tool return that is data reads as the JSON text pydantic-ai sends."""
         response = ModelResponse(parts=[ToolCallPart("f", {}, tool_call_id="c1")])

@@ -389,4 +389,7 @@ def response_parts(message: Message) -> list[ModelResponsePart]:
                 raw if len(block.input) == 1 and isinstance(raw, str) else dict(block.input)
             )
             parts.append(ToolCallPart(tool_name=block.name, args=args, tool_call_id=block.id))
+        else:
+            msg = f"an assistant's {type(block).__name__} block has no pydantic-ai response form"
+            raise ConfigurationError(msg)
     return parts

@@ -37,12 +37,11 @@ filter keeps or drops them with it, unchanged.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import Any
 
+from .._errors import ConfigurationError
 from .._messages.content import (
-    JSON,
     Compaction,
     ContentBlock,
     Document,
@@ -55,7 +54,7 @@ from .._messages.content import (
 )
 from .._messages.message import Message, Role
 from .._validators import require_sequence_of
-from ..formats import RAW_ARGUMENTS
+from ..formats import arguments_from_openai, arguments_to_openai
 from ..formats._common import parse_data_url, render_compaction, text_or_compaction
 
 __all__ = [
@@ -150,18 +149,12 @@ def _assistant_blocks(item: Mapping[str, Any], kind: str) -> list[ContentBlock]:
         return [Text(text=_part_text(p)) for p in content or () if _text_part(p)]
     arguments = item.get("arguments") or ""
     return [
-        ToolUse(id=item.get("call_id") or "", name=item.get("name") or "", input=_parse(arguments))
+        ToolUse(
+            id=item.get("call_id") or "",
+            name=item.get("name") or "",
+            input=arguments_from_openai(arguments),
+        )
     ]
-
-
-def _parse(arguments: str) -> dict[str, JSON]:
-    if not arguments.strip():
-        return {}
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return {RAW_ARGUMENTS: arguments}
-    return cast("dict[str, JSON]", value) if isinstance(value, dict) else {RAW_ARGUMENTS: arguments}
 
 
 def _is_map(value: object) -> bool:
@@ -283,15 +276,13 @@ def _assistant_items(message: Message) -> list[Item]:
             items.append({"type": "reasoning", "summary": [], "encrypted_content": block.data})
         elif isinstance(block, Text):
             texts.append({"type": "output_text", "text": block.text, "annotations": []})
+        elif not isinstance(block, ToolUse):
+            msg = f"an assistant's {type(block).__name__} block has no Responses input form"
+            raise ConfigurationError(msg)
     if texts or not message.tool_uses:
         items.append({"type": "message", "role": "assistant", "content": texts})
     for use in message.tool_uses:
-        raw = use.input.get(RAW_ARGUMENTS)
-        arguments = (
-            raw
-            if len(use.input) == 1 and isinstance(raw, str)
-            else json.dumps(use.input, ensure_ascii=False)
-        )
+        arguments = arguments_to_openai(use.input)
         items.append(
             {"type": "function_call", "call_id": use.id, "name": use.name, "arguments": arguments}
         )
@@ -317,4 +308,4 @@ def _part(block: ContentBlock) -> Item:
             return {"type": "input_file", "file_url": block.url}
         return {"type": "input_text", "text": block.text or ""}
     msg = f"a {type(block).__name__} block has no Responses input form"
-    raise TypeError(msg)  # unreachable: assistant-only blocks are handled above
+    raise ConfigurationError(msg)

@@ -124,7 +124,14 @@ from ._common import (
     parse_json,
     require_messages,
 )
-from ._openai import RAW_ARGUMENTS, TOOL_IMAGES_HEADING, from_openai, to_openai
+from ._openai import (
+    RAW_ARGUMENTS,
+    TOOL_IMAGES_HEADING,
+    arguments_from_openai,
+    arguments_to_openai,
+    from_openai,
+    to_openai,
+)
 from ._tools import tools_from_anthropic, tools_from_openai, tools_to_anthropic, tools_to_openai
 
 __all__ = [
@@ -135,6 +142,8 @@ __all__ = [
     "SYSTEM_REMINDER",
     "TOOL_IMAGES_HEADING",
     "VERSION",
+    "arguments_from_openai",
+    "arguments_to_openai",
     "from_anthropic",
     "from_dict",
     "from_json",

@@ -194,6 +194,23 @@ def _assistant_message(message: Message, path: str) -> _OpenAIMessage:
     return rendered
 
 
+def arguments_to_openai(arguments: Mapping[str, JSON]) -> str:
+    """A tool use's input as the ``arguments`` string of Chat Completions (and of the
+    Responses API): its JSON, or a ``_raw`` string given back as it was read."""
+    return _arguments(arguments)
+
+
+def arguments_from_openai(text: str, path: str = "arguments") -> dict[str, JSON]:
+    """A tool use's input read from an ``arguments`` string: its JSON object, ``{}`` for a
+    blank string, or ``{"_raw": text}`` when it holds no JSON object.
+
+    Raises:
+        ConfigurationError: ``text`` nests deeper than :data:`MAX_DEPTH`, naming ``path``.
+    """
+    parsed = _parse_arguments(text, path)
+    return {RAW_ARGUMENTS: text} if parsed is None else parsed
+
+
 def _arguments(arguments: Mapping[str, JSON]) -> str:
     raw = arguments.get(RAW_ARGUMENTS)
     if len(arguments) == 1 and isinstance(raw, str) and not _is_json_object(raw):
