@@ -98,6 +98,20 @@ class TestTruncateLargeResultsStrategy:
         assert once != messages
         assert strategy.apply(once) == once
 
+    def test_a_result_cut_with_a_note_is_not_cut_again(self) -> None:
+        """A result default_stack cut (its marker carries a note of what the cut part
+        mentioned) is recognised as cut too."""
+        use = ToolUse(id="t1", name="run_tests", input={})
+        text = "head\n[... 41,802 characters (about 10,450 tokens) cut; it mentions src/b.py ...]\n"
+        messages = [
+            Message.user("go"),
+            Message.assistant(tool_uses=[use]),
+            Message.tool_result("t1", text + "tail " * 400),
+            Message.assistant("done"),
+        ]
+        strategy = TruncateLargeResultsStrategy(max_result_tokens=10, keep_recent=0)
+        assert strategy.apply(messages) == messages
+
     def test_configuration(self) -> None:
         """Options are keyword-only and validated."""
         assert TruncateLargeResultsStrategy().max_result_tokens == 2000

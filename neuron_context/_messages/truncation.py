@@ -16,6 +16,7 @@ uses, ids and flags are never touched, so truncation keeps a conversation well f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TypeAlias
 
@@ -40,6 +41,16 @@ _MIN_KEEP = 16
 def marker(cut_chars: int, cut_tokens: int) -> str:
     """The line that replaces ``cut_chars`` characters (about ``cut_tokens`` tokens)."""
     return f"\n[... {cut_chars:,} characters (about {cut_tokens:,} tokens) cut ...]\n"
+
+
+_MARKER = re.compile(r"\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?:;[^\n]*)? \.\.\.\]")
+"""What :func:`marker` writes, with or without the note a ``describe`` function adds."""
+
+
+def is_truncated(text: str) -> bool:
+    """Whether ``text`` holds a :func:`marker`: it was cut already, and cutting it again
+    would only cut the marker (strategies that truncate skip such texts)."""
+    return _MARKER.search(text) is not None
 
 
 def truncate_text(

@@ -28,16 +28,11 @@ from .._log import log_compaction
 from .._messages.content import ContentBlock, Image, Text, Thinking, ToolUse
 from .._messages.conversation import replace_blocks, replace_content, tool_results
 from .._messages.message import Message, Role
-from .._messages.truncation import truncate_text
+from .._messages.truncation import is_truncated, truncate_text
 from .._validators import non_negative_int, positive_int
 from .base import PureStrategy
 
 __all__ = ["TruncateLargeResultsStrategy", "distinctive_words"]
-
-_CUT = re.compile(r"\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut \.\.\.\]")
-"""What :func:`~neuron_context._messages.truncation.marker` writes: a result holding it
-was cut already and is not cut again (a limit below the marker's own cost would
-otherwise cut the marker on every pass)."""
 
 _WORD = re.compile(r"[\w./-]{6,}")
 _EDGES = "./-"
@@ -113,7 +108,7 @@ class TruncateLargeResultsStrategy(PureStrategy):
         for ref, cost in large:
             result = ref.result
             texts = [item.text for item in result.content if isinstance(item, Text)]
-            if any(_CUT.search(text) for text in texts):
+            if any(is_truncated(text) for text in texts):
                 continue
             if referenced and not referenced.isdisjoint(distinctive_words(texts)):
                 continue
