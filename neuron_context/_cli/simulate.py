@@ -34,6 +34,7 @@ import attrs
 from .._counting.base import BaseCounter
 from .._errors import NeuronContextError
 from .._messages.content import Compaction, Text, ToolResult
+from .._messages.conversation import first_is_user
 from .._messages.message import Message, Role
 from .._strategies.base import ContextStrategy
 from .files import Transcript
@@ -257,13 +258,6 @@ class _Holds:
         return False
 
 
-def _starts_on_user(messages: Sequence[Message]) -> bool:
-    for message in messages:
-        if message.role is not Role.SYSTEM:
-            return message.role is Role.USER
-    return True
-
-
 def _common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
     k = 0
     for left, right in zip(a, b, strict=False):
@@ -316,7 +310,7 @@ async def replay(
                         budget=budget,
                         compacted=compacted,
                         cached=counter.estimate_messages(request[:shared]) if shared else 0,
-                        on_user=_starts_on_user(request) or first_role is not Role.USER,
+                        on_user=first_is_user(request) or first_role is not Role.USER,
                         task_kept=holds_task(task and task[:NEEDLE], request),
                         last_kept=holds_last(last and last[:NEEDLE], request),
                     )

@@ -13,7 +13,7 @@ import attrs
 
 from .._errors import InvalidConversationError
 from .content import ToolResult, ToolUse
-from .conversation import Structure, check_messages
+from .conversation import Structure, check_messages, first_is_user
 from .message import Message, Role
 
 __all__ = ["INTERRUPTED", "repair", "start_on_user", "validate"]
@@ -144,12 +144,6 @@ def _first_turn(messages: Sequence[Message]) -> int:
     return len(messages)
 
 
-def _starts_on_user(messages: Sequence[Message]) -> bool:
-    """Whether the first non-system message is a user message (a summary counts)."""
-    first = _first_turn(messages)
-    return first < len(messages) and messages[first].role is Role.USER
-
-
 def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> list[Message]:
     """``messages`` (a compaction or an edit of ``original``) starting on a user message.
 
@@ -172,7 +166,7 @@ def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> l
     first = _first_turn(result)
     if first < len(result) and result[first].role is Role.USER:
         return result
-    if not _starts_on_user(original):
+    if not first_is_user(original):
         return result
     for index in range(first + 1, len(result)):
         if result[index].role is Role.USER:
