@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from .._errors import ConfigurationError
 from .._messages.content import Image, Text, ToolResult, ToolUse
 from .._messages.message import Message
 from .._validators import number
@@ -24,7 +25,7 @@ from .base import BaseCounter, not_messages, not_text
 from .cache import MEMO_MIN_LENGTH
 from .rules import RuleCounter, as_list, image_cost
 
-__all__ = ["MIN_CHARS_PER_TOKEN", "TokenCounter"]
+__all__ = ["MIN_CHARS_PER_TOKEN", "TokenCounter", "to_counter"]
 
 MIN_CHARS_PER_TOKEN = 1e-3
 """The smallest ``chars_per_token``: below it, counts of ordinary texts would leave the
@@ -140,3 +141,13 @@ class TokenCounter(RuleCounter):
         texts: list[str] = []
         fixed = self._blocks((block,), texts)  # type: ignore[arg-type]
         return fixed + sum(map(self.estimate_text, texts))
+
+
+def to_counter(value: BaseCounter | None) -> BaseCounter:
+    """The given counter, or the default heuristic one."""
+    if value is None:
+        return TokenCounter()
+    if not isinstance(value, BaseCounter):
+        msg = f"counter must be a TokenCounter or TokenizerCounter, got {type(value).__name__}"
+        raise ConfigurationError(msg)
+    return value

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
-from .._counting.base import BaseCounter
 from .content import ContentBlock, Image, Text, ToolResult
 from .message import Message
+
+if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
+    from .._counting.base import BaseCounter
 
 __all__ = ["HEAD_SHARE", "Describe", "marker", "truncate_message", "truncate_text"]
 

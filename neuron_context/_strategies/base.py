@@ -23,8 +23,8 @@ from typing import Any
 import attrs
 
 from .._counting.base import BaseCounter
-from .._counting.heuristic import TokenCounter
-from .._errors import ConfigurationError, show
+from .._counting.heuristic import to_counter
+from .._errors import show
 from .._messages.conversation import check_messages
 from .._messages.message import Message
 from .._validators import fail, non_negative_int
@@ -57,16 +57,6 @@ class ContextStrategy(abc.ABC):
     @abc.abstractmethod
     def token_estimate(self, messages: Sequence[Message]) -> int:
         """The estimated token cost of ``messages``."""
-
-
-def to_counter(value: BaseCounter | None) -> BaseCounter:
-    """The given counter, or the default heuristic one."""
-    if value is None:
-        return TokenCounter()
-    if not isinstance(value, BaseCounter):
-        msg = f"counter must be a TokenCounter or TokenizerCounter, got {type(value).__name__}"
-        raise ConfigurationError(msg)
-    return value
 
 
 def max_tokens_field() -> Any:

@@ -23,11 +23,11 @@ import anyio.to_thread
 import attrs
 
 from .._counting.base import BaseCounter
+from .._counting.heuristic import to_counter
 from .._messages.content import Compaction
 from .._messages.conversation import Structure
 from .._messages.message import Message, Role
 from .._messages.truncation import truncate_text
-from .._strategies.base import to_counter
 from .._validators import non_negative_int, require_int
 from ..providers._base import (
     CompletionRequest,
