@@ -39,7 +39,7 @@ they fit together, once, so a user states the budget once. Why each piece is the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypedDict, Unpack
 
 import attrs
 
@@ -48,7 +48,7 @@ from .._errors import BudgetExceededError, ConfigurationError, SummarizationErro
 from .._log import log_compaction, logger
 from .._messages.content import Compaction
 from .._messages.conversation import first_is_user, next_safe_cut, turn_start
-from .._messages.message import Message, Role
+from .._messages.message import Message, Role, ToolDefinition
 from .._messages.truncation import truncate_message, truncate_text
 from .._summary.extractive import ExtractiveSummarizer
 from .._summary.format import SUMMARY_HEADING
@@ -67,6 +67,20 @@ _MIN_TRUNCATED = 48
 _DELTA_SHARE = 0.3
 """The share of the summary space a new summary needs beside the earlier ones; with less,
 all are merged into one."""
+
+
+class SummaryOptions(TypedDict, total=False):
+    """What ``default_stack`` passes on to the :class:`~neuron_context.SummarizationStrategy`
+    that calls its summarizer (each as that class documents it)."""
+
+    instructions: str
+    model: str | None
+    timeout: float | None
+    retries: int
+    retry_delay: float
+    max_retry_delay: float
+    cache_aligned: bool
+    tools: Sequence[ToolDefinition]
 
 
 @attrs.define
@@ -93,7 +107,7 @@ class DefaultStack(BudgetedStrategy):
     """The share of the budget kept free for what a provider's rendering adds."""
     strict: bool = attrs.field(default=False, kw_only=True, validator=bool_())
     """Raise :class:`BudgetExceededError` when the budget cannot be met."""
-    summary_options: dict[str, Any] = attrs.field(factory=dict, kw_only=True)
+    summary_options: SummaryOptions = attrs.field(factory=SummaryOptions, kw_only=True)
     """Extra keyword arguments for the :class:`SummarizationStrategy` that calls
     ``summarizer`` (``instructions``, ``model``, ``timeout``, ``retries``, ...)."""
     _offline: Provider = attrs.field(init=False, repr=False)
@@ -339,7 +353,7 @@ def default_stack(
     recent: float = 0.5,
     reserve: float = 0.05,
     strict: bool = False,
-    **summary_options: Any,
+    **summary_options: Unpack[SummaryOptions],
 ) -> DefaultStack:
     """The stack we recommend, configured once: see :class:`DefaultStack`.
 
