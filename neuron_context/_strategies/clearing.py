@@ -1,7 +1,18 @@
-"""Tool-result clearing: old tool results become a short placeholder."""
+"""Tool-result clearing: old tool results become a short placeholder.
+
+An agent clears the same old results turn after turn (the history it keeps still holds
+them), so the cleared copy of a tool message is remembered across calls: by the message's
+identity, the blocks cleared and the placeholder, in a module-level cache that holds the
+original only by a weak reference (its entry goes when it dies; a message never stays
+alive for the cache) and whose entries are immutable tuples stored and read with single
+dict operations (safe when one strategy, or many, clear concurrently in threads). The
+copies are built with the blocks' private constructors (no re-validation of what was
+valid already) and are equal to what ``attrs.evolve`` builds.
+"""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 import attrs
@@ -9,8 +20,8 @@ import attrs
 from .._counting.base import compact_json
 from .._errors import ConfigurationError
 from .._log import log_compaction
-from .._messages.content import ContentBlock, Text, ToolUse
-from .._messages.conversation import Structure, replace_blocks, replace_content, tool_results
+from .._messages.content import ContentBlock, Text, ToolResult, ToolUse
+from .._messages.conversation import Structure, replace_content, tool_results
 from .._messages.message import Message
 from .._validators import bool_, non_negative_int, string
 from .base import PureStrategy, max_tokens_field
@@ -18,6 +29,44 @@ from .base import PureStrategy, max_tokens_field
 __all__ = ["ToolResultClearingStrategy"]
 
 _EMPTY_INPUT_JSON = "{}"
+
+_Entry = tuple["weakref.ref[Message]", tuple[int, ...], str, Message]
+_CLEARED: dict[int, _Entry] = {}
+"""``id(original)`` -> (weak reference to it, blocks cleared, placeholder, cleared copy)."""
+
+
+def _forget(ref: weakref.ref[Message], key: int) -> None:
+    entry = _CLEARED.get(key)
+    if entry is not None and entry[0] is ref:
+        _CLEARED.pop(key, None)
+
+
+def _cleared_message(
+    message: Message, blocks: tuple[int, ...], placeholder: tuple[Text, ...]
+) -> Message:
+    """``message`` with the tool results at ``blocks`` holding ``placeholder`` (cached)."""
+    key = id(message)
+    text = placeholder[0].text
+    entry = _CLEARED.get(key)
+    if entry is not None and entry[0]() is message and entry[1] == blocks and entry[2] == text:
+        return entry[3]
+    content = list(message.content)
+    for index in blocks:
+        result = content[index]
+        assert isinstance(result, ToolResult)
+        content[index] = (
+            replace_content(result, placeholder)
+            if result.is_error
+            else ToolResult._of(result.tool_use_id, placeholder)
+        )
+    cleared = Message._of(message.role, tuple(content))
+
+    def forget(dead: weakref.ref[Message]) -> None:
+        _forget(dead, key)
+
+    ref = weakref.ref(message, forget)
+    _CLEARED[key] = (ref, blocks, text, cleared)
+    return cleared
 
 
 def _to_names(value: object) -> frozenset[str]:
@@ -78,7 +127,7 @@ class ToolResultClearingStrategy(PureStrategy):
         needs_structure = bool(self.exclude_tools) or self.clear_tool_inputs
         structure = Structure.of(messages) if needs_structure else None
 
-        replaced: dict[tuple[int, int], ContentBlock] = {}
+        replaced: dict[int, list[int]] = {}  # tool message index -> blocks to clear
         blanked: dict[int, set[str]] = {}  # assistant index -> tool-use ids to blank
         reclaimed = 0
         cleared_ids: list[str] = []
@@ -94,7 +143,7 @@ class ToolResultClearingStrategy(PureStrategy):
             cost = counter.estimate_content(result.content)
             if cost <= placeholder_cost:
                 continue
-            replaced[m_index, ref.block] = replace_content(result, placeholder)
+            replaced.setdefault(m_index, []).append(ref.block)
             reclaimed += cost - placeholder_cost
             cleared_ids.append(result.tool_use_id)
             if self.clear_tool_inputs and use is not None and structure is not None:
@@ -119,11 +168,18 @@ class ToolResultClearingStrategy(PureStrategy):
                 )
             return list(messages)
 
+        output = list(messages)
+        for m_index, blocks in replaced.items():
+            output[m_index] = _cleared_message(messages[m_index], tuple(blocks), placeholder)
         for a_index, ids in blanked.items():
-            for b_index, block in enumerate(messages[a_index].content):
-                if isinstance(block, ToolUse) and block.id in ids:
-                    replaced[a_index, b_index] = attrs.evolve(block, input={})
-        output = replace_blocks(messages, replaced)
+            message = messages[a_index]
+            content: list[ContentBlock] = [
+                attrs.evolve(block, input={})
+                if isinstance(block, ToolUse) and block.id in ids
+                else block
+                for block in message.content
+            ]
+            output[a_index] = Message._of(message.role, tuple(content))
         log_compaction(
             "ToolResultClearingStrategy",
             counter,
