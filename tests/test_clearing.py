@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import pickle
+import threading
 import weakref
 from collections.abc import Sequence
 
@@ -343,3 +344,22 @@ class TestClearingMatchesReference:
         del messages, output
         gc.collect()
         assert probe() is None
+
+    def test_one_strategy_shared_by_threads(self) -> None:
+        """Threads clearing different growing histories with one strategy get the rule's output."""
+        strategy = ToolResultClearingStrategy(1, 0)
+        failures: list[str] = []
+
+        def agent(name: str) -> None:
+            messages = [Message.user("go")]
+            for turn in range(40):
+                messages += [call(f"{name}{turn}"), Message.tool_result(f"{name}{turn}", BIG)]
+                if strategy.apply(messages) != reference_clearing(messages, 1):
+                    failures.append(f"{name} at {turn}")
+
+        threads = [threading.Thread(target=agent, args=(name,)) for name in "abcd"]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
