@@ -8,6 +8,14 @@ alive for the cache) and whose entries are immutable tuples stored and read with
 dict operations (safe when one strategy, or many, clear concurrently in threads). The
 copies are built with the blocks' private constructors (no re-validation of what was
 valid already) and are equal to what ``attrs.evolve`` builds.
+
+An agent also calls the strategy each turn on the same history grown by a message or
+two. Without ``exclude_tools`` and ``clear_tool_inputs`` (whose decisions read the
+calls), with a frozen rule-based counter and nothing logged at INFO, the strategy
+continues its last clearing instead of redoing it (:class:`_Progress`; the sum reclaimed
+for ``min_reclaim_tokens`` is carried): the decisions are the same, taken once per
+result, and a turn costs a C-speed comparison of the history's ids, its new messages and
+the output list. Otherwise every call decides every result.
 """
 
 from __future__ import annotations
