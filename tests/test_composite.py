@@ -461,3 +461,11 @@ class TestFusedClearingAndWindow:
             )
             plain = CompositeStrategy([ToolResultClearingStrategy(2), PlainWindow(6)], 100)
             assert await fused.compact(messages) == await plain.compact(messages)
+
+    def test_estimate_of_an_iterator_is_not_remembered(self) -> None:
+        """token_estimate of a one-shot iterator, then of a list: each is its own count."""
+        messages = [Message.user("a" * 40), Message.assistant("b" * 40)]
+        strategy = CompositeStrategy([ToolResultClearingStrategy(1), SlidingWindowStrategy(3)], 10)
+        counter = TokenCounter()
+        assert strategy.token_estimate(iter(messages)) == counter.estimate_messages(messages)  # type: ignore[arg-type]
+        assert strategy.token_estimate(messages[:1]) == counter.estimate_messages(messages[:1])

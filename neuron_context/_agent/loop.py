@@ -182,6 +182,7 @@ class Agent:
             state.messages = list(await self.chain.after_agent(state.messages))
         finally:
             state.messages = close_calls(state.messages, {})
+            self._history_count = HistoryCount(self.counter)  # holds no history between runs
             self._running = False
         usage = [e for e in events if isinstance(e, ModelCalled) and e.input_tokens is not None]
         total = (

@@ -253,7 +253,8 @@ class ToolResultClearingStrategy(PureStrategy):
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
         counter = self.counter
         if (
-            self.exclude_tools
+            not isinstance(messages, list | tuple)
+            or self.exclude_tools
             or self.clear_tool_inputs
             or type(counter) not in _FROZEN_COUNTERS
             or logger.isEnabledFor(logging.INFO)

@@ -80,7 +80,9 @@ class _InputTotal:
 
     def total(self, counter: BaseCounter, messages: Sequence[Message]) -> int:
         """``counter.estimate_messages(messages)``, from the remembered prefix if it is one."""
-        if type(counter) not in (TokenCounter, TokenizerCounter):
+        if type(counter) not in (TokenCounter, TokenizerCounter) or not isinstance(
+            messages, list | tuple
+        ):
             return counter.estimate_messages(messages)
         with self.lock:
             ids = self.ids
