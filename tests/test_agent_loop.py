@@ -10,6 +10,7 @@ import pytest
 from agent_support import answer, calls, first_turn_role, scripted
 
 from neuron_context import (
+    Agent,
     AgentError,
     AgentEvent,
     AgentMiddleware,
@@ -516,6 +517,71 @@ class TestLongRun:
         for event in compactions:
             assert event.tokens_after <= budget
         assert [e.turn for e in turns] == list(range(1, 501))
+
+
+class TestTurnCount:
+    """The loop's per-turn count (a running count of its history) equals a full recount."""
+
+    @pytest.mark.parametrize("calibrated", [False, True])
+    async def test_equals_a_full_recount_over_a_long_run(self, calibrated: bool) -> None:
+        """Over 300 turns with tool calls, compactions and histories a middleware replaced
+        (a new list, an edited first message), every count is the full recount."""
+        counter = CalibratedCounter(TokenCounter()) if calibrated else TokenCounter()
+        system = "You are a careful agent. " * 4
+        strategy = SlidingWindowStrategy(6, 1_200, counter=counter)
+        recounts: list[tuple[int, int]] = []
+        agents: list[Agent] = []
+
+        class Edits(AgentMiddleware):
+            async def before_model(self, request: ModelRequest) -> None:
+                state, turn = request.context.state, request.context.turn
+                if turn % 7 == 0:
+                    first = state.messages[0]
+                    edited = Message.user(f"edited at {turn}: {first.text}"[:200])
+                    state.messages = [edited, *state.messages[1:]]
+                elif turn % 5 == 0:
+                    state.messages = list(state.messages)
+
+        def on_event(event: AgentEvent) -> None:
+            if isinstance(event, TurnStarted):
+                agent = agents[0]
+                recounts.append((event.tokens, agent.count_request(agent.state.messages)))
+
+        replies = [
+            calls(*[("echo", {"x": f"{turn}-{i} " + "w" * (turn % 90)}) for i in range(turn % 3)])
+            if turn % 3
+            else calls(("echo", {"x": str(turn)}), text="thinking " * (turn % 20))
+            for turn in range(299)
+        ]
+        provider = scripted([*replies, answer("finished")])
+        agent = create_agent(
+            provider,
+            [echo],
+            AgentOptions(
+                system_prompt=system,
+                context=strategy,
+                counter=counter,
+                max_turns=300,
+                on_event=on_event,
+                middleware=[Edits()],
+            ),
+        )
+        agents.append(agent)
+        result = await agent.run("Work through the queue.")
+        assert result.turns == 300
+        assert len(recounts) == 300
+        assert all(ours == full for ours, full in recounts)
+        assert any(isinstance(e, CompactionCompleted) for e in result.events)
+        if calibrated:
+            return  # the factor moved after each call: the recount of the requests differs
+        estimated = [e.estimated_tokens for e in result.events if isinstance(e, ModelCalled)]
+        sent = [
+            counter.estimate_messages(request.messages)
+            + counter.estimate_tools(request.tools)
+            + counter.estimate_message(Message.system(request.system or ""))
+            for request in provider.requests
+        ]
+        assert estimated == sent
 
 
 def test_strategy_is_a_context_strategy() -> None:

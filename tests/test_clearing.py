@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import gc
+import pickle
+import threading
+import weakref
+from collections.abc import Sequence
+
+import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import well_formed_conversations
 
 from neuron_context import (
     ConfigurationError,
@@ -249,3 +259,107 @@ class TestToolResultClearingStrategy:
         arguments: dict[str, object] = {"keep_recent_n": 1, **kwargs}
         with pytest.raises(ConfigurationError, match=field):
             ToolResultClearingStrategy(**arguments)  # type: ignore[arg-type]
+
+
+def reference_clearing(
+    messages: Sequence[Message],
+    keep: int,
+    *,
+    placeholder: str = PLACEHOLDER,
+    exclude: frozenset[str] = frozenset(),
+    min_reclaim: int = 0,
+) -> list[Message]:
+    """The clearing rule, written out plainly (``attrs.evolve``, no cache)."""
+    counter = TokenCounter()
+    names: dict[str, str] = {}
+    positions: list[tuple[int, int, ToolResult, str | None]] = []
+    for m_index, message in enumerate(messages):
+        for use in message.tool_uses:
+            names[use.id] = use.name
+        for b_index, block in enumerate(message.content):
+            if message.role is Role.TOOL and isinstance(block, ToolResult):
+                positions.append((m_index, b_index, block, names.get(block.tool_use_id)))
+    blocks = (Text(text=placeholder),)
+    cost_of_placeholder = counter.estimate_text(placeholder)
+    replaced: dict[int, dict[int, ToolResult]] = {}
+    reclaimed = 0
+    for m_index, b_index, result, name in positions[: max(0, len(positions) - keep)]:
+        cost = counter.estimate_content(result.content)
+        if name in exclude or result.content == blocks or cost <= cost_of_placeholder:
+            continue
+        replaced.setdefault(m_index, {})[b_index] = attrs.evolve(result, content=blocks)
+        reclaimed += cost - cost_of_placeholder
+    if not replaced or reclaimed < min_reclaim:
+        return list(messages)
+    output = list(messages)
+    for m_index, new in replaced.items():
+        content = tuple(new.get(i, b) for i, b in enumerate(messages[m_index].content))
+        output[m_index] = attrs.evolve(messages[m_index], content=content)
+    return output
+
+
+class TestClearingMatchesReference:
+    """The fast path (cached cleared copies, private constructors) equals the plain rule."""
+
+    @given(
+        well_formed_conversations(max_turns=8),
+        st.integers(0, 4),
+        st.data(),
+    )
+    def test_equal_over_turns_and_copies(
+        self, messages: list[Message], keep: int, data: st.DataObject
+    ) -> None:
+        """Each prefix of a growing history, twice, and a fresh copy: equal to the rule."""
+        placeholder = data.draw(st.sampled_from([PLACEHOLDER, "[gone]", "cleared: " + "z" * 40]))
+        min_reclaim = data.draw(st.integers(0, 60))
+        exclude_some = data.draw(st.booleans())
+        used = sorted({use.name for message in messages for use in message.tool_uses})
+        exclude = frozenset(used[: len(used) // 2]) if exclude_some else frozenset()
+        strategy = ToolResultClearingStrategy(
+            keep, 0, placeholder=placeholder, exclude_tools=exclude, min_reclaim_tokens=min_reclaim
+        )
+        cuts = sorted(data.draw(st.lists(st.integers(0, len(messages)), max_size=3)))
+        for size in [*cuts, len(messages), len(messages)]:
+            prefix = messages[:size]
+            expected = reference_clearing(
+                prefix, keep, placeholder=placeholder, exclude=exclude, min_reclaim=min_reclaim
+            )
+            output = strategy.apply(prefix)
+            assert output == expected
+            assert [type(b) for m in output for b in m.content] == [
+                type(b) for m in expected for b in m.content
+            ]
+            if output:
+                validate(output)
+        copied = pickle.loads(pickle.dumps(messages))
+        assert strategy.apply(copied) == strategy.apply(messages)
+
+    def test_cleared_copies_do_not_keep_originals_alive(self) -> None:
+        """A history the caller dropped is freed although its cleared copies were cached."""
+        messages = history()
+        messages[2] = Message.tool_result("a", "y" * 400)
+        probe = weakref.ref(messages[2])
+        output = ToolResultClearingStrategy(0, 0).apply(messages)
+        assert output[2].tool_results[0].text == PLACEHOLDER
+        del messages, output
+        gc.collect()
+        assert probe() is None
+
+    def test_one_strategy_shared_by_threads(self) -> None:
+        """Threads clearing different growing histories with one strategy get the rule's output."""
+        strategy = ToolResultClearingStrategy(1, 0)
+        failures: list[str] = []
+
+        def agent(name: str) -> None:
+            messages = [Message.user("go")]
+            for turn in range(40):
+                messages += [call(f"{name}{turn}"), Message.tool_result(f"{name}{turn}", BIG)]
+                if strategy.apply(messages) != reference_clearing(messages, 1):
+                    failures.append(f"{name} at {turn}")
+
+        threads = [threading.Thread(target=agent, args=(name,)) for name in "abcd"]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []

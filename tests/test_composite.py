@@ -6,6 +6,9 @@ import logging
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import well_formed_conversations
 
 from neuron_context import (
     CompactionError,
@@ -406,3 +409,63 @@ class TestMixedCounters:
 
         strategy = CompositeStrategy([Grow(), SlidingWindowStrategy(1)], 1)
         assert await strategy.compact(MESSAGES) == MESSAGES[-1:]
+
+
+class PlainWindow(SlidingWindowStrategy):
+    """The window under another class: the composite runs it as its own step (no fusion)."""
+
+
+class TestFusedClearingAndWindow:
+    """A leading clearing and window run as one step give the composite's plain result."""
+
+    @given(well_formed_conversations(min_turns=1, max_turns=10), st.data())
+    def test_equal_to_the_steps_run_in_turn(
+        self, messages: list[Message], data: st.DataObject
+    ) -> None:
+        """Over growing prefixes: output and token_estimate equal the unfused composite's."""
+        keep = data.draw(st.integers(0, 4))
+        size = data.draw(st.integers(0, 12))
+        start_on_user = data.draw(st.booleans())
+        budget = data.draw(st.integers(0, 4 * len(messages)))
+        counter = TokenCounter()
+
+        def composite(window: type[SlidingWindowStrategy]) -> CompositeStrategy:
+            return CompositeStrategy(
+                [
+                    ToolResultClearingStrategy(keep, counter=counter),
+                    window(size, start_on_user=start_on_user),
+                ],
+                budget,
+                counter=counter,
+            )
+
+        fused = composite(SlidingWindowStrategy)
+        cuts = sorted(data.draw(st.lists(st.integers(0, len(messages)), max_size=3)))
+        for cut in [*cuts, len(messages), len(messages)]:
+            prefix = messages[:cut]
+            assert fused.token_estimate(prefix) == counter.estimate_messages(prefix)
+            assert fused.apply(prefix) == composite(PlainWindow).apply(prefix)
+
+    @pytest.mark.anyio
+    async def test_the_benchmark_shape(self) -> None:
+        """A long history over budget: clearing 2 and a window of 6, fused, as in turn."""
+        messages = [Message.user("go")]
+        for turn in range(60):
+            use = ToolUse(id=f"c{turn}", name="read", input={"turn": turn})
+            messages += [
+                Message.assistant(tool_uses=[use]),
+                Message.tool_result(f"c{turn}", "r" * 200),
+            ]
+            fused = CompositeStrategy(
+                [ToolResultClearingStrategy(2), SlidingWindowStrategy(6)], 100
+            )
+            plain = CompositeStrategy([ToolResultClearingStrategy(2), PlainWindow(6)], 100)
+            assert await fused.compact(messages) == await plain.compact(messages)
+
+    def test_estimate_of_an_iterator_is_not_remembered(self) -> None:
+        """token_estimate of a one-shot iterator, then of a list: each is its own count."""
+        messages = [Message.user("a" * 40), Message.assistant("b" * 40)]
+        strategy = CompositeStrategy([ToolResultClearingStrategy(1), SlidingWindowStrategy(3)], 10)
+        counter = TokenCounter()
+        assert strategy.token_estimate(iter(messages)) == counter.estimate_messages(messages)  # type: ignore[arg-type]
+        assert strategy.token_estimate(messages[:1]) == counter.estimate_messages(messages[:1])

@@ -134,6 +134,8 @@ async def run_tool_calls(
             for request in requests:
                 group.start_soon(one, request, group.cancel_scope)
     finally:
-        state.messages = close_calls(state.messages, results)
+        # Appended in place: the loop's running count sees an extension of the same list.
+        history = state.messages
+        history.extend(close_calls(history, results)[len(history) :])
     if stops:
         raise stops[0]

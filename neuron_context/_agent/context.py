@@ -6,7 +6,10 @@ At the top of every turn the loop does what the crate's loop does, with two fixe
   system message) and the tool definitions. The crate counted the messages alone, so a
   large tool catalogue or system prompt pushed real requests over the window while the
   loop believed it was within budget. :func:`count_request` is the one place that does
-  this (a per-turn fast path that counts only the new messages can replace its body).
+  this; the loop's own per-turn count is a :class:`HistoryCount`, which pays only for
+  the messages added since the last turn (a
+  :class:`~neuron_context._counting.base.RunningCount` the loop appends to, restarted
+  from the history whenever it was replaced rather than extended).
 - **A failed compaction never loses history**: the history is replaced only by a
   successful result; on a :class:`~neuron_context.NeuronContextError` (or cancellation)
   the loop keeps the uncompacted history, reports :class:`CompactionFailed`, and goes
@@ -29,8 +32,9 @@ import time
 from collections.abc import Sequence
 
 import anyio
+import attrs
 
-from .._counting.base import BaseCounter
+from .._counting.base import BaseCounter, RunningCount
 from .._errors import InvalidConversationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, ToolDefinition
@@ -39,7 +43,7 @@ from .._strategies.base import ContextStrategy
 from .events import CompactionCompleted, CompactionFailed, CompactionStarted
 from .run import RunContext
 
-__all__ = ["compact_history", "count_request"]
+__all__ = ["HistoryCount", "compact_history", "count_request"]
 
 
 def count_request(
@@ -53,6 +57,65 @@ def count_request(
     if system_prompt:
         total += counter.estimate_message(Message.system(system_prompt))
     return total
+
+
+@attrs.define(eq=False)
+class HistoryCount:
+    """The running token count of the loop's history: a turn costs its new messages.
+
+    The loop keeps its history in one list and appends to it; a compaction or a
+    middleware that assigns ``state.messages`` replaces the list. :meth:`messages`
+    takes the same list object, no shorter than what was counted and with its first
+    and last counted messages still in place, as an extension and counts only its new
+    messages; any other history (a new list, a shorter one, an edited end) restarts
+    the count from it. To change a message of the history, assign a new list (as
+    every strategy and middleware of the library does): an item replaced in the middle
+    of the same list is not seen. One count belongs to one run of one agent: not
+    thread-safe.
+    """
+
+    counter: BaseCounter
+    _running: RunningCount | None = attrs.field(default=None, init=False)
+    # The list counted (held for one turn: the next call restarts on any other list),
+    # and its first and last counted messages.
+    _list: Sequence[Message] | None = attrs.field(default=None, init=False)
+    _first: Message | None = attrs.field(default=None, init=False)
+    _last: Message | None = attrs.field(default=None, init=False)
+    _system: Message | None = attrs.field(default=None, init=False)
+
+    def messages(self, history: Sequence[Message]) -> int:
+        """The tokens of ``history`` (equal to ``counter.estimate_messages(history)``)."""
+        running = self._running
+        if (
+            running is None
+            or history is not self._list
+            or len(history) < len(running)
+            or (
+                len(running) > 0
+                and (history[0] is not self._first or history[len(running) - 1] is not self._last)
+            )
+        ):
+            running = self._running = self.counter.running(history)
+        elif len(history) > len(running):
+            running.add(history[len(running) :])
+        self._list = history
+        self._first, self._last = (history[0], history[-1]) if history else (None, None)
+        return running.total
+
+    def request(
+        self,
+        history: Sequence[Message],
+        system_prompt: str | None,
+        tools: Sequence[ToolDefinition],
+    ) -> int:
+        """What :func:`count_request` returns for ``history``, at the cost of its new messages."""
+        total = self.messages(history) + self.counter.estimate_tools(tools)
+        if system_prompt:
+            system = self._system
+            if system is None or system.text != system_prompt:
+                system = self._system = Message.system(system_prompt)
+            total += self.counter.estimate_message(system)
+        return total
 
 
 async def compact_history(

@@ -42,7 +42,7 @@ from .._messages.wellformed import repair, start_on_user, validate
 from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
 from .calls import close_calls, run_tool_calls
 from .chain import MiddlewareChain
-from .context import compact_history, count_request
+from .context import HistoryCount, compact_history, count_request
 from .events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
 from .middleware import ModelRequest, ModelResponse
 from .options import AgentOptions, AgentResult
@@ -124,6 +124,7 @@ class Agent:
         self.counter: BaseCounter = counter if counter is not None else TokenCounter()
         """What it measures requests with."""
         self._running = False
+        self._history_count = HistoryCount(self.counter)
 
     def __repr__(self) -> str:
         return f"Agent({self.provider!r}, tools={list(self.tools)!r})"
@@ -175,6 +176,7 @@ class Agent:
         state = self.state
         state.start_run()
         context = RunContext(state=state, counter=self.counter, sink=record)
+        self._history_count = HistoryCount(self.counter)
         try:
             started = list(await self.chain.before_agent([*state.messages, *given]))
             validate(started)
@@ -183,6 +185,7 @@ class Agent:
             state.messages = list(await self.chain.after_agent(state.messages))
         finally:
             state.messages = close_calls(state.messages, {})
+            self._history_count = HistoryCount(self.counter)  # holds no history between runs
             self._running = False
         usage = [e for e in events if isinstance(e, ModelCalled) and e.input_tokens is not None]
         total = (
@@ -206,7 +209,10 @@ class Agent:
                 )
             context.turn += 1
             state.turns += 1
-            tokens = self.count_request(state.messages)
+            # Only the messages added since the last turn are counted (see HistoryCount).
+            tokens = self._history_count.request(
+                state.messages, options.system_prompt, self._definitions
+            )
             context.emit(TurnStarted(context.turn, len(state.messages), tokens))
             if options.context is not None:
                 await compact_history(
@@ -249,7 +255,8 @@ class Agent:
         messages = start_on_user(request.messages, history)
         # The history is well formed by construction (checked when a run starts and after
         # every compaction); only a request a middleware changed needs the O(n) check.
-        if not _same(messages, history):
+        same = _same(messages, history)
+        if not same:
             try:
                 validate(messages)
             except InvalidConversationError as exc:
@@ -264,7 +271,11 @@ class Agent:
             max_tokens=self.options.max_tokens,
             temperature=self.options.temperature,
         )
-        estimated = count_request(context.counter, messages, request.system_prompt, tools)
+        estimated = (
+            self._history_count.request(history, request.system_prompt, tools)
+            if same and context.counter is self._history_count.counter
+            else count_request(context.counter, messages, request.system_prompt, tools)
+        )
         started = time.perf_counter()
         try:
             response = await provider.complete(completion)

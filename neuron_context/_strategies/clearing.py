@@ -1,16 +1,40 @@
-"""Tool-result clearing: old tool results become a short placeholder."""
+"""Tool-result clearing: old tool results become a short placeholder.
+
+An agent clears the same old results turn after turn (the history it keeps still holds
+them), so the cleared copy of a tool message is remembered across calls: by the message's
+identity, the blocks cleared and the placeholder, in a module-level cache that holds the
+original only by a weak reference (its entry goes when it dies; a message never stays
+alive for the cache) and whose entries are immutable tuples stored and read with single
+dict operations (safe when one strategy, or many, clear concurrently in threads). The
+copies are built with the blocks' private constructors (no re-validation of what was
+valid already) and are equal to what ``attrs.evolve`` builds.
+
+An agent also calls the strategy each turn on the same history grown by a message or
+two. Without ``exclude_tools`` and ``clear_tool_inputs`` (whose decisions read the
+calls), with a frozen rule-based counter and nothing logged at INFO, the strategy
+continues its last clearing instead of redoing it (:class:`_Progress`; the sum reclaimed
+for ``min_reclaim_tokens`` is carried): the decisions are the same, taken once per
+result, and a turn costs a C-speed comparison of the history's ids, its new messages and
+the output list. Otherwise every call decides every result.
+"""
 
 from __future__ import annotations
 
+import logging
+import operator
+import threading
+import weakref
 from collections.abc import Sequence
 
 import attrs
 
-from .._counting.base import compact_json
+from .._counting.base import BaseCounter, compact_json
+from .._counting.heuristic import TokenCounter
+from .._counting.tokenizer import TokenizerCounter
 from .._errors import ConfigurationError, show
-from .._log import log_compaction
-from .._messages.content import ContentBlock, Text, ToolUse
-from .._messages.conversation import Structure, replace_blocks, replace_content, tool_results
+from .._log import log_compaction, logger
+from .._messages.content import ContentBlock, Text, ToolResult, ToolUse
+from .._messages.conversation import Structure, replace_content, tool_results
 from .._messages.message import Message
 from .._validators import bool_, non_negative_int, string
 from .base import PureStrategy, max_tokens_field
@@ -18,6 +42,44 @@ from .base import PureStrategy, max_tokens_field
 __all__ = ["ToolResultClearingStrategy"]
 
 _EMPTY_INPUT_JSON = "{}"
+
+_Entry = tuple["weakref.ref[Message]", tuple[int, ...], str, Message]
+_CLEARED: dict[int, _Entry] = {}
+"""``id(original)`` -> (weak reference to it, blocks cleared, placeholder, cleared copy)."""
+
+
+def _forget(ref: weakref.ref[Message], key: int) -> None:
+    entry = _CLEARED.get(key)
+    if entry is not None and entry[0] is ref:
+        _CLEARED.pop(key, None)
+
+
+def _cleared_message(
+    message: Message, blocks: tuple[int, ...], placeholder: tuple[Text, ...]
+) -> Message:
+    """``message`` with the tool results at ``blocks`` holding ``placeholder`` (cached)."""
+    key = id(message)
+    text = placeholder[0].text
+    entry = _CLEARED.get(key)
+    if entry is not None and entry[0]() is message and entry[1] == blocks and entry[2] == text:
+        return entry[3]
+    content = list(message.content)
+    for index in blocks:
+        result = content[index]
+        assert isinstance(result, ToolResult)
+        content[index] = (
+            replace_content(result, placeholder)
+            if result.is_error
+            else ToolResult._of(result.tool_use_id, placeholder)
+        )
+    cleared = Message._of(message.role, tuple(content))
+
+    def forget(dead: weakref.ref[Message]) -> None:
+        _forget(dead, key)
+
+    ref = weakref.ref(message, forget)
+    _CLEARED[key] = (ref, blocks, text, cleared)
+    return cleared
 
 
 def _to_names(value: object) -> frozenset[str]:
@@ -34,6 +96,127 @@ def _to_names(value: object) -> frozenset[str]:
             msg = f"ToolResultClearingStrategy.exclude_tools holds a non-str {show(name)}"
             raise ConfigurationError(msg)
     return frozenset(str(name) for name in names)
+
+
+_FROZEN_COUNTERS = (TokenCounter, TokenizerCounter)
+"""Counters whose rules cannot change after construction (frozen): a cost they gave
+stays true, so progress made with them can be carried to the next call."""
+
+
+class _Progress:
+    """One clearing of a history, kept to continue it when the history has grown.
+
+    Holds the history weakly (the ids of its messages, and weak references whose death
+    marks the progress dead, as the counter's history memo does), the positions of the
+    results not yet old enough to clear, and the cleared copies made so far with their
+    indices (copies hold no original message). Used under its owner's lock.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "alive",
+        "at",
+        "config",
+        "copies",
+        "count",
+        "died",
+        "ids",
+        "last_blocks",
+        "pending",
+        "reclaimed",
+        "refs",
+        "total",
+    )
+
+    def __init__(self, config: tuple[int, str, BaseCounter]) -> None:
+        self.config = config
+        self.alive = True
+        self.died = self._died
+        self.ids: list[int] = []
+        self.refs: list[weakref.ref[Message]] = []
+        self.total = 0  # tool results seen
+        self.pending: list[tuple[int, int]] = []  # results not yet candidates
+        self.reclaimed = 0
+        self.count = 0  # results cleared
+        self.at: list[int] = []  # indices of the cleared messages, ascending
+        self.copies: list[Message] = []  # their cleared copies
+        self.last_blocks: tuple[int, ...] = ()  # blocks cleared in messages[at[-1]]
+
+    def _died(self, _: object) -> None:
+        self.alive = False
+
+    def extends(self, messages: Sequence[Message], config: tuple[int, str, BaseCounter]) -> bool:
+        """Whether ``messages`` is the history cleared so far, grown (same objects)."""
+        keep, placeholder, counter = self.config
+        return (
+            self.alive
+            and keep == config[0]
+            and placeholder == config[1]
+            and counter is config[2]
+            and len(self.ids) <= len(messages)
+            and all(map(operator.eq, self.ids, map(id, messages)))
+        )
+
+    def advance(self, messages: Sequence[Message], min_reclaim: int) -> list[Message]:
+        """Clear what became old in the messages added since; return the output."""
+        keep, text, counter = self.config
+        start = len(self.ids)
+        new = messages[start:]
+        died = self.died
+        self.ids.extend(map(id, new))
+        self.refs.extend([weakref.ref(message, died) for message in new])
+        pending = self.pending
+        pending.extend((ref.message + start, ref.block) for ref in tool_results(new))
+        total = self.total + len(pending) - min(self.total, keep)
+        take = max(0, total - keep) - max(0, self.total - keep)
+        self.total = total
+        if take:
+            placeholder = (Text._of(text),)
+            placeholder_cost = counter.estimate_text(text)
+            at, copies = self.at, self.copies
+            for m_index, b_index in pending[:take]:
+                message = messages[m_index]
+                result = message.content[b_index]
+                assert isinstance(result, ToolResult)
+                if result.content == placeholder:
+                    continue
+                cost = counter.estimate_content(result.content)
+                if cost <= placeholder_cost:
+                    continue
+                self.reclaimed += cost - placeholder_cost
+                self.count += 1
+                if at and at[-1] == m_index:
+                    self.last_blocks = (*self.last_blocks, b_index)
+                    copies[-1] = _cleared_message(message, self.last_blocks, placeholder)
+                else:
+                    self.last_blocks = (b_index,)
+                    at.append(m_index)
+                    copies.append(_cleared_message(message, self.last_blocks, placeholder))
+            del pending[:take]
+        output = list(messages)
+        if self.count and self.reclaimed >= min_reclaim:
+            for m_index, copy in zip(self.at, self.copies, strict=True):
+                output[m_index] = copy
+        return output
+
+
+class _Memo:
+    """A strategy's last :class:`_Progress`; no part of its value (copies start empty)."""
+
+    __slots__ = ("lock", "progress")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.progress: _Progress | None = None
+
+    def __reduce__(self) -> tuple[type[_Memo], tuple[()]]:
+        return (_Memo, ())
+
+    def __copy__(self) -> _Memo:
+        return _Memo()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _Memo:
+        return _Memo()
 
 
 @attrs.define
@@ -65,8 +248,30 @@ class ToolResultClearingStrategy(PureStrategy):
     min_reclaim_tokens: int = attrs.field(default=0, kw_only=True, validator=non_negative_int())
     """Clear nothing unless at least this many tokens would be reclaimed (protects the
     provider's prompt cache from churn; Anthropic's ``clear_at_least``)."""
+    _memo: _Memo = attrs.field(factory=_Memo, init=False, eq=False, repr=False)
 
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
+        counter = self.counter
+        if (
+            not isinstance(messages, list | tuple)
+            or self.exclude_tools
+            or self.clear_tool_inputs
+            or type(counter) not in _FROZEN_COUNTERS
+            or logger.isEnabledFor(logging.INFO)
+        ):
+            return self._clear(messages)
+        # An agent clears its history grown by a message or two since the last call:
+        # continue that clearing (the same decisions, in the same order) from where it
+        # stopped, rather than re-deciding every old result.
+        config = (self.keep_recent_n, self.placeholder, counter)
+        memo = self._memo
+        with memo.lock:
+            progress = memo.progress
+            if progress is None or not progress.extends(messages, config):
+                progress = memo.progress = _Progress(config)
+            return progress.advance(messages, self.min_reclaim_tokens)
+
+    def _clear(self, messages: Sequence[Message]) -> list[Message]:
         positions = list(tool_results(messages))
         candidates = positions[: max(0, len(positions) - self.keep_recent_n)]
         if not candidates:
@@ -78,7 +283,7 @@ class ToolResultClearingStrategy(PureStrategy):
         needs_structure = bool(self.exclude_tools) or self.clear_tool_inputs
         structure = Structure.of(messages) if needs_structure else None
 
-        replaced: dict[tuple[int, int], ContentBlock] = {}
+        replaced: dict[int, list[int]] = {}  # tool message index -> blocks to clear
         blanked: dict[int, set[str]] = {}  # assistant index -> tool-use ids to blank
         reclaimed = 0
         cleared_ids: list[str] = []
@@ -94,7 +299,7 @@ class ToolResultClearingStrategy(PureStrategy):
             cost = counter.estimate_content(result.content)
             if cost <= placeholder_cost:
                 continue
-            replaced[m_index, ref.block] = replace_content(result, placeholder)
+            replaced.setdefault(m_index, []).append(ref.block)
             reclaimed += cost - placeholder_cost
             cleared_ids.append(result.tool_use_id)
             if self.clear_tool_inputs and use is not None and structure is not None:
@@ -119,11 +324,18 @@ class ToolResultClearingStrategy(PureStrategy):
                 )
             return list(messages)
 
+        output = list(messages)
+        for m_index, blocks in replaced.items():
+            output[m_index] = _cleared_message(messages[m_index], tuple(blocks), placeholder)
         for a_index, ids in blanked.items():
-            for b_index, block in enumerate(messages[a_index].content):
-                if isinstance(block, ToolUse) and block.id in ids:
-                    replaced[a_index, b_index] = attrs.evolve(block, input={})
-        output = replace_blocks(messages, replaced)
+            message = messages[a_index]
+            content: list[ContentBlock] = [
+                attrs.evolve(block, input={})
+                if isinstance(block, ToolUse) and block.id in ids
+                else block
+                for block in message.content
+            ]
+            output[a_index] = Message._of(message.role, tuple(content))
         log_compaction(
             "ToolResultClearingStrategy",
             counter,

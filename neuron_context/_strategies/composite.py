@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import logging
+import operator
+import threading
+import weakref
 from collections.abc import Iterable, Sequence
 
 import attrs
 
+from .._counting.base import BaseCounter
+from .._counting.heuristic import TokenCounter
+from .._counting.tokenizer import TokenizerCounter
 from .._errors import ConfigurationError, NeuronContextError, show
 from .._log import log_compaction, logger
+from .._messages.conversation import tool_results
 from .._messages.message import Message
 from .base import BudgetedStrategy, ContextStrategy, PureStrategy, check_messages, max_tokens_field
+from .clearing import ToolResultClearingStrategy
+from .window import SlidingWindowStrategy
 
 __all__ = ["CompositeStrategy", "FallbackStrategy"]
 
@@ -32,6 +41,69 @@ def _to_strategies(value: Iterable[ContextStrategy]) -> tuple[ContextStrategy, .
             )
             raise ConfigurationError(msg)
     return strategies
+
+
+class _InputTotal:
+    """The total of the last history a composite measured, to count it grown.
+
+    An agent asks a composite for the cost of its history (``should_compact``), then to
+    compact it: two counts of the same list, again next turn with a message more. The
+    counter's own memo remembers one history per counter, and the composite's steps
+    count other lists in between; this one remembers the composite's input. It holds the
+    messages weakly (their ids, and weak references whose death voids the entry, as the
+    counter's memo does) and is used only with the frozen rule-based counters (whose
+    costs never change). Thread-safe; copies and pickles start empty.
+    """
+
+    __slots__ = ("alive", "counter", "died", "ids", "lock", "refs", "sum")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.counter: BaseCounter | None = None
+        self.ids: list[int] = []
+        self.refs: list[weakref.ref[Message]] = []
+        self.sum = 0
+        self.alive = False
+        self.died = self._died
+
+    def __reduce__(self) -> tuple[type[_InputTotal], tuple[()]]:
+        return (_InputTotal, ())
+
+    def __copy__(self) -> _InputTotal:
+        return _InputTotal()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _InputTotal:
+        return _InputTotal()
+
+    def _died(self, _: object) -> None:
+        self.alive = False
+
+    def total(self, counter: BaseCounter, messages: Sequence[Message]) -> int:
+        """``counter.estimate_messages(messages)``, from the remembered prefix if it is one."""
+        if type(counter) not in (TokenCounter, TokenizerCounter) or not isinstance(
+            messages, list | tuple
+        ):
+            return counter.estimate_messages(messages)
+        with self.lock:
+            ids = self.ids
+            if (
+                self.alive
+                and self.counter is counter
+                and len(ids) <= len(messages)
+                and all(map(operator.eq, ids, map(id, messages)))
+            ):
+                start = len(ids)
+                new = messages[start:]
+                self.sum += counter.estimate_messages(new) if new else 0
+            else:
+                start, new = 0, messages
+                self.sum = counter.estimate_messages(messages)
+                # The old references go with their list: their deaths call nothing.
+                self.counter, self.ids, self.refs, self.alive = counter, [], [], True
+            died = self.died
+            self.ids.extend(map(id, new))
+            self.refs.extend([weakref.ref(message, died) for message in new])
+            return self.sum
 
 
 @attrs.define
@@ -60,6 +132,7 @@ class CompositeStrategy(BudgetedStrategy):
     """The strategies, cheapest first."""
     max_tokens: int = max_tokens_field()
     """The budget (and the trigger: compact when the history costs more than this)."""
+    _input: _InputTotal = attrs.field(factory=_InputTotal, init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         flat: list[ContextStrategy] = []
@@ -74,6 +147,11 @@ class CompositeStrategy(BudgetedStrategy):
                 flat.append(strategy)
         self.strategies = tuple(flat)
 
+    def token_estimate(self, messages: Sequence[Message]) -> int:
+        """``counter.estimate_messages(messages)`` (a history that grew since the last
+        call costs only its new messages)."""
+        return self._input.total(self.counter, messages)
+
     @property
     def synchronous(self) -> bool:
         """Whether :meth:`apply` can run: every strategy has a synchronous ``apply``."""
@@ -82,7 +160,7 @@ class CompositeStrategy(BudgetedStrategy):
     async def compact(self, messages: Sequence[Message]) -> list[Message]:
         """Run the strategies in order until the history fits ``max_tokens``."""
         run = _Run(self, messages)
-        for strategy in self.strategies:
+        for strategy in self.strategies[_fused(self, run) :]:
             if run.fits():
                 break
             run.record(strategy, await strategy.compact(run.current))
@@ -104,11 +182,54 @@ class CompositeStrategy(BudgetedStrategy):
                 )
                 raise ConfigurationError(msg)
         run = _Run(self, messages)
-        for strategy in self.strategies:
+        for strategy in self.strategies[_fused(self, run) :]:
             if run.fits():
                 break
             run.record(strategy, strategy.apply(run.current))  # type: ignore[attr-defined]
         return run.finish()
+
+
+def _fused(composite: CompositeStrategy, run: _Run) -> int:
+    """Run a leading clearing and window as one step when that is exact; return how
+    many strategies it ran (0 or 2).
+
+    When clearing cannot bring the history under budget, the composite runs the window
+    on the cleared history. The window's cut depends on the roles and exchanges only,
+    which clearing leaves alone, and clearing decides each result on its own: so the
+    window can run first and clearing then clear only what the window kept, the same
+    results (the newest ``keep_recent_n`` are in the window when it holds that many
+    results) with the same placeholders, without touching the dropped part. Exact only
+    without the options that make clearing depend on other results
+    (``exclude_tools``, ``clear_tool_inputs``, ``min_reclaim_tokens``), with the
+    composite's counter (a frozen rule-based one, pricing each message at least its
+    ``message_overhead``, so that ``len(history) * message_overhead > max_tokens`` proves
+    clearing cannot fit), and when nothing is logged at INFO (the unfused steps log).
+    """
+    strategies = composite.strategies
+    if len(strategies) < 2 or run.fits():
+        return 0
+    clearing, window = strategies[0], strategies[1]
+    counter = composite.counter
+    if (
+        type(clearing) is not ToolResultClearingStrategy
+        or type(window) is not SlidingWindowStrategy
+        or clearing.exclude_tools
+        or clearing.clear_tool_inputs
+        or clearing.min_reclaim_tokens
+        or not isinstance(counter, TokenCounter | TokenizerCounter)
+        or type(counter) not in (TokenCounter, TokenizerCounter)
+        or clearing.counter != counter
+        or len(run.current) * counter.message_overhead <= composite.max_tokens
+        or logger.isEnabledFor(logging.INFO)
+    ):
+        return 0
+    kept = window.apply(run.current)
+    if sum(1 for _ in tool_results(kept)) < clearing.keep_recent_n:
+        return 0
+    result = clearing.apply(kept)
+    run.current, run.cost = result, counter.estimate_messages(result)
+    run.ran += [ToolResultClearingStrategy.__name__, SlidingWindowStrategy.__name__]
+    return 2
 
 
 def _is_synchronous(strategy: ContextStrategy) -> bool:
@@ -130,7 +251,7 @@ class _Run:
         self.ran: list[str] = []
         try:
             self.current = list(messages)
-            self.cost = composite.counter.estimate_messages(self.current)
+            self.cost = composite._input.total(composite.counter, self.current)
         except (AttributeError, TypeError):
             check_messages(messages, "CompositeStrategy")
             raise
