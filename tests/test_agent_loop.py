@@ -319,6 +319,33 @@ class TestContext:
             await agent.run("go")
         assert [m.text for m in agent.state.messages] == ["go"]
 
+    async def test_a_strategys_own_exception_keeps_the_history(self) -> None:
+        """A strategy raising something of its own is a failed compaction: the history is
+        kept and the run goes on (with context_errors="raise", a CompactionError)."""
+
+        class Crashes(SlidingWindowStrategy):
+            async def compact(self, messages: Sequence[Message]) -> list[Message]:
+                msg = "a bug in the user's strategy"
+                raise RuntimeError(msg)
+
+        events: list[AgentEvent] = []
+        agent = create_agent(
+            scripted([answer("done")]),
+            options=AgentOptions(context=Crashes(1, 0), on_event=events.append),
+        )
+        result = await agent.run("go")
+        assert [m.text for m in result.messages] == ["go", "done"]
+        (failed,) = [e for e in events if isinstance(e, CompactionFailed)]
+        assert "RuntimeError" in failed.error
+        strict = create_agent(
+            scripted([answer("done")]),
+            options=AgentOptions(context=Crashes(1, 0), context_errors="raise"),
+        )
+        with pytest.raises(CompactionError) as info:
+            await strict.run("go")
+        assert isinstance(info.value.__cause__, RuntimeError)
+        assert [m.text for m in strict.state.messages] == ["go"]
+
     async def test_malformed_compaction_is_a_failure(self) -> None:
         """A strategy returning a malformed conversation is not trusted."""
 

@@ -35,7 +35,7 @@ import anyio
 import attrs
 
 from .._counting.base import BaseCounter, RunningCount
-from .._errors import InvalidConversationError, NeuronContextError
+from .._errors import CompactionError, InvalidConversationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, ToolDefinition
 from .._messages.wellformed import start_on_user, validate
@@ -153,7 +153,8 @@ async def compact_history(
             )
         )
         raise
-    except NeuronContextError as exc:
+    except Exception as exc:
+        # Any failure, ours or a user strategy's own exception: the history is kept.
         what = "a malformed conversation" if isinstance(exc, InvalidConversationError) else ""
         error = f"{type(exc).__name__}: {exc}" + (f" ({what})" if what else "")
         logger.warning("%s: compaction by %s failed, history kept: %s", trigger, name, error)
@@ -161,7 +162,10 @@ async def compact_history(
             CompactionFailed(context.turn, name, trigger, tokens, error, False, _since(started))
         )
         if raise_errors:
-            raise
+            if isinstance(exc, NeuronContextError):
+                raise
+            msg = f"compaction by {name} failed: {error}"
+            raise CompactionError(msg) from exc
         return False
     state.messages = compacted
     after = count_request(context.counter, compacted, system_prompt, tools)
