@@ -150,7 +150,7 @@ class CompositeStrategy(BudgetedStrategy):
     def token_estimate(self, messages: Sequence[Message]) -> int:
         """``counter.estimate_messages(messages)`` (a history that grew since the last
         call costs only its new messages)."""
-        return self._input.total(self.counter, messages)
+        return self.counter.estimate_messages(messages)
 
     @property
     def synchronous(self) -> bool:
@@ -251,7 +251,7 @@ class _Run:
         self.ran: list[str] = []
         try:
             self.current = list(messages)
-            self.cost = composite._input.total(composite.counter, self.current)
+            self.cost = composite.counter.estimate_messages(self.current)
         except (AttributeError, TypeError):
             check_messages(messages, "CompositeStrategy")
             raise
