@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import logging
-import operator
-import threading
-import weakref
 from collections.abc import Iterable, Sequence
 
 import attrs
 
-from .._counting.base import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._counting.tokenizer import TokenizerCounter
 from .._errors import ConfigurationError, NeuronContextError, show
@@ -43,69 +39,6 @@ def _to_strategies(value: Iterable[ContextStrategy]) -> tuple[ContextStrategy, .
     return strategies
 
 
-class _InputTotal:
-    """The total of the last history a composite measured, to count it grown.
-
-    An agent asks a composite for the cost of its history (``should_compact``), then to
-    compact it: two counts of the same list, again next turn with a message more. The
-    counter's own memo remembers one history per counter, and the composite's steps
-    count other lists in between; this one remembers the composite's input. It holds the
-    messages weakly (their ids, and weak references whose death voids the entry, as the
-    counter's memo does) and is used only with the frozen rule-based counters (whose
-    costs never change). Thread-safe; copies and pickles start empty.
-    """
-
-    __slots__ = ("alive", "counter", "died", "ids", "lock", "refs", "sum")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.counter: BaseCounter | None = None
-        self.ids: list[int] = []
-        self.refs: list[weakref.ref[Message]] = []
-        self.sum = 0
-        self.alive = False
-        self.died = self._died
-
-    def __reduce__(self) -> tuple[type[_InputTotal], tuple[()]]:
-        return (_InputTotal, ())
-
-    def __copy__(self) -> _InputTotal:
-        return _InputTotal()
-
-    def __deepcopy__(self, memo: dict[int, object]) -> _InputTotal:
-        return _InputTotal()
-
-    def _died(self, _: object) -> None:
-        self.alive = False
-
-    def total(self, counter: BaseCounter, messages: Sequence[Message]) -> int:
-        """``counter.estimate_messages(messages)``, from the remembered prefix if it is one."""
-        if type(counter) not in (TokenCounter, TokenizerCounter) or not isinstance(
-            messages, list | tuple
-        ):
-            return counter.estimate_messages(messages)
-        with self.lock:
-            ids = self.ids
-            if (
-                self.alive
-                and self.counter is counter
-                and len(ids) <= len(messages)
-                and all(map(operator.eq, ids, map(id, messages)))
-            ):
-                start = len(ids)
-                new = messages[start:]
-                self.sum += counter.estimate_messages(new) if new else 0
-            else:
-                start, new = 0, messages
-                self.sum = counter.estimate_messages(messages)
-                # The old references go with their list: their deaths call nothing.
-                self.counter, self.ids, self.refs, self.alive = counter, [], [], True
-            died = self.died
-            self.ids.extend(map(id, new))
-            self.refs.extend([weakref.ref(message, died) for message in new])
-            return self.sum
-
-
 @attrs.define
 class CompositeStrategy(BudgetedStrategy):
     """Runs its strategies in order, stopping as soon as the history fits.
@@ -132,7 +65,6 @@ class CompositeStrategy(BudgetedStrategy):
     """The strategies, cheapest first."""
     max_tokens: int = max_tokens_field()
     """The budget (and the trigger: compact when the history costs more than this)."""
-    _input: _InputTotal = attrs.field(factory=_InputTotal, init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         flat: list[ContextStrategy] = []
