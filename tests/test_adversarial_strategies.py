@@ -197,6 +197,21 @@ class TestEntryPoints:
             with pytest.raises(ConfigurationError):
                 anyio.run(strategy.compact, mixed)  # type: ignore[arg-type]
 
+    @pytest.mark.parametrize("junk", [[None, None], [False], [b""]], ids=repr)
+    def test_a_failed_call_leaves_no_memory(self, junk: list[object]) -> None:
+        """Junk that failed once fails again: a strategy that continues its previous
+        work (clearing, the counter's memo) does not remember the failed call."""
+        strategy = ToolResultClearingStrategy(0)
+        strategy.apply([])
+        for _ in range(3):
+            with pytest.raises(ConfigurationError, match="messages"):
+                strategy.apply(junk)  # type: ignore[arg-type]
+        history = [Message.user("hi")]
+        assert strategy.apply(history) == history
+        with pytest.raises(ConfigurationError, match=r"messages\[1\]"):
+            strategy.apply([*history, *junk])  # type: ignore[list-item]
+        assert strategy.apply(history) == history
+
 
 # -- pathological text ---------------------------------------------------------------------
 

@@ -149,8 +149,9 @@ class _Snapshot:
 
     def extend(self, messages: Sequence[Message]) -> None:
         died = self.died
+        refs = [weakref.ref(message, died) for message in messages]
+        self.refs.extend(refs)
         self.ids.extend(map(id, messages))
-        self.refs.extend([weakref.ref(message, died) for message in messages])
 
 
 class HistoryMemo:

@@ -163,8 +163,14 @@ class _Progress:
         start = len(self.ids)
         new = messages[start:]
         died = self.died
+        # The references first: an item that is no Message fails here (TypeError),
+        # before the progress changed.
+        refs = [weakref.ref(message, died) for message in new]
+        if not all(isinstance(message, Message) for message in new):
+            msg = "not a Message"
+            raise TypeError(msg)
+        self.refs.extend(refs)
         self.ids.extend(map(id, new))
-        self.refs.extend([weakref.ref(message, died) for message in new])
         pending = self.pending
         pending.extend((ref.message + start, ref.block) for ref in tool_results(new))
         total = self.total + len(pending) - min(self.total, keep)
@@ -269,7 +275,13 @@ class ToolResultClearingStrategy(PureStrategy):
             progress = memo.progress
             if progress is None or not progress.extends(messages, config):
                 progress = memo.progress = _Progress(config)
-            return progress.advance(messages, self.min_reclaim_tokens)
+            try:
+                return progress.advance(messages, self.min_reclaim_tokens)
+            except BaseException:
+                # Whatever failed (junk in the list, a counter's error), the progress
+                # may be half-advanced: the next call starts afresh.
+                memo.progress = None
+                raise
 
     def _clear(self, messages: Sequence[Message]) -> list[Message]:
         positions = list(tool_results(messages))
