@@ -17,10 +17,13 @@ from neuron_context import (
     CompletionRequest,
     ConfigurationError,
     ContextStrategy,
+    Image,
     Message,
     ProviderError,
     Role,
+    Text,
     TokenCounter,
+    ToolResult,
     ToolUse,
     default_stack,
     validate,
@@ -147,6 +150,35 @@ class TestCompaction:
         messages = [*session(5), Message.user("Now refactor utils.py"), *session(50)[2:]]
         output = await default_stack(1500).compact(messages)
         assert messages[12] in output
+        validate(output)
+
+    @pytest.mark.anyio
+    async def test_a_task_that_cannot_be_cut_gives_way_to_the_newest_request(self) -> None:
+        """A pinned task made of images cannot be cut to fit: it goes, the newest request
+        stays, and the output fits (found by Hypothesis)."""
+        picture = Image(data="0000")
+        task = Message(role=Role.USER, content=(Text(text="0"), picture, picture))
+        newest = Message(role=Role.USER, content=(Text(text="0"), picture))
+        calls = Message.assistant(
+            "",
+            tool_uses=[
+                ToolUse(id="t1", name="now", input={}),
+                ToolUse(id="t2", name="now", input={}),
+            ],
+        )
+        results = Message(
+            role=Role.TOOL,
+            content=(
+                ToolResult(tool_use_id="t1", content="", is_error=True),
+                ToolResult(tool_use_id="t2", content="", is_error=True),
+            ),
+        )
+        messages = [calls, results, Message.user(""), Message.assistant(""), task, newest]
+        counter = TokenCounter(tokens_per_page=0)
+        budget = counter.estimate_message(task) + 64
+        output = await default_stack(budget, counter=counter, reserve=0.0).compact(messages)
+        assert cost(output, counter) <= budget
+        assert output[-1] == newest
         validate(output)
 
     @pytest.mark.anyio

@@ -273,8 +273,10 @@ class DefaultStack(BudgetedStrategy):
                 else:
                     parts[index] = Part(kind, _shrink(part.message, excess, counter))
                 excess = over(parts)
-                if kind == "summary" and excess > 0:  # it cannot fit even cut: it goes
-                    parts = [p for p in parts if p.kind != "summary"]
+                # Cut and still too big (an image cannot be cut): the summary goes, and
+                # so does the task when the newest request is kept beside it.
+                if excess > 0 and (kind == "summary" or (kind == "task" and newest)):
+                    parts = [p for p in parts if p.kind != kind]
                     excess = over(parts)
                 break
         if not first_is_user([p.message for p in parts]) and first_is_user(messages):
