@@ -423,12 +423,15 @@ def paired(
     ``make`` is called before each round (untimed) and returns fresh callables, keyed by
     name; ``"ours"`` is ours. The order rotates every round. ``benchmark.extra_info``
     gets each contender's median CPU time (``cpu_<name>``, seconds) and, for each peer,
-    the median of the per-round ratios ``peer / ours`` (``ratio_<name>``). Returns the
-    last round's results, by name.
+    the median of the per-round ratios ``peer / ours`` (``ratio_<name>``).
+
+    Each result is dropped as soon as its time is taken, so no contender runs while
+    another's output (up to 100k messages) is alive: that skewed the collector's work
+    against whoever ran second. The results returned, by name, come from one more round
+    of ``make()`` after the timed ones, untimed.
     """
     times: dict[str, list[float]] = {}
     ratios: dict[str, list[float]] = {}
-    results: dict[str, object] = {}
     counter = [0]
 
     def setup() -> tuple[tuple[Contenders], dict[str, object]]:
@@ -442,8 +445,9 @@ def paired(
         spent: dict[str, float] = {}
         for name in names[shift:] + names[:shift]:
             start = time.process_time()
-            results[name] = contenders[name]()
+            result = contenders[name]()
             spent[name] = max(time.process_time() - start, 1e-9)
+            del result
         for name, seconds in spent.items():
             times.setdefault(name, []).append(seconds)
             if name != "ours":
@@ -455,7 +459,7 @@ def paired(
     for name, values in ratios.items():
         benchmark.extra_info[f"ratio_{name}"] = statistics.median(values)
     benchmark.extra_info["rounds"] = len(times.get("ours", []))
-    return results
+    return {name: run() for name, run in make().items()}
 
 
 _O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
