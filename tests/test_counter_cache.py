@@ -141,6 +141,13 @@ class CachedHistory(RuleBasedStateMachine):
         )
         self.history = anyio.run(strategy.compact, self.history)
 
+    @rule(window=st.integers(MEMO_MIN_LENGTH, 2 * MEMO_MIN_LENGTH))
+    def count_a_strategy_output(self, window: int) -> None:
+        """A strategy's output, counted between turns (a list that may grow beside the
+        history: the memo remembers both)."""
+        output = SlidingWindowStrategy(window, counter=self.counter).apply(self.history)
+        assert self.counter.estimate_messages(output) == recount(self.counter, output)
+
     @rule(cut=st.integers(0, 5))
     def count_a_prefix(self, cut: int) -> None:
         """A shorter list (what was sent a few turns ago) is counted right too."""
@@ -393,6 +400,17 @@ class TestCostCache:
         assert counter.batches == [["y" * 4, "z" * 8]]
         assert counter.estimate_messages(tuple(history)) == 500 * 14 + 5 + 6
         assert counter.batches == [["y" * 4, "z" * 8]]
+
+    def test_two_lists_growing_side_by_side_count_right(self) -> None:
+        """A history and a strategy's output that both grow, each counted every turn,
+        with a list of fresh copies between them: every count equals a recount."""
+        counter = TokenCounter()
+        history = [Message.user(f"message {i}") for i in range(100)]
+        for turn in range(20):
+            history.append(Message.assistant("x" * turn))
+            window = [history[0], *history[-80:]]
+            for messages in (history, window, fresh(history), history[:-1], window):
+                assert counter.estimate_messages(messages) == recount(counter, messages)
 
     def test_a_changed_middle_is_not_taken_for_a_prefix(self) -> None:
         """Replacing, removing or inserting a message in a counted history is noticed."""

@@ -152,7 +152,7 @@ class TestConversion:
                 "role": "assistant",
                 "content": [{"type": "output_text", "text": "looking", "annotations": []}],
             },
-            {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": '{"d": "."}'},
+            {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": '{"d":"."}'},
             {"type": "function_call_output", "call_id": "c1", "output": "a.py"},
         ]
 

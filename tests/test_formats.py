@@ -401,7 +401,7 @@ OPENAI: list[dict[str, Any]] = [
             {
                 "id": "call_1",
                 "type": "function",
-                "function": {"name": "weather", "arguments": '{"city": "Zürich"}'},
+                "function": {"name": "weather", "arguments": '{"city":"Zürich"}'},
             },
             {"id": "call_2", "type": "function", "function": {"name": "time", "arguments": "{}"}},
         ],
@@ -438,7 +438,7 @@ class TestToOpenAI:
                     {
                         "id": "a",
                         "type": "function",
-                        "function": {"name": "f", "arguments": '{"k": 1}'},
+                        "function": {"name": "f", "arguments": '{"k":1}'},
                     }
                 ],
             }
@@ -526,7 +526,7 @@ class TestToOpenAI:
         """A "_raw" argument that holds a JSON object is an ordinary argument."""
         use = ToolUse(id="a", name="f", input={"_raw": "{}"})
         rendered: Any = to_openai([Message.assistant(tool_uses=[use])])
-        assert rendered[0]["tool_calls"][0]["function"]["arguments"] == '{"_raw": "{}"}'
+        assert rendered[0]["tool_calls"][0]["function"]["arguments"] == '{"_raw":"{}"}'
 
     def test_document_by_url_is_an_error(self) -> None:
         """A document given only by URL cannot be sent; the error names it."""

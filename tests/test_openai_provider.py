@@ -88,14 +88,14 @@ class TestOpenAIProviderRequest:
                         {
                             "id": "call_1",
                             "type": "function",
-                            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                            "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
                         },
                         {
                             "id": "call_2",
                             "type": "function",
                             "function": {
                                 "name": "get_weather",
-                                "arguments": '{"city": "Rome", "units": "°C"}',
+                                "arguments": '{"city":"Rome","units":"°C"}',
                             },
                         },
                     ],
@@ -163,12 +163,12 @@ class TestOpenAIProviderResponse:
             {
                 "id": "call_a",
                 "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'},
+                "function": {"name": "get_weather", "arguments": '{"city":"Rome"}'},
             },
             {
                 "id": "call_b",
                 "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city": "Oslo", "n": [1, 2]}'},
+                "function": {"name": "get_weather", "arguments": '{"city":"Oslo","n":[1,2]}'},
             },
         ]
         server.enqueue(

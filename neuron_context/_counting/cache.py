@@ -14,16 +14,18 @@ counts differently never reads its parent's costs. The slot holds a few costs at
 same message never see a half-evicted dict. A message dies with its costs; a copy
 (``copy.copy``, ``attrs.evolve``, pickling) starts without them.
 
-**The history memo.** An agent loop counts a history that grew by a message or two
-since the last turn. :class:`HistoryMemo` remembers the last long history a counter
-summed, by identity: the ``id`` of each message plus a weak reference to it, so it
-never keeps a message alive, and a message that died (and whose address may be reused)
-invalidates the entry. A list whose first messages are exactly those objects costs a
-C-speed comparison of ids plus the new messages; anything else is counted afresh. A list
-is remembered only when it extends the list summed just before (same first message, and
-that list's last message in the same place), so a one-off count, or a strategy measuring
-its own outputs, pays nothing for the memo. A loop that wants each turn to cost only its new
-messages keeps a :class:`~neuron_context.RunningCount` instead.
+**The history memo.** An agent loop counts a history that grew by a message or two since
+the last turn. :class:`HistoryMemo` remembers the last long histories a counter summed
+(:data:`SNAPSHOTS`), by identity: the ``id`` of each message plus a weak reference to
+it, so it never keeps a message alive, and a message that died (and whose address may be
+reused) invalidates the entry. A list whose first messages are exactly those objects
+costs a C-speed comparison of ids plus the new messages; anything else is counted
+afresh. A list is remembered only when it extends one of the few lists summed just
+before (:data:`RECENT`; same first message, and that list's last message in the same
+place), so a one-off count, or a strategy measuring its own outputs, pays nothing for
+the memo, and those outputs, counted between two turns, do not hide the history that
+grew. A loop that wants each turn to cost only its new messages keeps a
+:class:`~neuron_context.RunningCount` instead.
 """
 
 from __future__ import annotations
@@ -51,6 +53,15 @@ SLOTS = 4
 
 MEMO_MIN_LENGTH = 64
 """Shorter lists are summed directly and never remembered."""
+
+SNAPSHOTS = 2
+"""How many histories the memo remembers (the most recently used): a loop's history, and
+a list that grew beside it (the output of a strategy that keeps growing, a second loop
+sharing the counter) without either pushing the other out."""
+
+RECENT = 4
+"""How many of the last lists summed without a match the memo compares a new list with
+(a turn counts the history, then a strategy's own outputs)."""
 
 _set = object.__setattr__
 
@@ -155,21 +166,22 @@ class _Snapshot:
 
 
 class HistoryMemo:
-    """The last long history a counter summed, matched by the identity of its messages.
+    """The last long histories a counter summed, matched by the identity of their messages.
 
     See the module docstring. Thread-safe; no part of the counter's value: copies and
     pickles of a counter start with an empty memo.
     """
 
-    __slots__ = ("_entry", "_last", "_lock")
+    __slots__ = ("_entries", "_last", "_lock")
 
     def __init__(self) -> None:
-        self._entry: _Snapshot | None = None
-        # The last list summed without a match: its length and the ids of its first and
-        # last messages (no reference). A list that strictly extends it is a history
-        # that grew, and is remembered; other lists (a strategy's output, a shorter
-        # list it measures) cost nothing more.
-        self._last: tuple[int, int, int] | None = None
+        # The remembered histories, the most recently used last (at most SNAPSHOTS).
+        self._entries: list[_Snapshot] = []
+        # The last RECENT lists summed without a match, newest last: each one's length
+        # and the ids of its first and last messages (no reference). A list that strictly
+        # extends one of them is a history that grew, and is remembered; other lists (a
+        # strategy's output, a shorter list it measures) cost nothing more.
+        self._last: list[tuple[int, int, int]] = []
         self._lock = threading.Lock()
 
     def __reduce__(self) -> tuple[type[HistoryMemo], tuple[()]]:
@@ -181,41 +193,50 @@ class HistoryMemo:
     def __deepcopy__(self, memo: dict[int, object]) -> HistoryMemo:
         return HistoryMemo()
 
+    def _match(self, messages: Sequence[Message]) -> _Snapshot | None:
+        """The remembered history that ``messages`` starts with (under the lock)."""
+        entries = self._entries
+        entries[:] = [entry for entry in entries if entry.alive]
+        length = len(messages)
+        for index in range(len(entries) - 1, -1, -1):
+            entry = entries[index]
+            if len(entry.ids) <= length and all(map(operator.eq, entry.ids, map(id, messages))):
+                entries.append(entries.pop(index))
+                return entry
+        return None
+
     def total(self, messages: Sequence[Message], summed: Callable[[Sequence[Message]], int]) -> int:
-        """The total of ``messages``, from the remembered prefix when it matches."""
+        """The total of ``messages``, from a remembered prefix when one matches."""
         length = len(messages)
         with self._lock:
-            entry = self._entry
-            size = -1
+            entry = self._match(messages)
             if entry is not None:
-                if not entry.alive:
-                    self._entry = entry = None
-                elif len(entry.ids) <= length and all(
-                    map(operator.eq, entry.ids, map(id, messages))
-                ):
-                    size = len(entry.ids)
-                    known = entry.total
-        if entry is not None and size >= 0:
+                size = len(entry.ids)
+                known = entry.total
+        if entry is not None:
             if size == length:
                 return known
             new = messages[size:]
             total = known + summed(new)
             with self._lock:
-                if self._entry is entry and len(entry.ids) == size and entry.alive:
+                if entry in self._entries and len(entry.ids) == size and entry.alive:
                     entry.extend(new)
                     entry.total = total
             return total
         total = summed(messages)
         if not length:
             return total
+        first = id(messages[0])
         with self._lock:
-            last = self._last
-            if (
-                last is not None
-                and last[0] < length
-                and last[1] == id(messages[0])
-                and last[2] == id(messages[last[0] - 1])
+            recent = self._last
+            if any(
+                size < length and head == first and tail == id(messages[size - 1])
+                for size, head, tail in recent
             ):
-                self._entry = _Snapshot(messages, total)
-            self._last = (length, id(messages[0]), id(messages[-1]))
+                self._entries.append(_Snapshot(messages, total))
+                if len(self._entries) > SNAPSHOTS:
+                    del self._entries[0]
+            recent.append((length, first, id(messages[-1])))
+            if len(recent) > RECENT:
+                del recent[0]
         return total

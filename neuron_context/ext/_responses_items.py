@@ -20,8 +20,9 @@ Responses input items                                  ours
 
 A run of assistant-side items is one assistant message, and a new one starts where a
 ``reasoning`` item follows a message or call, or a ``message`` follows a message or call
-(the order one model response has). Arguments are ``json.dumps(input)``; arguments that
-are not a JSON object are kept as ``{"_raw": "<the string>"}`` and sent back verbatim.
+(the order one model response has). Arguments are the input's compact JSON, as in
+:func:`~neuron_context.formats.to_openai`; arguments that are not a JSON object are kept
+as ``{"_raw": "<the string>"}`` and sent back verbatim.
 
 So ``from_responses_items(to_responses_items(m)) == m`` except for what Responses input
 cannot hold: a tool message with several results comes back as one per result,

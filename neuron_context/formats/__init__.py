@@ -22,8 +22,9 @@ wrong, e.g. ``messages[3].content[1].tool_use_id``.
   be sent (:class:`~neuron_context.ConfigurationError`).
 - An assistant message's text goes to ``content`` (``null`` when it has only tool
   calls) and its tool uses to ``tool_calls``, after the text: text and calls that were
-  interleaved come back text first. The arguments are ``json.dumps(input,
-  ensure_ascii=False)``. :class:`~neuron_context.Thinking` and
+  interleaved come back text first. The arguments are the input's compact JSON
+  (``json.dumps(input, ensure_ascii=False, separators=(",", ":"))``, as models write
+  them and as the counting rules price them). :class:`~neuron_context.Thinking` and
   :class:`~neuron_context.RedactedThinking` are not sent: Chat Completions has no
   field for them.
 - Each :class:`~neuron_context.ToolResult` is its own ``tool`` message; several text

@@ -23,6 +23,7 @@ from .._messages.content import (
     ToolResult,
     ToolUse,
 )
+from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, Role
 from ._common import (
     MAX_DEPTH,
@@ -215,7 +216,7 @@ def _arguments(arguments: Mapping[str, JSON]) -> str:
     raw = arguments.get(RAW_ARGUMENTS)
     if len(arguments) == 1 and isinstance(raw, str) and not _is_json_object(raw):
         return raw
-    return json.dumps(arguments, ensure_ascii=False)
+    return compact_json(arguments)
 
 
 def _is_json_object(text: str) -> bool:
