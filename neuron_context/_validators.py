@@ -116,17 +116,22 @@ def require_str(value: object, name: str, *, nonempty: bool = False) -> str:
 
 def require_sequence_of(
     value: object, name: str, kind: type | tuple[type, ...], what: str
-) -> list[Any]:
-    """``value`` as a list, if it is an iterable (not a ``str`` or a mapping) of ``kind``
-    instances; ``what`` names them in the error (``"LangChain messages"``), with the index
-    of the first that is not one (``name[3]``)."""
+) -> tuple[Any, ...]:
+    """``value`` as a tuple, if it is an iterable of ``kind`` instances (not a ``str``,
+    ``bytes`` or mapping, nor one ``kind`` instance on its own); ``what`` names them in
+    the error (``"LangChain messages"``), which names the index of the first item that is
+    not one (``name[3]``). The one check of "a sequence of X" at every entry point."""
+    if isinstance(value, kind):
+        raise fail(name, f"must be a sequence of {what}, not one")
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
-        raise fail(name, f"must be a list of {what}, got {type(value).__name__}")
-    items = list(value)
+        raise fail(name, f"must be a sequence of {what}, got {_type_name(value)} {show(value)}")
+    items = tuple(value)
     for index, item in enumerate(items):
         if not isinstance(item, kind):
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            wanted = " or ".join(k.__name__ for k in kinds)
             where = f"{name}[{index}]"
-            raise fail(where, f"must be one of {what}, got {type(item).__name__}")
+            raise fail(where, f"must be a {wanted}, got {_type_name(item)}")
     return items
 
 

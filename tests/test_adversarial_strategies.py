@@ -27,6 +27,7 @@ from neuron_context import (
     StripToolCallsStrategy,
     SummarizationError,
     SummarizationStrategy,
+    ToolDefinition,
     ToolResultClearingStrategy,
     ToolUse,
     default_stack,
@@ -141,6 +142,9 @@ ENTRY_STRATEGIES = [
 ]
 
 
+TOOL = ToolDefinition(name="t", description="d", input_schema={"type": "object"})
+
+
 class TestEntryPoints:
     """Wrong types at the entry points are ConfigurationErrors that say what is wrong."""
 
@@ -160,6 +164,37 @@ class TestEntryPoints:
         """compact of junk raises a ConfigurationError naming the messages."""
         with pytest.raises(ConfigurationError, match="messages"):
             anyio.run(strategy.compact, messages)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize(
+        ("build", "where", "good"),
+        [
+            (
+                lambda v: CompositeStrategy(v, 10),
+                "CompositeStrategy.strategies",
+                SlidingWindowStrategy(1),
+            ),
+            (CompletionRequest, "CompletionRequest.messages", Message.user("x")),
+            (lambda v: CompletionRequest([], tools=v), "CompletionRequest.tools", TOOL),
+            (
+                lambda v: SummarizationStrategy(summarizer(), 0, tools=v),
+                "SummarizationStrategy.tools",
+                TOOL,
+            ),
+        ],
+        ids=["composite", "request-messages", "request-tools", "summary-tools"],
+    )
+    def test_sequences_name_the_bad_item(
+        self, build: Callable[[object], object], where: str, good: object
+    ) -> None:
+        """Every "sequence of X" entry point rejects one X alone, a str, a mapping and a
+        non-iterable, and names the index of the first item that is not an X."""
+        for junk in ("abc", {"a": 1}, 42, None):
+            with pytest.raises(ConfigurationError, match=f"^{where} must be a sequence of"):
+                build(junk)
+        with pytest.raises(ConfigurationError, match=rf"^{where}\[1\] must be a \w+, got int"):
+            build([good, 5])
+        with pytest.raises(ConfigurationError, match=f"^{where} must be a sequence of .*, not one"):
+            build(good)
 
     def test_dicts_point_to_the_readers(self) -> None:
         """Provider dicts get a hint about formats.from_openai."""

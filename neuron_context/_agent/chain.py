@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .._errors import ConfigurationError
 from .._messages.content import ToolResult
 from .._messages.message import Message
+from .._validators import require_sequence_of
 from .middleware import (
     AgentMiddleware,
     ModelHandler,
@@ -49,17 +49,9 @@ class MiddlewareChain:
     )
 
     def __init__(self, middlewares: Iterable[AgentMiddleware] = ()) -> None:
-        if isinstance(middlewares, AgentMiddleware):
-            msg = "MiddlewareChain.middlewares must be a sequence of middlewares, not one"
-            raise ConfigurationError(msg)
-        chosen = tuple(middlewares)
-        for middleware in chosen:
-            if not isinstance(middleware, AgentMiddleware):
-                msg = (
-                    "MiddlewareChain.middlewares must hold AgentMiddleware instances, "
-                    f"got {type(middleware).__name__}"
-                )
-                raise ConfigurationError(msg)
+        chosen = require_sequence_of(
+            middlewares, "MiddlewareChain.middlewares", AgentMiddleware, "middlewares"
+        )
         self.middlewares: tuple[AgentMiddleware, ...] = chosen
         """The middlewares, in registration order."""
 

@@ -39,6 +39,7 @@ from .._log import logger
 from .._messages.content import JSON
 from .._messages.message import Message, ToolDefinition
 from .._messages.wellformed import repair, start_on_user, validate
+from .._validators import require_sequence_of
 from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
 from .calls import close_calls, run_tool_calls
 from .chain import MiddlewareChain
@@ -58,15 +59,7 @@ def _to_input(value: object) -> list[Message]:
         return [Message.user(value)]
     if isinstance(value, Message):
         return [value]
-    if not isinstance(value, Iterable):
-        msg = f"Agent.run: messages must be a str or a list of messages, got {show(value, 60)}"
-        raise ConfigurationError(msg)
-    messages = list(value)
-    for message in messages:
-        if not isinstance(message, Message):
-            msg = f"Agent.run: messages must hold Message instances, got {type(message).__name__}"
-            raise ConfigurationError(msg)
-    return messages
+    return list(require_sequence_of(value, "Agent.run: messages", Message, "messages (or a str)"))
 
 
 def _same(messages: Sequence[Message], history: Sequence[Message]) -> bool:

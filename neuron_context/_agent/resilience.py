@@ -14,7 +14,7 @@ import attrs
 
 from .._errors import AgentError, ConfigurationError, show
 from .._messages.content import ToolResult
-from .._validators import non_negative_int, number
+from .._validators import non_negative_int, number, require_sequence_of
 from ..providers._base import Provider
 from .events import FallbackUsed, ToolRetried
 from .middleware import (
@@ -116,14 +116,9 @@ class ToolRetryMiddleware(AgentMiddleware):
 def _to_providers(value: Iterable[Provider]) -> tuple[Provider, ...]:
     if isinstance(value, Provider):
         return (value,)
-    providers = tuple(value)
-    for provider in providers:
-        if not isinstance(provider, Provider):
-            msg = (
-                "ModelFallbackMiddleware.providers must hold Provider instances, "
-                f"got {type(provider).__name__}"
-            )
-            raise ConfigurationError(msg)
+    providers = require_sequence_of(
+        value, "ModelFallbackMiddleware.providers", Provider, "providers"
+    )
     if not providers:
         msg = "ModelFallbackMiddleware.providers must not be empty"
         raise ConfigurationError(msg)

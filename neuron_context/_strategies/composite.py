@@ -13,6 +13,7 @@ from .._errors import ConfigurationError, NeuronContextError, show
 from .._log import log_compaction, logger
 from .._messages.conversation import tool_results
 from .._messages.message import Message
+from .._validators import require_sequence_of
 from .base import BudgetedStrategy, ContextStrategy, PureStrategy, check_messages, max_tokens_field
 from .clearing import ToolResultClearingStrategy
 from .window import SlidingWindowStrategy
@@ -21,22 +22,7 @@ __all__ = ["CompositeStrategy", "FallbackStrategy"]
 
 
 def _to_strategies(value: Iterable[ContextStrategy]) -> tuple[ContextStrategy, ...]:
-    if isinstance(value, ContextStrategy):
-        msg = "CompositeStrategy.strategies must be a sequence of strategies, not one strategy"
-        raise ConfigurationError(msg)
-    try:
-        strategies = tuple(value)
-    except TypeError:
-        msg = f"CompositeStrategy.strategies must be a sequence of strategies, got {show(value)}"
-        raise ConfigurationError(msg) from None
-    for strategy in strategies:
-        if not isinstance(strategy, ContextStrategy):
-            msg = (
-                "CompositeStrategy.strategies must hold ContextStrategy instances, "
-                f"got {type(strategy).__name__}"
-            )
-            raise ConfigurationError(msg)
-    return strategies
+    return require_sequence_of(value, "CompositeStrategy.strategies", ContextStrategy, "strategies")
 
 
 @attrs.define

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import attrs
 
-from .._errors import ConfigurationError, ProviderError, SummarizationError, show
+from .._errors import ConfigurationError, ProviderError, SummarizationError
 from .._log import log_compaction, logger
 from .._messages.content import Compaction
 from .._messages.conversation import Structure
@@ -34,6 +34,7 @@ from .._validators import (
     number,
     optional,
     positive_int,
+    require_sequence_of,
     string,
 )
 from ..providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
@@ -48,15 +49,9 @@ def _seconds(*, positive: bool) -> Validator:
 
 
 def _to_definitions(value: Iterable[ToolDefinition]) -> tuple[ToolDefinition, ...]:
-    try:
-        items = tuple(value)
-    except TypeError:
-        msg = f"SummarizationStrategy.tools must be a sequence of ToolDefinition, got {show(value)}"
-        raise ConfigurationError(msg) from None
-    if not all(isinstance(item, ToolDefinition) for item in items):
-        msg = "SummarizationStrategy.tools must hold ToolDefinition objects"
-        raise ConfigurationError(msg)
-    return items
+    return require_sequence_of(
+        value, "SummarizationStrategy.tools", ToolDefinition, "tool definitions"
+    )
 
 
 def _not_blank(instance: object, attribute: attrs.Attribute[Any], value: str) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -19,7 +18,15 @@ import attrs
 from .._errors import ConfigurationError, show
 from .._messages.content import ToolUse
 from .._messages.message import Message, Role, ToolDefinition
-from .._validators import instance_of, non_negative_int, number, optional, positive_int, string
+from .._validators import (
+    instance_of,
+    non_negative_int,
+    number,
+    optional,
+    positive_int,
+    require_sequence_of,
+    string,
+)
 
 __all__ = [
     "CompletionRequest",
@@ -59,33 +66,11 @@ def _to_stop_reason(value: object) -> StopReason:
 
 
 def _to_messages(value: object) -> tuple[Message, ...]:
-    if isinstance(value, Message | str) or not isinstance(value, Iterable):
-        msg = f"CompletionRequest.messages must be a sequence of messages, got {show(value)}"
-        raise ConfigurationError(msg)
-    messages = tuple(value)
-    for message in messages:
-        if not isinstance(message, Message):
-            msg = (
-                "CompletionRequest.messages must hold Message instances, "
-                f"got {type(message).__name__}"
-            )
-            raise ConfigurationError(msg)
-    return messages
+    return require_sequence_of(value, "CompletionRequest.messages", Message, "messages")
 
 
 def _to_tools(value: object) -> tuple[ToolDefinition, ...]:
-    if isinstance(value, ToolDefinition) or not isinstance(value, Iterable):
-        msg = f"CompletionRequest.tools must be a sequence of tool definitions, got {show(value)}"
-        raise ConfigurationError(msg)
-    tools = tuple(value)
-    for tool in tools:
-        if not isinstance(tool, ToolDefinition):
-            msg = (
-                "CompletionRequest.tools must hold ToolDefinition instances, "
-                f"got {type(tool).__name__}"
-            )
-            raise ConfigurationError(msg)
-    return tools
+    return require_sequence_of(value, "CompletionRequest.tools", ToolDefinition, "tool definitions")
 
 
 @attrs.frozen
