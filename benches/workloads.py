@@ -425,10 +425,14 @@ def paired(
     gets each contender's median CPU time (``cpu_<name>``, seconds) and, for each peer,
     the median of the per-round ratios ``peer / ours`` (``ratio_<name>``).
 
-    Each result is dropped as soon as its time is taken, so no contender runs while
-    another's output (up to 100k messages) is alive: that skewed the collector's work
-    against whoever ran second. The results returned, by name, come from one more round
-    of ``make()`` after the timed ones, untimed.
+    Each contender pays the garbage collector for the objects it creates, and no more:
+    before each one runs, every object alive is frozen (``gc.freeze()``, which takes no
+    time), so a full collection it triggers scans its own objects, not the workloads
+    and the other contender's leftovers (with 100k messages in the heap, whether one
+    full collection of 0.7 s fell inside a contender's timing was chance, and it moved
+    the ratio from 0.8x to 2.2x between runs); and each result is dropped as soon as its
+    time is taken. The results returned, by name, come from one more round of
+    ``make()`` after the timed ones, untimed.
     """
     times: dict[str, list[float]] = {}
     ratios: dict[str, list[float]] = {}
@@ -444,6 +448,7 @@ def paired(
         counter[0] += 1
         spent: dict[str, float] = {}
         for name in names[shift:] + names[:shift]:
+            gc.freeze()
             start = time.process_time()
             result = contenders[name]()
             spent[name] = max(time.process_time() - start, 1e-9)
@@ -453,7 +458,10 @@ def paired(
             if name != "ours":
                 ratios.setdefault(name, []).append(seconds / spent["ours"])
 
-    benchmark.pedantic(one_round, setup=setup, rounds=rounds)
+    try:
+        benchmark.pedantic(one_round, setup=setup, rounds=rounds)
+    finally:
+        gc.unfreeze()
     for name, values in times.items():
         benchmark.extra_info[f"cpu_{name}"] = statistics.median(values)
     for name, values in ratios.items():
