@@ -115,6 +115,24 @@ class TestCompaction:
         assert output[-1] is messages[-1]
 
     @pytest.mark.anyio
+    async def test_a_short_task_stays_whole_under_a_tight_target(self) -> None:
+        """A large system prompt leaves the target little room: a short task is still
+        kept whole (it fits the hard budget), and a long one is cut in the middle."""
+        counter = TokenCounter()
+        system = Message.system("policy " * 1500)
+        for words, whole in ((60, True), (600, False)):
+            task = Message.user("I want to exchange my camera " + "please " * words)
+            newest = Message.user("Yes, the 10x zoom one.")
+            messages = [system, task, *session(10)[2:], newest, *session(10)[2:]]
+            budget = counter.estimate_messages([system]) + 600
+            output = await default_stack(budget, counter=counter).compact(messages)
+            validate(output)
+            assert cost(output, counter) <= budget
+            assert (output[1] is task) is whole
+            assert output[1].text.startswith("I want to exchange my camera")
+            assert newest in output
+
+    @pytest.mark.anyio
     async def test_compacts_to_the_target(self) -> None:
         """The output is near the target, so the next turns do not compact again."""
         messages = session(60)

@@ -12,7 +12,8 @@ they fit together, once, so a user states the budget once. Why each piece is the
   followed by hundreds of tool turns: the request is the job, so it is kept as a message,
   never summarized. The newest request is what the user wants now: kept too. Both are
   user messages, so the output starts on one whenever the input did (Anthropic rejects
-  a conversation that starts on an assistant message).
+  a conversation that starts on an assistant message). A short task stays whole even
+  when the target leaves little room; only the hard budget cuts it.
 - **A summary that fills the space.** The older part is summarized (offline, by the
   extractive summarizer, unless an LLM ``summarizer`` is given) into exactly the space the
   kept messages leave below the target, quoting the user's later requests, indexing the

@@ -22,6 +22,9 @@ __all__ = ["Part", "Plan"]
 
 _PIN_SHARE = 0.25
 """The most of the target one pinned request may take; a longer one is cut in the middle."""
+_TASK_WHOLE = 256
+"""A task up to this many tokens is kept whole whenever it takes at most half the space the
+hard budget leaves (requests are short; a long one, such as a pasted document, is cut)."""
 _MESSAGE_SHARE = 0.25
 """The most of the recent space one kept message may take (a huge tool result is cut)."""
 _MIN_TRUNCATED = 48
@@ -39,10 +42,11 @@ def _pins(
     free: int,
 ) -> dict[int, Message]:
     """The pinned requests by index: the task cut to a share of the ``room`` below the
-    target; the newest request whole when the hard budget's ``free`` space allows."""
+    target (a short task kept whole while it takes at most half of the hard budget's
+    ``free`` space); the newest request whole when ``free`` allows."""
     pinned: dict[int, Message] = {}
     if task is not None and task != newest:
-        space = max(_MIN_TRUNCATED, int(room * _PIN_SHARE))
+        space = max(_MIN_TRUNCATED, int(room * _PIN_SHARE), min(_TASK_WHOLE, free // 2))
         pinned[task] = truncate_message(messages[task], space, counter)
     if newest is not None:
         # The user's newest words may take all the space the hard budget leaves (the
