@@ -33,6 +33,7 @@ from __future__ import annotations
 import operator
 import threading
 import weakref
+from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import cast
 
@@ -175,13 +176,13 @@ class HistoryMemo:
     __slots__ = ("_entries", "_last", "_lock")
 
     def __init__(self) -> None:
-        # The remembered histories, the most recently used last (at most SNAPSHOTS).
-        self._entries: list[_Snapshot] = []
+        # The remembered histories, the most recently used last (the oldest falls out).
+        self._entries: deque[_Snapshot] = deque(maxlen=SNAPSHOTS)
         # The last RECENT lists summed without a match, newest last: each one's length
         # and the ids of its first and last messages (no reference). A list that strictly
         # extends one of them is a history that grew, and is remembered; other lists (a
         # strategy's output, a shorter list it measures) cost nothing more.
-        self._last: list[tuple[int, int, int]] = []
+        self._last: deque[tuple[int, int, int]] = deque(maxlen=RECENT)
         self._lock = threading.Lock()
 
     def __reduce__(self) -> tuple[type[HistoryMemo], tuple[()]]:
@@ -196,12 +197,13 @@ class HistoryMemo:
     def _match(self, messages: Sequence[Message]) -> _Snapshot | None:
         """The remembered history that ``messages`` starts with (under the lock)."""
         entries = self._entries
-        entries[:] = [entry for entry in entries if entry.alive]
+        for entry in [entry for entry in entries if not entry.alive]:
+            entries.remove(entry)
         length = len(messages)
-        for index in range(len(entries) - 1, -1, -1):
-            entry = entries[index]
+        for entry in reversed(entries):
             if len(entry.ids) <= length and all(map(operator.eq, entry.ids, map(id, messages))):
-                entries.append(entries.pop(index))
+                entries.remove(entry)
+                entries.append(entry)
                 return entry
         return None
 
@@ -228,15 +230,10 @@ class HistoryMemo:
             return total
         first = id(messages[0])
         with self._lock:
-            recent = self._last
             if any(
-                size < length and head == first and tail == id(messages[size - 1])
-                for size, head, tail in recent
+                known_length < length and head == first and tail == id(messages[known_length - 1])
+                for known_length, head, tail in self._last
             ):
                 self._entries.append(_Snapshot(messages, total))
-                if len(self._entries) > SNAPSHOTS:
-                    del self._entries[0]
-            recent.append((length, first, id(messages[-1])))
-            if len(recent) > RECENT:
-                del recent[0]
+            self._last.append((length, first, id(messages[-1])))
         return total
