@@ -20,7 +20,7 @@ import anyio.to_thread
 import attrs
 
 from ._errors import ConfigurationError, show
-from ._messages.message import Message
+from ._messages.message import Message, history_repr
 from ._strategies.base import ContextStrategy, to_counter
 from .providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
 
@@ -94,13 +94,17 @@ def _is_async(fn: object) -> bool:
     return inspect.iscoroutinefunction(call)
 
 
+def _result_repr(result: list[Message] | None) -> str:
+    return "None" if result is None else history_repr(result)
+
+
 @attrs.frozen
 class CompactCall:
     """One call of :meth:`RecordingStrategy.compact`."""
 
-    messages: list[Message]
+    messages: list[Message] = attrs.field(repr=history_repr)
     """A copy of the list it was given."""
-    result: list[Message] | None = None
+    result: list[Message] | None = attrs.field(default=None, repr=_result_repr)
     """What it returned; ``None`` when it raised."""
     error: Exception | None = None
     """What it raised, if anything."""

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
 
+from .._blocking import run_blocking
 from .._counting.base import BaseCounter
 from .._counting.calibrated import CalibratedCounter
 from .._counting.heuristic import TokenCounter
@@ -139,7 +140,7 @@ class Agent:
         self, messages: str | Iterable[Message], *, backend: str = "asyncio"
     ) -> AgentResult:
         """:meth:`run` in a new event loop (``anyio.run``)."""
-        return anyio.run(functools.partial(self.run, messages), backend=backend)
+        return run_blocking(functools.partial(self.run, messages), backend=backend)
 
     async def run(self, messages: str | Iterable[Message]) -> AgentResult:
         """Append ``messages`` (or a user string) to the history and run to a final reply.

@@ -27,7 +27,7 @@ from typing import TypeAlias
 import attrs
 
 from .._messages.content import ToolResult, ToolUse
-from .._messages.message import Message, ToolDefinition
+from .._messages.message import Message, ToolDefinition, history_repr
 from ..providers._base import CompletionResponse, Provider, StopReason, TokenUsage
 from .run import RunContext
 from .tools import Tool
@@ -59,7 +59,7 @@ class ModelRequest:
     history itself.
     """
 
-    messages: list[Message] = attrs.field(converter=_to_messages)
+    messages: list[Message] = attrs.field(converter=_to_messages, repr=history_repr)
     """The conversation to send (a list of its own)."""
     tools: list[ToolDefinition] = attrs.field(factory=list, kw_only=True, converter=_to_definitions)
     """The tool definitions to send."""

@@ -9,7 +9,7 @@ import attrs
 
 from .._counting.base import BaseCounter
 from .._errors import AgentError
-from .._messages.message import Message, Role
+from .._messages.message import Message, Role, history_repr
 from .._strategies.base import ContextStrategy
 from .._validators import instance_of, one_of, optional, positive_int
 from ..providers._base import TokenUsage
@@ -72,7 +72,7 @@ class AgentOptions:
 class AgentResult:
     """What a run returns."""
 
-    messages: list[Message]
+    messages: list[Message] = attrs.field(repr=history_repr)
     """The whole history: earlier runs, the input, model replies and tool results."""
     events: tuple[AgentEvent, ...] = attrs.field(factory=tuple, repr=False)
     """The run's events, in order."""

@@ -19,7 +19,7 @@ import attrs
 
 from .._errors import ConfigurationError, show
 from .._messages.content import JSON
-from .._messages.message import Message
+from .._messages.message import Message, history_repr
 from ..formats import from_dict, to_dict
 
 __all__ = ["AgentState"]
@@ -58,7 +58,7 @@ class AgentState:
         True
     """
 
-    messages: list[Message] = attrs.field(factory=list)
+    messages: list[Message] = attrs.field(factory=list, repr=history_repr)
     """The history, oldest first: what the next run continues."""
     values: dict[str, JSON] = attrs.field(factory=dict)
     """Middleware data by key (``"todos"``, an injector's state, ...)."""

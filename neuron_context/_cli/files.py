@@ -34,7 +34,7 @@ from typing import Literal
 import attrs
 
 from .._errors import ConfigurationError, InvalidConversationError
-from .._messages.message import Message
+from .._messages.message import Message, history_repr
 from .._messages.wellformed import repair, validate
 from ..formats import from_anthropic, from_dict, from_openai, to_anthropic, to_dict, to_openai
 
@@ -90,7 +90,7 @@ class Transcript:
     name: str
     """Where it came from: the file, ``file:line`` for a record of a JSONL file, or
     ``demo:<name>`` for a bundled transcript."""
-    messages: tuple[Message, ...]
+    messages: tuple[Message, ...] = attrs.field(repr=history_repr)
     """The conversation, well formed."""
     layout: Layout
     """How it was stored."""

@@ -35,7 +35,7 @@ import attrs
 
 from .._errors import ConfigurationError
 from .content import ContentBlock, Image, Text, ToolResult, ToolUse
-from .message import Message, Role
+from .message import Message, Role, history_repr
 
 __all__ = [
     "Exchange",
@@ -235,7 +235,7 @@ class Structure:
         3
     """
 
-    messages: Sequence[Message]
+    messages: Sequence[Message] = attrs.field(repr=history_repr)
     """The conversation."""
     exchanges: tuple[Exchange, ...]
     """Its tool exchanges, in order."""

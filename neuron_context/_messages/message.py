@@ -23,7 +23,7 @@ from .content import (
 )
 from .jsonvalue import check_json
 
-__all__ = ["Message", "Role", "ToolDefinition"]
+__all__ = ["Message", "Role", "ToolDefinition", "history_repr"]
 
 _set = object.__setattr__
 
@@ -209,6 +209,23 @@ class Message:
     def is_compaction(self) -> bool:
         """Whether the message holds a :class:`Compaction` summary."""
         return any(isinstance(block, Compaction) for block in self.content)
+
+
+def history_repr(messages: Sequence[Message]) -> str:
+    """How a value that holds a history shows it in its ``repr``: the count alone.
+
+    A history can hold thousands of messages; a ``repr`` that printed them would cost
+    O(history) wherever a value is shown, and Python shows values where no one looks
+    (asyncio formats the result of a run's main task when a run ends, logging formats
+    its arguments). Every attrs value that holds a history passes this as the field's
+    ``repr``.
+
+    Examples:
+        >>> history_repr([Message.user("hi")])
+        '<1 message>'
+    """
+    count = len(messages)
+    return f"<{count} message{'' if count == 1 else 's'}>"
 
 
 def _to_schema(value: object) -> dict[str, JSON]:

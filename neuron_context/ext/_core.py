@@ -13,22 +13,15 @@ turn converts only the new messages, and since their converted messages are the 
 objects as last turn, the counter's per-message cost cache hits too.
 
 Frameworks call sync and async hooks; strategies are async. :func:`run_sync` runs one
-coroutine to completion from sync code: on a fresh event loop when the thread has none,
-and through an anyio blocking portal (a loop in a worker thread) when the thread is
-already inside one (a notebook calling ``agent.invoke``), where a nested ``anyio.run``
-would fail.
+coroutine to completion from sync code (see :mod:`neuron_context._blocking`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
-import anyio
-import anyio.from_thread
-
+from .._blocking import run_blocking
 from .._errors import ConfigurationError, InvalidConversationError
 from .._log import logger
 from .._messages.message import Message
@@ -84,25 +77,9 @@ async def compact_conversation(
     return result
 
 
-def _in_event_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        trio = sys.modules.get("trio")
-        return bool(trio is not None and trio.lowlevel.in_trio_run())
-    return True
-
-
 def run_sync(function: Callable[[], Awaitable[T]]) -> T:
-    """Run the async ``function`` to completion from sync code (see the module docstring)."""
-
-    async def call() -> T:
-        return await function()
-
-    if not _in_event_loop():
-        return anyio.run(call)
-    with anyio.from_thread.start_blocking_portal() as portal:
-        return portal.call(call)
+    """Run the async ``function`` to completion from sync code (a framework's sync hook)."""
+    return run_blocking(function)
 
 
 class Memo(Generic[K, T]):

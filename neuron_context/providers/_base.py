@@ -17,7 +17,7 @@ import attrs
 
 from .._errors import ConfigurationError, show
 from .._messages.content import ToolUse
-from .._messages.message import Message, Role, ToolDefinition
+from .._messages.message import Message, Role, ToolDefinition, history_repr
 from .._validators import (
     instance_of,
     non_negative_int,
@@ -83,7 +83,7 @@ class CompletionRequest:
         'hi'
     """
 
-    messages: tuple[Message, ...] = attrs.field(converter=_to_messages)
+    messages: tuple[Message, ...] = attrs.field(converter=_to_messages, repr=history_repr)
     """The conversation, oldest first (stored as a tuple)."""
     system: str | None = attrs.field(default=None, kw_only=True, validator=optional(string()))
     """The system prompt, sent before the messages (providers put it where their API
