@@ -19,6 +19,7 @@ from .._errors import ConfigurationError
 from .._messages.content import ContentBlock
 from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
+from .cache import CostTable
 
 __all__ = ["BaseCounter", "RunningCount", "compact_json", "not_messages", "not_text"]
 
@@ -54,6 +55,16 @@ class BaseCounter(abc.ABC):
     @abc.abstractmethod
     def estimate_tools(self, tools: Iterable[ToolDefinition]) -> int:
         """Tokens of tool definitions."""
+
+    def cost_table(self, messages: Sequence[Message]) -> CostTable:
+        """What each message of ``messages`` costs, with running sums (the cost of any
+        run of consecutive messages in O(1)).
+
+        The built-in rule-based counters make it from their history memo, so a history
+        they counted before, grown by a few messages, costs only the new ones. This
+        default prices each message with :meth:`estimate_message`.
+        """
+        return CostTable([self.estimate_message(message) for message in messages])
 
     def running(self, messages: Sequence[Message] = ()) -> RunningCount:
         """A running count of a history that grows, starting from ``messages``.

@@ -1,9 +1,9 @@
-"""What the counters remember: each message's costs, and the last history a counter summed.
+"""What the counters remember: each message's costs, and the histories a counter summed.
 
 Both caches exist for speed and are invisible otherwise: a count through them always
-equals a recount, they never keep a message alive that the caller dropped, and they are
-no part of any value (not compared, not pickled, not copied). This module is their only
-owner: no other module reads or writes the state they keep.
+equals a recount, and they are no part of any value (not compared, not pickled, not
+copied). This module is their only owner: no other module reads or writes the state
+they keep.
 
 **Per-message costs.** Messages are immutable, so what a message costs under a counter's
 rules never changes. The costs live in a private slot of the message (declared by
@@ -14,23 +14,26 @@ counts differently never reads its parent's costs. The slot holds a few costs at
 same message never see a half-evicted dict. A message dies with its costs; a copy
 (``copy.copy``, ``attrs.evolve``, pickling) starts without them.
 
-**The history memo.** An agent loop counts a history that grew by a message or two since
-the last turn. :class:`HistoryMemo` remembers the last long histories a counter summed
-(:data:`SNAPSHOTS`), by identity: the ``id`` of each message plus a weak reference to
-it, so it never keeps a message alive, and a message that died (and whose address may be
-reused) invalidates the entry. A list whose first messages are exactly those objects
-costs a C-speed comparison of ids plus the new messages; anything else is counted
-afresh. A list is remembered only when it extends one of the few lists summed just
+**The history memo and its cost tables.** An agent loop counts, every turn, a history
+that grew by a message or two since the last turn, and a compaction needs what each of
+its messages costs. :class:`HistoryMemo` remembers the last long histories a counter
+summed (:data:`SNAPSHOTS`): the messages themselves (references, as the caller's list
+holds them) with a :class:`CostTable` of their costs. A list whose first messages are
+those very objects is recognised by one comparison of references at C speed (about 3 ns
+a message, against ~50 ns for anything done per message in Python), and costs only its
+new messages: that comparison is what makes a turn cheap, and it needs the references
+(ids alone would have to be computed one by one). So a remembered history stays alive
+until newer histories push it out of the memo (at most :data:`SNAPSHOTS` of them per
+counter) or it goes unused for a few counts (:data:`STALE`: a loop that compacted its
+history releases the old one within a turn or two). A list is remembered only when it extends one of the few lists summed just
 before (:data:`RECENT`; same first message, and that list's last message in the same
-place), so a one-off count, or a strategy measuring its own outputs, pays nothing for
-the memo, and those outputs, counted between two turns, do not hide the history that
-grew. A loop that wants each turn to cost only its new messages keeps a
-:class:`~neuron_context.RunningCount` instead.
+place), so a one-off count, or a strategy measuring its own outputs, neither pays for
+the memo nor pushes a history out of it.
 """
 
 from __future__ import annotations
 
-import operator
+import itertools
 import threading
 import weakref
 from collections import deque
@@ -42,9 +45,11 @@ from .._messages.message import Message
 __all__ = [
     "SLOTS",
     "CacheKey",
+    "CostTable",
     "HistoryMemo",
     "cache_key",
     "cached_cost",
+    "cached_costs",
     "store_cost",
     "sum_costs",
 ]
@@ -59,6 +64,11 @@ SNAPSHOTS = 2
 """How many histories the memo remembers (the most recently used): a loop's history, and
 a list that grew beside it (the output of a strategy that keeps growing, a second loop
 sharing the counter) without either pushing the other out."""
+
+STALE = 8
+"""A remembered history that none of this many counts of long lists matched is dropped
+(a loop that compacted its history no longer counts the old one: it goes within a turn
+or two, not when two newer histories have pushed it out)."""
 
 RECENT = 4
 """How many of the last lists summed without a match the memo compares a new list with
@@ -117,6 +127,30 @@ def store_cost(message: Message, key: CacheKey, cost: int) -> None:
     _set(message, "_cache", new)
 
 
+def cached_costs(
+    messages: Sequence[Message], key: CacheKey, price: Callable[[list[Message]], list[int]]
+) -> list[int]:
+    """Each message's cost: known costs read, the others priced in one batch by
+    ``price`` and remembered."""
+    costs: list[int | None] = []
+    pending: list[Message] = []
+    for message in messages:
+        known = message._cache
+        cost = None if known is None else known.get(key)  # type: ignore[attr-defined]
+        if cost is None:
+            pending.append(message)
+        costs.append(cost)
+    if not pending:
+        return costs  # type: ignore[return-value]
+    priced = iter(price(pending))
+    for index, cost in enumerate(costs):
+        if cost is None:
+            message = messages[index]
+            value = costs[index] = next(priced)
+            store_cost(message, key, value)
+    return costs  # type: ignore[return-value]
+
+
 def sum_costs(
     messages: Sequence[Message], key: CacheKey, price: Callable[[list[Message]], list[int]]
 ) -> int:
@@ -143,42 +177,107 @@ def sum_costs(
     return total
 
 
-class _Snapshot:
-    """A summed history, held weakly: the ids of its messages and their total."""
+class CostTable:
+    """What each message of one list costs under one counter, with running sums.
 
-    __slots__ = ("__weakref__", "alive", "died", "ids", "refs", "total")
+    The total, one message's cost and the cost of any run of consecutive messages are
+    O(1). Made by :meth:`~neuron_context.BaseCounter.cost_table` (from the history memo
+    when the list extends a history the counter remembers, so a grown history costs its
+    new messages). Immutable: it describes the list it was made for, as it was then.
+    """
 
-    def __init__(self, messages: Sequence[Message], total: int) -> None:
-        self.ids: list[int] = []
-        self.refs: list[weakref.ref[Message]] = []
-        self.total = total
-        self.alive = True
-        self.died = self._died
-        self.extend(messages)
+    __slots__ = ("_costs", "_length", "_sums")
 
-    def _died(self, _: object) -> None:
-        self.alive = False
+    def __init__(self, costs: list[int], sums: list[int] | None = None, length: int = -1) -> None:
+        # ``costs`` and ``sums`` may be a memo entry's append-only lists, longer than
+        # this table: it reads their first ``length`` items, which never change.
+        self._costs = costs
+        self._sums = sums if sums is not None else [0, *itertools.accumulate(costs)]
+        self._length = len(costs) if length < 0 else length
 
-    def extend(self, messages: Sequence[Message]) -> None:
-        died = self.died
-        refs = [weakref.ref(message, died) for message in messages]
-        self.refs.extend(refs)
-        self.ids.extend(map(id, messages))
+    def __len__(self) -> int:
+        return self._length
+
+    def __repr__(self) -> str:
+        return f"CostTable(messages={self._length}, total={self.total})"
+
+    @property
+    def total(self) -> int:
+        """The cost of every message."""
+        return self._sums[self._length]
+
+    def cost(self, index: int) -> int:
+        """The cost of message ``index``."""
+        if not -self._length <= index < self._length:
+            msg = f"CostTable index {index} out of range for {self._length} messages"
+            raise IndexError(msg)
+        return self._costs[index % self._length]
+
+    def span(self, start: int, stop: int) -> int:
+        """The cost of messages ``start`` to ``stop - 1`` (clamped to the list)."""
+        length = self._length
+        start = max(0, min(start, length))
+        stop = max(start, min(stop, length))
+        return self._sums[stop] - self._sums[start]
+
+    def costs(self) -> list[int]:
+        """Every message's cost, in order (a new list)."""
+        return self._costs[: self._length]
+
+
+Pricer = Callable[[Sequence[Message]], list[int]]
+"""What the memo prices new messages with: each message's cost, in order."""
+
+
+class _Entry:
+    """A remembered history: its messages (references), their costs and running sums,
+    all append-only, so a :class:`CostTable` handed out earlier stays true."""
+
+    __slots__ = ("costs", "messages", "sums", "used")
+
+    def __init__(self, messages: Sequence[Message], costs: list[int], used: int) -> None:
+        self.messages = list(messages)
+        self.costs = costs
+        self.sums = [0, *itertools.accumulate(costs)]
+        self.used = used  # the memo's tick when it last matched
+
+    def extend(self, messages: Sequence[Message], costs: list[int]) -> None:
+        running = itertools.accumulate(costs, initial=self.sums[-1])
+        next(running)  # the total so far, already the last running sum
+        self.messages.extend(messages)
+        self.costs.extend(costs)
+        self.sums.extend(running)
+
+    def table(self, length: int) -> CostTable:
+        return CostTable(self.costs, self.sums, length)
+
+    def starts(self, messages: Sequence[Message]) -> bool:
+        """Whether ``messages`` begins with this entry's messages (the same objects, or
+        equal ones, which cost the same): the ends first, then one C-speed comparison."""
+        own = self.messages
+        size = len(own)
+        if size > len(messages) or not size:
+            return False
+        if own[-1] is not messages[size - 1] or own[0] is not messages[0]:
+            return False
+        window = messages[:size]
+        return own == (window if type(window) is list else list(window))
 
 
 class HistoryMemo:
-    """The last long histories a counter summed, matched by the identity of their messages.
+    """The last long histories a counter summed, with their cost tables.
 
     See the module docstring. Thread-safe; no part of the counter's value: copies and
     pickles of a counter start with an empty memo.
     """
 
-    __slots__ = ("_entries", "_last", "_lock")
+    __slots__ = ("_entries", "_last", "_lock", "_tick")
 
     def __init__(self) -> None:
+        self._tick = 0  # counts of long lists so far
         # The remembered histories, the most recently used last (the oldest falls out).
-        self._entries: deque[_Snapshot] = deque(maxlen=SNAPSHOTS)
-        # The last RECENT lists summed without a match, newest last: each one's length
+        self._entries: deque[_Entry] = deque(maxlen=SNAPSHOTS)
+        # The last RECENT lists counted without a match, newest last: each one's length
         # and the ids of its first and last messages (no reference). A list that strictly
         # extends one of them is a history that grew, and is remembered; other lists (a
         # strategy's output, a shorter list it measures) cost nothing more.
@@ -194,46 +293,74 @@ class HistoryMemo:
     def __deepcopy__(self, memo: dict[int, object]) -> HistoryMemo:
         return HistoryMemo()
 
-    def _match(self, messages: Sequence[Message]) -> _Snapshot | None:
-        """The remembered history that ``messages`` starts with (under the lock)."""
-        entries = self._entries
-        for entry in [entry for entry in entries if not entry.alive]:
-            entries.remove(entry)
-        length = len(messages)
-        for entry in reversed(entries):
-            if len(entry.ids) <= length and all(map(operator.eq, entry.ids, map(id, messages))):
-                entries.remove(entry)
-                entries.append(entry)
-                return entry
-        return None
-
-    def total(self, messages: Sequence[Message], summed: Callable[[Sequence[Message]], int]) -> int:
-        """The total of ``messages``, from a remembered prefix when one matches."""
-        length = len(messages)
-        with self._lock:
-            entry = self._match(messages)
-            if entry is not None:
-                size = len(entry.ids)
-                known = entry.total
-        if entry is not None:
-            if size == length:
-                return known
-            new = messages[size:]
-            total = known + summed(new)
-            with self._lock:
-                if entry in self._entries and len(entry.ids) == size and entry.alive:
-                    entry.extend(new)
-                    entry.total = total
-            return total
+    def total(
+        self, messages: Sequence[Message], price: Pricer, summed: Callable[[Sequence[Message]], int]
+    ) -> int:
+        """The total of ``messages``: from a remembered history it extends (its new
+        messages priced by ``price``), else ``summed(messages)``."""
+        table = self._lookup(messages, price)
+        if table is not None:
+            return table.total
         total = summed(messages)
-        if not length:
-            return total
-        first = id(messages[0])
-        with self._lock:
-            if any(
-                known_length < length and head == first and tail == id(messages[known_length - 1])
-                for known_length, head, tail in self._last
-            ):
-                self._entries.append(_Snapshot(messages, total))
-            self._last.append((length, first, id(messages[-1])))
+        self._note(messages, None, price)
         return total
+
+    def table(self, messages: Sequence[Message], price: Pricer) -> CostTable:
+        """The cost table of ``messages``: from a remembered history it extends, else
+        priced whole by ``price``."""
+        table = self._lookup(messages, price)
+        if table is not None:
+            return table
+        costs = price(messages)
+        remembered = self._note(messages, costs, price)
+        return remembered if remembered is not None else CostTable(costs)
+
+    def forget(self) -> None:
+        """Drop every remembered history."""
+        with self._lock:
+            self._entries.clear()
+            self._last.clear()
+
+    def _lookup(self, messages: Sequence[Message], price: Pricer) -> CostTable | None:
+        """The table of ``messages`` from the remembered history it starts with."""
+        length = len(messages)
+        with self._lock:
+            self._tick = tick = self._tick + 1
+            entries = self._entries
+            for entry in [entry for entry in entries if tick - entry.used > STALE]:
+                entries.remove(entry)
+            for entry in reversed(entries):
+                if entry.starts(messages):
+                    break
+            else:
+                return None
+            entry.used = tick
+            entries.remove(entry)
+            entries.append(entry)
+            size = len(entry.messages)
+            if size < length:
+                new = messages[size:]
+                entry.extend(new, price(new))
+            return entry.table(length)
+
+    def _note(
+        self, messages: Sequence[Message], costs: list[int] | None, price: Pricer
+    ) -> CostTable | None:
+        """Record a list counted afresh; remember it (and return its table) when it
+        extends a list counted just before."""
+        length = len(messages)
+        if not length:
+            return None
+        first, last = id(messages[0]), id(messages[-1])
+        with self._lock:
+            grew = any(
+                known < length and head == first and tail == id(messages[known - 1])
+                for known, head, tail in self._last
+            )
+            self._last.append((length, first, last))
+        if not grew:
+            return None
+        entry = _Entry(messages, costs if costs is not None else price(messages), self._tick)
+        with self._lock:
+            self._entries.append(entry)
+        return entry.table(length)

@@ -19,6 +19,7 @@ from .._messages.content import ContentBlock
 from .._messages.message import Message, ToolDefinition
 from .._validators import MAX_INT, instance_of, number, require_int
 from .base import BaseCounter, RunningCount
+from .cache import CostTable
 
 __all__ = ["CalibratedCounter"]
 
@@ -277,6 +278,12 @@ class CalibratedCounter(BaseCounter):
     def estimate_tools(self, tools: Iterable[ToolDefinition]) -> int:
         """The base's cost of tool definitions, scaled."""
         return _scale(self.base.estimate_tools(tools), self._factor)
+
+    def cost_table(self, messages: Sequence[Message]) -> CostTable:
+        """The base's cost of each message, each scaled (so the table's total may be a
+        few tokens above :meth:`estimate_messages`, which scales the base's total once)."""
+        factor = self._factor
+        return CostTable([_scale(cost, factor) for cost in self.base.cost_table(messages).costs()])
 
     def running(self, messages: Sequence[Message] = ()) -> RunningCount:
         """A running count of the base's total, scaled by the factor when read."""

@@ -13,7 +13,7 @@ general rules (and the per-message cache) instead.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import attrs
 
@@ -21,9 +21,8 @@ from .._errors import ConfigurationError
 from .._messages.content import Image, Text, ToolResult, ToolUse
 from .._messages.message import Message
 from .._validators import number
-from .base import BaseCounter, not_messages, not_text
-from .cache import MEMO_MIN_LENGTH
-from .rules import RuleCounter, as_list, image_cost
+from .base import BaseCounter, not_text
+from .rules import RuleCounter, image_cost
 
 __all__ = ["MIN_CHARS_PER_TOKEN", "TokenCounter", "to_counter"]
 
@@ -81,60 +80,43 @@ class TokenCounter(RuleCounter):
             return -(-size // divisor)
         return math.ceil(size / self.chars_per_token)
 
-    def estimate_messages(self, messages: Iterable[Message]) -> int:
-        """Tokens of a conversation: the sum over its messages.
-
-        Raises:
-            ConfigurationError: ``messages`` is not an iterable of ``Message``.
-        """
-        if not self._walk:
-            return super().estimate_messages(messages)
-        try:
-            if type(messages) is list or type(messages) is tuple:
-                if len(messages) >= MEMO_MIN_LENGTH:
-                    return self._memo.total(messages, self._total)
-                return self._total(messages)
-            return self._total(as_list(messages))
-        except (AttributeError, TypeError) as exc:
-            error = not_messages(messages)
-            if error is None:
-                raise
-            raise error from exc
-
     def _sum(self, messages: Sequence[Message]) -> int:
-        return self._total(messages) if self._walk else super()._sum(messages)
+        return sum(self._costs(messages)) if self._walk else super()._sum(messages)
 
-    def _total(self, messages: Sequence[Message]) -> int:
-        """The walk: the same rules as ``RuleCounter._price``, from the measured sizes."""
+    def _costs(self, messages: Sequence[Message]) -> list[int]:
+        """Each message's cost: the same rules as ``RuleCounter._price``, walked from the
+        sizes the blocks measured when they were built."""
         divisor = self._divisor
-        if not divisor:
-            return sum(self._price(messages))
+        if not self._walk or not divisor:
+            return super()._costs(messages)
         overhead = self.message_overhead
         pricing = self.image_pricing
         fixed_image = self.image_tokens
         other = self._other
-        total = 0
+        costs: list[int] = []
+        append = costs.append
         for message in messages:
-            total += overhead
+            cost = overhead
             for block in message.content:
                 kind = type(block)
                 if kind is Text:
-                    total -= -block._size // divisor  # type: ignore[union-attr]
+                    cost -= -block._size // divisor  # type: ignore[union-attr]
                 elif kind is ToolResult:
                     for item in block.content:  # type: ignore[union-attr]
                         if type(item) is Text:
-                            total -= -item._size // divisor
+                            cost -= -item._size // divisor
                         elif type(item) is Image:
-                            total += image_cost(item, pricing, fixed_image)
+                            cost += image_cost(item, pricing, fixed_image)
                         else:
-                            total += other(item)
+                            cost += other(item)
                 elif kind is ToolUse:
-                    total -= (-block._name_size // divisor) + (  # type: ignore[union-attr]
+                    cost -= (-block._name_size // divisor) + (  # type: ignore[union-attr]
                         -block._input_size // divisor  # type: ignore[union-attr]
                     )
                 else:
-                    total += other(block)
-        return total
+                    cost += other(block)
+            append(cost)
+        return costs
 
     def _other(self, block: object) -> int:
         """A block the walk does not inline, by the general rules (raises if unknown)."""

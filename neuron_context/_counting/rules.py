@@ -36,7 +36,15 @@ from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
 from .._validators import non_negative_int, one_of
 from .base import BaseCounter, not_messages
-from .cache import MEMO_MIN_LENGTH, CacheKey, HistoryMemo, cache_key, sum_costs
+from .cache import (
+    MEMO_MIN_LENGTH,
+    CacheKey,
+    CostTable,
+    HistoryMemo,
+    cache_key,
+    cached_costs,
+    sum_costs,
+)
 
 __all__ = ["DocumentPricing", "ImagePricing", "RuleCounter", "as_list", "image_cost"]
 
@@ -212,6 +220,10 @@ class RuleCounter(BaseCounter):
         """The total of ``messages`` through the per-message cache."""
         return sum_costs(messages, self._key, self._price)
 
+    def _costs(self, messages: Sequence[Message]) -> list[int]:
+        """Each message's cost through the per-message cache."""
+        return cached_costs(messages, self._key, self._price)
+
     # -- the interface ----------------------------------------------------------------
 
     def estimate_message(self, message: Message) -> int:
@@ -231,9 +243,28 @@ class RuleCounter(BaseCounter):
         try:
             if type(messages) is list or type(messages) is tuple:
                 if len(messages) >= MEMO_MIN_LENGTH:
-                    return self._memo.total(messages, self._sum)
+                    return self._memo.total(messages, self._costs, self._sum)
                 return self._sum(messages)
             return self._sum(as_list(messages))
+        except (AttributeError, TypeError) as exc:
+            error = not_messages(messages)
+            if error is None:
+                raise
+            raise error from exc
+
+    def cost_table(self, messages: Sequence[Message]) -> CostTable:
+        """What each message costs, with running sums; a list that extends a history
+        this counter remembers costs only its new messages.
+
+        Raises:
+            ConfigurationError: ``messages`` is not a sequence of ``Message``.
+        """
+        try:
+            if type(messages) is list or type(messages) is tuple:
+                if len(messages) >= MEMO_MIN_LENGTH:
+                    return self._memo.table(messages, self._costs)
+                return CostTable(self._costs(messages))
+            return CostTable(self._costs(as_list(messages)))
         except (AttributeError, TypeError) as exc:
             error = not_messages(messages)
             if error is None:
