@@ -14,14 +14,12 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._errors import NeuronContextError
-from .._log import logger
+from .._compaction.step import compact_step
 from .._messages.message import Message
 from .._strategies.base import ContextStrategy
 from .._strategies.strip import StripToolCallsStrategy
 from .._strategies.window import SlidingWindowStrategy
 from .._validators import instance_of, require_int
-from .context import count_request
 from .events import RequestEdited
 from .middleware import AgentMiddleware, ModelRequest
 
@@ -55,10 +53,11 @@ class EditPipeline(ContextStrategy):
 class ContextEditingMiddleware(AgentMiddleware):
     """Edits the request sent to the model with ``strategy``; the history is untouched.
 
-    Before each model call the request is counted (messages, system prompt, tools); when
-    ``strategy.should_compact`` says so, the request's messages become
-    ``await strategy.compact(messages)``. A strategy failure leaves the request as it was
-    (logged). Reported as :class:`RequestEdited`.
+    Before each model call the request goes through the compaction step every caller
+    uses (:mod:`neuron_context._compaction.step`): counted as the provider receives it
+    (messages, system prompt, tools), edited when ``strategy.should_compact`` says so. A
+    strategy failure leaves the request as it was (logged). Reported as
+    :class:`RequestEdited`.
 
     Examples:
         >>> editing = ContextEditingMiddleware.strip_and_truncate(20)
@@ -87,21 +86,24 @@ class ContextEditingMiddleware(AgentMiddleware):
 
     async def before_model(self, request: ModelRequest) -> None:
         """Replace the request's messages with the strategy's edit, when it applies."""
-        counter = request.context.counter
-        before = count_request(counter, request.messages, request.system_prompt, request.tools)
-        if not self.strategy.should_compact(request.messages, before):
-            return
-        try:
-            edited = await self.strategy.compact(request.messages)
-        except NeuronContextError as exc:
-            logger.warning(
-                "ContextEditingMiddleware: %s failed, request kept: %s", self.strategy, exc
-            )
-            return
-        removed = len(request.messages) - len(edited)
-        request.messages = list(edited)
-        after = count_request(counter, request.messages, request.system_prompt, request.tools)
         context = request.context
+        result = await compact_step(
+            self.strategy,
+            request.messages,
+            counter=context.requests,
+            system_prompt=request.system_prompt,
+            tools=request.tools,
+            label="ContextEditingMiddleware",
+        )
+        if not result.compacted:
+            return
+        request.messages = list(result.messages)
         context.emit(
-            RequestEdited(context.turn, type(self.strategy).__name__, before, after, removed)
+            RequestEdited(
+                context.turn,
+                result.strategy,
+                result.tokens_before,
+                result.tokens_after,
+                result.messages_removed,
+            )
         )

@@ -22,7 +22,6 @@ import attrs
 from .._context.injection import SystemInjector
 from .._context.persistent import PersistentContext
 from .._validators import instance_of, optional, string
-from .context import count_request
 from .middleware import AgentMiddleware, ModelRequest
 
 __all__ = ["SystemInjectionMiddleware"]
@@ -75,9 +74,7 @@ class SystemInjectionMiddleware(AgentMiddleware):
             self._baseline = injector.state()
         saved = values.get(self.key)
         injector.restore(saved if isinstance(saved, Mapping) else self._baseline)
-        tokens = count_request(
-            context.counter, request.messages, request.system_prompt, request.tools
-        )
+        tokens = context.count_request(request.messages, request.system_prompt, request.tools)
         fired = injector.check(context.state.turns, tokens)
         values[self.key] = injector.state()
         return fired

@@ -17,13 +17,13 @@ and starts on a user message when the history does.
 from __future__ import annotations
 
 import functools
-import operator
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
 
 from .._blocking import run_blocking
+from .._compaction.request import RequestCounter
 from .._counting.base import BaseCounter
 from .._counting.calibrated import CalibratedCounter
 from .._counting.heuristic import TokenCounter
@@ -39,12 +39,13 @@ from .._errors import (
 from .._log import logger
 from .._messages.content import JSON
 from .._messages.message import Message, ToolDefinition
-from .._messages.wellformed import repair, start_on_user, validate
+from .._messages.wellformed import repair, start_on_user, validate, validate_appended
+from .._prefix import starts_with
 from .._validators import require_sequence_of
 from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
 from .calls import close_calls, run_tool_calls
 from .chain import MiddlewareChain
-from .context import HistoryCount, compact_history, count_request
+from .context import compact_history
 from .events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
 from .middleware import ModelRequest, ModelResponse
 from .options import AgentOptions, AgentResult
@@ -63,9 +64,9 @@ def _to_input(value: object) -> list[Message]:
     return list(require_sequence_of(value, "Agent.run: messages", Message, "messages (or a str)"))
 
 
-def _same(messages: Sequence[Message], history: Sequence[Message]) -> bool:
-    """Whether ``messages`` are the history's own message objects, in order."""
-    return len(messages) == len(history) and all(map(operator.is_, messages, history))
+def _same(messages: list[Message], history: list[Message]) -> bool:
+    """Whether ``messages`` are the history's messages, in order (C speed)."""
+    return len(messages) == len(history) and messages == history
 
 
 class Agent:
@@ -118,7 +119,7 @@ class Agent:
         self.counter: BaseCounter = counter if counter is not None else TokenCounter()
         """What it measures requests with."""
         self._running = False
-        self._history_count = HistoryCount(self.counter)
+        self._requests = RequestCounter(self.counter)
 
     def __repr__(self) -> str:
         return f"Agent({self.provider!r}, tools={list(self.tools)!r})"
@@ -130,7 +131,7 @@ class Agent:
 
     def count_request(self, messages: Sequence[Message]) -> int:
         """What a request with ``messages`` costs: system prompt and tools included."""
-        return count_request(self.counter, messages, self.options.system_prompt, self._definitions)
+        return self._requests.count(messages, self.options.system_prompt, self._definitions)
 
     def load_state(self, data: Mapping[str, JSON]) -> None:
         """Continue from a state saved with ``agent.state.to_dict()`` (another worker's)."""
@@ -157,7 +158,8 @@ class Agent:
         if self._running:
             msg = "Agent.run: this agent is already running (one run at a time)"
             raise AgentError(msg)
-        validate([*self.state.messages, *given])
+        history = self.state.messages
+        validate_appended(history, given)
         self._running = True
         events: list[AgentEvent] = []
         on_event = self.options.on_event
@@ -169,17 +171,21 @@ class Agent:
 
         state = self.state
         state.start_run()
-        context = RunContext(state=state, counter=self.counter, sink=record)
-        self._history_count = HistoryCount(self.counter)
+        context = RunContext(
+            state=state, counter=self.counter, requests=self._requests, sink=record
+        )
         try:
-            started = list(await self.chain.before_agent([*state.messages, *given]))
-            validate(started)
+            joined = [*history, *given]
+            started = list(await self.chain.before_agent(joined))
+            if starts_with(started, joined):
+                validate_appended(joined, started[len(joined) :])
+            else:
+                validate(started)
             state.messages = started
             await self._turns(context)
             state.messages = list(await self.chain.after_agent(state.messages))
         finally:
             state.messages = close_calls(state.messages, {})
-            self._history_count = HistoryCount(self.counter)  # holds no history between runs
             self._running = False
         usage = [e for e in events if isinstance(e, ModelCalled) and e.input_tokens is not None]
         total = (
@@ -203,10 +209,8 @@ class Agent:
                 )
             context.turn += 1
             state.turns += 1
-            # Only the messages added since the last turn are counted (see HistoryCount).
-            tokens = self._history_count.request(
-                state.messages, options.system_prompt, self._definitions
-            )
+            # The history grew since the last count: only its new messages are counted.
+            tokens = context.count_request(state.messages, options.system_prompt, self._definitions)
             context.emit(TurnStarted(context.turn, len(state.messages), tokens))
             if options.context is not None:
                 await compact_history(
@@ -265,11 +269,7 @@ class Agent:
             max_tokens=self.options.max_tokens,
             temperature=self.options.temperature,
         )
-        estimated = (
-            self._history_count.request(history, request.system_prompt, tools)
-            if same and context.counter is self._history_count.counter
-            else count_request(context.counter, messages, request.system_prompt, tools)
-        )
+        estimated = context.count_request(messages, request.system_prompt, tools)
         started = time.perf_counter()
         try:
             response = await provider.complete(completion)

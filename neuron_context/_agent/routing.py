@@ -30,7 +30,6 @@ from .._messages.content import Image, ToolResult
 from .._messages.message import Message
 from .._validators import instance_of, non_negative_int, optional, string
 from ..providers._base import Provider
-from .context import count_request
 from .events import ModelRouted
 from .events import RouteReason as Reason
 from .middleware import AgentMiddleware, ModelHandler, ModelRequest, ModelResponse
@@ -121,9 +120,7 @@ class DynamicModelSelectionMiddleware(AgentMiddleware):
     def choose(self, request: ModelRequest) -> tuple[ModelRoute | None, Reason, int, int]:
         """The route for ``request``, the rule that chose it, its tokens and images."""
         context = request.context
-        tokens = count_request(
-            context.counter, request.messages, request.system_prompt, request.tools
-        )
+        tokens = context.count_request(request.messages, request.system_prompt, request.tools)
         images = count_images(request.messages)
         for rule in self.rules:
             chosen = rule(request)

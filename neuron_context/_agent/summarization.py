@@ -13,14 +13,13 @@ summary updates it (one anchored summary, see
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
-import anyio
 import attrs
 
+from .._compaction.step import compact_step
 from .._counting.base import BaseCounter
-from .._errors import InvalidConversationError, NeuronContextError
+from .._errors import InvalidConversationError
 from .._log import logger
 from .._messages.conversation import Structure
 from .._messages.message import Message, Role
@@ -29,8 +28,7 @@ from .._strategies.base import to_counter
 from .._strategies.summarization import SummarizationStrategy
 from .._validators import instance_of, non_negative_int
 from ..providers._base import Provider
-from .context import count_request
-from .events import CompactionCompleted, CompactionFailed, CompactionStarted
+from .context import reporter
 from .middleware import AgentMiddleware, ModelRequest
 
 __all__ = ["SummarizationMiddleware"]
@@ -95,8 +93,9 @@ class SummarizationMiddleware(AgentMiddleware):
     """Summarizes older messages when a request exceeds ``max_tokens``, and keeps the
     summary in the agent's history.
 
-    Before each model call the request is counted (system prompt and tools included);
-    over ``max_tokens``, its messages are summarized by ``provider`` with a
+    Before each model call the request goes through the compaction step every caller
+    uses (counted with the system prompt and the tools); over ``max_tokens``, its
+    messages are summarized by ``provider`` with a
     :class:`~neuron_context.SummarizationStrategy` keeping the newest
     ``preserve_recent``; the history is replaced the same way (see the module for why),
     and the request continues with the summary. A failed summary leaves both as they
@@ -127,68 +126,21 @@ class SummarizationMiddleware(AgentMiddleware):
         """Summarize the request (and the history) when it is over ``max_tokens``."""
         context = request.context
         state = context.state
-        tokens = count_request(
-            context.counter, request.messages, request.system_prompt, request.tools
+        result = await compact_step(
+            self.strategy,
+            request.messages,
+            counter=context.requests,
+            system_prompt=request.system_prompt,
+            tools=request.tools,
+            report=reporter(context, self.name),
+            label=self.name,
         )
-        if tokens <= self.max_tokens:
+        if not result.compacted:
             return
-        name = self.name
-        context.emit(
-            CompactionStarted(
-                context.turn, "SummarizationStrategy", name, tokens, len(state.messages)
-            )
-        )
-        started = time.perf_counter()
-        try:
-            summarized = await self.strategy.compact(request.messages)
-        except anyio.get_cancelled_exc_class():
-            context.emit(
-                CompactionFailed(
-                    context.turn,
-                    "SummarizationStrategy",
-                    name,
-                    tokens,
-                    "cancelled",
-                    True,
-                    time.perf_counter() - started,
-                )
-            )
-            raise
-        except NeuronContextError as exc:
-            logger.warning("SummarizationMiddleware: summary failed, history kept: %s", exc)
-            context.emit(
-                CompactionFailed(
-                    context.turn,
-                    "SummarizationStrategy",
-                    name,
-                    tokens,
-                    f"{type(exc).__name__}: {exc}",
-                    False,
-                    time.perf_counter() - started,
-                )
-            )
-            return
-        old = state.messages
-        history = _persisted(old, summarized)
+        summarized = result.messages
+        history = _persisted(state.messages, summarized)
         if history is not None:
             state.messages = history
-        elif summarized != request.messages:
+        else:
             logger.info("SummarizationMiddleware: the summary could not be matched to the history")
         request.messages = list(summarized)
-        after = count_request(
-            context.counter, request.messages, request.system_prompt, request.tools
-        )
-        now = state.messages
-        context.emit(
-            CompactionCompleted(
-                context.turn,
-                "SummarizationStrategy",
-                name,
-                tokens,
-                after,
-                len(old),
-                len(now),
-                len(old) - len(now),
-                time.perf_counter() - started,
-            )
-        )

@@ -19,16 +19,16 @@ that grew by a message or two since the last turn, and a compaction needs what e
 its messages costs. :class:`HistoryMemo` remembers the last long histories a counter
 summed (:data:`SNAPSHOTS`): the messages themselves (references, as the caller's list
 holds them) with a :class:`CostTable` of their costs. A list whose first messages are
-those very objects is recognised by one comparison of references at C speed (about 3 ns
-a message, against ~50 ns for anything done per message in Python), and costs only its
-new messages: that comparison is what makes a turn cheap, and it needs the references
-(ids alone would have to be computed one by one). So a remembered history stays alive
-until newer histories push it out of the memo (at most :data:`SNAPSHOTS` of them per
-counter) or it goes unused for a few counts (:data:`STALE`: a loop that compacted its
-history releases the old one within a turn or two). A list is remembered only when it extends one of the few lists summed just
-before (:data:`RECENT`; same first message, and that list's last message in the same
-place), so a one-off count, or a strategy measuring its own outputs, neither pays for
-the memo nor pushes a history out of it.
+those very objects is recognised by one comparison of references at C speed
+(:func:`~neuron_context._prefix.starts_with`) and costs only its new messages: that
+comparison is what makes a turn cheap, and it needs the references (ids alone would
+have to be computed one by one). So a remembered history stays alive until newer
+histories push it out of the memo (at most :data:`SNAPSHOTS` per counter) or it goes
+unused for a few counts (:data:`STALE`: a loop that compacted its history releases the
+old one within a turn or two). A list is remembered only when it extends one of the few
+lists summed just before (:data:`RECENT`; same first message, and that list's last
+message in the same place), so a one-off count, or a strategy measuring its own
+outputs, neither pays for the memo nor pushes a history out of it.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import cast
 
 from .._messages.message import Message
+from .._prefix import starts_with
 
 __all__ = [
     "SLOTS",
@@ -251,18 +252,6 @@ class _Entry:
     def table(self, length: int) -> CostTable:
         return CostTable(self.costs, self.sums, length)
 
-    def starts(self, messages: Sequence[Message]) -> bool:
-        """Whether ``messages`` begins with this entry's messages (the same objects, or
-        equal ones, which cost the same): the ends first, then one C-speed comparison."""
-        own = self.messages
-        size = len(own)
-        if size > len(messages) or not size:
-            return False
-        if own[-1] is not messages[size - 1] or own[0] is not messages[0]:
-            return False
-        window = messages[:size]
-        return own == (window if type(window) is list else list(window))
-
 
 class HistoryMemo:
     """The last long histories a counter summed, with their cost tables.
@@ -330,7 +319,7 @@ class HistoryMemo:
             for entry in [entry for entry in entries if tick - entry.used > STALE]:
                 entries.remove(entry)
             for entry in reversed(entries):
-                if entry.starts(messages):
+                if starts_with(messages, entry.messages):
                     break
             else:
                 return None

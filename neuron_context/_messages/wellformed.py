@@ -16,7 +16,7 @@ from .content import ToolResult, ToolUse
 from .conversation import Structure, check_messages, first_is_user
 from .message import Message, Role
 
-__all__ = ["INTERRUPTED", "repair", "start_on_user", "validate"]
+__all__ = ["INTERRUPTED", "repair", "start_on_user", "validate", "validate_appended"]
 
 INTERRUPTED = "[no result: the call was interrupted]"
 """The content :func:`repair` gives a call that was never answered."""
@@ -99,6 +99,30 @@ def validate(messages: Sequence[Message]) -> None:
     if parts:
         msg = "conversation is not well formed: " + "; ".join(parts)
         raise InvalidConversationError(msg, ids=ids)
+
+
+def validate_appended(history: Sequence[Message], new: Sequence[Message]) -> None:
+    """:func:`validate` of ``history + new``, knowing that ``history`` is well formed.
+
+    A new message can only answer, or leave unanswered, the exchange that ``history``
+    ends in, so only that part is read: ``history`` from its last user or assistant
+    message on, then ``new`` (O(new), not O(history)). When that part is wrong, the
+    whole conversation is validated, so the error names the same indices as
+    :func:`validate` would.
+
+    Raises:
+        InvalidConversationError: ``history + new`` is not well formed.
+        ConfigurationError: ``new`` is not a sequence of :class:`Message` objects.
+    """
+    start = 0
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].role in (Role.USER, Role.ASSISTANT):
+            start = index
+            break
+    try:
+        validate([*history[start:], *check_messages(new, "validate")])
+    except InvalidConversationError:
+        validate([*history, *new])
 
 
 def repair(messages: Sequence[Message]) -> list[Message]:

@@ -1,0 +1,74 @@
+"""What a request costs: its messages, its system prompt and its tool definitions.
+
+A provider bills all three, so the trigger of every caller counts all three (a large
+tool catalogue or system prompt would otherwise push real requests over the window while
+the caller believed it was within budget). The messages go through the counter's history
+memo (a history that grew since the last call costs its new messages); the system
+prompt and the tools change rarely, so their costs are kept for the last ones seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .._counting.base import BaseCounter
+from .._messages.message import Message, ToolDefinition
+
+__all__ = ["RequestCounter"]
+
+
+class RequestCounter:
+    """Counts requests with ``counter``: messages, system prompt (as a system message,
+    as providers receive it) and tool definitions.
+
+    Thread-safe: what it keeps (the last system prompt and tools, with their costs) is
+    replaced whole, never changed in place.
+    """
+
+    __slots__ = ("_system", "_tools", "counter")
+
+    def __init__(self, counter: BaseCounter) -> None:
+        self.counter = counter
+        """The counter every count goes through."""
+        self._system: tuple[str, Message, int] | None = None
+        self._tools: tuple[tuple[ToolDefinition, ...], int] = ((), 0)
+
+    def __repr__(self) -> str:
+        return f"RequestCounter({self.counter!r})"
+
+    def system_message(self, prompt: str | None) -> Message | None:
+        """The system prompt as the system message a provider receives (the same object
+        while the prompt is the same), or ``None`` without one."""
+        if not prompt:
+            return None
+        return self._system_entry(prompt)[1]
+
+    def overhead(self, system_prompt: str | None, tools: Sequence[ToolDefinition]) -> int:
+        """What the system prompt and the tools add to any request."""
+        total = 0
+        if system_prompt:
+            total += self._system_entry(system_prompt)[2]
+        if tools:
+            known, cost = self._tools
+            if tools is not known and tuple(tools) != known:
+                known = tuple(tools)
+                cost = self.counter.estimate_tools(known)
+                self._tools = (known, cost)
+            total += cost
+        return total
+
+    def count(
+        self,
+        messages: Sequence[Message],
+        system_prompt: str | None = None,
+        tools: Sequence[ToolDefinition] = (),
+    ) -> int:
+        """The tokens of a request of ``messages`` with ``system_prompt`` and ``tools``."""
+        return self.counter.estimate_messages(messages) + self.overhead(system_prompt, tools)
+
+    def _system_entry(self, prompt: str) -> tuple[str, Message, int]:
+        entry = self._system
+        if entry is None or entry[0] != prompt:
+            message = Message.system(prompt)
+            entry = self._system = (prompt, message, self.counter.estimate_message(message))
+        return entry

@@ -1,0 +1,236 @@
+"""The compaction step: decide → compact → start on a user message → check → measure.
+
+Every caller compacts through :func:`compact_step`: the agent loop (persisting the result
+in its history), the summarization and context-editing middlewares, the framework
+adapters and the command line. One policy, written here once:
+
+- **What is counted** is what the provider receives: the messages, the system prompt
+  and the tool definitions (:class:`~neuron_context._compaction.request.RequestCounter`).
+  The strategy's trigger gets that count; ``compact`` gets the messages with the system
+  prompt before them as a system message (so a budget-aware strategy prices it, and
+  never drops it), which the step takes out of the result again.
+- **A failure keeps the input.** Whatever the strategy raises (a library error or an
+  exception of a user's strategy), the step returns the input unchanged with the error,
+  and logs a warning; with ``errors="raise"`` it raises instead (a
+  :class:`~neuron_context.NeuronContextError` as it is, anything else wrapped in a
+  :class:`~neuron_context.CompactionError`). Cancellation always propagates.
+- **A request a provider accepts.** The result starts on a user message whenever the
+  input did (:func:`~neuron_context.start_on_user`: Anthropic rejects anything else).
+  A malformed result is a failure when the input was well formed (the strategy broke
+  it: the input is kept); when the input was already malformed (strategies do not
+  validate their input) the result is repaired, with a warning, so what is sent is
+  well formed either way.
+- **Measured once.** The result carries the request's tokens before and after, so the
+  loop's events and the adapters' log lines are made from one value.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Literal, TypeAlias
+
+import anyio
+import attrs
+
+from .._errors import CompactionError, InvalidConversationError, NeuronContextError
+from .._log import logger
+from .._messages.message import Message, ToolDefinition, history_repr
+from .._messages.wellformed import repair, start_on_user, validate
+from .._strategies.base import ContextStrategy
+from .request import RequestCounter
+
+__all__ = ["Errors", "StepResult", "StepStarted", "compact_step"]
+
+Errors: TypeAlias = Literal["keep", "raise"]
+"""What a failed compaction does: keep the input (and report it), or raise."""
+
+
+@attrs.frozen
+class StepStarted:
+    """A compaction begins (the trigger fired)."""
+
+    strategy: str
+    """The strategy's class name."""
+    tokens_before: int
+    """The request's tokens."""
+    messages_before: int
+    """The conversation's messages (the system prompt not included)."""
+
+
+@attrs.frozen
+class StepResult:
+    """What one step did: the conversation to send, and the figures of what happened."""
+
+    messages: Sequence[Message] = attrs.field(repr=history_repr)
+    """The conversation to send (the system prompt not included): the compaction, or
+    the input itself when the trigger did not fire or the compaction failed."""
+    strategy: str
+    """The strategy's class name."""
+    tokens_before: int
+    """The request's tokens before: messages, system prompt and tools."""
+    tokens_after: int
+    """The request's tokens after (``tokens_before`` when nothing changed)."""
+    messages_before: int
+    """Messages in the input conversation."""
+    triggered: bool = False
+    """Whether the strategy's trigger fired (a compaction was attempted)."""
+    compacted: bool = False
+    """Whether :attr:`messages` is a new conversation (not the input)."""
+    error: BaseException | None = None
+    """Why the compaction failed (the input was kept), or ``None``."""
+    cancelled: bool = False
+    """Whether the compaction was cancelled (the step then re-raises the cancellation)."""
+    duration: float = 0.0
+    """Seconds spent compacting."""
+
+    @property
+    def failed(self) -> bool:
+        """Whether the compaction failed or was cancelled."""
+        return self.error is not None
+
+    @property
+    def messages_removed(self) -> int:
+        """``messages_before - len(messages)``."""
+        return self.messages_before - len(self.messages)
+
+    @property
+    def reason(self) -> str:
+        """The failure as one line: ``"ErrorType: message"`` (``""`` when none)."""
+        error = self.error
+        if error is None:
+            return ""
+        if self.cancelled:
+            return "cancelled"
+        text = f"{type(error).__name__}: {error}"
+        if isinstance(error, InvalidConversationError):
+            text += " (a malformed conversation)"
+        return text
+
+
+StepReport: TypeAlias = Callable[[StepStarted | StepResult], None]
+"""Receives a :class:`StepStarted` when a compaction begins and the :class:`StepResult`
+of every step that began one (including a cancelled one, before it propagates)."""
+
+
+async def compact_step(
+    strategy: ContextStrategy,
+    messages: Sequence[Message],
+    *,
+    counter: RequestCounter,
+    system_prompt: str | None = None,
+    tools: Sequence[ToolDefinition] = (),
+    tokens: int | None = None,
+    errors: Errors = "keep",
+    report: StepReport | None = None,
+    label: str = "compaction",
+) -> StepResult:
+    """Compact the conversation ``messages`` with ``strategy`` if its trigger fires.
+
+    Args:
+        strategy: decides (``should_compact``) and compacts.
+        messages: the conversation, without the system prompt.
+        counter: counts the request.
+        system_prompt: sent before the messages; counted, handed to the strategy as a
+            leading system message, never edited.
+        tools: the tool definitions sent with the request; counted.
+        tokens: the request's tokens when the caller counted them already.
+        errors: what a failure does (see the module docstring).
+        report: told when a compaction starts and how it ended.
+        label: who compacts, for the log lines (a middleware's name, ``"context"``).
+
+    Raises:
+        NeuronContextError: the compaction failed and ``errors="raise"``.
+    """
+    if tokens is None:
+        tokens = counter.count(messages, system_prompt, tools)
+    name = type(strategy).__name__
+    before = len(messages)
+    if not strategy.should_compact(messages, tokens):
+        return StepResult(messages, name, tokens, tokens, before)
+    if report is not None:
+        report(StepStarted(name, tokens, before))
+    system = counter.system_message(system_prompt)
+    started = time.perf_counter()
+
+    def failed(error: BaseException, *, cancelled: bool = False) -> StepResult:
+        return StepResult(
+            messages,
+            name,
+            tokens,
+            tokens,
+            before,
+            triggered=True,
+            error=error,
+            cancelled=cancelled,
+            duration=time.perf_counter() - started,
+        )
+
+    try:
+        sent = [system, *messages] if system is not None else messages
+        result = await strategy.compact(sent)
+        if system is not None:
+            result = [message for message in result if message is not system]
+        result = start_on_user(result, messages)
+        if _same(result, messages):
+            outcome = StepResult(
+                messages,
+                name,
+                tokens,
+                tokens,
+                before,
+                triggered=True,
+                duration=time.perf_counter() - started,
+            )
+        else:
+            result = _well_formed(result, messages, name)
+            outcome = StepResult(
+                result,
+                name,
+                tokens,
+                counter.count(result, system_prompt, tools),
+                before,
+                triggered=True,
+                compacted=True,
+                duration=time.perf_counter() - started,
+            )
+    except anyio.get_cancelled_exc_class() as exc:
+        if report is not None:
+            report(failed(exc, cancelled=True))
+        raise
+    except Exception as exc:
+        outcome = failed(exc)
+        logger.warning("%s: compaction by %s failed, input kept: %s", label, name, outcome.reason)
+        if report is not None:
+            report(outcome)
+        if errors == "raise":
+            if isinstance(exc, NeuronContextError):
+                raise
+            msg = f"compaction by {name} failed: {outcome.reason}"
+            raise CompactionError(msg) from exc
+        return outcome
+    if report is not None:
+        report(outcome)
+    return outcome
+
+
+def _same(result: list[Message], messages: Sequence[Message]) -> bool:
+    """Whether ``result`` is ``messages`` again (the same or equal messages, in order)."""
+    if len(result) != len(messages):
+        return False
+    return result == (messages if type(messages) is list else list(messages))
+
+
+def _well_formed(result: list[Message], messages: Sequence[Message], name: str) -> list[Message]:
+    """``result`` if well formed; repaired when the input was malformed too; else the
+    :class:`InvalidConversationError` saying what the strategy broke."""
+    try:
+        validate(result)
+    except InvalidConversationError as exc:
+        try:
+            validate(messages)
+        except InvalidConversationError:
+            logger.warning("%s returned a malformed conversation (%s); repaired", name, exc)
+            return repair(result)
+        raise
+    return result

@@ -1,0 +1,92 @@
+"""The compacted view of a history that only grows, kept between calls.
+
+A caller that keeps the full history and sends a compacted view of it (LangChain's
+middleware without ``persist``, the Agents SDK's input filter: the framework keeps every
+message) would otherwise compact the whole history again on every call over budget:
+the same summary work each time, a slightly different summary each time, and requests
+whose prefix never repeats, so the provider's prompt cache never hits.
+
+:class:`ContextView` keeps the last view and the history it stood for. When the next
+history starts with that one (the same messages, compared by reference at C speed), the
+view is extended with the new messages alone and compacted again only when the view
+itself crosses the trigger, as a loop that persists its compactions would: as few
+compactions, the same stable prefix. Any other history (edited, another conversation)
+starts a new view from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .._messages.message import Message, ToolDefinition
+from .._prefix import starts_with
+from .._strategies.base import ContextStrategy
+from .request import RequestCounter
+from .step import Errors, StepReport, StepResult, compact_step
+
+__all__ = ["ContextView"]
+
+
+class ContextView:
+    """The compacted view of one growing history (see the module docstring).
+
+    One view follows one conversation; a caller serving many keeps one per conversation.
+    Not thread-safe: one call at a time.
+    """
+
+    __slots__ = ("_source", "_view", "counter", "strategy")
+
+    def __init__(self, strategy: ContextStrategy, counter: RequestCounter) -> None:
+        self.strategy = strategy
+        self.counter = counter
+        self._source: list[Message] = []  # the history the view stands for
+        self._view: list[Message] | None = None  # None: the view is the history itself
+
+    def __repr__(self) -> str:
+        view = "the history" if self._view is None else f"{len(self._view)} messages"
+        return f"ContextView({len(self._source)} messages, view: {view})"
+
+    @property
+    def compacted(self) -> bool:
+        """Whether the view differs from the history it stands for."""
+        return self._view is not None
+
+    def follows(self, messages: Sequence[Message]) -> bool:
+        """Whether ``messages`` starts with the history this view stands for."""
+        return starts_with(messages, self._source)
+
+    async def update(
+        self,
+        messages: Sequence[Message],
+        *,
+        system_prompt: str | None = None,
+        tools: Sequence[ToolDefinition] = (),
+        errors: Errors = "keep",
+        report: StepReport | None = None,
+        label: str = "view",
+    ) -> StepResult:
+        """The view of ``messages``: the last view extended with what is new, compacted
+        when it crosses the trigger (see :func:`compact_step`)."""
+        view: list[Message] | None = None
+        if self.follows(messages):
+            new = messages[len(self._source) :]
+            self._source.extend(new)
+            if self._view is not None:
+                view = [*self._view, *new]
+        else:
+            self._source = list(messages)
+        self._view = view
+        current = messages if view is None else view
+        result = await compact_step(
+            self.strategy,
+            current,
+            counter=self.counter,
+            system_prompt=system_prompt,
+            tools=tools,
+            errors=errors,
+            report=report,
+            label=label,
+        )
+        if result.compacted:
+            self._view = list(result.messages)
+        return result
