@@ -41,6 +41,7 @@ from .._messages.content import JSON
 from .._messages.message import Message, ToolDefinition
 from .._messages.wellformed import repair, start_on_user, validate, validate_appended
 from .._prefix import starts_with
+from .._strategies.base import counter_of
 from .._validators import require_sequence_of
 from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
 from .calls import close_calls, run_tool_calls
@@ -114,8 +115,7 @@ class Agent:
         self._definitions = tuple(tool.definition for tool in chosen.values())
         counter = options.counter
         if counter is None:
-            strategy_counter = getattr(options.context, "counter", None)
-            counter = strategy_counter if isinstance(strategy_counter, BaseCounter) else None
+            counter = counter_of(options.context) if options.context is not None else None
         self.counter: BaseCounter = counter if counter is not None else TokenCounter()
         """What it measures requests with."""
         self._running = False

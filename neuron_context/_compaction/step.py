@@ -40,7 +40,7 @@ from .._messages.wellformed import repair, start_on_user, validate
 from .._strategies.base import ContextStrategy
 from .request import RequestCounter
 
-__all__ = ["Errors", "StepResult", "StepStarted", "compact_step"]
+__all__ = ["Errors", "StepReport", "StepResult", "StepStarted", "compact_step", "decide"]
 
 Errors: TypeAlias = Literal["keep", "raise"]
 """What a failed compaction does: keep the input (and report it), or raise."""
@@ -113,6 +113,29 @@ StepReport: TypeAlias = Callable[[StepStarted | StepResult], None]
 of every step that began one (including a cancelled one, before it propagates)."""
 
 
+def decide(
+    strategy: ContextStrategy,
+    messages: Sequence[Message],
+    *,
+    counter: RequestCounter,
+    system_prompt: str | None = None,
+    tools: Sequence[ToolDefinition] = (),
+    tokens: int | None = None,
+) -> StepResult:
+    """The step's first half, synchronous: count the request and ask the trigger.
+
+    The result has ``triggered=False`` when the strategy does not ask to compact (it is
+    then the step's final result); otherwise hand it to :func:`compact_step` as
+    ``decided``. A sync caller (a framework's sync hook) needs an event loop only then.
+    """
+    if tokens is None:
+        tokens = counter.count(messages, system_prompt, tools)
+    triggered = strategy.should_compact(messages, tokens)
+    return StepResult(
+        messages, type(strategy).__name__, tokens, tokens, len(messages), triggered=triggered
+    )
+
+
 async def compact_step(
     strategy: ContextStrategy,
     messages: Sequence[Message],
@@ -121,6 +144,7 @@ async def compact_step(
     system_prompt: str | None = None,
     tools: Sequence[ToolDefinition] = (),
     tokens: int | None = None,
+    decided: StepResult | None = None,
     errors: Errors = "keep",
     report: StepReport | None = None,
     label: str = "compaction",
@@ -135,6 +159,8 @@ async def compact_step(
             leading system message, never edited.
         tools: the tool definitions sent with the request; counted.
         tokens: the request's tokens when the caller counted them already.
+        decided: what :func:`decide` said for these messages (the trigger is not asked
+            again).
         errors: what a failure does (see the module docstring).
         report: told when a compaction starts and how it ended.
         label: who compacts, for the log lines (a middleware's name, ``"context"``).
@@ -142,25 +168,36 @@ async def compact_step(
     Raises:
         NeuronContextError: the compaction failed and ``errors="raise"``.
     """
-    if tokens is None:
-        tokens = counter.count(messages, system_prompt, tools)
-    name = type(strategy).__name__
-    before = len(messages)
-    if not strategy.should_compact(messages, tokens):
-        return StepResult(messages, name, tokens, tokens, before)
+    if decided is None:
+        decided = decide(
+            strategy,
+            messages,
+            counter=counter,
+            system_prompt=system_prompt,
+            tools=tools,
+            tokens=tokens,
+        )
+    if not decided.triggered:
+        return decided
+    tokens = decided.tokens_before
+    name = decided.strategy
+    before = decided.messages_before
     if report is not None:
         report(StepStarted(name, tokens, before))
     system = counter.system_message(system_prompt)
     started = time.perf_counter()
 
-    def failed(error: BaseException, *, cancelled: bool = False) -> StepResult:
-        return StepResult(
-            messages,
-            name,
-            tokens,
-            tokens,
-            before,
-            triggered=True,
+    def finished(
+        result: Sequence[Message] | None = None,
+        *,
+        error: BaseException | None = None,
+        cancelled: bool = False,
+    ) -> StepResult:
+        return attrs.evolve(
+            decided,
+            messages=messages if result is None else result,
+            tokens_after=tokens if result is None else counter.count(result, system_prompt, tools),
+            compacted=result is not None,
             error=error,
             cancelled=cancelled,
             duration=time.perf_counter() - started,
@@ -172,34 +209,17 @@ async def compact_step(
         if system is not None:
             result = [message for message in result if message is not system]
         result = start_on_user(result, messages)
-        if _same(result, messages):
-            outcome = StepResult(
-                messages,
-                name,
-                tokens,
-                tokens,
-                before,
-                triggered=True,
-                duration=time.perf_counter() - started,
-            )
-        else:
-            result = _well_formed(result, messages, name)
-            outcome = StepResult(
-                result,
-                name,
-                tokens,
-                counter.count(result, system_prompt, tools),
-                before,
-                triggered=True,
-                compacted=True,
-                duration=time.perf_counter() - started,
-            )
+        outcome = (
+            finished()
+            if _same(result, messages)
+            else finished(_well_formed(result, messages, name))
+        )
     except anyio.get_cancelled_exc_class() as exc:
         if report is not None:
-            report(failed(exc, cancelled=True))
+            report(finished(error=exc, cancelled=True))
         raise
     except Exception as exc:
-        outcome = failed(exc)
+        outcome = finished(error=exc)
         logger.warning("%s: compaction by %s failed, input kept: %s", label, name, outcome.reason)
         if report is not None:
             report(outcome)

@@ -22,7 +22,7 @@ from .._messages.message import Message, ToolDefinition
 from .._prefix import starts_with
 from .._strategies.base import ContextStrategy
 from .request import RequestCounter
-from .step import Errors, StepReport, StepResult, compact_step
+from .step import Errors, StepReport, StepResult, compact_step, decide
 
 __all__ = ["ContextView"]
 
@@ -55,6 +55,58 @@ class ContextView:
         """Whether ``messages`` starts with the history this view stands for."""
         return starts_with(messages, self._source)
 
+    def prepare(
+        self,
+        messages: Sequence[Message],
+        *,
+        system_prompt: str | None = None,
+        tools: Sequence[ToolDefinition] = (),
+    ) -> StepResult:
+        """The first half of :meth:`update`, synchronous: take in the new messages and ask
+        the trigger. When the result is ``triggered``, finish with :meth:`compact`."""
+        view: list[Message] | None = None
+        if self.follows(messages):
+            new = messages[len(self._source) :]
+            self._source.extend(new)
+            if self._view is not None:
+                view = [*self._view, *new]
+        else:
+            self._source = list(messages)
+        self._view = view
+        return decide(
+            self.strategy,
+            messages if view is None else view,
+            counter=self.counter,
+            system_prompt=system_prompt,
+            tools=tools,
+        )
+
+    async def compact(
+        self,
+        decided: StepResult,
+        *,
+        system_prompt: str | None = None,
+        tools: Sequence[ToolDefinition] = (),
+        errors: Errors = "keep",
+        report: StepReport | None = None,
+        label: str = "view",
+    ) -> StepResult:
+        """The second half of :meth:`update`: compact the view :meth:`prepare` decided on."""
+        result = await compact_step(
+            self.strategy,
+            decided.messages,
+            counter=self.counter,
+            system_prompt=system_prompt,
+            tools=tools,
+            decided=decided,
+            errors=errors,
+            report=report,
+            label=label,
+        )
+        if result.compacted:
+            self._view = list(result.messages)
+        return result
+
     async def update(
         self,
         messages: Sequence[Message],
@@ -67,26 +119,14 @@ class ContextView:
     ) -> StepResult:
         """The view of ``messages``: the last view extended with what is new, compacted
         when it crosses the trigger (see :func:`compact_step`)."""
-        view: list[Message] | None = None
-        if self.follows(messages):
-            new = messages[len(self._source) :]
-            self._source.extend(new)
-            if self._view is not None:
-                view = [*self._view, *new]
-        else:
-            self._source = list(messages)
-        self._view = view
-        current = messages if view is None else view
-        result = await compact_step(
-            self.strategy,
-            current,
-            counter=self.counter,
+        decided = self.prepare(messages, system_prompt=system_prompt, tools=tools)
+        if not decided.triggered:
+            return decided
+        return await self.compact(
+            decided,
             system_prompt=system_prompt,
             tools=tools,
             errors=errors,
             report=report,
             label=label,
         )
-        if result.compacted:
-            self._view = list(result.messages)
-        return result

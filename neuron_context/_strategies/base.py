@@ -35,6 +35,7 @@ __all__ = [
     "PureStrategy",
     "check_messages",
     "check_token_count",
+    "counter_of",
     "max_tokens_field",
     "to_counter",
 ]
@@ -57,6 +58,16 @@ class ContextStrategy(abc.ABC):
     @abc.abstractmethod
     def token_estimate(self, messages: Sequence[Message]) -> int:
         """The estimated token cost of ``messages``."""
+
+
+def counter_of(strategy: ContextStrategy) -> BaseCounter:
+    """The counter ``strategy`` measures with (a wrapper's, such as a fallback's primary),
+    or the default :class:`~neuron_context.TokenCounter` for a strategy without one."""
+    for candidate in (strategy, getattr(strategy, "primary", None)):
+        counter = getattr(candidate, "counter", None)
+        if isinstance(counter, BaseCounter):
+            return counter
+    return to_counter(None)
 
 
 def max_tokens_field() -> Any:

@@ -1,16 +1,21 @@
-"""What every adapter shares: the lazy import of a framework, one compaction, and sync calls.
+"""What every adapter shares: the lazy import of a framework, incremental reading, one
+compaction per conversation, and sync calls.
 
-An adapter is a translation, so the part that decides anything lives here, once:
-:func:`compact_conversation` asks the strategy whether to compact (with the same token
-estimate the agent loop uses), runs it, and checks the result before any framework sees
-it. A strategy given a malformed history may return a malformed one (strategies do not
-validate their input, see CONTRACT.md §1); the adapter then sends ``repair(result)`` and
-logs a warning rather than letting the provider reject the request.
+An adapter is a translation; the part that decides anything lives in
+:mod:`neuron_context._compaction` (the one compaction step every caller uses), and the
+part that keeps a call cheap lives here, once:
 
-Frameworks hand the same message objects back turn after turn (LangGraph's state,
-pydantic-ai's history), so an adapter keeps a :class:`Memo` of what it converted: a warm
-turn converts only the new messages, and since their converted messages are the same
-objects as last turn, the counter's per-message cost cache hits too.
+- :class:`Reader` converts a framework's messages to ours and remembers them: a call
+  whose messages start with the last call's (the same objects, or equal ones: a history
+  read back from a checkpointer) converts only the new ones, and the messages it
+  converted before are the same objects as last call, so every cache keyed by them
+  (costs, the compacted view) hits too. A message changed in place (the same object,
+  edited) is not seen: replace it, as LangGraph's reducers and pydantic-ai do.
+- :class:`Session` is one conversation: its reader and its
+  :class:`~neuron_context._compaction.view.ContextView` (the compacted view, extended
+  with the new messages and compacted again only when it crosses the trigger).
+  :class:`Sessions` keeps the last few conversations an adapter served (one middleware
+  serves every thread of a LangGraph deployment), each taken out while in use.
 
 Frameworks call sync and async hooks; strategies are async. :func:`run_sync` runs one
 coroutine to completion from sync code (see :mod:`neuron_context._blocking`).
@@ -18,21 +23,32 @@ coroutine to completion from sync code (see :mod:`neuron_context._blocking`).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
 from .._blocking import run_blocking
-from .._errors import ConfigurationError, InvalidConversationError
-from .._log import logger
-from .._messages.message import Message
-from .._messages.wellformed import repair, start_on_user, validate
-from .._strategies.base import ContextStrategy
+from .._compaction.request import RequestCounter
+from .._compaction.view import ContextView
+from .._errors import ConfigurationError, show
+from .._messages.message import Message, history_repr
+from .._prefix import starts_with
+from .._strategies.base import ContextStrategy, counter_of
 
-__all__ = ["Memo", "compact_conversation", "missing_extra", "run_sync"]
+__all__ = [
+    "Converted",
+    "Reader",
+    "Session",
+    "Sessions",
+    "check_strategy",
+    "missing_extra",
+    "run_sync",
+    "session_factory",
+]
 
 T = TypeVar("T")
 K = TypeVar("K")
-
+S = TypeVar("S")
 
 _EXTRAS = {
     "neuron_context.ext.langchain": "langchain",
@@ -51,30 +67,12 @@ def missing_extra(adapter: str) -> ConfigurationError:
     return ConfigurationError(msg)
 
 
-async def compact_conversation(
-    strategy: ContextStrategy, messages: Sequence[Message]
-) -> list[Message] | None:
-    """The compacted, well-formed conversation starting on a user message when
-    ``messages`` did, or ``None`` when the strategy leaves it as is.
-
-    ``None`` means "send what you have": the trigger did not fire, or the strategy
-    returned the very messages it was given.
-    """
-    tokens = strategy.token_estimate(messages)
-    if not strategy.should_compact(messages, tokens):
-        return None
-    # Whatever the strategy, what goes back starts on a user message when the input did
-    # (Anthropic rejects anything else), as the agent loop guarantees.
-    result = start_on_user(await strategy.compact(messages), messages)
-    if len(result) == len(messages) and all(a is b for a, b in zip(result, messages, strict=True)):
-        return None
-    try:
-        validate(result)
-    except InvalidConversationError as exc:
-        name = type(strategy).__name__
-        logger.warning("%s returned a malformed conversation (%s); repaired", name, exc)
-        result = repair(result)
-    return result
+def check_strategy(owner: str, strategy: object) -> ContextStrategy:
+    """``strategy`` if it is a :class:`ContextStrategy`, else the error naming ``owner``."""
+    if not isinstance(strategy, ContextStrategy):
+        msg = f"{owner}.strategy must be a ContextStrategy, got {show(strategy)}"
+        raise ConfigurationError(msg)
+    return strategy
 
 
 def run_sync(function: Callable[[], Awaitable[T]]) -> T:
@@ -82,46 +80,171 @@ def run_sync(function: Callable[[], Awaitable[T]]) -> T:
     return run_blocking(function)
 
 
-class Memo(Generic[K, T]):
-    """What each framework message of the latest call converted to, by identity.
+Read = Callable[[Sequence[K], int], tuple[list[Message], list[S]]]
+"""An adapter's conversion: ``read(items, offset)`` gives our messages for ``items`` and,
+for each, where it came from (``S``, the adapter's own: an index, a part, a list of
+indices); ``offset`` is the index of ``items[0]`` in the whole list (for error paths and
+sources)."""
 
-    It holds the messages of the latest call only (so it never grows past one history)
-    and keeps a strong reference to each, so an id is never reused while remembered.
-    Framework messages are mutable: a remembered conversion is used only while the
-    message's ``stamp`` (the objects it holds: its content, its parts) are the very
-    objects converted; anything else is converted again. A change below the stamp (a
-    field of a pydantic-ai part assigned in place) is not noticed: replace a part rather
-    than mutate it, as pydantic-ai itself asks. Concurrent calls may replace each other's
-    entries, which costs conversions, never correctness.
+
+class Converted(Generic[K, S]):
+    """One call's framework messages and what they read as, with the lookups a rebuild
+    needs in O(1): where one of our messages stands, which messages answer a tool call."""
+
+    __slots__ = ("_index", "_results", "items", "messages", "sources")
+
+    def __init__(
+        self,
+        items: Sequence[K],
+        messages: list[Message],
+        sources: list[S],
+        index: dict[int, int],
+        results: dict[str, list[int]],
+    ) -> None:
+        self.items = items
+        """The framework's messages of this call (the very objects it gave)."""
+        self.messages = messages
+        """Ours, read from them (the reader's own list: do not change it)."""
+        self.sources = sources
+        """Where each of ours came from."""
+        self._index = index
+        self._results = results
+
+    def __repr__(self) -> str:
+        return f"Converted({history_repr(self.messages)})"
+
+    def index(self, message: Message) -> int:
+        """The position of ``message`` (one of ours, by identity) in :attr:`messages`, or -1."""
+        return self._index.get(id(message), -1)
+
+    def results(self, tool_use_id: str) -> list[int]:
+        """The positions of our tool messages answering ``tool_use_id``, in order."""
+        return self._results.get(tool_use_id, [])
+
+
+class Reader(Generic[K, S]):
+    """A framework's messages read as ours, converting only what is new (see the module).
+
+    ``regroup`` (for formats where several items make one message, such as Responses
+    items) gives the index of the first item of a source: on growth the last message is
+    read again from there, since the new items may continue it.
     """
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_index", "_items", "_messages", "_read", "_regroup", "_results", "_sources")
 
-    def __init__(self) -> None:
-        self._entries: dict[int, tuple[K, tuple[object, ...], T]] = {}
+    def __init__(self, read: Read[K, S], *, regroup: Callable[[S], int] | None = None) -> None:
+        self._read = read
+        self._regroup = regroup
+        self._items: list[K] = []
+        self._messages: list[Message] = []
+        self._sources: list[S] = []
+        self._index: dict[int, int] = {}
+        self._results: dict[str, list[int]] = {}
 
-    def convert(
-        self,
-        objects: Sequence[K],
-        stamp: Callable[[K], tuple[object, ...]],
-        convert: Callable[[K, int], T],
-    ) -> list[T]:
-        """``convert(obj, index)`` for each of ``objects``, reusing the latest call's results."""
-        previous = self._entries
-        entries: dict[int, tuple[K, tuple[object, ...], T]] = {}
-        out: list[T] = []
-        for index, obj in enumerate(objects):
-            marks = stamp(obj)
-            entry = previous.get(id(obj))
-            if entry is not None and entry[0] is obj and _same(entry[1], marks):
-                value = entry[2]
-            else:
-                value = convert(obj, index)
-            entries[id(obj)] = (obj, marks, value)
-            out.append(value)
-        self._entries = entries
-        return out
+    def follows(self, items: Sequence[K]) -> bool:
+        """Whether ``items`` starts with the messages read last time."""
+        return starts_with(items, self._items)
+
+    def __call__(self, items: Sequence[K]) -> Converted[K, S]:
+        """``items`` read as ours (only the new ones converted when they extend the last)."""
+        size = len(self._items)
+        if not self.follows(items):
+            self._reset()
+            size = 0
+        if len(items) > size or not size:
+            start, keep = size, len(self._messages)
+            regroup = self._regroup
+            if regroup is not None and self._sources:
+                start, keep = regroup(self._sources[-1]), keep - 1
+            messages, sources = self._read(items[start:], start)
+            if keep < len(self._messages) and messages and messages[0] == self._messages[keep]:
+                messages[0] = self._messages[keep]  # read again, unchanged: the same object
+            self._extend(keep, messages, sources)
+            self._items.extend(items[size:])
+        return Converted(items, self._messages, self._sources, self._index, self._results)
+
+    def _reset(self) -> None:
+        self._items = []
+        self._messages = []
+        self._sources = []
+        self._index = {}
+        self._results = {}
+
+    def _extend(self, keep: int, messages: list[Message], sources: list[S]) -> None:
+        """Keep the first ``keep`` messages and append ``messages``."""
+        own = self._messages
+        for dropped in own[keep:]:
+            self._forget(dropped, keep)
+        del own[keep:]
+        del self._sources[keep:]
+        index, results = self._index, self._results
+        for position, message in enumerate(messages, len(own)):
+            index[id(message)] = position
+            for result in message.tool_results:
+                results.setdefault(result.tool_use_id, []).append(position)
+        own.extend(messages)
+        self._sources.extend(sources)
+
+    def _forget(self, message: Message, position: int) -> None:
+        self._index.pop(id(message), None)
+        for result in message.tool_results:
+            positions = self._results.get(result.tool_use_id)
+            if positions and positions[-1] >= position:
+                positions.pop()
 
 
-def _same(before: tuple[object, ...], now: tuple[object, ...]) -> bool:
-    return len(before) == len(now) and all(a is b for a, b in zip(before, now, strict=True))
+class Session(Generic[K, S]):
+    """One conversation an adapter serves: its reader and its compacted view."""
+
+    __slots__ = ("reader", "view")
+
+    def __init__(self, reader: Reader[K, S], view: ContextView) -> None:
+        self.reader = reader
+        self.view = view
+
+
+class Sessions(Generic[K, S]):
+    """The last :data:`KEPT` conversations an adapter served, found by their messages.
+
+    :meth:`take` gives the session whose messages the call's messages start with (taken
+    out of the pool while in use, so concurrent calls never share one) or a new one;
+    :meth:`put` returns it. Thread-safe.
+    """
+
+    KEPT = 8
+
+    __slots__ = ("_lock", "_make", "_pool")
+
+    def __init__(self, make: Callable[[], Session[K, S]]) -> None:
+        self._make = make
+        self._pool: list[Session[K, S]] = []
+        self._lock = threading.Lock()
+
+    def take(self, items: Sequence[K]) -> Session[K, S]:
+        """The session of the conversation ``items`` continues, or a new one."""
+        with self._lock:
+            for position in range(len(self._pool) - 1, -1, -1):
+                session = self._pool[position]
+                if session.reader.follows(items):
+                    del self._pool[position]
+                    return session
+        return self._make()
+
+    def put(self, session: Session[K, S]) -> None:
+        """Return ``session`` to the pool (the most recent; the oldest beyond KEPT goes)."""
+        with self._lock:
+            self._pool.append(session)
+            del self._pool[: -self.KEPT]
+
+
+def session_factory(
+    strategy: ContextStrategy, read: Read[K, S], *, regroup: Callable[[S], int] | None = None
+) -> Callable[[], Session[K, S]]:
+    """What makes a new session of an adapter: a reader with ``read`` and a view of
+    ``strategy``, all counting with the strategy's counter through one request counter."""
+    requests = RequestCounter(counter_of(strategy))
+
+    def make() -> Session[K, S]:
+        return Session(Reader(read, regroup=regroup), ContextView(strategy, requests))
+
+    return make

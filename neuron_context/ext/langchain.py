@@ -5,17 +5,28 @@ any :class:`~neuron_context.ContextStrategy` on what each model call receives::
 
     agent = create_agent(model, tools, middleware=[ContextMiddleware(strategy)])
 
-By default it edits only the request (``wrap_model_call``): the agent's state keeps the
-whole history, the model sees the compacted one, and a later turn compacts again from the
-full history. With ``persist=True`` it also writes the compaction into the state
-(``before_model``, replacing the messages as LangChain's ``SummarizationMiddleware``
-does), so the history stops growing; the request is still checked with the system prompt
-counted.
+By default (``persist=False``) it edits only the request (``wrap_model_call``): the
+agent's state keeps the whole history, and the model is sent a compacted *view* of it.
+The view is kept between calls, per conversation: each call extends it with the new
+messages and compacts it again only when the view itself crosses the trigger, so a run
+compacts as rarely as one that rewrites its state, the requests between two compactions
+share their prefix (the provider's prompt cache serves it), and a call costs the new
+messages, not the history. With ``persist=True`` the compaction is also written into the
+state (``before_model``, replacing the messages as LangChain's ``SummarizationMiddleware``
+does), so the history itself stops growing; the request is still checked with the
+system prompt and the tools counted.
 
-The system prompt (``request.system_message``) is counted against the budget but never
-edited. Tool definitions are not counted. Messages the strategy keeps reach the model as
-the very objects the agent holds; every conversation sent is well formed (checked after
-each compaction, repaired with a warning if a strategy broke it).
+Why the view is the default: nothing is lost (the state, its checkpoints and whatever
+reads them keep every message), and a view costs no more compactions than persisting.
+Persist when the state's size matters more (a checkpointer storing every message of a
+very long run).
+
+The system prompt (``request.system_message``) and the tool definitions are counted
+against the budget, as the model receives them; the system prompt is never edited.
+Messages the strategy keeps reach the model as the very objects the agent holds; every
+conversation sent is well formed. All of it goes through the one compaction step of
+:mod:`neuron_context._compaction.step`: a failing strategy leaves the request as it was
+(logged), it never fails the model call.
 
 For code that trims by hand with ``trim_messages``, :func:`compact_messages` (and
 :func:`acompact_messages`) take a list of LangChain messages and a strategy.
@@ -26,11 +37,23 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
-from .._errors import ConfigurationError, show
-from .._messages.message import Message
-from .._strategies.base import ContextStrategy
-from .._validators import require_bool
-from ._core import Memo, compact_conversation, missing_extra, run_sync
+import attrs
+
+from .._compaction.request import RequestCounter
+from .._compaction.step import StepResult, compact_step, decide
+from .._messages.message import Message, ToolDefinition
+from .._strategies.base import ContextStrategy, counter_of
+from .._validators import require_bool, require_sequence_of
+from ._core import (
+    Converted,
+    Reader,
+    Session,
+    Sessions,
+    check_strategy,
+    missing_extra,
+    run_sync,
+    session_factory,
+)
 
 try:
     from langchain.agents.middleware import (
@@ -40,13 +63,13 @@ try:
         ModelResponse,
     )
     from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, ToolMessage
+    from langchain_core.utils.function_calling import convert_to_openai_tool
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
 
     from ._langchain_messages import (
         from_langchain,
         read_message,
-        stamp,
         to_langchain,
         tool_message,
     )
@@ -62,6 +85,13 @@ __all__ = [
 ]
 
 
+def _read(items: Sequence[BaseMessage], offset: int) -> tuple[list[Message], list[int]]:
+    """Our messages for LangChain's, one each (see :class:`~._core.Reader`)."""
+    checked = require_sequence_of(items, "messages", BaseMessage, "LangChain messages")
+    messages = [read_message(message, offset + index) for index, message in enumerate(checked)]
+    return messages, list(range(offset, offset + len(messages)))
+
+
 async def acompact_messages(
     messages: Sequence[BaseMessage], strategy: ContextStrategy
 ) -> list[BaseMessage]:
@@ -72,9 +102,14 @@ async def acompact_messages(
     ``messages`` when there is nothing to do).
     """
     originals = list(messages)
-    ours = from_langchain(originals)
-    compacted = await compact_conversation(strategy, ours)
-    return originals if compacted is None else _rebuild(compacted, ours, originals)
+    converted = Reader(_read)(originals)
+    result = await compact_step(
+        strategy,
+        converted.messages,
+        counter=RequestCounter(counter_of(strategy)),
+        label="compact_messages",
+    )
+    return _rebuild(result.messages, converted) if result.compacted else originals
 
 
 def compact_messages(
@@ -89,39 +124,64 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
 
     Args:
         strategy: any strategy, typically ``default_stack(...)``; its own trigger
-            decides when to compact (the system prompt counted).
+            decides when to compact (the system prompt and the tools counted).
         persist: also write the compaction into the agent's state before each model
-            call, so the history itself shrinks (default: edit only the request).
+            call, so the history itself shrinks (default: send a compacted view, keep
+            the state whole; see the module docstring for why).
 
     Examples:
         >>> middleware = ContextMiddleware(SlidingWindowStrategy(20, 8_000))
     """
 
     def __init__(self, strategy: ContextStrategy, *, persist: bool = False) -> None:
-        if not isinstance(strategy, ContextStrategy):
-            msg = f"ContextMiddleware.strategy must be a ContextStrategy, got {show(strategy)}"
-            raise ConfigurationError(msg)
-        self.strategy = strategy
+        self.strategy = check_strategy("ContextMiddleware", strategy)
         self.persist = require_bool(persist, "ContextMiddleware.persist")
-        self._memo: Memo[BaseMessage, Message] = Memo()
-
-    def _read(self, messages: Sequence[BaseMessage]) -> list[Message]:
-        return self._memo.convert(messages, stamp, read_message)
+        self._sessions: Sessions[BaseMessage, int] = Sessions(session_factory(strategy, _read))
+        self._tools = _ToolDefinitions()
+        # What the last request held besides its messages, for the state's compaction
+        # (before_model sees the state alone): its system prompt and tool definitions.
+        self._overhead: tuple[str | None, tuple[ToolDefinition, ...]] = (None, ())
 
     def __repr__(self) -> str:
         return f"ContextMiddleware({self.strategy!r}, persist={self.persist})"
 
     # -- the request (both modes) ---------------------------------------------------
 
-    async def _compact_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        originals = list(request.messages)
-        ours = self._read(originals)
-        system = from_langchain([request.system_message]) if request.system_message else []
-        compacted = await compact_conversation(self.strategy, [*system, *ours])
-        if compacted is None:
-            return request
-        kept = [message for message in compacted if not any(message is s for s in system)]
-        return request.override(messages=cast("list[AnyMessage]", _rebuild(kept, ours, originals)))
+    def _prepare(self, request: ModelRequest[Any]) -> _Call:
+        """Read the request and ask the trigger (synchronous: no event loop is needed
+        unless the view must be compacted)."""
+        items = request.messages
+        system = _system_text(request.system_message)
+        tools = self._tools.of(request.tools)
+        self._overhead = (system, tools)
+        session = self._sessions.take(items)
+        try:
+            converted = session.reader(items)
+            decided = session.view.prepare(converted.messages, system_prompt=system, tools=tools)
+        except BaseException:
+            self._sessions.put(session)
+            raise
+        return _Call(request, session, converted, decided, system, tools)
+
+    async def _compact(self, call: _Call) -> StepResult:
+        return await call.session.view.compact(
+            call.decided,
+            system_prompt=call.system,
+            tools=call.tools,
+            label="ContextMiddleware",
+        )
+
+    def _finish(self, call: _Call, result: StepResult) -> ModelRequest[Any]:
+        """The request to send: as it was while the view is the history, else the view."""
+        request = call.request
+        assert request is not None
+        try:
+            if not call.session.view.compacted:
+                return request
+            rebuilt = _rebuild(result.messages, call.converted)
+        finally:
+            self._sessions.put(call.session)
+        return request.override(messages=cast("list[AnyMessage]", rebuilt))
 
     def wrap_model_call(
         self,
@@ -129,7 +189,15 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
         """Send the model the compacted request."""
-        return handler(run_sync(lambda: self._compact_request(request)))
+        call = self._prepare(request)
+        try:
+            result = (
+                run_sync(lambda: self._compact(call)) if call.decided.triggered else call.decided
+            )
+        except BaseException:
+            self._sessions.put(call.session)
+            raise
+        return handler(self._finish(call, result))
 
     async def awrap_model_call(
         self,
@@ -137,65 +205,154 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
         """Send the model the compacted request."""
-        return await handler(await self._compact_request(request))
+        call = self._prepare(request)
+        try:
+            result = await self._compact(call) if call.decided.triggered else call.decided
+        except BaseException:
+            self._sessions.put(call.session)
+            raise
+        return await handler(self._finish(call, result))
 
     # -- the state (persist=True) -----------------------------------------------------
 
-    async def _compact_state(self, state: AgentState[Any]) -> dict[str, Any] | None:
-        if not self.persist:
+    def _prepare_state(self, state: AgentState[Any]) -> _Call | None:
+        """Read the state's messages and ask the trigger (``None``: nothing to do)."""
+        items = state["messages"]
+        system, tools = self._overhead
+        session = self._sessions.take(items)
+        converted = session.reader(items)
+        decided = decide(
+            self.strategy,
+            converted.messages,
+            counter=session.view.counter,
+            system_prompt=system,
+            tools=tools,
+        )
+        if not decided.triggered:
+            self._sessions.put(session)
             return None
-        originals = list(state["messages"])
-        ours = self._read(originals)
-        compacted = await compact_conversation(self.strategy, ours)
-        if compacted is None:
+        # Not returned to the pool: once the state is compacted, its messages are new.
+        return _Call(None, session, converted, decided, system, tools)
+
+    async def _compact_state(self, call: _Call) -> dict[str, Any] | None:
+        result = await compact_step(
+            self.strategy,
+            call.converted.messages,
+            counter=call.session.view.counter,
+            system_prompt=call.system,
+            tools=call.tools,
+            decided=call.decided,
+            label="ContextMiddleware",
+        )
+        if not result.compacted:
             return None
-        replaced = _rebuild(compacted, ours, originals)
+        replaced = _rebuild(result.messages, call.converted)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *replaced]}
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """With ``persist=True``, replace the state's messages with their compaction."""
-        if not self.persist:
+        call = self._prepare_state(state) if self.persist else None
+        if call is None:
             return None
-        return run_sync(lambda: self._compact_state(state))
+        return run_sync(lambda: self._compact_state(call))
 
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """With ``persist=True``, replace the state's messages with their compaction."""
-        return await self._compact_state(state)
+        call = self._prepare_state(state) if self.persist else None
+        if call is None:
+            return None
+        return await self._compact_state(call)
+
+
+# -- one model call -----------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Call:
+    """One model call's request (``None`` for the state's compaction), read and decided
+    on, with the session it belongs to."""
+
+    request: ModelRequest[Any] | None
+    session: Session[BaseMessage, int]
+    converted: Converted[BaseMessage, int]
+    decided: StepResult
+    system: str | None
+    tools: tuple[ToolDefinition, ...]
+
+
+# -- what a request holds besides its messages --------------------------------------------
+
+
+def _system_text(message: BaseMessage | None) -> str | None:
+    """The system prompt's text, as we count it (``None`` without one)."""
+    if message is None:
+        return None
+    return read_message(message, 0).text or None
+
+
+class _ToolDefinitions:
+    """The tool definitions a model is sent for LangChain tools (``BaseTool`` or dicts),
+    converted once per tool object, as LangChain converts them for the model."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[object, ToolDefinition | None]] = {}
+
+    def of(self, tools: Sequence[object]) -> tuple[ToolDefinition, ...]:
+        known = self._known
+        out: list[ToolDefinition] = []
+        for tool in tools:
+            entry = known.get(id(tool))
+            if entry is None or entry[0] is not tool:
+                entry = known[id(tool)] = (tool, _definition(tool))
+            if entry[1] is not None:
+                out.append(entry[1])
+        return tuple(out)
+
+
+def _definition(tool: object) -> ToolDefinition | None:
+    try:
+        spec = convert_to_openai_tool(tool)  # type: ignore[arg-type]
+        function = spec["function"]
+        return ToolDefinition(
+            name=str(function["name"]),
+            description=str(function.get("description") or ""),
+            input_schema=function.get("parameters") or {"type": "object", "properties": {}},
+        )
+    except Exception:  # a provider's built-in tool: no schema to count
+        return None
 
 
 # -- after a compaction -----------------------------------------------------------------
 
 
 def _rebuild(
-    compacted: Sequence[Message], ours: Sequence[Message], originals: Sequence[BaseMessage]
+    compacted: Sequence[Message], converted: Converted[BaseMessage, int]
 ) -> list[BaseMessage]:
-    """The LangChain messages for a compaction of ``ours`` (read from ``originals``).
+    """The LangChain messages for a compaction of ``converted.messages``.
 
     A message the strategy kept is its original object (its id, metadata and provider
     format intact); a tool result it edited (a cleared result) is a copy of the original
-    ``ToolMessage`` with the new content; anything else is converted.
+    ``ToolMessage`` with the new content; anything else is converted. O(len(compacted)).
     """
-    index_of = {id(message): index for index, message in enumerate(ours)}
-    results: dict[str, list[int]] = {}
-    for index, message in enumerate(ours):
-        for result in message.tool_results:
-            results.setdefault(result.tool_use_id, []).append(index)
+    originals = converted.items
     names: dict[str, str] = {}
     out: list[BaseMessage] = []
     last = -1
     for message in compacted:
         names.update((use.id, use.name) for use in message.tool_uses)
-        kept = index_of.get(id(message), -1)
+        kept = converted.index(message)
         if kept >= 0:
-            out.append(originals[kept])
+            out.append(originals[converted.sources[kept]])
             last = kept
         elif message.is_tool:
             for result in message.tool_results:
                 fresh = tool_message(result, names.get(result.tool_use_id))
-                later = next((i for i in results.get(result.tool_use_id, ()) if i > last), -1)
-                original = originals[later] if later >= 0 else None
+                later = next((i for i in converted.results(result.tool_use_id) if i > last), -1)
+                original = originals[converted.sources[later]] if later >= 0 else None
                 if isinstance(original, ToolMessage):
                     last = later
                     update = {"content": fresh.content, "status": fresh.status}
