@@ -21,11 +21,15 @@ T = TypeVar("T")
 
 def starts_with(items: Sequence[T], prefix: list[T]) -> bool:
     """Whether ``items`` begins with the items of ``prefix`` (the same objects, or equal
-    ones), ``prefix`` not empty. The two ends are checked first, by identity."""
+    ones: a history read back from storage), ``prefix`` not empty. The two ends are
+    compared first, so a different list is told apart at once."""
     size = len(prefix)
     if not size or size > len(items):
         return False
-    if prefix[-1] is not items[size - 1] or prefix[0] is not items[0]:
+    first, last = items[0], items[size - 1]
+    if not (prefix[-1] is last or prefix[-1] == last) or not (
+        prefix[0] is first or prefix[0] == first
+    ):
         return False
     window = items[:size]
     return prefix == (window if type(window) is list else list(window))

@@ -59,14 +59,16 @@ class TestReport:
     def test_cleared_then_dropped_counts_as_removed(
         self, history: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """Results that clearing emptied and the window then dropped count as removed."""
+        """Results that clearing emptied and the window then dropped count as removed (and
+        the assistant message the window began on, since what is sent starts on a user
+        message)."""
         result = run(
             capsys, monkeypatch, "compact", history, "--max-tokens", "60",
             "--strategy", "clear-tools:keep=1,window:3", "--json",
         )  # fmt: skip
         data = result.json()
-        assert _changes(data) == {"removed": 7}
-        assert data["diff"]["kept"] == 4  # type: ignore[index]
+        assert _changes(data) == {"removed": 8}
+        assert data["diff"]["kept"] == 3  # type: ignore[index]
         assert (data["fits"], data["well_formed"], result.code) == (True, True, 0)
 
     def test_clearing_alone(
@@ -132,7 +134,8 @@ class TestOutput:
         capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch,
     ) -> None:
-        """The output reads back as a well-formed OpenAI conversation of the kept messages."""
+        """The output reads back as a well-formed OpenAI conversation of the kept messages,
+        starting on a user message (the window's first message, an assistant's, goes)."""
         out = tmp_path / "out.json"
         result = run(
             capsys, monkeypatch, "compact", history, "--max-tokens", "60",
@@ -141,7 +144,7 @@ class TestOutput:
         assert result.code == 0, result.err
         messages = from_openai(json.loads(out.read_text(encoding="utf-8"))["messages"])
         validate(messages)
-        assert messages == [HISTORY[0], *HISTORY[-3:]]
+        assert messages == [HISTORY[0], *HISTORY[-2:]]
         assert f"written: {out} (openai)" in result.out
 
     def test_one_transcript_only(

@@ -322,6 +322,26 @@ class TestContextMiddleware:
         await middleware.awrap_model_call(request, handler)
         assert sent[-1][-1].content == "[tool result cleared]"
 
+    @pytest.mark.anyio
+    async def test_an_edited_message_is_read_again(self) -> None:
+        """A newest message whose content was replaced in place since the last call is
+        converted again."""
+        middleware = ContextMiddleware(ToolResultClearingStrategy(0, BUDGET))
+        messages = _history(1)
+        sent: list[list[AnyMessage]] = []
+
+        async def handler(request: ModelRequest[Any]) -> ModelResponse[Any]:
+            sent.append(request.messages)
+            return ModelResponse(result=[AIMessage("ok")])
+
+        model = ScriptedChatModel(messages=_script(0))
+        request = ModelRequest(model=model, messages=cast("list[AnyMessage]", list(messages)))
+        await middleware.awrap_model_call(request, handler)
+        assert sent[-1][-1] is messages[-1]  # under budget: as it was
+        messages[-1].content = "z" * 40_000
+        await middleware.awrap_model_call(request, handler)
+        assert sent[-1][-1].content == "[tool result cleared]"
+
     def test_rejects_a_non_strategy(self) -> None:
         """The strategy must be a ContextStrategy."""
         with pytest.raises(ConfigurationError, match=r"ContextMiddleware\.strategy"):

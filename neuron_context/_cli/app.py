@@ -19,12 +19,14 @@ from pathlib import Path
 import anyio
 import attrs
 
+from .._blocking import run_blocking
+from .._compaction.request import RequestCounter
+from .._compaction.step import compact_step
 from .._counting.base import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._errors import ConfigurationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, Role
-from .._messages.wellformed import validate
 from .._strategies.base import ContextStrategy
 from . import inputs
 from .args import parser
@@ -91,16 +93,14 @@ def _compact(args: argparse.Namespace) -> int:
     messages = list(transcript.messages)
     budget = inputs.budget(args, messages, counter)
     stack = spec.build(budget, counter, provider)
-    if stack.should_compact(messages, stack.token_estimate(messages)):
-        result = anyio.run(stack.compact, messages)
-    else:
-        result = messages
+    step = run_blocking(
+        lambda: compact_step(
+            stack, messages, counter=RequestCounter(counter), errors="raise", label="compact"
+        )
+    )
+    result = list(step.messages)
     change = diff(messages, result, counter)
-    problem: str | None = None
-    try:
-        validate(result)
-    except NeuronContextError as exc:
-        problem = str(exc)
+    problem: str | None = None  # the step returns a well-formed conversation or raises
     fits = change.tokens_after <= budget
     why = "" if fits else _why(result, change.tokens_after, budget, counter)
     label = spec.label + (f" (summarizer: {args.provider})" if spec.summarizes else "")

@@ -3,9 +3,10 @@
 Compacting a whole transcript once says little about a stack: an agent calls it before
 every model call, keeps what it returns, and pays for every request. So the replay
 grows the history by the transcript's own messages, one at a time, and before each model
-call (each assistant message of the transcript) runs the stack's ``should_compact`` and
-``compact`` and keeps the result, as the agent loop does (a compaction that fails keeps
-the history it was given). What the model would have received is then measured:
+call (each assistant message of the transcript) runs the compaction step the agent loop
+runs (the stack's ``should_compact``, then ``compact``) and keeps the result, as the loop
+does (a compaction that fails keeps the history it was given). What the model would
+have received is then measured:
 
 - its tokens, and whether they exceed the budget;
 - whether it starts on a user message where the uncompacted history did (Anthropic
@@ -31,12 +32,13 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from .._compaction.request import RequestCounter
+from .._compaction.step import compact_step
 from .._counting.base import BaseCounter
-from .._errors import NeuronContextError
 from .._messages.content import Compaction, Text, ToolResult
 from .._messages.conversation import first_is_user
 from .._messages.message import Message, Role
-from .._strategies.base import ContextStrategy
+from .._strategies.base import ContextStrategy, counter_of
 from .files import Transcript
 
 __all__ = [
@@ -82,22 +84,24 @@ class StackReplayer(Replayer):
         self.label = label
         self._build = build
         self._stack: ContextStrategy | None = None
+        self._requests: RequestCounter | None = None
 
     def start(self, budget: int) -> None:
-        self._stack = self._build(budget)
+        self._stack = stack = self._build(budget)
+        self._requests = RequestCounter(counter_of(stack))
 
     async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
         stack = self._stack
         if stack is None:  # pragma: no cover - replay() always starts first
             msg = "StackReplayer.start() was not called"
             raise RuntimeError(msg)
-        if not stack.should_compact(history, stack.token_estimate(history)):
-            return history, history, False
-        try:
-            compacted = await stack.compact(history)
-        except NeuronContextError:
+        requests = self._requests or RequestCounter(counter_of(stack))
+        step = await compact_step(stack, history, counter=requests, label=self.label)
+        if step.failed:
             self.failures += 1
+        if not step.triggered or step.failed:
             return history, history, False
+        compacted = list(step.messages)
         return compacted, compacted, True
 
 

@@ -220,10 +220,13 @@ async def compact_step(
         raise
     except Exception as exc:
         outcome = finished(error=exc)
-        logger.warning("%s: compaction by %s failed, input kept: %s", label, name, outcome.reason)
         if report is not None:
             report(outcome)
-        if errors == "raise":
+        if errors == "keep":
+            logger.warning(
+                "%s: compaction by %s failed, input kept: %s", label, name, outcome.reason
+            )
+        else:
             if isinstance(exc, NeuronContextError):
                 raise
             msg = f"compaction by {name} failed: {outcome.reason}"

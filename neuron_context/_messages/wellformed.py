@@ -175,7 +175,8 @@ def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> l
     first user message of ``messages`` are dropped (a user message always starts a
     turn, so no tool exchange is split); when ``messages`` holds no user message at
     all (or nothing but system messages), the newest user message of ``original`` that
-    it dropped (typically the task) is put back before the rest, where it stood.
+    it dropped (typically the task) is put back where it stood: before the first kept
+    message that came after it.
 
     The agent loop and the framework adapters apply it to whatever a strategy returns,
     so a request always starts as Anthropic requires; call it in a loop of your own.
@@ -197,7 +198,12 @@ def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> l
             kept = [m for m in result[first:index] if m.role is Role.SYSTEM]
             return [*result[:first], *kept, *result[index:]]
     present = {id(message) for message in result}
-    for message in reversed(original):
+    for at in range(len(original) - 1, -1, -1):
+        message = original[at]
         if message.role is Role.USER and id(message) not in present:
-            return [*result[:first], message, *result[first:]]
+            # Where it stood: before the first kept message that came after it.
+            position = {id(kept): index for index, kept in enumerate(original)}
+            later = (k for k, kept in enumerate(result) if position.get(id(kept), -1) > at)
+            insert = next(later, len(result))
+            return [*result[:insert], message, *result[insert:]]
     return result

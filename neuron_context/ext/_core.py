@@ -31,7 +31,7 @@ from .._blocking import run_blocking
 from .._compaction.request import RequestCounter
 from .._compaction.view import ContextView
 from .._errors import ConfigurationError, show
-from .._messages.message import Message, history_repr
+from .._messages.message import Message, ToolDefinition, history_repr
 from .._prefix import starts_with
 from .._strategies.base import ContextStrategy, counter_of
 
@@ -40,6 +40,7 @@ __all__ = [
     "Reader",
     "Session",
     "Sessions",
+    "ToolDefinitions",
     "check_strategy",
     "missing_extra",
     "run_sync",
@@ -125,17 +126,48 @@ class Converted(Generic[K, S]):
 class Reader(Generic[K, S]):
     """A framework's messages read as ours, converting only what is new (see the module).
 
-    ``regroup`` (for formats where several items make one message, such as Responses
-    items) gives the index of the first item of a source: on growth the last message is
-    read again from there, since the new items may continue it.
+    Args:
+        read: the adapter's conversion.
+        span: the first and last item a source covers (several items may make one of
+            our messages, and one item several of ours).
+        stamp: what the conversion of an item depends on (the objects it holds); the
+            last :data:`TAIL` items are stamped and read again when their stamp changed
+            (frameworks edit the newest messages in place: pydantic-ai adds parts to
+            the request it is preparing).
+        regroup: several items make one message and new items may continue the last
+            one (Responses items): on growth, the last message is read again.
     """
 
-    __slots__ = ("_index", "_items", "_messages", "_read", "_regroup", "_results", "_sources")
+    TAIL = 4
+    """How many of the newest items are checked for edits made in place."""
 
-    def __init__(self, read: Read[K, S], *, regroup: Callable[[S], int] | None = None) -> None:
+    __slots__ = (
+        "_index",
+        "_items",
+        "_messages",
+        "_read",
+        "_regroup",
+        "_results",
+        "_sources",
+        "_span",
+        "_stamp",
+        "_stamps",
+    )
+
+    def __init__(
+        self,
+        read: Read[K, S],
+        *,
+        span: Callable[[S], tuple[int, int]],
+        stamp: Callable[[K], tuple[object, ...]] | None = None,
+        regroup: bool = False,
+    ) -> None:
         self._read = read
+        self._span = span
+        self._stamp = stamp
         self._regroup = regroup
         self._items: list[K] = []
+        self._stamps: list[tuple[object, ...]] = []  # of the last TAIL items
         self._messages: list[Message] = []
         self._sources: list[S] = []
         self._index: dict[int, int] = {}
@@ -146,35 +178,57 @@ class Reader(Generic[K, S]):
         return starts_with(items, self._items)
 
     def __call__(self, items: Sequence[K]) -> Converted[K, S]:
-        """``items`` read as ours (only the new ones converted when they extend the last)."""
+        """``items`` read as ours (only what is new or edited converted again when they
+        extend the last call's)."""
         size = len(self._items)
-        if not self.follows(items):
-            self._reset()
-            size = 0
-        if len(items) > size or not size:
-            start, keep = size, len(self._messages)
-            regroup = self._regroup
-            if regroup is not None and self._sources:
-                start, keep = regroup(self._sources[-1]), keep - 1
+        start = self._first_changed(items) if self.follows(items) else 0
+        if self._regroup and size < len(items) and self._sources:
+            start = min(start, self._span(self._sources[-1])[0])
+        if start < size or size < len(items) or not size:
+            keep = self._keep(start)
+            if keep < len(self._sources):
+                start = min(start, self._span(self._sources[keep])[0])
             messages, sources = self._read(items[start:], start)
-            if keep < len(self._messages) and messages and messages[0] == self._messages[keep]:
-                messages[0] = self._messages[keep]  # read again, unchanged: the same object
+            # A message read again and unchanged stays the same object (so the caches
+            # keyed by our messages, and the view's prefix, still match).
+            before = self._messages
+            for offset, message in enumerate(messages[: len(before) - keep]):
+                if message == before[keep + offset]:
+                    messages[offset] = before[keep + offset]
             self._extend(keep, messages, sources)
-            self._items.extend(items[size:])
+            del self._items[start:]
+            self._items.extend(items[start:])
+            stamp = self._stamp
+            if stamp is not None:
+                self._stamps = [stamp(item) for item in self._items[-self.TAIL :]]
         return Converted(items, self._messages, self._sources, self._index, self._results)
 
-    def _reset(self) -> None:
-        self._items = []
-        self._messages = []
-        self._sources = []
-        self._index = {}
-        self._results = {}
+    def _first_changed(self, items: Sequence[K]) -> int:
+        """The first of the last :data:`TAIL` items read before whose stamp changed (the
+        number of items read before when none did)."""
+        size = len(self._items)
+        stamp = self._stamp
+        if stamp is None:
+            return size
+        first = size - len(self._stamps)
+        for offset, before in enumerate(self._stamps):
+            now = stamp(items[first + offset])
+            if len(now) != len(before) or any(a is not b for a, b in zip(now, before, strict=True)):
+                return first + offset
+        return size
+
+    def _keep(self, start: int) -> int:
+        """How many messages came wholly from items before ``start`` (they are kept)."""
+        keep = len(self._sources)
+        while keep and self._span(self._sources[keep - 1])[1] >= start:
+            keep -= 1
+        return keep
 
     def _extend(self, keep: int, messages: list[Message], sources: list[S]) -> None:
         """Keep the first ``keep`` messages and append ``messages``."""
         own = self._messages
-        for dropped in own[keep:]:
-            self._forget(dropped, keep)
+        for position in range(len(own) - 1, keep - 1, -1):
+            self._forget(own[position], position)
         del own[keep:]
         del self._sources[keep:]
         index, results = self._index, self._results
@@ -186,11 +240,36 @@ class Reader(Generic[K, S]):
         self._sources.extend(sources)
 
     def _forget(self, message: Message, position: int) -> None:
-        self._index.pop(id(message), None)
+        if self._index.get(id(message)) == position:
+            del self._index[id(message)]
         for result in message.tool_results:
             positions = self._results.get(result.tool_use_id)
-            if positions and positions[-1] >= position:
+            if positions and positions[-1] == position:
                 positions.pop()
+
+
+class ToolDefinitions:
+    """The tool definitions a framework's tools are sent as, converted once per tool
+    object by ``convert`` (``None``: a tool with no definition to count, such as a
+    provider's hosted tool). Tools are long-lived, so a call costs a lookup per tool."""
+
+    __slots__ = ("_convert", "_known")
+
+    def __init__(self, convert: Callable[[object], ToolDefinition | None]) -> None:
+        self._convert = convert
+        self._known: dict[int, tuple[object, ToolDefinition | None]] = {}
+
+    def of(self, tools: Sequence[object]) -> tuple[ToolDefinition, ...]:
+        """The definitions of ``tools``, in order."""
+        known = self._known
+        out: list[ToolDefinition] = []
+        for tool in tools:
+            entry = known.get(id(tool))
+            if entry is None or entry[0] is not tool:
+                entry = known[id(tool)] = (tool, self._convert(tool))
+            if entry[1] is not None:
+                out.append(entry[1])
+        return tuple(out)
 
 
 class Session(Generic[K, S]):
@@ -238,13 +317,13 @@ class Sessions(Generic[K, S]):
 
 
 def session_factory(
-    strategy: ContextStrategy, read: Read[K, S], *, regroup: Callable[[S], int] | None = None
+    strategy: ContextStrategy, reader: Callable[[], Reader[K, S]]
 ) -> Callable[[], Session[K, S]]:
-    """What makes a new session of an adapter: a reader with ``read`` and a view of
+    """What makes a new session of an adapter: a new ``reader()`` and a view of
     ``strategy``, all counting with the strategy's counter through one request counter."""
     requests = RequestCounter(counter_of(strategy))
 
     def make() -> Session[K, S]:
-        return Session(Reader(read, regroup=regroup), ContextView(strategy, requests))
+        return Session(reader(), ContextView(strategy, requests))
 
     return make

@@ -100,7 +100,8 @@ def _standard_blocks(message: BaseMessage) -> Sequence[object]:
 
 
 def stamp(message: BaseMessage) -> tuple[object, ...]:
-    """What a conversion of ``message`` depends on (for :class:`~._core.Memo`)."""
+    """What a conversion of ``message`` depends on (the objects it holds), for the
+    reader's check of messages edited in place (:class:`~._core.Reader`)."""
     if isinstance(message, AIMessage):
         return (message.content, message.tool_calls, message.invalid_tool_calls)
     if isinstance(message, ToolMessage):

@@ -114,12 +114,13 @@ def from_pydantic_ai(messages: Iterable[ModelMessage]) -> list[Message]:
     return read(messages)[0]
 
 
-def read(messages: Iterable[ModelMessage]) -> tuple[list[Message], list[Origin]]:
-    """Our messages and, for each, where in ``messages`` it came from."""
+def read(messages: Iterable[ModelMessage], offset: int = 0) -> tuple[list[Message], list[Origin]]:
+    """Our messages and, for each, where it came from (indices counted from ``offset``:
+    where ``messages`` starts in a longer list)."""
     checked = require_sequence_of(
         messages, "messages", (ModelRequest, ModelResponse), "pydantic-ai ModelMessages"
     )
-    return flatten([read_message(message, index) for index, message in enumerate(checked)])
+    return flatten([read_message(message, offset + i) for i, message in enumerate(checked)], offset)
 
 
 def read_message(message: ModelMessage, index: int) -> list[tuple[Message, int]]:
@@ -134,11 +135,13 @@ def read_message(message: ModelMessage, index: int) -> list[tuple[Message, int]]
     return out
 
 
-def flatten(per_message: Sequence[list[tuple[Message, int]]]) -> tuple[list[Message], list[Origin]]:
+def flatten(
+    per_message: Sequence[list[tuple[Message, int]]], offset: int = 0
+) -> tuple[list[Message], list[Origin]]:
     """:func:`read`'s result from :func:`read_message`'s, message by message."""
     out: list[Message] = []
     origins: list[Origin] = []
-    for index, read_parts in enumerate(per_message):
+    for index, read_parts in enumerate(per_message, offset):
         for message, part in read_parts:
             out.append(message)
             origins.append((index, part))
@@ -146,7 +149,8 @@ def flatten(per_message: Sequence[list[tuple[Message, int]]]) -> tuple[list[Mess
 
 
 def stamp(message: ModelMessage) -> tuple[object, ...]:
-    """What a conversion of ``message`` depends on (for :class:`~._core.Memo`): its parts."""
+    """What a conversion of ``message`` depends on: its parts (for the reader's check of
+    messages edited in place, :class:`~._core.Reader`)."""
     return (message.parts, *message.parts)
 
 

@@ -93,9 +93,12 @@ def _is_assistant_side(item: Mapping[str, Any]) -> bool:
     return kind in _ASSISTANT_ITEMS and (kind != "message" or item.get("role") == "assistant")
 
 
-def read(items: Iterable[Mapping[str, Any]]) -> tuple[list[Message], list[list[int]]]:
+def read(
+    items: Iterable[Mapping[str, Any]], offset: int = 0
+) -> tuple[list[Message], list[list[int]]]:
     """Our messages and, for each, the indices of the items it was read from (items we
-    cannot express are attached to the message read before them, else the first one)."""
+    cannot express are attached to the message read before them, else the first one);
+    indices count from ``offset``, where ``items`` starts in a longer list."""
     messages: list[Message] = []
     sources: list[list[int]] = []
     leading: list[int] = []
@@ -111,7 +114,7 @@ def read(items: Iterable[Mapping[str, Any]]) -> tuple[list[Message], list[list[i
         group, group_items, stage = [], [], 0
 
     checked = require_sequence_of(items, "items", Mapping, "Responses input items (dicts)")
-    for index, raw in enumerate(checked):
+    for index, raw in enumerate(checked, offset):
         item = raw if isinstance(raw, Mapping) else {}
         kind = _kind(item)
         if _is_assistant_side(item):

@@ -49,6 +49,7 @@ from ._core import (
     Reader,
     Session,
     Sessions,
+    ToolDefinitions,
     check_strategy,
     missing_extra,
     run_sync,
@@ -70,6 +71,7 @@ try:
     from ._langchain_messages import (
         from_langchain,
         read_message,
+        stamp,
         to_langchain,
         tool_message,
     )
@@ -92,6 +94,10 @@ def _read(items: Sequence[BaseMessage], offset: int) -> tuple[list[Message], lis
     return messages, list(range(offset, offset + len(messages)))
 
 
+def _reader() -> Reader[BaseMessage, int]:
+    return Reader(_read, span=lambda index: (index, index), stamp=stamp)
+
+
 async def acompact_messages(
     messages: Sequence[BaseMessage], strategy: ContextStrategy
 ) -> list[BaseMessage]:
@@ -102,7 +108,7 @@ async def acompact_messages(
     ``messages`` when there is nothing to do).
     """
     originals = list(messages)
-    converted = Reader(_read)(originals)
+    converted = _reader()(originals)
     result = await compact_step(
         strategy,
         converted.messages,
@@ -136,8 +142,8 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
     def __init__(self, strategy: ContextStrategy, *, persist: bool = False) -> None:
         self.strategy = check_strategy("ContextMiddleware", strategy)
         self.persist = require_bool(persist, "ContextMiddleware.persist")
-        self._sessions: Sessions[BaseMessage, int] = Sessions(session_factory(strategy, _read))
-        self._tools = _ToolDefinitions()
+        self._sessions: Sessions[BaseMessage, int] = Sessions(session_factory(strategy, _reader))
+        self._tools = ToolDefinitions(_definition)
         # What the last request held besides its messages, for the state's compaction
         # (before_model sees the state alone): its system prompt and tool definitions.
         self._overhead: tuple[str | None, tuple[ToolDefinition, ...]] = (None, ())
@@ -290,27 +296,6 @@ def _system_text(message: BaseMessage | None) -> str | None:
     if message is None:
         return None
     return read_message(message, 0).text or None
-
-
-class _ToolDefinitions:
-    """The tool definitions a model is sent for LangChain tools (``BaseTool`` or dicts),
-    converted once per tool object, as LangChain converts them for the model."""
-
-    __slots__ = ("_known",)
-
-    def __init__(self) -> None:
-        self._known: dict[int, tuple[object, ToolDefinition | None]] = {}
-
-    def of(self, tools: Sequence[object]) -> tuple[ToolDefinition, ...]:
-        known = self._known
-        out: list[ToolDefinition] = []
-        for tool in tools:
-            entry = known.get(id(tool))
-            if entry is None or entry[0] is not tool:
-                entry = known[id(tool)] = (tool, _definition(tool))
-            if entry[1] is not None:
-                out.append(entry[1])
-        return tuple(out)
 
 
 def _definition(tool: object) -> ToolDefinition | None:

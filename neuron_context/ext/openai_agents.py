@@ -7,13 +7,21 @@ model call::
     result = await Runner.run(agent, question, run_config=RunConfig(
         call_model_input_filter=CallModelInputFilter(strategy)))
 
-The agent's instructions are counted against the budget but never edited; tool
-definitions are not counted. Function calls stay with their outputs and reasoning items
+Like any ``call_model_input_filter``, it changes only what the model is sent: the run's
+own items keep the whole history (the SDK decides this). So it sends a compacted *view*,
+kept between calls per conversation: each call extends the view with the new items and
+compacts it again only when the view itself crosses the trigger, so a run compacts as
+rarely as a loop that rewrites its history, and the requests between two compactions
+share their prefix (the provider's prompt cache serves it). The SDK rebuilds the input
+items every turn, so the view is matched by the items' content, not their identity, and
+a call converts only the items added since the last one.
+
+The agent's instructions and its function tools are counted against the budget; the
+instructions are never edited. Function calls stay with their outputs and reasoning items
 with the reply they belong to. Items the strategy keeps are passed on as the very objects
-the SDK gave (the SDK matches them back to its run state by identity), and every input
-sent is well formed (checked after each compaction, repaired with a warning if a strategy
-broke it). Like any ``call_model_input_filter``, it changes only what the model is sent:
-the run's own items keep the whole history.
+the SDK gave for this call (the SDK matches them back to its run state by identity), and
+every input sent is well formed (the one compaction step of
+:mod:`neuron_context._compaction.step`: a failing strategy leaves the input as it was).
 
 :class:`CompactingSession` wraps a ``Session`` (``SQLiteSession``, ...) so that what it
 returns is compacted: the session keeps everything, each run starts from a history that
@@ -23,21 +31,32 @@ fits.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
-from .._errors import ConfigurationError, InvalidConversationError, show
+from .._compaction.request import RequestCounter
+from .._compaction.step import compact_step
+from .._errors import InvalidConversationError, NeuronContextError, show
 from .._log import logger
-from .._messages.message import Message
+from .._messages.message import Message, ToolDefinition
 from .._messages.wellformed import repair, validate
-from .._strategies.base import ContextStrategy
-from ._core import compact_conversation, missing_extra
+from .._strategies.base import ContextStrategy, counter_of
+from ._core import (
+    Converted,
+    Reader,
+    Sessions,
+    ToolDefinitions,
+    check_strategy,
+    missing_extra,
+    session_factory,
+)
 
 try:
     from agents import Session, SessionSettings, TResponseInputItem
     from agents.run_config import CallModelData, ModelInputData
 
     from ._responses_items import (
+        Item,
         from_responses_items,
         message_items,
         read,
@@ -55,11 +74,8 @@ __all__ = [
 ]
 
 
-def _check_strategy(owner: str, strategy: object) -> ContextStrategy:
-    if not isinstance(strategy, ContextStrategy):
-        msg = f"{owner}.strategy must be a ContextStrategy, got {show(strategy)}"
-        raise ConfigurationError(msg)
-    return strategy
+def _reader() -> Reader[Item, list[int]]:
+    return Reader(read, span=lambda sources: (sources[0], sources[-1]), regroup=True)
 
 
 def _well_formed(messages: list[Message]) -> list[Message]:
@@ -71,24 +87,17 @@ def _well_formed(messages: list[Message]) -> list[Message]:
     return messages
 
 
-async def _compact_items(
-    strategy: ContextStrategy,
-    items: Sequence[TResponseInputItem],
-    instructions: str | None,
-    *,
-    repair_input: bool = False,
-) -> list[TResponseInputItem] | None:
-    originals: list[Any] = list(items)
-    ours, sources = read(originals)
-    start = _well_formed(ours) if repair_input else ours
-    system = [Message.system(instructions)] if instructions else []
-    compacted = await compact_conversation(strategy, [*system, *start])
-    if compacted is None:
-        if start is ours:
-            return None
-        compacted = start
-    kept = [message for message in compacted if not any(message is s for s in system)]
-    return _rebuild(kept, ours, sources, originals)
+def _definition(tool: object) -> ToolDefinition | None:
+    """A function tool's definition as the model receives it (hosted tools: ``None``)."""
+    schema = getattr(tool, "params_json_schema", None)
+    name = getattr(tool, "name", None)
+    if not isinstance(schema, Mapping) or not isinstance(name, str) or not name:
+        return None
+    try:
+        description = getattr(tool, "description", "") or ""
+        return ToolDefinition(name=name, description=str(description), input_schema=schema)
+    except NeuronContextError:
+        return None
 
 
 class CallModelInputFilter:
@@ -96,7 +105,7 @@ class CallModelInputFilter:
 
     Args:
         strategy: any strategy, typically ``default_stack(...)``; its own trigger
-            decides when to compact (the instructions counted).
+            decides when to compact (the instructions and the tools counted).
 
     Examples:
         >>> run_config = RunConfig(
@@ -104,21 +113,37 @@ class CallModelInputFilter:
         ... )
     """
 
-    __slots__ = ("strategy",)
+    __slots__ = ("_sessions", "_tools", "strategy")
 
     def __init__(self, strategy: ContextStrategy) -> None:
-        self.strategy = _check_strategy("CallModelInputFilter", strategy)
+        self.strategy = check_strategy("CallModelInputFilter", strategy)
+        self._sessions: Sessions[Item, list[int]] = Sessions(session_factory(strategy, _reader))
+        self._tools = ToolDefinitions(_definition)
 
     def __repr__(self) -> str:
         return f"CallModelInputFilter({self.strategy!r})"
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
-        """The model input to send: the given one, or its compaction."""
+        """The model input to send: the given one, or its compacted view."""
         model_data = data.model_data
-        items = await _compact_items(self.strategy, model_data.input, model_data.instructions)
-        if items is None:
-            return model_data
-        return ModelInputData(input=items, instructions=model_data.instructions)
+        items: list[Item] = cast("list[Item]", model_data.input)
+        instructions = model_data.instructions
+        tools = self._tools.of(getattr(data.agent, "tools", None) or ())
+        session = self._sessions.take(items)
+        try:
+            converted = session.reader(items)
+            result = await session.view.update(
+                converted.messages,
+                system_prompt=instructions,
+                tools=tools,
+                label="CallModelInputFilter",
+            )
+            if not session.view.compacted:
+                return model_data
+            rebuilt = _rebuild(result.messages, converted)
+        finally:
+            self._sessions.put(session)
+        return ModelInputData(input=rebuilt, instructions=instructions)
 
 
 class CompactingSession:
@@ -133,7 +158,7 @@ class CompactingSession:
 
     def __init__(self, session: Session, strategy: ContextStrategy) -> None:
         self.session = session
-        self.strategy = _check_strategy("CompactingSession", strategy)
+        self.strategy = check_strategy("CompactingSession", strategy)
         self.session_id: str = session.session_id
         self.session_settings: SessionSettings | None = session.session_settings
 
@@ -146,9 +171,18 @@ class CompactingSession:
         A ``limit`` can cut a function call away from its output: what comes back is
         always well formed (an output whose call was cut off is dropped).
         """
-        items = await self.session.get_items(limit)
-        compacted = await _compact_items(self.strategy, items, None, repair_input=True)
-        return items if compacted is None else compacted
+        items: list[Any] = await self.session.get_items(limit)
+        converted = _reader()(items)
+        start = _well_formed(converted.messages)
+        result = await compact_step(
+            self.strategy,
+            start,
+            counter=RequestCounter(counter_of(self.strategy)),
+            label="CompactingSession",
+        )
+        if not result.compacted and start is converted.messages:
+            return items
+        return _rebuild(result.messages, converted)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Add ``items`` to the wrapped session."""
@@ -166,34 +200,26 @@ class CompactingSession:
 # -- after a compaction -----------------------------------------------------------------
 
 
-def _rebuild(
-    compacted: Sequence[Message],
-    ours: Sequence[Message],
-    sources: Sequence[Sequence[int]],
-    originals: Sequence[Any],
-) -> list[Any]:
-    """The items for a compaction of ``ours`` (read from the items ``originals``).
+def _rebuild(compacted: Sequence[Message], converted: Converted[Item, list[int]]) -> list[Any]:
+    """The items for a compaction of ``converted.messages``.
 
-    A message the strategy kept is its original items (the very objects); a tool result
-    it edited is a copy of the original ``function_call_output`` with the new output;
-    anything else is converted.
+    A message the strategy kept is its original items (the very objects of this call);
+    a tool result it edited is a copy of the original ``function_call_output`` with the
+    new output; anything else is converted. O(len(compacted)).
     """
-    index_of = {id(message): index for index, message in enumerate(ours)}
-    outputs: dict[str, list[int]] = {}
-    for index, message in enumerate(ours):
-        for result in message.tool_results:
-            outputs.setdefault(result.tool_use_id, []).append(index)
+    originals = converted.items
+    sources = converted.sources
     out: list[Any] = []
     last = -1
     for message in compacted:
-        kept = index_of.get(id(message), -1)
+        kept = converted.index(message)
         if kept >= 0:
             out.extend(originals[i] for i in sources[kept])
             last = kept
         elif message.is_tool:
             for result in message.tool_results:
                 fresh = tool_output(result)
-                later = next((i for i in outputs.get(result.tool_use_id, ()) if i > last), -1)
+                later = next((i for i in converted.results(result.tool_use_id) if i > last), -1)
                 if later >= 0:
                     last = later
                     edited = copy.copy(originals[sources[later][0]])

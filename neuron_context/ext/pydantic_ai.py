@@ -8,13 +8,22 @@ any :class:`~neuron_context.ContextStrategy` on the history before each model re
 It is an async callable ``list[ModelMessage] -> list[ModelMessage]``, so it also serves
 as an entry of ``history_processors=[...]`` in the pydantic-ai versions that have that
 argument. pydantic-ai keeps what a processor returns as the run's history, so the
-compaction persists (the history stops growing).
+compaction persists (the history stops growing): pydantic-ai decides this, not the
+processor, which is why this adapter has no non-destructive mode; each compaction then
+starts from the last one (the earlier summary updated with what was evicted since), as
+in a loop of our own.
+
+A call converts only the messages added since the last one (the others are the same
+objects as last time), so a turn costs its new messages. The request's instructions (the
+system prompt pydantic-ai sends) are counted against the budget; the tool definitions
+are not (a history processor is given the messages alone).
 
 Messages the strategy keeps come back as the very objects pydantic-ai gave (a request
 that lost some parts is a copy of the original with the remaining parts, so its
 ``instructions``, timestamps and run id stay); the conversation returned is well formed
-(checked after each compaction, repaired with a warning if a strategy broke it), so no
-tool call is left without its return and no return without its call.
+(the one compaction step of :mod:`neuron_context._compaction.step` keeps the history as
+it was when a strategy fails or breaks it), so no tool call is left without its return
+and no return without its call.
 """
 
 from __future__ import annotations
@@ -23,10 +32,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, cast
 
-from .._errors import ConfigurationError, show
+from .._compaction.step import compact_step
 from .._messages.message import Message, Role
 from .._strategies.base import ContextStrategy
-from ._core import Memo, compact_conversation, missing_extra
+from ._core import Converted, Reader, Sessions, check_strategy, missing_extra, session_factory
 
 try:
     from pydantic_ai.messages import (
@@ -41,9 +50,8 @@ try:
     from ._pydantic_ai_messages import (
         DOCUMENT_METADATA,
         Origin,
-        flatten,
         from_pydantic_ai,
-        read_message,
+        read,
         request_parts,
         response_parts,
         stamp,
@@ -56,48 +64,65 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in 
 __all__ = ["DOCUMENT_METADATA", "HistoryProcessor", "from_pydantic_ai", "to_pydantic_ai"]
 
 
+def _reader() -> Reader[ModelMessage, Origin]:
+    return Reader(read, span=lambda origin: (origin[0], origin[0]), stamp=stamp)
+
+
+def _instructions(messages: Sequence[ModelMessage]) -> str | None:
+    """The instructions pydantic-ai sends with the next request: the newest request's."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest):
+            return message.instructions or None
+    return None
+
+
 class HistoryProcessor:
     """Compacts a pydantic-ai agent's history before each model request.
 
     Args:
         strategy: any strategy, typically ``default_stack(...)``; its own trigger
-            decides when to compact.
+            decides when to compact (the instructions counted).
 
     Examples:
         >>> processor = HistoryProcessor(SlidingWindowStrategy(20, 8_000))
     """
 
-    __slots__ = ("_memo", "strategy")
+    __slots__ = ("_sessions", "strategy")
 
     def __init__(self, strategy: ContextStrategy) -> None:
-        if not isinstance(strategy, ContextStrategy):
-            msg = f"HistoryProcessor.strategy must be a ContextStrategy, got {show(strategy)}"
-            raise ConfigurationError(msg)
-        self.strategy = strategy
-        self._memo: Memo[ModelMessage, list[tuple[Message, int]]] = Memo()
+        self.strategy = check_strategy("HistoryProcessor", strategy)
+        self._sessions: Sessions[ModelMessage, Origin] = Sessions(
+            session_factory(strategy, _reader)
+        )
 
     def __repr__(self) -> str:
         return f"HistoryProcessor({self.strategy!r})"
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """The history to send: ``messages`` itself, or its compaction."""
-        ours, origins = flatten(self._memo.convert(messages, stamp, read_message))
-        compacted = await compact_conversation(self.strategy, ours)
-        if compacted is None:
+        session = self._sessions.take(messages)
+        converted = session.reader(messages)
+        result = await compact_step(
+            self.strategy,
+            converted.messages,
+            counter=session.view.counter,
+            system_prompt=_instructions(messages),
+            label="HistoryProcessor",
+        )
+        if not result.compacted:
+            self._sessions.put(session)
             return messages
-        return _rebuild(compacted, ours, origins, messages)
+        # Not returned to the pool: pydantic-ai continues from the compacted history.
+        return _rebuild(result.messages, converted)
 
 
 # -- after a compaction -----------------------------------------------------------------
 
 
 def _rebuild(
-    compacted: Sequence[Message],
-    ours: Sequence[Message],
-    origins: Sequence[Origin],
-    originals: Sequence[ModelMessage],
+    compacted: Sequence[Message], converted: Converted[ModelMessage, Origin]
 ) -> list[ModelMessage]:
-    """The pydantic-ai messages for a compaction of ``ours`` (read from ``originals``).
+    """The pydantic-ai messages for a compaction of ``converted.messages``.
 
     A response the strategy kept is its original object; a request whose parts were all
     kept is the original request; a request that lost or changed parts is a copy of the
@@ -105,13 +130,11 @@ def _rebuild(
     edited tool return (a cleared result) is a copy of the original part with the new
     content; anything else is converted.
     """
-    index_of = {id(message): index for index, message in enumerate(ours)}
-    returns: dict[str, list[int]] = {}
+    originals = converted.items
+    origins = converted.sources
     expressed: dict[int, list[int]] = {}
-    for index, (message, (source, part)) in enumerate(zip(ours, origins, strict=True)):
+    for source, part in origins:
         expressed.setdefault(source, []).append(part)
-        for result in message.tool_results:
-            returns.setdefault(result.tool_use_id, []).append(index)
     out: list[ModelMessage] = []
     group: list[tuple[ModelRequestPart, Origin | None]] = []
 
@@ -138,7 +161,7 @@ def _rebuild(
     for position, message in enumerate(compacted):
         path = f"messages[{position}]"
         names.update((use.id, use.name) for use in message.tool_uses)
-        kept = index_of.get(id(message), -1)
+        kept = converted.index(message)
         if kept >= 0:
             last = kept
         if message.role is Role.ASSISTANT:
@@ -153,7 +176,7 @@ def _rebuild(
             for result in message.tool_results:
                 name = names.get(result.tool_use_id, "")
                 fresh = tool_return(result, name, path)
-                later = next((i for i in returns.get(result.tool_use_id, ()) if i > last), -1)
+                later = next((i for i in converted.results(result.tool_use_id) if i > last), -1)
                 edited = _edited_return(fresh, later, origins, originals)
                 if edited is None:
                     group.append((fresh, None))
