@@ -1,0 +1,326 @@
+"""The one compaction step: every caller meets a hostile strategy the same way.
+
+The agent loop, its two compacting middlewares, the three adapters (each of their
+entry points) and the command line all compact through one step. Given a strategy that
+fails (a library error), raises (an exception of its own), breaks the conversation it
+returns, or never finishes until cancelled, each caller must do the same thing: the
+request goes out as it was (the whole, well-formed history), the history a caller keeps
+is complete, the failure is reported, and a cancellation propagates with nothing lost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+import pytest
+from agents import Agent as SdkAgent
+from agents import SQLiteSession
+from agents.run_config import CallModelData, ModelInputData
+from cli_run import run
+from langchain.agents import create_agent as create_langchain_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+
+from neuron_context import (
+    AgentOptions,
+    CompactionError,
+    CompactionFailed,
+    CompletionRequest,
+    ContextEditingMiddleware,
+    ContextStrategy,
+    Message,
+    SlidingWindowStrategy,
+    SummarizationMiddleware,
+    TokenCounter,
+    ToolUse,
+    create_agent,
+    validate,
+)
+from neuron_context.ext.langchain import (
+    ContextMiddleware,
+    acompact_messages,
+    from_langchain,
+    to_langchain,
+)
+from neuron_context.ext.openai_agents import (
+    CallModelInputFilter,
+    CompactingSession,
+    from_responses_items,
+    to_responses_items,
+)
+from neuron_context.ext.pydantic_ai import HistoryProcessor, from_pydantic_ai, to_pydantic_ai
+from neuron_context.formats import to_openai
+from neuron_context.testing import FunctionProvider
+
+HISTORY = [
+    Message.user("Read a.py and b.py, then fix the bug."),
+    Message.assistant("Reading.", tool_uses=[ToolUse(id="c1", name="read", input={"p": "a.py"})]),
+    Message.tool_result("c1", "x = 1\n" * 40),
+    Message.assistant("And b.", tool_uses=[ToolUse(id="c2", name="read", input={"p": "b.py"})]),
+    Message.tool_result("c2", "y = 2\n" * 40),
+    Message.assistant("Both read."),
+    Message.user("Now fix it."),
+]
+"""A well-formed history ending on the user's newest request (what the model is sent)."""
+
+
+class Hostile(ContextStrategy):
+    """Always asks to compact, then misbehaves in one of four ways."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+    def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
+        return True
+
+    def token_estimate(self, messages: Sequence[Message]) -> int:
+        return 0
+
+    async def compact(self, messages: Sequence[Message]) -> list[Message]:
+        if self.how == "failing":
+            msg = "the strategy failed"
+            raise CompactionError(msg)
+        if self.how == "raising":
+            msg = "a bug of the strategy's own"
+            raise RuntimeError(msg)
+        if self.how == "malformed":  # the first call goes, its result stays: an orphan
+            return [m for m in messages if not any(u.id == "c1" for u in m.tool_uses)]
+        await anyio.sleep_forever()
+        raise AssertionError  # pragma: no cover
+
+
+@attrs.frozen
+class Outcome:
+    """What a caller did: what the model was sent, and the history it keeps."""
+
+    sent: list[Message]
+    kept: list[Message]
+
+
+Caller = Callable[[ContextStrategy], Awaitable[Outcome]]
+
+
+def _reply(request: CompletionRequest) -> str:
+    return "Fixed."
+
+
+async def _loop(strategy: ContextStrategy) -> Outcome:
+    sent: list[list[Message]] = []
+
+    def reply(request: CompletionRequest) -> str:
+        sent.append(list(request.messages))
+        return "Fixed."
+
+    agent = create_agent(FunctionProvider(reply), options=AgentOptions(context=strategy))
+    agent.state.messages = HISTORY[:-1]
+    try:
+        await agent.run([HISTORY[-1]])
+    finally:
+        kept = list(agent.state.messages)
+    return Outcome(sent[-1], kept[: len(HISTORY)])
+
+
+def _middleware_caller(make: Callable[[ContextStrategy], Any]) -> Caller:
+    async def call(strategy: ContextStrategy) -> Outcome:
+        sent: list[list[Message]] = []
+
+        def reply(request: CompletionRequest) -> str:
+            sent.append(list(request.messages))
+            return "Fixed."
+
+        options = AgentOptions(middleware=[make(strategy)])
+        agent = create_agent(FunctionProvider(reply), options=options)
+        agent.state.messages = HISTORY[:-1]
+        try:
+            await agent.run([HISTORY[-1]])
+        finally:
+            kept = list(agent.state.messages)
+        return Outcome(sent[-1], kept[: len(HISTORY)])
+
+    return call
+
+
+def _summarization(strategy: ContextStrategy) -> SummarizationMiddleware:
+    middleware = SummarizationMiddleware(FunctionProvider(_reply), 0)
+    # The middleware summarizes with a strategy of its own making: put the hostile one in
+    # its place, so its failure reaches the step the way a failing summary does.
+    middleware.strategy = strategy  # type: ignore[assignment]
+    return middleware
+
+
+class _Scripted(GenericFakeChatModel):
+    """LangChain's fake chat model, taking tools and recording what it is sent."""
+
+    sent: list[list[BaseMessage]] = []  # noqa: RUF012 - one per instance, set in __init__
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sent = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> _Scripted:
+        return self
+
+    async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.sent.append(list(messages))
+        return await super()._agenerate(messages, *args, **kwargs)
+
+
+def _langchain(*, persist: bool) -> Caller:
+    async def call(strategy: ContextStrategy) -> Outcome:
+        model = _Scripted(messages=iter([AIMessage("Fixed.")]))
+        agent = create_langchain_agent(
+            model, [], middleware=[ContextMiddleware(strategy, persist=persist)]
+        )
+        state = await agent.ainvoke({"messages": to_langchain(HISTORY)})  # type: ignore[call-overload]
+        kept = from_langchain(state["messages"])
+        return Outcome(from_langchain(model.sent[-1]), kept[: len(HISTORY)])
+
+    return call
+
+
+async def _compact_messages(strategy: ContextStrategy) -> Outcome:
+    compacted = from_langchain(await acompact_messages(to_langchain(HISTORY), strategy))
+    return Outcome(compacted, compacted)
+
+
+async def _pydantic_ai(strategy: ContextStrategy) -> Outcome:
+    processed = from_pydantic_ai(await HistoryProcessor(strategy)(to_pydantic_ai(HISTORY)))
+    return Outcome(processed, processed)
+
+
+async def _input_filter(strategy: ContextStrategy) -> Outcome:
+    items: list[Any] = to_responses_items(HISTORY)
+    data = CallModelData(
+        model_data=ModelInputData(input=items, instructions="Be careful."),
+        agent=SdkAgent(name="coder"),
+        context=None,
+    )
+    sent = from_responses_items((await CallModelInputFilter(strategy)(data)).input)
+    return Outcome(sent, from_responses_items(items))
+
+
+async def _session(strategy: ContextStrategy) -> Outcome:
+    inner = SQLiteSession("step")
+    items: list[Any] = to_responses_items(HISTORY)
+    await inner.add_items(items)
+    got = from_responses_items(await CompactingSession(inner, strategy).get_items())
+    return Outcome(got, from_responses_items(await inner.get_items()))
+
+
+CALLERS: dict[str, Caller] = {
+    "loop": _loop,
+    "ContextEditingMiddleware": _middleware_caller(ContextEditingMiddleware),
+    "SummarizationMiddleware": _middleware_caller(_summarization),
+    "langchain ContextMiddleware": _langchain(persist=False),
+    "langchain ContextMiddleware persist": _langchain(persist=True),
+    "langchain acompact_messages": _compact_messages,
+    "pydantic-ai HistoryProcessor": _pydantic_ai,
+    "agents CallModelInputFilter": _input_filter,
+    "agents CompactingSession": _session,
+}
+
+
+@pytest.fixture(params=list(CALLERS))
+def caller(request: pytest.FixtureRequest) -> Caller:
+    """Each caller of the compaction step."""
+    return CALLERS[str(request.param)]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """asyncio only: LangChain and the Agents SDK run on asyncio."""
+    return "asyncio"
+
+
+class TestEveryCaller:
+    """Each caller, against each way a strategy can fail, does the same thing."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", ["failing", "raising", "malformed"])
+    async def test_a_failed_compaction_sends_and_keeps_the_whole_history(
+        self, caller: Caller, how: str, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """The model gets the history as it was, the caller keeps all of it, and the
+        failure is logged (the input was kept)."""
+        with caplog.at_level(logging.WARNING, logger="neuron_context"):
+            outcome = await caller(Hostile(how))
+        assert outcome.sent == HISTORY
+        assert outcome.kept == HISTORY
+        validate(outcome.sent)
+        assert "compaction by Hostile failed, input kept" in caplog.text
+
+    @pytest.mark.anyio
+    async def test_a_cancelled_compaction_propagates_and_loses_nothing(
+        self, caller: Caller
+    ) -> None:
+        """Cancelled mid-compaction, the caller is cancelled too (it returns nothing),
+        and the history it was given is intact."""
+        before = list(HISTORY)
+        finished = False
+        with anyio.move_on_after(0.2) as scope:
+            await caller(Hostile("cancelled"))
+            finished = True
+        assert scope.cancelled_caught
+        assert not finished
+        assert before == HISTORY
+
+
+class TestTheCommandLine:
+    """``neuron-context simulate`` replays through the same step: a failed compaction
+    keeps the history, so every call is sent whole, and the failures are counted."""
+
+    @pytest.mark.parametrize("how", ["failing", "raising", "malformed"])
+    def test_a_failed_compaction_keeps_the_history(
+        self,
+        how: str,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Every call of the replay gets the whole history; each failure is counted."""
+        hostile = Hostile(how)
+        # The command builds its stacks from specs: the window misbehaves as Hostile does.
+        monkeypatch.setattr(SlidingWindowStrategy, "should_compact", hostile.should_compact)
+        monkeypatch.setattr(SlidingWindowStrategy, "compact", lambda _, m: hostile.compact(m))
+        source = tmp_path / "history.json"
+        source.write_text(json.dumps({"messages": to_openai(HISTORY)}), encoding="utf-8")
+        result = run(
+            capsys, monkeypatch, "simulate", source, "--max-tokens", "10",
+            "--strategy", "window:2", "--json",
+        )  # fmt: skip
+        data = result.json()
+        runs = data["runs"]
+        assert isinstance(runs, list)
+        calls = runs[0]["calls"]
+        counter = TokenCounter()
+        uncompacted = [counter.estimate_messages(HISTORY[:end]) for end in (1, 3, 5)]
+        assert [c["tokens"] for c in calls] == uncompacted
+        # The first call's history holds no call for the malformed strategy to break.
+        assert runs[0]["totals"]["failed"] == (2 if how == "malformed" else 3)
+
+
+class TestTheLoopReports:
+    """The loop maps the step's result to its events."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("how", ["failing", "raising", "malformed"])
+    async def test_a_failure_is_one_event(self, how: str) -> None:
+        """One CompactionFailed per failed compaction, naming the error."""
+        agent = create_agent(FunctionProvider(_reply), options=AgentOptions(context=Hostile(how)))
+        result = await agent.run(HISTORY)
+        failed = [e for e in result.events if isinstance(e, CompactionFailed)]
+        assert len(failed) == 1
+        assert not failed[0].cancelled
+        assert failed[0].strategy == "Hostile"
+        expected = {
+            "failing": "CompactionError",
+            "raising": "RuntimeError",
+            "malformed": "InvalidConversationError",
+        }[how]
+        assert failed[0].error.startswith(expected)
