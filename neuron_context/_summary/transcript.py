@@ -33,9 +33,10 @@ are short placeholders such as ``[image: image/png]``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Literal, TypeAlias, assert_never
 
 import attrs
@@ -55,7 +56,19 @@ from .._messages.conversation import Structure
 from .._messages.message import Message, Role
 from .format import SUMMARIZE, UPDATE
 
-__all__ = ["Entry", "Kind", "entries_of", "parse_request", "render_request"]
+__all__ = [
+    "Entry",
+    "Kind",
+    "Request",
+    "entries_of",
+    "message_entries",
+    "newest_entries",
+    "parse_request",
+    "parsed_body",
+    "parsed_newest",
+    "read_request",
+    "render_request",
+]
 
 Kind: TypeAlias = Literal["user", "assistant", "call", "result", "error"]
 
@@ -113,6 +126,44 @@ def _flush(entries: list[Entry], speaker: Kind, pending: list[ContentBlock]) -> 
     pending.clear()
 
 
+def message_entries(message: Message, tool_name: Callable[[ToolResult], str]) -> list[Entry]:
+    """The transcript entries of one message (none for a system message; summaries and
+    thinking are left out).
+
+    Args:
+        message: the message.
+        tool_name: for a result of a tool message, the name of the tool it answers
+            (``""`` when unknown).
+    """
+    role = message.role
+    if role is Role.SYSTEM:
+        return []
+    entries: list[Entry] = []
+    if role is Role.TOOL:
+        for block in message.content:
+            if not isinstance(block, ToolResult):  # pragma: no cover - Message forbids it
+                continue
+            kind: Kind = "error" if block.is_error else "result"
+            text = _text_of(block.content) or "(empty)"
+            entries.append(Entry(kind, text, tool_name(block), block.tool_use_id))
+        return entries
+    speaker: Kind = "user" if role is Role.USER else "assistant"
+    pending: list[ContentBlock] = []
+    for block in message.content:
+        if isinstance(block, ToolUse):
+            _flush(entries, speaker, pending)
+            arguments = json.dumps(block.input, ensure_ascii=False)
+            entries.append(Entry("call", arguments, block.name, block.id))
+        elif isinstance(block, Text | Image | Document):
+            pending.append(block)
+        elif isinstance(block, Thinking | RedactedThinking | Compaction | ToolResult):
+            continue
+        else:  # pragma: no cover
+            assert_never(block)
+    _flush(entries, speaker, pending)
+    return entries
+
+
 def entries_of(messages: Sequence[Message], structure: Structure | None = None) -> list[Entry]:
     """The transcript entries of ``messages`` (system messages and summaries excluded).
 
@@ -124,33 +175,55 @@ def entries_of(messages: Sequence[Message], structure: Structure | None = None) 
     structure = structure if structure is not None else Structure.of(messages)
     entries: list[Entry] = []
     for index, message in enumerate(messages):
-        role = message.role
-        if role is Role.SYSTEM:
-            continue
-        if role is Role.TOOL:
-            for block in message.content:
-                if not isinstance(block, ToolResult):  # pragma: no cover - Message forbids it
-                    continue
-                use = structure.tool_use_for(index, block)
-                kind: Kind = "error" if block.is_error else "result"
-                text = _text_of(block.content) or "(empty)"
-                entries.append(Entry(kind, text, use.name if use else "", block.tool_use_id))
-            continue
-        speaker: Kind = "user" if role is Role.USER else "assistant"
-        pending: list[ContentBlock] = []
-        for block in message.content:
-            if isinstance(block, ToolUse):
-                _flush(entries, speaker, pending)
-                arguments = json.dumps(block.input, ensure_ascii=False)
-                entries.append(Entry("call", arguments, block.name, block.id))
-            elif isinstance(block, Text | Image | Document):
-                pending.append(block)
-            elif isinstance(block, Thinking | RedactedThinking | Compaction | ToolResult):
-                continue
-            else:  # pragma: no cover
-                assert_never(block)
-        _flush(entries, speaker, pending)
+        entries.extend(message_entries(message, functools.partial(_answered, structure, index)))
     return entries
+
+
+def _answered(structure: Structure, index: int, result: ToolResult) -> str:
+    use = structure.tool_use_for(index, result)
+    return use.name if use is not None else ""
+
+
+def newest_entries(messages: Sequence[Message], stop: int) -> Iterator[Entry]:
+    """The entries of ``messages[:stop]``, newest first, read lazily from the end.
+
+    A result is named after the tool use it answers in the nearest assistant message
+    before its run of tool messages (the exchange it belongs to, as :class:`Structure`
+    defines it), found by looking back over that run alone: no pass over the whole
+    conversation, so a reader that stops early pays only for what it read.
+    """
+    in_run = False  # whether the callers of the current run of tool messages are known
+    names: dict[str, str] = {}
+    for index in range(min(stop, len(messages)) - 1, -1, -1):
+        message = messages[index]
+        role = message.role
+        if role is Role.TOOL:
+            if not in_run:
+                names, in_run = _callers(messages, index), True
+            entries = message_entries(message, functools.partial(_named, names))
+        else:
+            in_run = in_run and role is Role.SYSTEM
+            entries = message_entries(message, functools.partial(_named, {}))
+        yield from reversed(entries)
+
+
+def _named(names: dict[str, str], result: ToolResult) -> str:
+    return names.get(result.tool_use_id, "")
+
+
+def _callers(messages: Sequence[Message], index: int) -> dict[str, str]:
+    """The names of the tool uses that the tool message at ``index`` may answer, by id:
+    those of the assistant message before its run of tool messages (the first use of an
+    id wins); none when a user message comes first."""
+    before = index - 1
+    while before >= 0 and messages[before].role in (Role.TOOL, Role.SYSTEM):
+        before -= 1
+    names: dict[str, str] = {}
+    if before >= 0 and messages[before].role is Role.ASSISTANT:
+        for block in messages[before].content:
+            if isinstance(block, ToolUse):
+                names.setdefault(block.id, block.name)
+    return names
 
 
 # -- rendering --------------------------------------------------------------------------
@@ -193,65 +266,111 @@ def render_request(previous: str | None, entries: Iterable[Entry]) -> str:
 # -- reading back -----------------------------------------------------------------------
 
 
-def _unindent(lines: list[str]) -> str:
+def _unindent(lines: Sequence[str]) -> str:
     return "\n".join(line.removeprefix(INDENT) for line in lines).strip("\n")
+
+
+_Header: TypeAlias = tuple[Kind, str, str, str | None]
+
+
+def _header(line: str) -> _Header | None:
+    """``(kind, tool name, id, call arguments)`` of a header line; ``None`` for a line
+    of text (indented, blank, or a stray line that joins the text before it)."""
+    if line.startswith(INDENT) or not line.strip():
+        return None
+    if line == "user:":
+        return "user", "", "", None
+    if line == "assistant:":
+        return "assistant", "", "", None
+    match = _TOOL_HEADER.match(line)
+    if match is None:
+        return None
+    word, name, use_id, rest = match.groups()
+    kind: Kind = "call" if word == "call" else "error" if word == "error" else "result"
+    return kind, name or "", use_id, rest
+
+
+def _entry(head: _Header, body: Sequence[str]) -> Entry:
+    kind, name, use_id, rest = head
+    if kind == "call":  # its arguments are on the header; lines after it belong to none
+        return Entry("call", rest or "{}", name, use_id)
+    return Entry(kind, _unindent(body), name, use_id)
 
 
 def parse_entries(lines: Sequence[str]) -> list[Entry]:
     """Read transcript lines back into entries (lenient: stray lines join the last text)."""
-    entries: list[Entry] = []
-    head: tuple[Kind, str, str] | None = None
-    body: list[str] = []
-
-    def close() -> None:
-        if head is not None:
-            kind, name, use_id = head
-            entries.append(Entry(kind, _unindent(body), name, use_id))
-
-    for line in lines:
-        if line.startswith(INDENT) or not line.strip():
-            body.append(line)
-            continue
-        if line in ("user:", "assistant:"):
-            close()
-            head, body = ("user" if line == "user:" else "assistant", "", ""), []
-            continue
-        match = _TOOL_HEADER.match(line)
-        if match is None:
-            body.append(line)
-            continue
-        close()
-        word, name, use_id, rest = match.groups()
-        if word == "call":
-            entries.append(Entry("call", rest or "{}", name or "", use_id))
-            head, body = None, []
-        else:
-            head, body = ("error" if word == "error" else "result", name or "", use_id), []
-    close()
+    entries = list(parsed_newest(lines))
+    entries.reverse()
     return entries
 
 
-def _last_index(lines: Sequence[str], value: str, end: int) -> int:
-    """The index of the last line equal to ``value`` before ``end``, or -1."""
-    for index in range(min(end, len(lines)) - 1, -1, -1):
-        if lines[index] == value:
-            return index
+def parsed_newest(lines: Sequence[str]) -> Iterator[Entry]:
+    """The entries of transcript lines, newest first, read lazily from the last line (an
+    entry is its header line and the lines up to the next header)."""
+    end = len(lines)
+    for index in range(len(lines) - 1, -1, -1):
+        head = _header(lines[index])
+        if head is not None:
+            yield _entry(head, lines[index + 1 : end])
+            end = index
+
+
+def parsed_body(lines: Sequence[str], header: int) -> str:
+    """The text of the entry whose header is ``lines[header]``."""
+    end = header + 1
+    while end < len(lines) and _header(lines[end]) is None:
+        end += 1
+    return _unindent(lines[header + 1 : end])
+
+
+def _last_line(text: str, value: str, end: int) -> int:
+    """The offset of the last line of ``text`` equal to ``value`` that starts before
+    ``end``, or -1 (found with ``str.rfind``: no pass in Python over the lines)."""
+    while end > 0:
+        found = text.rfind(value, 0, end + len(value) - 1)
+        if found < 0:
+            return -1
+        stop = found + len(value)
+        if (found == 0 or text[found - 1] == "\n") and (stop == len(text) or text[stop] == "\n"):
+            return found
+        end = found
     return -1
+
+
+@attrs.frozen
+class Request:
+    """A rendered summary request, read back: the previous summary and the transcript's
+    lines (its entries are read from them on demand)."""
+
+    previous: str | None
+    """The previous summary, verbatim (``None``: none)."""
+    lines: Sequence[str]
+    """The lines between ``<transcript>`` and ``</transcript>``."""
+
+
+def read_request(text: str) -> Request | None:
+    """Read a rendered request back, or ``None`` when ``text`` is not a rendered request
+    (the transcript is the last ``<transcript>`` ... ``</transcript>`` pair of lines)."""
+    stop = _last_line(text, TRANSCRIPT_CLOSE, len(text))
+    opening = _last_line(text, TRANSCRIPT_OPEN, stop) if stop >= 0 else -1
+    if opening < 0:
+        return None
+    body = text[opening + len(TRANSCRIPT_OPEN) + 1 : max(stop - 1, 0)]
+    lines = body.split("\n") if stop > opening + len(TRANSCRIPT_OPEN) + 1 else []
+    previous: str | None = None
+    head = text[:opening].split("\n")
+    if PREVIOUS_OPEN in head and PREVIOUS_CLOSE in head:
+        first = head.index(PREVIOUS_OPEN)
+        last = len(head) - 1 - head[::-1].index(PREVIOUS_CLOSE)
+        if first < last:
+            previous = "\n".join(head[first + 1 : last])
+    return Request(previous, lines)
 
 
 def parse_request(text: str) -> tuple[str | None, list[Entry]] | None:
     """Read a rendered request back: ``(previous summary, entries)``, or ``None`` when
     ``text`` is not a rendered request."""
-    lines = text.split("\n")
-    stop = _last_index(lines, TRANSCRIPT_CLOSE, len(lines))
-    opening = _last_index(lines, TRANSCRIPT_OPEN, stop)
-    if stop < 0 or opening < 0:
+    request = read_request(text)
+    if request is None:
         return None
-    previous: str | None = None
-    head = lines[:opening]
-    if PREVIOUS_OPEN in head and PREVIOUS_CLOSE in head:
-        first = head.index(PREVIOUS_OPEN)
-        last = _last_index(head, PREVIOUS_CLOSE, len(head))
-        if first < last:
-            previous = "\n".join(head[first + 1 : last])
-    return previous, parse_entries(lines[opening + 1 : stop])
+    return request.previous, parse_entries(request.lines)
