@@ -54,8 +54,15 @@ _EXTENSIONS = (
     "php|pony|py|pyi|rb|rs|scss|sh|sql|svelte|swift|toml|ts|tsx|txt|vue|xml|yaml|yml"
 )
 _URL = re.compile(r"https?://[^\s'\"<>()\[\]{}`]+")
-# Candidate tokens: runs of characters that can be part of a path or a hash.
-_TOKEN = re.compile(r"[\w.@+*~/-]+")
+# Candidate tokens: runs of characters that can be part of a path or a hash, and only
+# those that can hold one: with a "/", or a "." followed by a name (``a.py``; not the
+# full stop of ``word.``), or 7 to 40 hex digits. Each alternative starts only where a
+# run starts (elsewhere the lookbehind fails at once) and reads no further than the
+# run's end, so the search is linear, and runs in C: Python sees only the candidates.
+_TOKEN = re.compile(
+    r"(?<![\w.@+*~/-])"
+    r"(?:[\w@+*~-]*(?:\.*/|\.+[\w@+*~-])[\w.@+*~/-]*|[0-9a-f]{7,40}(?![\w.@+*~/-]))"
+)
 # Anchored at a token's start (re.match): a path with at least one separator ...
 _PATH = re.compile(r"(?:~|\.{1,2})?/?[\w.@+*-]+(?:/[\w.@+*-]+)+/?")
 # ... or a file name with a known extension.
