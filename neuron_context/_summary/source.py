@@ -10,7 +10,7 @@ summarizer needs three things, and none of them needs the whole conversation par
   library writes is one);
 - where the user's messages are (:attr:`Source.users`), to quote the first request and
   the newest ones: found by role (a check per message, nothing read) or, in a rendering,
-  by the ``user:`` header lines (``list.index``, in C);
+  by the ``user:`` header lines (``str.find``, in C);
 - the entries newest first (:meth:`Source.newest`), read lazily from the end, so the
   reader pays only for what it reads: tool results are named from the assistant message
   before their run of tool messages, not from a :class:`Structure` of everything.
@@ -26,15 +26,7 @@ import attrs
 from .._messages.content import Compaction, ToolResult
 from .._messages.message import Message, Role
 from .format import ALIGNED_MARK
-from .transcript import (
-    Entry,
-    Request,
-    message_entries,
-    newest_entries,
-    parsed_body,
-    parsed_newest,
-    read_request,
-)
+from .transcript import Entry, Request, message_entries, newest_entries, read_request
 
 __all__ = ["Source", "source_of"]
 
@@ -82,25 +74,14 @@ class _Rendered:
         return self.request.previous
 
     def user_text(self, position: int) -> str:
-        return parsed_body(self.request.lines, position)
+        return self.request.body(position)
 
     def newest(self) -> Iterator[Entry]:
-        return parsed_newest(self.request.lines)
+        return self.request.newest()
 
 
 def _unnamed(result: ToolResult) -> str:  # pragma: no cover - user messages hold no results
     return ""
-
-
-def _header_lines(lines: Sequence[str], value: str) -> list[int]:
-    found: list[int] = []
-    index = -1
-    while True:
-        try:
-            index = lines.index(value, index + 1)
-        except ValueError:
-            return found
-        found.append(index)
 
 
 def source_of(messages: Sequence[Message]) -> Source:
@@ -111,8 +92,7 @@ def source_of(messages: Sequence[Message]) -> Source:
     if users:
         request = read_request(messages[users[-1]].text)
         if request is not None:
-            lines = request.lines
-            return _Rendered(request, _header_lines(lines, "user:"))
+            return _Rendered(request, request.users())
     stop = len(messages)
     if messages and messages[-1].text.startswith(ALIGNED_MARK):
         stop -= 1  # a cache-aligned request's instruction, not the user's

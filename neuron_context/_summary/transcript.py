@@ -63,9 +63,6 @@ __all__ = [
     "entries_of",
     "message_entries",
     "newest_entries",
-    "parse_request",
-    "parsed_body",
-    "parsed_newest",
     "read_request",
     "render_request",
 ]
@@ -297,32 +294,6 @@ def _entry(head: _Header, body: Sequence[str]) -> Entry:
     return Entry(kind, _unindent(body), name, use_id)
 
 
-def parse_entries(lines: Sequence[str]) -> list[Entry]:
-    """Read transcript lines back into entries (lenient: stray lines join the last text)."""
-    entries = list(parsed_newest(lines))
-    entries.reverse()
-    return entries
-
-
-def parsed_newest(lines: Sequence[str]) -> Iterator[Entry]:
-    """The entries of transcript lines, newest first, read lazily from the last line (an
-    entry is its header line and the lines up to the next header)."""
-    end = len(lines)
-    for index in range(len(lines) - 1, -1, -1):
-        head = _header(lines[index])
-        if head is not None:
-            yield _entry(head, lines[index + 1 : end])
-            end = index
-
-
-def parsed_body(lines: Sequence[str], header: int) -> str:
-    """The text of the entry whose header is ``lines[header]``."""
-    end = header + 1
-    while end < len(lines) and _header(lines[end]) is None:
-        end += 1
-    return _unindent(lines[header + 1 : end])
-
-
 def _last_line(text: str, value: str, end: int) -> int:
     """The offset of the last line of ``text`` equal to ``value`` that starts before
     ``end``, or -1 (found with ``str.rfind``: no pass in Python over the lines)."""
@@ -339,24 +310,71 @@ def _last_line(text: str, value: str, end: int) -> int:
 
 @attrs.frozen
 class Request:
-    """A rendered summary request, read back: the previous summary and the transcript's
-    lines (its entries are read from them on demand)."""
+    """A rendered summary request, read back on demand: its transcript is read by
+    character offsets (``str.find`` and ``str.rfind``), so a reader pays in Python only
+    for the lines it reads, not for the whole rendering."""
 
     previous: str | None
     """The previous summary, verbatim (``None``: none)."""
-    lines: Sequence[str]
-    """The lines between ``<transcript>`` and ``</transcript>``."""
+    text: str
+    """The request's text."""
+    start: int
+    """The offset of the transcript's first line."""
+    stop: int
+    """The offset of the newline that ends its last line (``stop < start``: no line)."""
+
+    def newest(self) -> Iterator[Entry]:
+        """The transcript's entries, newest first (an entry is its header line and the
+        lines up to the next header; stray lines join the text before them)."""
+        text = self.text
+        body_end = self.stop
+        end = self.stop
+        while end >= self.start:
+            newline = text.rfind("\n", self.start, end)
+            begin = newline + 1 if newline >= 0 else self.start
+            head = _header(text[begin:end])
+            if head is not None:
+                body = text[end + 1 : body_end].split("\n") if end < body_end else []
+                yield _entry(head, body)
+                body_end = begin - 1
+            if newline < 0:
+                return
+            end = newline
+
+    def users(self) -> list[int]:
+        """The offsets of the ``user:`` header lines, oldest first."""
+        if self.stop < self.start:
+            return []
+        found: list[int] = []
+        at = self.start - 1  # the newline before the first line
+        while (at := self.text.find("\nuser:\n", at, self.stop + 1)) >= 0:
+            found.append(at + 1)
+            at += len("\nuser:")
+        return found
+
+    def body(self, header: int) -> str:
+        """The text of the entry whose header line starts at offset ``header``."""
+        text, stop = self.text, self.stop
+        first = text.find("\n", header, stop)  # the end of the header line
+        if first < 0:
+            return ""
+        end = first
+        while end < stop:
+            newline = text.find("\n", end + 1, stop)
+            line_end = newline if newline >= 0 else stop
+            if _header(text[end + 1 : line_end]) is not None:
+                break
+            end = line_end
+        return _unindent(text[first + 1 : end].split("\n")) if end > first else ""
 
 
 def read_request(text: str) -> Request | None:
     """Read a rendered request back, or ``None`` when ``text`` is not a rendered request
     (the transcript is the last ``<transcript>`` ... ``</transcript>`` pair of lines)."""
-    stop = _last_line(text, TRANSCRIPT_CLOSE, len(text))
-    opening = _last_line(text, TRANSCRIPT_OPEN, stop) if stop >= 0 else -1
+    close = _last_line(text, TRANSCRIPT_CLOSE, len(text))
+    opening = _last_line(text, TRANSCRIPT_OPEN, close) if close >= 0 else -1
     if opening < 0:
         return None
-    body = text[opening + len(TRANSCRIPT_OPEN) + 1 : max(stop - 1, 0)]
-    lines = body.split("\n") if stop > opening + len(TRANSCRIPT_OPEN) + 1 else []
     previous: str | None = None
     head = text[:opening].split("\n")
     if PREVIOUS_OPEN in head and PREVIOUS_CLOSE in head:
@@ -364,13 +382,4 @@ def read_request(text: str) -> Request | None:
         last = len(head) - 1 - head[::-1].index(PREVIOUS_CLOSE)
         if first < last:
             previous = "\n".join(head[first + 1 : last])
-    return Request(previous, lines)
-
-
-def parse_request(text: str) -> tuple[str | None, list[Entry]] | None:
-    """Read a rendered request back: ``(previous summary, entries)``, or ``None`` when
-    ``text`` is not a rendered request."""
-    request = read_request(text)
-    if request is None:
-        return None
-    return request.previous, parse_entries(request.lines)
+    return Request(previous, text, opening + len(TRANSCRIPT_OPEN) + 1, close - 1)
