@@ -116,11 +116,10 @@ class ExtractiveSummarizer(Provider):
     The work is bounded by the budget, not by the history: every section but the goal
     reads the conversation newest first and stops when its items already found would
     fill the whole budget, and at most ``read_per_token`` characters per token of the
-    budget (at least 200,000) are read in all, a quarter of them at most of tool output
-    for mentions; older decisions, artifacts, errors and mentions are left out. The
-    user's requests are looked for in the whole history, by role (a check per
-    message), and only the first and the newest ones that could be quoted are read (at
-    most as many characters again).
+    budget (at least 200,000) are read in all; older decisions, artifacts, errors and
+    mentions are left out. The user's requests are looked for in the whole history, by
+    role (a check per message), and only the first and the newest ones that could be
+    quoted are read (at most as many characters again).
 
     Examples:
         >>> from neuron_context import SummarizationStrategy

@@ -10,8 +10,7 @@ and stops as soon as nothing older could make it into the summary:
   budget on their own (the summary takes a section's items in order, so no later item
   could be taken), or, for mentions, when ``max_mentions`` are found;
 - whatever the sections still want, it reads at most ``chars`` characters of entry text
-  (a documented bound: the summarizer's ``read_per_token`` per token of its budget),
-  and looks for mentions in at most a quarter of that of tool output (the newest), so
+  (a documented bound: the summarizer's ``read_per_token`` per token of its budget), so
   the work is bounded by the size of the summary, not by the length of the history,
   even when nothing fills up (100,000 messages without a single path).
 
@@ -129,7 +128,6 @@ class _Reader:
     index_costs: list[int] = attrs.Factory(lambda: [0, 0, 0])  # by tier
     said_count: int = 0  # mentions in the conversation that the index does not name
     all_count: int = 0  # the same, with those only in tool output
-    output_chars: int = 0  # what is left to scan of tool output for mentions
 
     def complete(self) -> bool:
         found = self.found
@@ -196,11 +194,8 @@ class _Reader:
                 self.all_count += unnamed and value not in found.in_output
 
     def _output(self, text: str) -> None:
-        if self.all_count >= self.max_mentions or self.output_chars <= 0:
+        if self.all_count >= self.max_mentions:
             return
-        if len(text) > self.output_chars:
-            text = _ends(text, self.output_chars)
-        self.output_chars -= len(text)
         found = self.found
         for value in mentioned(text):
             if value not in found.mentioned and value not in found.in_output:
@@ -225,7 +220,7 @@ def find(
 ) -> Findings:
     """Read ``entries`` (newest first) until no older one could reach a summary of
     ``budget`` tokens as ``cost`` prices its lines, or ``chars`` characters are read."""
-    reader = _Reader(budget, cost, line_chars, max_mentions, output_chars=chars // 4)
+    reader = _Reader(budget, cost, line_chars, max_mentions)
     first = True
     for entry in entries:
         if chars <= 0 or reader.complete():
