@@ -4,11 +4,12 @@ Tool output is untrusted and can be anything: an ASCII table border of 40,000 ``
 signs, a minified bundle, a hex dump. A regular expression that may start a match at
 every position of such a run and rescan the run from each one is quadratic (the
 previous path pattern took 9 s on 20,000 ``+``). So every scan here works in two
-linear steps: a simple character-class pattern (no nested or overlapping quantifiers)
-splits the text into candidate tokens, then each token is checked with a pattern
-anchored at its start, whose backtracking is bounded by the token's length. Line-based
-checks are anchored per line. Nothing here is slower than O(len(text)) times a small
-constant; ``tests/test_adversarial_strategies.py`` times the worst inputs we know.
+linear steps: a pattern that can start a match only where a run of token characters
+starts (a one-character lookbehind fails at once everywhere else) and reads no further
+than the run's end finds the candidate tokens, then each token is checked with a
+pattern anchored at its start, whose backtracking is bounded by the token's length.
+Line-based checks are anchored per line. Nothing here is slower than O(len(text)) times
+a small constant; ``tests/test_adversarial_strategies.py`` times the worst inputs we know.
 """
 
 from __future__ import annotations
