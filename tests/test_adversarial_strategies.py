@@ -261,6 +261,8 @@ PATHOLOGICAL = {
     "closing-tags": "</a" * 16_000 + ">",
     "error-word": "Error" * 10_000,
     "dotted": "a." * 25_000 + "py",
+    "dots": "." * 50_000,
+    "hex-run": "0a" * 25_000,
     "brackets": "[" * 50_000,
 }
 

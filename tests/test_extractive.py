@@ -237,7 +237,8 @@ class TestExtractiveSummarizer:
         assert text.startswith(f"{HEADINGS[0]}\n- The user builds a parser.\n")
 
     def test_fits_the_budget_goal_first(self) -> None:
-        """A long history is cut down to ``max_tokens``, keeping the goal."""
+        """A long history is cut down to ``max_tokens``, keeping the goal and the newest
+        artifacts."""
         history = [SESSION[1]]
         for index in range(200):
             history.append(call(f"c{index}", "read_file", path=f"src/module_{index}.py"))
@@ -248,7 +249,7 @@ class TestExtractiveSummarizer:
             text = summarize(history, max_tokens=budget)
             assert counter.estimate_text(text) <= budget
             assert "Add a --verbose flag" in text
-            assert "src/module_0.py: read_file" in text
+            assert "src/module_199.py: read_file" in text
         assert "## Next steps" in summarize(history, max_tokens=200)
 
     def test_tiny_budget_gives_empty(self) -> None:

@@ -8,25 +8,29 @@ writes the sections the default instructions ask for, from what it can extract, 
 fills the space it is given (``request.max_tokens``): what a session cannot lose comes
 first, the user's own words above all.
 
-Its work is CPU only and grows with the history, so :meth:`ExtractiveSummarizer.complete`
-runs it in a worker thread: the event loop keeps serving other tasks and a caller's
-``timeout`` still fires (the thread is abandoned, its result discarded). Every scan of
-untrusted text is linear (see :mod:`neuron_context._summary.scan`).
+Its work is bounded by the size of the summary, not by the length of the history: the
+user's requests are found by role and only those that can be quoted are read; every
+other section is read newest first and stops when nothing older could make it into the
+summary, or after ``read_per_token`` characters per token of the budget (see
+:mod:`neuron_context._summary.findings`). Given the messages themselves, nothing else is
+read; given a rendering, the rendering is split into lines once. The work is CPU only,
+so :meth:`ExtractiveSummarizer.complete` runs it in a worker thread: the event loop
+keeps serving other tasks and a caller's ``timeout`` still fires (the thread is
+abandoned, its result discarded). Every scan of untrusted text is linear (see
+:mod:`neuron_context._summary.scan`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import anyio.to_thread
 import attrs
 
 from .._counting.base import BaseCounter
 from .._counting.heuristic import to_counter
-from .._messages.content import Compaction
-from .._messages.conversation import Structure
-from .._messages.message import Message, Role
+from .._messages.message import Message
 from .._messages.truncation import truncate_text
 from .._validators import non_negative_int, require_int
 from ..providers._base import (
@@ -36,9 +40,10 @@ from ..providers._base import (
     StopReason,
     TokenUsage,
 )
-from .format import ALIGNED_MARK, HEADINGS, REQUEST_CLOSE, REQUEST_OPEN
-from .scan import argument_text, artifact_of, clip, error_line, is_notice, mentioned
-from .transcript import Entry, entries_of, parse_request
+from .findings import DECISIONS_QUOTED, Findings, find
+from .format import HEADINGS, REQUEST_CLOSE, REQUEST_OPEN
+from .scan import clip, is_notice
+from .source import Source, source_of
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -46,13 +51,15 @@ GOAL, DECISIONS, ARTIFACTS, ERRORS, NEXT = range(5)
 # The order in which sections get their next item when the budget is shared out.
 _PRIORITY = (GOAL, ARTIFACTS, ERRORS, NEXT, DECISIONS)
 _DEFAULT_BUDGET = 1024
-_LATEST = " (latest)"
+_MIN_READ = 200_000
+"""Characters of the newest entries read whatever the budget (see ``read_per_token``)."""
+_TIER = 1_000_000
+"""Ranks within the artifacts: carried lines, then what the calls touched by tier (see
+``findings.tier``), then mentions (each tier newest first)."""
 _WEIGHTS = {GOAL: 4.0, ARTIFACTS: 4.0, ERRORS: 2.0, NEXT: 1.5, DECISIONS: 1.0}
 """How the sections share the space (see ``_fit``)."""
 _VERBATIM_SHARE = 0.4
 """The most of the budget one quoted request may take; a longer one is cut in the middle."""
-
-_Add: TypeAlias = Callable[..., None]
 
 
 def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -87,21 +94,32 @@ class ExtractiveSummarizer(Provider):
       than half the space is cut in the middle (head and tail kept, the cut marked);
     - **Decisions**: the assistant's conclusions before its last message;
     - **Artifacts**: an index of what tool calls touched (a path or URL, else
-      ``key=value`` of the key argument, such as ``command=pytest -q``), in the order
-      first touched, each with the tools that acted on it, the latest last; then
-      paths, URLs and commit hashes mentioned in the conversation, then those in tool
-      output, up to ``max_mentions``;
+      ``key=value`` of the key argument, such as ``command=pytest -q``), newest first
+      (by the latest call on it), each with the tools that acted on it, the latest
+      last (when space is short, paths and URLs come first, then arguments that name
+      one); then paths, URLs and commit hashes mentioned in the conversation, then
+      those in tool output, each newest first, up to ``max_mentions``;
     - **Errors and fixes**: the first line of each error result, or the error line of
       a result that holds a traceback or an ``error:`` line, newest first;
     - **Next steps**: what the assistant said last, its last call, and a user request
       still unanswered.
 
-    The previous summary's sections are carried into the same sections (its text under
-    other headings goes to the goal; quoted requests stay verbatim; an artifact acted on
-    again gets its new latest action), so incremental summaries keep the user's words.
+    The previous summary (the :class:`~neuron_context.Compaction` blocks of the user
+    messages, or the one a rendered request carries) is carried into the same sections
+    (its text under other headings goes to the goal; quoted requests stay verbatim; its
+    index follows the new one, and an artifact acted on again moves up with its new
+    latest action), so incremental summaries keep the user's words.
     The summary fits ``request.max_tokens`` (1024 when ``None``) as measured by
     ``counter`` and fills it: sections take turns to add their most important remaining
     item, goal first, until the next one does not fit.
+
+    The work is bounded by the budget, not by the history: every section but the goal
+    reads the conversation newest first and stops when its items already found would
+    fill the whole budget, and at most ``read_per_token`` characters per token of the
+    budget (at least 200,000) are read in all; older decisions, artifacts, errors and
+    mentions are left out. The user's requests are looked for in the whole history, by
+    role (a check per message), and only the first and the newest ones that could be
+    quoted are read (at most as many characters again).
 
     Examples:
         >>> from neuron_context import SummarizationStrategy
@@ -115,6 +133,11 @@ class ExtractiveSummarizer(Provider):
     requests are not clipped)."""
     max_mentions: int = attrs.field(default=30, validator=non_negative_int())
     """The most paths, URLs and hashes listed besides the tool calls."""
+    read_per_token: int = attrs.field(default=50, validator=non_negative_int())
+    """How much of the history is read: this many characters of the newest messages
+    per token of ``request.max_tokens``, and at least 200,000 (an entry that does not
+    fit whole is read by its head and its tail); as much again of the user's messages
+    for the goal."""
 
     async def complete(self, request: CompletionRequest) -> CompletionResponse:
         """Summarize the conversation in ``request``, in a worker thread; see the class."""
@@ -130,13 +153,25 @@ class ExtractiveSummarizer(Provider):
 
     def summarize(self, request: CompletionRequest) -> str:
         """The summary text for ``request`` (what :meth:`complete` answers)."""
-        previous, entries = _read(request.messages)
-        items = self._items(previous, entries)
-        return self._fit(items, request.max_tokens or _DEFAULT_BUDGET)
+        budget = request.max_tokens or _DEFAULT_BUDGET
+        chars = max(_MIN_READ, self.read_per_token * budget)
+        source = source_of(request.messages)
+        found = find(
+            source.newest(),
+            budget=budget,
+            chars=chars,
+            cost=self.counter.estimate_text,
+            line_chars=self.line_chars,
+            max_mentions=self.max_mentions,
+        )
+        requests = self._requests(source, budget, chars)
+        return self._fit(self._items(source, found, requests), budget)
 
     # -- extraction ---------------------------------------------------------------------
 
-    def _items(self, previous: str | None, entries: Sequence[Entry]) -> list[_Item]:
+    def _items(
+        self, source: Source, found: Findings, requests: list[tuple[int, str]]
+    ) -> list[_Item]:
         limit = self.line_chars
         items: list[_Item] = []
         seen: set[tuple[int, str]] = set()
@@ -146,17 +181,15 @@ class ExtractiveSummarizer(Provider):
                 seen.add((section, text))
                 items.append(_Item(section, rank, len(items), text, verbatim))
 
-        carried, quoted = _carried(previous, limit)
-        users = [e for e in entries if e.kind == "user" and not is_notice(e.text)]
-        assistants = [e for e in entries if e.kind == "assistant"]
-        calls = [e for e in entries if e.kind == "call"]
-        # Artifacts acted on again move to the new part of the index (their latest action).
-        index = _Index()
+        carried, quoted = _carried(source.previous, limit)
+        # The previous index is older than every call read: it follows the new one, and
+        # an artifact acted on again keeps its place in the new part (its latest action).
+        index = found.index
         for line in carried.pop(ARTIFACTS, []):
             if not index.carry(line):
                 add(ARTIFACTS, 0, line)
         for section, lines in carried.items():
-            if section == NEXT and (assistants or calls):
+            if section == NEXT and found.acted:
                 continue
             # Goal lines keep what came first; newer decisions and errors win.
             base = 0 if section == GOAL else 10_000
@@ -165,52 +198,56 @@ class ExtractiveSummarizer(Provider):
         for position, text in enumerate(quoted):
             # The first quoted request is the task; then the newest carried ones.
             add(GOAL, 99 if position == 0 else 300 - position, text, verbatim=True)
-        for position, entry in enumerate(users):
-            # The first request states the goal; the newest is what the user wants now.
-            newer = len(users) - 1 - position
-            rank = 100 if position == 0 else 101 + newer
-            add(GOAL, rank, entry.text.strip("\n"), verbatim=True)
-        for position, entry in enumerate(reversed(assistants[-6:-1])):
-            add(DECISIONS, position, "Assistant: " + clip(entry.text, limit))
-        last_action = ""
-        for entry in calls:
-            artifact = artifact_of(entry.text, limit)
-            index.act(artifact or entry.name or "tool", entry.name or "tool")
-            last_action = f"{entry.name or 'tool'} {artifact}".strip()
-        for position, (line, named) in enumerate(index.lines()):
-            # Paths and URLs first: commands and other arguments after them.
-            add(ARTIFACTS, (1000 if named else 1500) + position, line)
-        self._mentions(entries, index, add)
-        errors = [line for e in entries if (line := error_line(e.kind, e.name, e.text, limit))]
-        for position, line in enumerate(reversed(errors)):
+        for rank, text in requests:
+            add(GOAL, rank, text.strip("\n"), verbatim=True)
+        for position, text in enumerate(found.said[1 : DECISIONS_QUOTED + 1]):
+            add(DECISIONS, position, "Assistant: " + clip(text, limit))
+        for position, (line, tier) in enumerate(index.lines()):
+            # Paths and URLs first, then the commands that name one, then the others.
+            add(ARTIFACTS, (1 + tier) * _TIER + position, line)
+        known = index.names()
+        mentions = [m for m in found.mentioned if m not in known]
+        mentions += [m for m in found.in_output if m not in found.mentioned and m not in known]
+        for position, mention in enumerate(mentions[: self.max_mentions]):
+            add(ARTIFACTS, 4 * _TIER + position, f"Mentioned: {mention}")
+        for position, line in enumerate(found.errors):
             add(ERRORS, position, line)
-        if assistants:
-            add(NEXT, 0, "Last said: " + clip(assistants[-1].text, limit))
-        if last_action:
-            add(NEXT, 1, "Last action: " + last_action)
-        if users and entries[-1] is users[-1]:
-            add(NEXT, 2, "Unanswered user request: " + clip(users[-1].text, limit))
+        if found.said:
+            add(NEXT, 0, "Last said: " + clip(found.said[0], limit))
+        if found.last_action:
+            add(NEXT, 1, "Last action: " + found.last_action)
+        if found.unanswered:
+            add(NEXT, 2, "Unanswered user request: " + clip(found.unanswered, limit))
         return items
 
-    def _mentions(self, entries: Sequence[Entry], index: _Index, add: _Add) -> None:
-        """Paths, URLs and hashes: from the conversation first, then from tool output
-        (newest first), skipping what the index already names."""
-        known = index.names()
-        said: dict[str, None] = {}
-        output: dict[str, None] = {}
-        for entry in entries:
-            if entry.kind in ("result", "error"):
-                target, text = output, entry.text
-            else:
-                target = said
-                text = argument_text(entry.text) if entry.kind == "call" else entry.text
-            for mention in mentioned(text):
-                if mention not in known:
-                    target.setdefault(mention, None)
-        found = list(said)
-        found += [m for m in reversed(output) if m not in said]
-        for position, mention in enumerate(found[: self.max_mentions]):
-            add(ARTIFACTS, 2000 + position, f"Mentioned: {mention}")
+    def _requests(self, source: Source, budget: int, chars: int) -> list[tuple[int, str]]:
+        """``(rank, text)`` of the user's requests that could be quoted, oldest first:
+        the first (the task), then the newest ones until even the least each can cost
+        (its quote marks) adds up to more than ``budget``, or ``chars`` characters of
+        the user's messages are read."""
+        users = source.users
+        first, task = -1, ""
+        for at, position in enumerate(users):
+            task = source.user_text(position)
+            chars -= len(task)
+            if not is_notice(task):
+                first = at
+                break
+            if chars <= 0:
+                return []
+        if first < 0:
+            return []
+        least = max(1, self.counter.estimate_text(f"{REQUEST_OPEN}\n{REQUEST_CLOSE}\n"))
+        newest: list[tuple[int, str]] = []
+        for at in range(len(users) - 1, first, -1):
+            if len(newest) * least > budget or chars <= 0:
+                break
+            text = source.user_text(users[at])
+            chars -= len(text)
+            if not is_notice(text):
+                # The first request states the goal; the newest is what the user wants now.
+                newest.append((101 + len(newest), text))
+        return [(100, task), *reversed(newest)]
 
     # -- fitting ------------------------------------------------------------------------
 
@@ -278,62 +315,6 @@ def _render(items: Iterable[_Item]) -> str:
         lines = [item.rendered() for item in sorted(sections[section], key=lambda i: i.order)]
         parts.append("\n".join([HEADINGS[section], *lines]))
     return "\n\n".join(parts)
-
-
-class _Index:
-    """What tool calls touched, each with the tools that acted on it (latest last)."""
-
-    def __init__(self) -> None:
-        self._actions: dict[str, list[str]] = {}
-
-    def act(self, artifact: str, action: str) -> None:
-        actions = self._actions.setdefault(artifact, [])
-        if action in actions:
-            actions.remove(action)
-        actions.append(action)
-
-    def carry(self, line: str) -> bool:
-        """Take an index line of a previous summary; ``False`` if it is not one."""
-        artifact, separator, rest = line.rpartition(": ")
-        names = rest.removesuffix(_LATEST).split(", ")
-        if not separator or not artifact or not all(_is_name(n) for n in names):
-            return False
-        for name in names:
-            self.act(artifact, name)
-        return True
-
-    def lines(self) -> list[tuple[str, bool]]:
-        """In the order first touched: ``artifact: tool, other tool (latest)``, and
-        whether the artifact is a path or URL (not ``key=value`` or a bare tool name)."""
-        lines = []
-        for artifact, actions in self._actions.items():
-            if artifact in actions and len(actions) == 1:
-                lines.append((artifact, False))  # a call without arguments: its name says it
-            else:
-                latest = _LATEST if len(actions) > 1 else ""
-                lines.append((f"{artifact}: {', '.join(actions)}{latest}", "=" not in artifact))
-        return lines
-
-    def names(self) -> str:
-        return "\n".join(self._actions)
-
-
-def _is_name(value: str) -> bool:
-    return bool(value) and len(value) <= 128 and all(c.isalnum() or c in "_.-" for c in value)
-
-
-def _read(messages: Sequence[Message]) -> tuple[str | None, list[Entry]]:
-    """The previous summary and the entries: from our rendering, or from the messages."""
-    users = [m for m in messages if m.role is Role.USER]
-    if users:
-        parsed = parse_request(users[-1].text)
-        if parsed is not None:
-            return parsed
-    if messages and messages[-1].text.startswith(ALIGNED_MARK):
-        messages = messages[:-1]  # a cache-aligned request's instruction, not the user's
-    summaries = [b.content for m in messages for b in m.content if isinstance(b, Compaction)]
-    previous = "\n\n".join(s for s in summaries if s.strip()) or None
-    return previous, entries_of(messages, Structure.of(messages))
 
 
 def _carried(previous: str | None, limit: int) -> tuple[dict[int, list[str]], list[str]]:

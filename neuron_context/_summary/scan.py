@@ -4,11 +4,12 @@ Tool output is untrusted and can be anything: an ASCII table border of 40,000 ``
 signs, a minified bundle, a hex dump. A regular expression that may start a match at
 every position of such a run and rescan the run from each one is quadratic (the
 previous path pattern took 9 s on 20,000 ``+``). So every scan here works in two
-linear steps: a simple character-class pattern (no nested or overlapping quantifiers)
-splits the text into candidate tokens, then each token is checked with a pattern
-anchored at its start, whose backtracking is bounded by the token's length. Line-based
-checks are anchored per line. Nothing here is slower than O(len(text)) times a small
-constant; ``tests/test_adversarial_strategies.py`` times the worst inputs we know.
+linear steps: a pattern that can start a match only where a run of token characters
+starts (a one-character lookbehind fails at once everywhere else) and reads no further
+than the run's end finds the candidate tokens, then each token is checked with a
+pattern anchored at its start, whose backtracking is bounded by the token's length.
+Line-based checks are anchored per line. Nothing here is slower than O(len(text)) times
+a small constant; ``tests/test_adversarial_strategies.py`` times the worst inputs we know.
 """
 
 from __future__ import annotations
@@ -54,8 +55,15 @@ _EXTENSIONS = (
     "php|pony|py|pyi|rb|rs|scss|sh|sql|svelte|swift|toml|ts|tsx|txt|vue|xml|yaml|yml"
 )
 _URL = re.compile(r"https?://[^\s'\"<>()\[\]{}`]+")
-# Candidate tokens: runs of characters that can be part of a path or a hash.
-_TOKEN = re.compile(r"[\w.@+*~/-]+")
+# Candidate tokens: runs of characters that can be part of a path or a hash, and only
+# those that can hold one: with a "/", or a "." followed by a name (``a.py``; not the
+# full stop of ``word.``), or 7 to 40 hex digits. Each alternative starts only where a
+# run starts (elsewhere the lookbehind fails at once) and reads no further than the
+# run's end, so the search is linear, and runs in C: Python sees only the candidates.
+_TOKEN = re.compile(
+    r"(?<![\w.@+*~/-])"
+    r"(?:[\w@+*~-]*(?:\.*/|\.+[\w@+*~-])[\w.@+*~/-]*|[0-9a-f]{7,40}(?![\w.@+*~/-]))"
+)
 # Anchored at a token's start (re.match): a path with at least one separator ...
 _PATH = re.compile(r"(?:~|\.{1,2})?/?[\w.@+*-]+(?:/[\w.@+*-]+)+/?")
 # ... or a file name with a known extension.

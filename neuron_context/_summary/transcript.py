@@ -33,9 +33,10 @@ are short placeholders such as ``[image: image/png]``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Literal, TypeAlias, assert_never
 
 import attrs
@@ -55,7 +56,16 @@ from .._messages.conversation import Structure
 from .._messages.message import Message, Role
 from .format import SUMMARIZE, UPDATE
 
-__all__ = ["Entry", "Kind", "entries_of", "parse_request", "render_request"]
+__all__ = [
+    "Entry",
+    "Kind",
+    "Request",
+    "entries_of",
+    "message_entries",
+    "newest_entries",
+    "read_request",
+    "render_request",
+]
 
 Kind: TypeAlias = Literal["user", "assistant", "call", "result", "error"]
 
@@ -113,6 +123,44 @@ def _flush(entries: list[Entry], speaker: Kind, pending: list[ContentBlock]) -> 
     pending.clear()
 
 
+def message_entries(message: Message, tool_name: Callable[[ToolResult], str]) -> list[Entry]:
+    """The transcript entries of one message (none for a system message; summaries and
+    thinking are left out).
+
+    Args:
+        message: the message.
+        tool_name: for a result of a tool message, the name of the tool it answers
+            (``""`` when unknown).
+    """
+    role = message.role
+    if role is Role.SYSTEM:
+        return []
+    entries: list[Entry] = []
+    if role is Role.TOOL:
+        for block in message.content:
+            if not isinstance(block, ToolResult):  # pragma: no cover - Message forbids it
+                continue
+            kind: Kind = "error" if block.is_error else "result"
+            text = _text_of(block.content) or "(empty)"
+            entries.append(Entry(kind, text, tool_name(block), block.tool_use_id))
+        return entries
+    speaker: Kind = "user" if role is Role.USER else "assistant"
+    pending: list[ContentBlock] = []
+    for block in message.content:
+        if isinstance(block, ToolUse):
+            _flush(entries, speaker, pending)
+            arguments = json.dumps(block.input, ensure_ascii=False)
+            entries.append(Entry("call", arguments, block.name, block.id))
+        elif isinstance(block, Text | Image | Document):
+            pending.append(block)
+        elif isinstance(block, Thinking | RedactedThinking | Compaction | ToolResult):
+            continue
+        else:  # pragma: no cover
+            assert_never(block)
+    _flush(entries, speaker, pending)
+    return entries
+
+
 def entries_of(messages: Sequence[Message], structure: Structure | None = None) -> list[Entry]:
     """The transcript entries of ``messages`` (system messages and summaries excluded).
 
@@ -124,33 +172,55 @@ def entries_of(messages: Sequence[Message], structure: Structure | None = None) 
     structure = structure if structure is not None else Structure.of(messages)
     entries: list[Entry] = []
     for index, message in enumerate(messages):
-        role = message.role
-        if role is Role.SYSTEM:
-            continue
-        if role is Role.TOOL:
-            for block in message.content:
-                if not isinstance(block, ToolResult):  # pragma: no cover - Message forbids it
-                    continue
-                use = structure.tool_use_for(index, block)
-                kind: Kind = "error" if block.is_error else "result"
-                text = _text_of(block.content) or "(empty)"
-                entries.append(Entry(kind, text, use.name if use else "", block.tool_use_id))
-            continue
-        speaker: Kind = "user" if role is Role.USER else "assistant"
-        pending: list[ContentBlock] = []
-        for block in message.content:
-            if isinstance(block, ToolUse):
-                _flush(entries, speaker, pending)
-                arguments = json.dumps(block.input, ensure_ascii=False)
-                entries.append(Entry("call", arguments, block.name, block.id))
-            elif isinstance(block, Text | Image | Document):
-                pending.append(block)
-            elif isinstance(block, Thinking | RedactedThinking | Compaction | ToolResult):
-                continue
-            else:  # pragma: no cover
-                assert_never(block)
-        _flush(entries, speaker, pending)
+        entries.extend(message_entries(message, functools.partial(_answered, structure, index)))
     return entries
+
+
+def _answered(structure: Structure, index: int, result: ToolResult) -> str:
+    use = structure.tool_use_for(index, result)
+    return use.name if use is not None else ""
+
+
+def newest_entries(messages: Sequence[Message], stop: int) -> Iterator[Entry]:
+    """The entries of ``messages[:stop]``, newest first, read lazily from the end.
+
+    A result is named after the tool use it answers in the nearest assistant message
+    before its run of tool messages (the exchange it belongs to, as :class:`Structure`
+    defines it), found by looking back over that run alone: no pass over the whole
+    conversation, so a reader that stops early pays only for what it read.
+    """
+    in_run = False  # whether the callers of the current run of tool messages are known
+    names: dict[str, str] = {}
+    for index in range(min(stop, len(messages)) - 1, -1, -1):
+        message = messages[index]
+        role = message.role
+        if role is Role.TOOL:
+            if not in_run:
+                names, in_run = _callers(messages, index), True
+            entries = message_entries(message, functools.partial(_named, names))
+        else:
+            in_run = in_run and role is Role.SYSTEM
+            entries = message_entries(message, functools.partial(_named, {}))
+        yield from reversed(entries)
+
+
+def _named(names: dict[str, str], result: ToolResult) -> str:
+    return names.get(result.tool_use_id, "")
+
+
+def _callers(messages: Sequence[Message], index: int) -> dict[str, str]:
+    """The names of the tool uses that the tool message at ``index`` may answer, by id:
+    those of the assistant message before its run of tool messages (the first use of an
+    id wins); none when a user message comes first."""
+    before = index - 1
+    while before >= 0 and messages[before].role in (Role.TOOL, Role.SYSTEM):
+        before -= 1
+    names: dict[str, str] = {}
+    if before >= 0 and messages[before].role is Role.ASSISTANT:
+        for block in messages[before].content:
+            if isinstance(block, ToolUse):
+                names.setdefault(block.id, block.name)
+    return names
 
 
 # -- rendering --------------------------------------------------------------------------
@@ -193,65 +263,123 @@ def render_request(previous: str | None, entries: Iterable[Entry]) -> str:
 # -- reading back -----------------------------------------------------------------------
 
 
-def _unindent(lines: list[str]) -> str:
+def _unindent(lines: Sequence[str]) -> str:
     return "\n".join(line.removeprefix(INDENT) for line in lines).strip("\n")
 
 
-def parse_entries(lines: Sequence[str]) -> list[Entry]:
-    """Read transcript lines back into entries (lenient: stray lines join the last text)."""
-    entries: list[Entry] = []
-    head: tuple[Kind, str, str] | None = None
-    body: list[str] = []
-
-    def close() -> None:
-        if head is not None:
-            kind, name, use_id = head
-            entries.append(Entry(kind, _unindent(body), name, use_id))
-
-    for line in lines:
-        if line.startswith(INDENT) or not line.strip():
-            body.append(line)
-            continue
-        if line in ("user:", "assistant:"):
-            close()
-            head, body = ("user" if line == "user:" else "assistant", "", ""), []
-            continue
-        match = _TOOL_HEADER.match(line)
-        if match is None:
-            body.append(line)
-            continue
-        close()
-        word, name, use_id, rest = match.groups()
-        if word == "call":
-            entries.append(Entry("call", rest or "{}", name or "", use_id))
-            head, body = None, []
-        else:
-            head, body = ("error" if word == "error" else "result", name or "", use_id), []
-    close()
-    return entries
+_Header: TypeAlias = tuple[Kind, str, str, str | None]
 
 
-def _last_index(lines: Sequence[str], value: str, end: int) -> int:
-    """The index of the last line equal to ``value`` before ``end``, or -1."""
-    for index in range(min(end, len(lines)) - 1, -1, -1):
-        if lines[index] == value:
-            return index
+def _header(line: str) -> _Header | None:
+    """``(kind, tool name, id, call arguments)`` of a header line; ``None`` for a line
+    of text (indented, blank, or a stray line that joins the text before it)."""
+    if line.startswith(INDENT) or not line.strip():
+        return None
+    if line == "user:":
+        return "user", "", "", None
+    if line == "assistant:":
+        return "assistant", "", "", None
+    match = _TOOL_HEADER.match(line)
+    if match is None:
+        return None
+    word, name, use_id, rest = match.groups()
+    kind: Kind = "call" if word == "call" else "error" if word == "error" else "result"
+    return kind, name or "", use_id, rest
+
+
+def _entry(head: _Header, body: Sequence[str]) -> Entry:
+    kind, name, use_id, rest = head
+    if kind == "call":  # its arguments are on the header; lines after it belong to none
+        return Entry("call", rest or "{}", name, use_id)
+    return Entry(kind, _unindent(body), name, use_id)
+
+
+def _last_line(text: str, value: str, end: int) -> int:
+    """The offset of the last line of ``text`` equal to ``value`` that starts before
+    ``end``, or -1 (found with ``str.rfind``: no pass in Python over the lines)."""
+    while end > 0:
+        found = text.rfind(value, 0, end + len(value) - 1)
+        if found < 0:
+            return -1
+        stop = found + len(value)
+        if (found == 0 or text[found - 1] == "\n") and (stop == len(text) or text[stop] == "\n"):
+            return found
+        end = found
     return -1
 
 
-def parse_request(text: str) -> tuple[str | None, list[Entry]] | None:
-    """Read a rendered request back: ``(previous summary, entries)``, or ``None`` when
-    ``text`` is not a rendered request."""
-    lines = text.split("\n")
-    stop = _last_index(lines, TRANSCRIPT_CLOSE, len(lines))
-    opening = _last_index(lines, TRANSCRIPT_OPEN, stop)
-    if stop < 0 or opening < 0:
+@attrs.frozen
+class Request:
+    """A rendered summary request, read back on demand: its transcript is read by
+    character offsets (``str.find`` and ``str.rfind``), so a reader pays in Python only
+    for the lines it reads, not for the whole rendering."""
+
+    previous: str | None
+    """The previous summary, verbatim (``None``: none)."""
+    text: str
+    """The request's text."""
+    start: int
+    """The offset of the transcript's first line."""
+    stop: int
+    """The offset of the newline that ends its last line (``stop < start``: no line)."""
+
+    def newest(self) -> Iterator[Entry]:
+        """The transcript's entries, newest first (an entry is its header line and the
+        lines up to the next header; stray lines join the text before them)."""
+        text = self.text
+        body_end = self.stop
+        end = self.stop
+        while end >= self.start:
+            newline = text.rfind("\n", self.start, end)
+            begin = newline + 1 if newline >= 0 else self.start
+            head = _header(text[begin:end])
+            if head is not None:
+                body = text[end + 1 : body_end].split("\n") if end < body_end else []
+                yield _entry(head, body)
+                body_end = begin - 1
+            if newline < 0:
+                return
+            end = newline
+
+    def users(self) -> list[int]:
+        """The offsets of the ``user:`` header lines, oldest first."""
+        if self.stop < self.start:
+            return []
+        found: list[int] = []
+        at = self.start - 1  # the newline before the first line
+        while (at := self.text.find("\nuser:\n", at, self.stop + 1)) >= 0:
+            found.append(at + 1)
+            at += len("\nuser:")
+        return found
+
+    def body(self, header: int) -> str:
+        """The text of the entry whose header line starts at offset ``header``."""
+        text, stop = self.text, self.stop
+        first = text.find("\n", header, stop)  # the end of the header line
+        if first < 0:
+            return ""
+        end = first
+        while end < stop:
+            newline = text.find("\n", end + 1, stop)
+            line_end = newline if newline >= 0 else stop
+            if _header(text[end + 1 : line_end]) is not None:
+                break
+            end = line_end
+        return _unindent(text[first + 1 : end].split("\n")) if end > first else ""
+
+
+def read_request(text: str) -> Request | None:
+    """Read a rendered request back, or ``None`` when ``text`` is not a rendered request
+    (the transcript is the last ``<transcript>`` ... ``</transcript>`` pair of lines)."""
+    close = _last_line(text, TRANSCRIPT_CLOSE, len(text))
+    opening = _last_line(text, TRANSCRIPT_OPEN, close) if close >= 0 else -1
+    if opening < 0:
         return None
     previous: str | None = None
-    head = lines[:opening]
+    head = text[:opening].split("\n")
     if PREVIOUS_OPEN in head and PREVIOUS_CLOSE in head:
         first = head.index(PREVIOUS_OPEN)
-        last = _last_index(head, PREVIOUS_CLOSE, len(head))
+        last = len(head) - 1 - head[::-1].index(PREVIOUS_CLOSE)
         if first < last:
             previous = "\n".join(head[first + 1 : last])
-    return previous, parse_entries(lines[opening + 1 : stop])
+    return Request(previous, text, opening + len(TRANSCRIPT_OPEN) + 1, close - 1)
