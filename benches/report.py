@@ -5,9 +5,12 @@ Usage::
     nox -s bench                      # writes benchmark.json
     python benches/report.py benchmark.json
 
-Paired benchmarks (those that ran through ``workloads.paired``) give one row each: our
-median CPU time, each peer's, and the median of the per-round ratios ``peer / ours``
-(above 1: we are faster). The other benchmarks (the strategies) give one row per
+Paired benchmarks (those that ran through ``workloads.paired``) give one row each: the
+baseline's median CPU time, each other contender's, and the median of the per-round
+ratios ``other / baseline``. The baseline is ours where we are compared with a peer
+(above 1: we are faster); in the agent-loop groups it is the bare framework (above 1:
+what our middleware adds) or our loop at the smallest history (above 1: how its cost
+grows with the history). The other benchmarks (the strategies) give one row per
 contender with wall-clock medians; a speed-up there is the other's median divided by
 ours, and in brackets the same from the fastest rounds.
 """
@@ -43,29 +46,35 @@ def _order(group: str) -> tuple[str, str, int]:
     return kind, dataset, int(size)
 
 
+def _is_paired(bench: dict[str, Any]) -> bool:
+    info = bench.get("extra_info", {})
+    return "baseline" in info or "cpu_ours" in info
+
+
 def paired_table(data: dict[str, Any]) -> str:
     """The markdown tables of the paired benchmarks, one per kind of group."""
     rows: dict[str, list[str]] = defaultdict(list)
-    for bench in sorted(
-        (b for b in data["benchmarks"] if "cpu_ours" in b.get("extra_info", {})),
-        key=lambda b: _order(b["group"]),
-    ):
+    baselines: dict[str, set[str]] = defaultdict(set)
+    for bench in sorted(filter(_is_paired, data["benchmarks"]), key=lambda b: _order(b["group"])):
         info = bench["extra_info"]
+        baseline = info.get("baseline", "ours")
         kind, dataset, size = _order(bench["group"])
-        peers = sorted(key.removeprefix("cpu_") for key in info if key.startswith("cpu_"))
+        others = sorted(key.removeprefix("cpu_") for key in info if key.startswith("cpu_"))
         cells = [
             f"{name}: {_duration(info[f'cpu_{name}'])}, **{info[f'ratio_{name}']:.2f}x**"
-            for name in peers
-            if name != "ours"
+            for name in others
+            if name != baseline
         ]
+        baselines[kind].add(baseline)
         rows[kind].append(
-            f"| {dataset} {size:,} | {info.get('rounds', '?')} | "
-            f"{_duration(info['cpu_ours'])} | {'; '.join(cells)} |"
+            f"| {dataset} {size:,} | {info.get('rounds', '?')} | {baseline}: "
+            f"{_duration(info[f'cpu_{baseline}'])} | {'; '.join(cells)} |"
         )
     lines: list[str] = []
     for kind, body in rows.items():
+        base = "/".join(sorted(baselines[kind]))
         lines += ["", f"### {kind}", ""]
-        lines += ["| history | rounds | ours (CPU) | other: CPU, its time / ours |"]
+        lines += [f"| history | rounds | {base} (CPU) | other: CPU, its time / {base} |"]
         lines += ["|---|---:|---:|---|", *body]
     return "\n".join(lines).strip() + "\n"
 
@@ -74,7 +83,7 @@ def table(data: dict[str, Any]) -> str:
     """The markdown tables, one row per benchmark, grouped as the benchmarks are."""
     groups: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
     for bench in data["benchmarks"]:
-        if "cpu_ours" in bench.get("extra_info", {}):
+        if _is_paired(bench):
             continue
         contender = (bench.get("params") or {}).get("contender")
         label = contender.replace("-", "_") if contender else _label(bench["fullname"])

@@ -9,8 +9,10 @@ agent session has one), and repeated until the stream is long enough, the tool-u
 ids of each repetition renamed so they stay unique.
 
 Sizes: ``BENCH_SIZES`` (comma-separated message counts) overrides the default
-``1000,10000,100000``; ``BENCH_TURN_SIZES`` does the same for the per-turn benchmark
-(default ``1000,10000,20000,100000``).
+``1000,10000,100000``; ``BENCH_TURN_SIZES`` does the same for the per-turn benchmarks
+(default ``1000,10000,20000,100000``) and ``BENCH_LOOP_SIZES`` for the agent-loop
+benchmarks (default ``100,300``, small enough for the untimed test run; ``nox -s bench``
+sets ``1000,10000``).
 
 Every conversion happens outside the timed code; the data are built once per session.
 
@@ -66,6 +68,7 @@ from neuron_context.formats import from_openai
 
 __all__ = [
     "DATASETS",
+    "LOOP_SIZES",
     "SIZES",
     "TURN_SIZES",
     "Benchmark",
@@ -97,7 +100,11 @@ SIZES = _sizes("BENCH_SIZES", "1000,10000,100000")
 """History sizes (messages) of the benchmarks."""
 
 TURN_SIZES = _sizes("BENCH_TURN_SIZES", "1000,10000,20000,100000")
-"""History sizes of the per-turn benchmark (the target is stated at 20k)."""
+"""History sizes of the per-turn benchmarks (the target is stated at 20k)."""
+
+LOOP_SIZES = _sizes("BENCH_LOOP_SIZES", "100,300")
+"""History sizes of the agent-loop benchmarks (the targets are stated at 1k and 10k; an
+agent call with a middleware can take seconds at 10k, so the default stays small)."""
 
 DATASETS: tuple[Dataset, ...] = ("transcripts", "synthetic")
 
@@ -281,7 +288,7 @@ class Workload:
 def _full(dataset: Dataset) -> tuple[tuple[Message, ...], tuple[tuple[BaseMessage, ...], ...]]:
     """The longest stream of ``dataset`` any benchmark needs, and for each of its messages
     the LangChain messages it becomes."""
-    size = max(*SIZES, *TURN_SIZES)
+    size = max(*SIZES, *TURN_SIZES, *LOOP_SIZES)
     stream = _transcript_stream(size) if dataset == "transcripts" else _synthetic_stream(size)
     validate(stream)
     return tuple(stream), tuple(tuple(to_langchain([message])) for message in stream)
@@ -364,6 +371,8 @@ class Benchmark(Protocol):
 
     group: str | None
     extra_info: dict[str, Any]
+    enabled: bool
+    """False under ``--benchmark-disable``: ``pedantic`` then runs one round, untimed."""
 
     def pedantic(
         self,
@@ -416,14 +425,21 @@ def _garbage() -> None:
 
 
 def paired(
-    benchmark: Benchmark, make: Callable[[], Contenders], *, rounds: int
+    benchmark: Benchmark,
+    make: Callable[[], Contenders],
+    *,
+    rounds: int,
+    baseline: str = "ours",
+    results: bool = True,
 ) -> dict[str, object]:
     """Time ``ours`` and each peer that ``make()`` returns back to back, in CPU time.
 
     ``make`` is called before each round (untimed) and returns fresh callables, keyed by
-    name; ``"ours"`` is ours. The order rotates every round. ``benchmark.extra_info``
-    gets each contender's median CPU time (``cpu_<name>``, seconds) and, for each peer,
-    the median of the per-round ratios ``peer / ours`` (``ratio_<name>``).
+    name; ``baseline`` (default ``"ours"``) is the one the others are measured against.
+    The order rotates every round. ``benchmark.extra_info`` gets each contender's median
+    CPU time (``cpu_<name>``, seconds), the baseline's name (``baseline``) and, for each
+    other contender, the median of the per-round ratios ``other / baseline``
+    (``ratio_<name>``).
 
     Each contender pays the garbage collector for the objects it creates, and no more:
     before each one runs, every object alive is frozen (``gc.freeze()``, which takes no
@@ -432,7 +448,8 @@ def paired(
     full collection of 0.7 s fell inside a contender's timing was chance, and it moved
     the ratio from 0.8x to 2.2x between runs); and each result is dropped as soon as its
     time is taken. The results returned, by name, come from one more round of
-    ``make()`` after the timed ones, untimed.
+    ``make()`` after the timed ones, untimed (with ``results=False``, no such round and
+    an empty dict: for contenders that keep state, whose checks read it instead).
     """
     times: dict[str, list[float]] = {}
     ratios: dict[str, list[float]] = {}
@@ -455,8 +472,8 @@ def paired(
             del result
         for name, seconds in spent.items():
             times.setdefault(name, []).append(seconds)
-            if name != "ours":
-                ratios.setdefault(name, []).append(seconds / spent["ours"])
+            if name != baseline:
+                ratios.setdefault(name, []).append(seconds / spent[baseline])
 
     try:
         benchmark.pedantic(one_round, setup=setup, rounds=rounds)
@@ -466,8 +483,9 @@ def paired(
         benchmark.extra_info[f"cpu_{name}"] = statistics.median(values)
     for name, values in ratios.items():
         benchmark.extra_info[f"ratio_{name}"] = statistics.median(values)
-    benchmark.extra_info["rounds"] = len(times.get("ours", []))
-    return {name: run() for name, run in make().items()}
+    benchmark.extra_info["baseline"] = baseline
+    benchmark.extra_info["rounds"] = len(times.get(baseline, []))
+    return {name: run() for name, run in make().items()} if results else {}
 
 
 _O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
