@@ -32,22 +32,23 @@ from .tools import Tool, result_of
 __all__ = ["close_calls", "execute_tool", "run_tool_calls"]
 
 
-def close_calls(messages: list[Message], results: Mapping[str, ToolResult]) -> list[Message]:
-    """``messages`` with a trailing assistant message's calls answered.
+def close_calls(messages: list[Message], results: Mapping[str, ToolResult]) -> None:
+    """Answer the calls of a trailing assistant message of ``messages``, in place.
 
     Each call gets its result from ``results``, or an interrupted error result (as
-    :func:`~neuron_context.repair` closes a dangling call).
+    :func:`~neuron_context.repair` closes a dangling call); the tool message holding
+    them is appended (the history grows, as its running count expects).
     """
     if not messages or messages[-1].role is not Role.ASSISTANT:
-        return messages
+        return
     uses = messages[-1].tool_uses
     if not uses:
-        return messages
+        return
     blocks = tuple(
         results.get(use.id) or ToolResult(tool_use_id=use.id, content=INTERRUPTED, is_error=True)
         for use in uses
     )
-    return [*messages, Message(role=Role.TOOL, content=blocks)]
+    messages.append(Message(role=Role.TOOL, content=blocks))
 
 
 async def execute_tool(tools: Mapping[str, Tool], request: ToolCallRequest) -> ToolResult:
@@ -134,8 +135,6 @@ async def run_tool_calls(
             for request in requests:
                 group.start_soon(one, request, group.cancel_scope)
     finally:
-        # Appended in place: the loop's running count sees an extension of the same list.
-        history = state.messages
-        history.extend(close_calls(history, results)[len(history) :])
+        close_calls(state.messages, results)
     if stops:
         raise stops[0]

@@ -176,16 +176,20 @@ class Agent:
         )
         try:
             joined = [*history, *given]
-            started = list(await self.chain.before_agent(joined))
-            if starts_with(started, joined):
-                validate_appended(joined, started[len(joined) :])
-            else:
-                validate(started)
+            started = await self.chain.before_agent(joined)
+            if started is not joined:  # a middleware replaced it
+                started = list(started)
+                if starts_with(started, joined):
+                    validate_appended(joined, started[len(joined) :])
+                else:
+                    validate(started)
             state.messages = started
             await self._turns(context)
-            state.messages = list(await self.chain.after_agent(state.messages))
+            finished = await self.chain.after_agent(state.messages)
+            if finished is not state.messages:
+                state.messages = list(finished)
         finally:
-            state.messages = close_calls(state.messages, {})
+            close_calls(state.messages, {})
             self._running = False
         usage = [e for e in events if isinstance(e, ModelCalled) and e.input_tokens is not None]
         total = (
@@ -222,7 +226,7 @@ class Agent:
                     raise_errors=options.context_errors == "raise",
                 )
             request = ModelRequest(
-                list(state.messages),
+                state.messages,  # copied: the request's list is its own
                 tools=self._definitions,
                 system_prompt=options.system_prompt,
                 model=options.model,
@@ -261,7 +265,7 @@ class Agent:
                 logger.warning("a middleware broke the request; sending it repaired: %s", exc)
                 messages = repair(messages)
         tools = request.tools
-        completion = CompletionRequest(
+        completion = CompletionRequest._of_messages(
             messages,
             system=request.system_prompt,
             tools=tools,

@@ -39,9 +39,10 @@ they fit together, once, so a user states the budget once. Why each piece is the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TypedDict, Unpack
 
+import anyio.to_thread
 import attrs
 
 from .._counting.base import BaseCounter
@@ -54,7 +55,7 @@ from .._messages.truncation import truncate_message, truncate_text
 from .._summary.extractive import ExtractiveSummarizer
 from .._summary.format import SUMMARY_HEADING
 from .._validators import bool_, instance_of, number, optional, positive_int
-from ..providers._base import Provider
+from ..providers._base import CompletionRequest, Provider
 from .base import BudgetedStrategy, check_messages, check_token_count
 from .default_plan import Part, Plan
 from .summarization import SummarizationStrategy
@@ -111,7 +112,7 @@ class DefaultStack(BudgetedStrategy):
     summary_options: SummaryOptions = attrs.field(factory=SummaryOptions, kw_only=True)
     """Extra keyword arguments for the :class:`SummarizationStrategy` that calls
     ``summarizer`` (``instructions``, ``model``, ``timeout``, ``retries``, ...)."""
-    _offline: Provider = attrs.field(init=False, repr=False)
+    _offline: ExtractiveSummarizer = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         self._offline = ExtractiveSummarizer(counter=self.counter, max_mentions=400)
@@ -143,32 +144,39 @@ class DefaultStack(BudgetedStrategy):
     async def compact(self, messages: Sequence[Message]) -> list[Message]:
         """Bring ``messages`` under the target (see the module docstring).
 
+        Each message is priced once, from the counter's cost table (a history it counted
+        before costs only its new messages); the plan and the last-resort cuts work from
+        those costs and update the total by what each cut changes.
+
         Raises:
             BudgetExceededError: with ``strict=True``, when the budget cannot be met.
         """
         try:
-            counter = self.counter
-            before = counter.estimate_messages(messages)
+            table = self.counter.cost_table(messages)
         except (AttributeError, TypeError):
             check_messages(messages, "DefaultStack")
             raise
-        systems = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
+        systems = sum(
+            table.cost(index)
+            for index, message in enumerate(messages)
+            if message.role is Role.SYSTEM
+        )
         limit = self._limit(systems)
         target = systems + int((limit - systems) * self.target)
-        before += self._headings(messages)  # what a provider receives
+        before = table.total + self._headings(messages)  # what a provider receives
         if before <= target:
             return list(messages)
-        plan = Plan.of(messages, counter, limit, target, self.recent)
+        plan = Plan.of(messages, self.counter, limit, target, self.recent, table=table)
         summaries = await self._summaries(plan, target)
         parts = plan.assemble(summaries)
         parts = self._fit(parts, messages, plan, limit)
         output = [part.message for part in parts]
-        after = counter.estimate_messages(output) + self._headings(output)
+        after = self._cost(parts)
         if after > before:  # nothing could be saved (the input is all pinned)
             output, after = list(messages), before
         log_compaction(
             "DefaultStack",
-            counter,
+            self.counter,
             messages,
             output,
             {"summarized": len(plan.summarized), "kept": len(plan.tail), "target": target},
@@ -183,6 +191,15 @@ class DefaultStack(BudgetedStrategy):
     def _headings(self, messages: Sequence[Message]) -> int:
         """What the headings of the summaries in ``messages`` add when rendered."""
         return self._heading * sum(1 for m in messages if m.is_compaction)
+
+    def _part_cost(self, part: Part) -> int:
+        """What one part of the output costs as a provider receives it."""
+        message = part.message
+        cost = self.counter.estimate_message(message)
+        return cost + self._heading if message.is_compaction else cost
+
+    def _cost(self, parts: Sequence[Part]) -> int:
+        return sum(self._part_cost(part) for part in parts)
 
     async def _summaries(self, plan: Plan, target: int) -> list[Message]:
         """The summaries before the kept part, sized to the space left.
@@ -207,41 +224,62 @@ class DefaultStack(BudgetedStrategy):
         return await self._summary([*plan.previous, *plan.summarized], space)
 
     async def _summary(self, source: list[Message], space: int) -> list[Message]:
-        """One summary of ``source`` in ``space`` tokens (none when it does not fit)."""
+        """One summary of ``source`` in ``space`` tokens (none when it does not fit).
+
+        An LLM summarizer is asked through a :class:`SummarizationStrategy` (its request,
+        retries and checks); the offline one is handed the messages themselves, so its
+        work is bounded by the space, not by ``source`` (it reads newest first and stops
+        when nothing older could fit), with no transcript rendered and read back.
+        """
         if space < _MIN_SUMMARY:
             return []
-        providers = [self.summarizer] if self.summarizer is not None else []
-        for provider in [*providers, self._offline]:
-            strategy = self._summarizing(provider, space)
+        if self.summarizer is not None:
+            strategy = self._summarizing(self.summarizer, space)
             try:
                 result = await strategy.compact(source)
             except SummarizationError as exc:
-                if provider is self._offline:  # nothing worth a summary was found
-                    logger.info("DefaultStack: no summary written (%s)", exc)
-                    return []
                 logger.warning("DefaultStack: the summarizer failed (%s); summarizing offline", exc)
-                continue
-            return [m for m in result if m.is_compaction][:1]
-        return []  # pragma: no cover - the loop returns
+            else:
+                return [m for m in result if m.is_compaction][:1]
+        request = CompletionRequest(source, max_tokens=space)
+        text = await anyio.to_thread.run_sync(
+            self._offline.summarize, request, abandon_on_cancel=True
+        )
+        if not text.strip():  # nothing worth a summary was found
+            logger.info("DefaultStack: no summary written (nothing to summarize)")
+            return []
+        return [Message(role=Role.USER, content=(Compaction(content=text),))]
 
     def _fit(
         self, parts: list[Part], messages: Sequence[Message], plan: Plan, limit: int
     ) -> list[Part]:
         """The last resort: truncate, drop the oldest kept messages, cut the summary and
-        the pinned requests, until the output is within :attr:`limit`."""
+        the pinned requests, until the output is within :attr:`limit`.
+
+        Each part is priced once; every cut updates the excess by what it changed."""
         counter = self.counter
+        costs = [self._part_cost(part) for part in parts]
+        excess = sum(costs) - limit
 
-        def over(candidate: list[Part]) -> int:
-            chosen = [p.message for p in candidate]
-            return counter.estimate_messages(chosen) + self._headings(chosen) - limit
+        def replace(index: int, part: Part) -> None:
+            nonlocal excess
+            cost = self._part_cost(part)
+            excess += cost - costs[index]
+            parts[index], costs[index] = part, cost
 
-        excess = over(parts)
+        def drop(gone: set[int]) -> None:
+            """Drop the parts whose ids are in ``gone``."""
+            nonlocal parts, costs, excess
+            keep = [i for i, part in enumerate(parts) if id(part) not in gone]
+            excess -= sum(costs) - sum(costs[i] for i in keep)
+            parts, costs = [parts[i] for i in keep], [costs[i] for i in keep]
+
         # 1. The biggest kept message (not a system message) is cut in the middle.
         while excess > 0:
             sizes = [
-                (counter.estimate_message(p.message), i)
+                (costs[i], i)
                 for i, p in enumerate(parts)
-                if p.kind == "tail" and counter.estimate_message(p.message) > _MIN_TRUNCATED * 2
+                if p.kind == "tail" and costs[i] > _MIN_TRUNCATED * 2
             ]
             if not sizes:
                 break
@@ -250,17 +288,14 @@ class DefaultStack(BudgetedStrategy):
             shorter = truncate_message(parts[index].message, goal, counter)
             if counter.estimate_message(shorter) >= size:
                 break
-            parts[index] = Part("tail", shorter)
-            excess = over(parts)
+            replace(index, Part("tail", shorter))
         # 2. The oldest kept messages go, from one safe cut to the next (the newest
         # request is a "request" part, never dropped).
         while excess > 0:
             tail = [p for p in parts if p.kind == "tail"]
             if not tail:
                 break
-            dropped = {id(p) for p in tail[: next_safe_cut([p.message for p in tail], 1)]}
-            parts = [p for p in parts if id(p) not in dropped]
-            excess = over(parts)
+            drop({id(p) for p in tail[: next_safe_cut([p.message for p in tail], 1)]})
         # 3. The summary, then the pinned requests, are cut in the middle; a task that
         # would keep less than half of itself gives its place to the newest request.
         for kind in ("summary", "task", "request"):
@@ -270,36 +305,39 @@ class DefaultStack(BudgetedStrategy):
                 cost = counter.estimate_message(part.message)
                 newest = any(p.kind == "request" for p in parts)
                 if kind == "task" and newest and cost - excess < cost // 2:
-                    parts = [p for p in parts if p is not part]
+                    drop({id(part)})
                 else:
-                    parts[index] = Part(kind, _shrink(part.message, excess, counter))
-                excess = over(parts)
+                    replace(index, Part(kind, _shrink(part.message, excess, counter)))
                 # Cut and still too big (an image cannot be cut): the summary goes, and
                 # so does the task when the newest request is kept beside it.
                 if excess > 0 and (kind == "summary" or (kind == "task" and newest)):
-                    parts = [p for p in parts if p.kind != kind]
-                    excess = over(parts)
+                    drop({id(p) for p in parts if p.kind == kind})
                 break
         if not first_is_user([p.message for p in parts]) and first_is_user(messages):
-            parts = self._repin(parts, messages, plan, over)
+            parts = self._repin(parts, costs, messages, plan, limit)
         return parts
 
     def _repin(
-        self, parts: list[Part], messages: Sequence[Message], plan: Plan, over: Callable[..., int]
+        self,
+        parts: list[Part],
+        costs: list[int],
+        messages: Sequence[Message],
+        plan: Plan,
+        limit: int,
     ) -> list[Part]:
         """Start the output on a user message again: the one that opened the kept turn,
         cut to fit; if none fits, the messages before the first user message go."""
+        excess = sum(costs) - limit
         index = turn_start(messages, plan.cut - 1) if plan.cut > 0 else None
         if index is not None:
             first = next((i for i, p in enumerate(parts) if p.kind != "system"), len(parts))
             pin = Part("request", messages[index])
-            candidate = [*parts[:first], pin, *parts[first:]]
-            excess = over(candidate)
-            if excess > 0:
-                pin = Part("request", _shrink(pin.message, excess, self.counter))
-                candidate = [*parts[:first], pin, *parts[first:]]
-            if over(candidate) <= 0 or over(candidate) <= over(parts):
-                return candidate
+            pinned = excess + self._part_cost(pin)
+            if pinned > 0:
+                pin = Part("request", _shrink(pin.message, pinned, self.counter))
+                pinned = excess + self._part_cost(pin)
+            if pinned <= 0 or pinned <= excess:
+                return [*parts[:first], pin, *parts[first:]]
         while not first_is_user([p.message for p in parts]):
             first = next(i for i, p in enumerate(parts) if p.kind != "system")
             parts = [*parts[:first], *parts[first + 1 :]]

@@ -1,9 +1,10 @@
 """The plan of one :class:`~neuron_context._strategies.default.DefaultStack` compaction.
 
 Planned before any summary is written, in one pass over the messages (each message's
-cost comes from the counter's cache): which user messages are pinned, where the kept
-recent part starts (a safe cut, so no tool use loses its result), what is summarized,
-and what the kept part costs, so the summary can be given exactly the space that is left.
+cost comes from the counter's cost table, made once for the compaction): which user
+messages are pinned, where the kept recent part starts (a safe cut, so no tool use
+loses its result), what is summarized, and what the kept part costs, so the summary can
+be given exactly the space that is left.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 import attrs
 
 from .._counting.base import BaseCounter
+from .._counting.cache import CostTable
 from .._messages.conversation import next_safe_cut
 from .._messages.message import Message, Role
 from .._messages.truncation import truncate_message
@@ -127,13 +129,16 @@ class Plan:
         limit: int,
         target: int,
         recent: float,
+        *,
+        table: CostTable | None = None,
     ) -> Plan:
         """Plan the compaction of ``messages`` down to ``target`` tokens (``limit`` is
-        the hard budget; both include the system messages)."""
+        the hard budget; both include the system messages), from ``table``, the cost
+        table of ``messages`` (made with ``counter`` when not given)."""
         requests = [i for i, m in enumerate(messages) if is_request(m)]
         task = requests[0] if requests else None
         newest = requests[-1] if requests else None
-        costs = [counter.estimate_message(m) for m in messages]
+        costs = (table if table is not None else counter.cost_table(messages)).costs()
         system_cost = sum(c for c, m in zip(costs, messages, strict=True) if m.role is Role.SYSTEM)
         room = max(0, target - system_cost)
         pinned = _pins(messages, counter, task, newest, room=room, free=limit - system_cost)

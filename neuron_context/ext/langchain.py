@@ -139,6 +139,12 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         >>> middleware = ContextMiddleware(SlidingWindowStrategy(20, 8_000))
     """
 
+    def __new__(cls, strategy: ContextStrategy, *, persist: bool = False) -> ContextMiddleware:
+        # LangChain adds a graph node for every middleware whose class overrides
+        # before_model, and runs it on every model call: only the persisting kind has it.
+        kind = _PersistingContextMiddleware if persist is True else cls
+        return super().__new__(kind)
+
     def __init__(self, strategy: ContextStrategy, *, persist: bool = False) -> None:
         self.strategy = check_strategy("ContextMiddleware", strategy)
         self.persist = require_bool(persist, "ContextMiddleware.persist")
@@ -150,6 +156,11 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
 
     def __repr__(self) -> str:
         return f"ContextMiddleware({self.strategy!r}, persist={self.persist})"
+
+    @property
+    def name(self) -> str:
+        """``ContextMiddleware`` (LangChain names the middleware's graph nodes with it)."""
+        return "ContextMiddleware"
 
     # -- the request (both modes) ---------------------------------------------------
 
@@ -219,7 +230,9 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
             raise
         return await handler(self._finish(call, result))
 
-    # -- the state (persist=True) -----------------------------------------------------
+
+class _PersistingContextMiddleware(ContextMiddleware):
+    """A :class:`ContextMiddleware` with ``persist=True``: it also compacts the state."""
 
     def _prepare_state(self, state: AgentState[Any]) -> _Call | None:
         """Read the state's messages and ask the trigger (``None``: nothing to do)."""
@@ -256,8 +269,8 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *replaced]}
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """With ``persist=True``, replace the state's messages with their compaction."""
-        call = self._prepare_state(state) if self.persist else None
+        """Replace the state's messages with their compaction, when it fires."""
+        call = self._prepare_state(state)
         if call is None:
             return None
         return run_sync(lambda: self._compact_state(call))
@@ -265,8 +278,8 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        """With ``persist=True``, replace the state's messages with their compaction."""
-        call = self._prepare_state(state) if self.persist else None
+        """Replace the state's messages with their compaction, when it fires."""
+        call = self._prepare_state(state)
         if call is None:
             return None
         return await self._compact_state(call)

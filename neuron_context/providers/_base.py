@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import enum
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -100,6 +101,15 @@ class CompletionRequest:
         default=None, kw_only=True, validator=optional(number(minimum=0))
     )
     """Sampling temperature; ``None`` means the provider's default."""
+
+    @classmethod
+    def _of_messages(cls, messages: Sequence[Message], **fields: Any) -> CompletionRequest:
+        """A request of ``messages`` known to be :class:`Message` s (the agent loop's
+        checked history): the other fields are checked, the messages are not checked
+        again one by one (an O(history) pass on every model call)."""
+        request = cls((), **fields)
+        object.__setattr__(request, "messages", tuple(messages))
+        return request
 
 
 def _check_message(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
