@@ -19,9 +19,10 @@ from typing import TypeAlias
 import anyio.to_thread
 import attrs
 
+from ._counting.base import BaseCounter
 from ._errors import ConfigurationError, show
 from ._messages.message import Message, history_repr
-from ._strategies.base import ContextStrategy, to_counter
+from ._strategies.base import ContextStrategy, counter_of, to_counter
 from .providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
 
 __all__ = ["CompactCall", "FunctionProvider", "RecordingStrategy", "Reply"]
@@ -140,6 +141,11 @@ class RecordingStrategy(ContextStrategy):
 
     def __repr__(self) -> str:
         return f"RecordingStrategy({self.inner!r})"
+
+    @property
+    def counter(self) -> BaseCounter:
+        """The inner strategy's counter (what callers count with), or the default one."""
+        return self._counter if self.inner is None else counter_of(self.inner)
 
     def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
         """The inner strategy's trigger; always true without one."""

@@ -20,18 +20,31 @@ import anyio
 import attrs
 import pytest
 from agents import Agent as SdkAgent
-from agents import SQLiteSession
+from agents import ModelResponse as SdkResponse
+from agents import RunConfig, Runner, SQLiteSession, Usage, function_tool
+from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 from cli_run import run
 from langchain.agents import create_agent as create_langchain_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import UsageLimits
 
 from neuron_context import (
     AgentOptions,
     CompactionError,
     CompactionFailed,
     CompletionRequest,
+    CompletionResponse,
     ContextEditingMiddleware,
     ContextStrategy,
     Message,
@@ -40,6 +53,7 @@ from neuron_context import (
     TokenCounter,
     ToolUse,
     create_agent,
+    default_stack,
     validate,
 )
 from neuron_context.ext.langchain import (
@@ -56,7 +70,7 @@ from neuron_context.ext.openai_agents import (
 )
 from neuron_context.ext.pydantic_ai import HistoryProcessor, from_pydantic_ai, to_pydantic_ai
 from neuron_context.formats import to_openai
-from neuron_context.testing import FunctionProvider
+from neuron_context.testing import FunctionProvider, RecordingStrategy
 
 HISTORY = [
     Message.user("Read a.py and b.py, then fix the bug."),
@@ -324,3 +338,148 @@ class TestTheLoopReports:
             "malformed": "InvalidConversationError",
         }[how]
         assert failed[0].error.startswith(expected)
+
+
+# -- as rarely as the loop --------------------------------------------------------------
+
+TURNS = 50
+"""Tool calls in the scripted run (then the final answer)."""
+INSTRUCTIONS = "Be terse."
+BUDGET = 8_000
+FILE = "x" * 4_000
+"""What read_file returns: about 1,000 tokens, so the budget is crossed every few turns."""
+
+
+def _read_file(path: str) -> str:
+    """Read a file."""
+    return f"# {path}\n{FILE}"
+
+
+def _compactions(recording: RecordingStrategy) -> int:
+    """How many compactions changed what was sent."""
+    return sum(1 for call in recording.calls if call.result != call.messages)
+
+
+async def _our_loop(recording: RecordingStrategy) -> None:
+    turn = 0
+
+    def reply(request: CompletionRequest) -> CompletionResponse | str:
+        nonlocal turn
+        turn += 1
+        if turn > TURNS:
+            return "done"
+        call = ToolUse(id=f"call_{turn}", name="_read_file", input={"path": f"f{turn}.py"})
+        message = Message.assistant(f"reading f{turn}.py", tool_uses=[call])
+        return CompletionResponse(message, stop_reason="tool_use")
+
+    options = AgentOptions(system_prompt=INSTRUCTIONS, context=recording, max_turns=TURNS + 1)
+    await create_agent(FunctionProvider(reply), [_read_file], options).run("go")
+
+
+async def _langchain_run(recording: RecordingStrategy) -> None:
+    calls = [
+        AIMessage(
+            f"reading f{turn}.py",
+            tool_calls=[
+                {"name": "_read_file", "args": {"path": f"f{turn}.py"}, "id": f"call_{turn}"}
+            ],
+        )
+        for turn in range(1, TURNS + 1)
+    ]
+    model = _Scripted(messages=iter([*calls, AIMessage("done")]))
+    agent = create_langchain_agent(
+        model, [_read_file], system_prompt=INSTRUCTIONS, middleware=[ContextMiddleware(recording)]
+    )
+    await agent.ainvoke(
+        {"messages": [{"role": "user", "content": "go"}]}, {"recursion_limit": 4 * TURNS}
+    )
+
+
+async def _pydantic_ai_run(recording: RecordingStrategy) -> None:
+    turns = 0
+
+    def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        nonlocal turns
+        turns = turn = turns + 1
+        if turn > TURNS:
+            return ModelResponse(parts=[TextPart("done")])
+        call = ToolCallPart("_read_file", {"path": f"f{turn}.py"}, tool_call_id=f"call_{turn}")
+        return ModelResponse(parts=[TextPart(f"reading f{turn}.py"), call])
+
+    agent = Agent(
+        FunctionModel(reply),
+        instructions=INSTRUCTIONS,
+        tools=[_read_file],
+        capabilities=[ProcessHistory(HistoryProcessor(recording))],
+    )
+    await agent.run("go", usage_limits=UsageLimits(request_limit=TURNS + 5))
+
+
+class _SdkModel(Model):
+    """The Agents SDK's side of the script: a call per turn, then the answer."""
+
+    def __init__(self) -> None:
+        self.turn = 0
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> SdkResponse:
+        self.turn += 1
+        output: list[Any]
+        if self.turn <= TURNS:
+            output = [
+                ResponseFunctionToolCall(
+                    type="function_call",
+                    call_id=f"call_{self.turn}",
+                    name="_read_file",
+                    arguments=f'{{"path": "f{self.turn}.py"}}',
+                    id=f"fc_{self.turn}",
+                    status="completed",
+                )
+            ]
+        else:
+            text = ResponseOutputText(type="output_text", text="done", annotations=[])
+            output = [
+                ResponseOutputMessage(
+                    id="msg", type="message", role="assistant", status="completed", content=[text]
+                )
+            ]
+        return SdkResponse(output=output, usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        """Streaming is not scripted."""
+        raise NotImplementedError
+
+
+async def _openai_agents_run(recording: RecordingStrategy) -> None:
+    agent = SdkAgent(
+        name="reader",
+        instructions=INSTRUCTIONS,
+        model=_SdkModel(),
+        tools=[function_tool(_read_file)],
+    )
+    config = RunConfig(
+        call_model_input_filter=CallModelInputFilter(recording), tracing_disabled=True
+    )
+    await Runner.run(agent, "go", run_config=config, max_turns=TURNS + 5)
+
+
+class TestAsRarelyAsTheLoop:
+    """A 50-turn scripted run through each adapter in its default mode compacts no more
+    often than the agent loop does on the same script (the view is recompacted only
+    when it crosses the trigger, as a persisted history would be)."""
+
+    @pytest.mark.anyio
+    async def test_each_adapter_compacts_no_more_than_the_loop(self) -> None:
+        """Each adapter's count of compactions is at most the loop's (and not zero)."""
+        counts: dict[str, int] = {}
+        for name, run_script in {
+            "loop": _our_loop,
+            "langchain": _langchain_run,
+            "pydantic-ai": _pydantic_ai_run,
+            "openai-agents": _openai_agents_run,
+        }.items():
+            recording = RecordingStrategy(default_stack(BUDGET))
+            await run_script(recording)
+            counts[name] = _compactions(recording)
+        loop = counts.pop("loop")
+        assert loop > 0
+        assert all(0 < count <= loop for count in counts.values()), (loop, counts)
