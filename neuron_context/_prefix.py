@@ -31,5 +31,7 @@ def starts_with(items: Sequence[T], prefix: list[T]) -> bool:
         prefix[0] is first or prefix[0] == first
     ):
         return False
+    if type(items) is list and len(items) == size:
+        return prefix == items  # no slice to copy
     window = items[:size]
     return prefix == (window if type(window) is list else list(window))

@@ -38,6 +38,7 @@ from .._errors import (
 )
 from .._log import logger
 from .._messages.content import JSON
+from .._messages.conversation import first_is_user
 from .._messages.message import Message, ToolDefinition
 from .._messages.wellformed import repair, start_on_user, validate, validate_appended
 from .._prefix import starts_with
@@ -254,7 +255,9 @@ class Agent:
         context = request.context
         provider = request.provider if request.provider is not None else self.provider
         history = context.state.messages
-        messages = start_on_user(request.messages, history)
+        messages = request.messages  # the request's own list
+        if not first_is_user(messages):
+            messages = start_on_user(messages, history)
         # The history is well formed by construction (checked when a run starts and after
         # every compaction); only a request a middleware changed needs the O(n) check.
         same = _same(messages, history)
