@@ -25,7 +25,12 @@ from agents import RunConfig, Runner, SQLiteSession, Usage, function_tool
 from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 from cli_run import run
+from ext_support import one_result_per_message
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain.agents import create_agent as create_langchain_agent
+from langchain.agents.middleware import ModelRequest as LangChainRequest
+from langchain.agents.middleware import ModelResponse as LangChainResponse
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from openai.types.responses import (
@@ -38,6 +43,7 @@ from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import UsageLimits
+from strategies import strategy_stacks, well_formed_conversations
 
 from neuron_context import (
     AgentOptions,
@@ -54,6 +60,7 @@ from neuron_context import (
     ToolUse,
     create_agent,
     default_stack,
+    start_on_user,
     validate,
 )
 from neuron_context.ext.langchain import (
@@ -483,3 +490,67 @@ class TestAsRarelyAsTheLoop:
         loop = counts.pop("loop")
         assert loop > 0
         assert all(0 < count <= loop for count in counts.values()), (loop, counts)
+
+
+# -- the view is what a persisting loop sends -----------------------------------------------
+
+
+def _persisting_loop(
+    strategy: ContextStrategy, history: list[Message], cuts: list[int]
+) -> list[list[Message]]:
+    """What a loop that keeps every compaction sends at each of ``cuts`` (the reference:
+    compact when the kept history crosses the trigger, keep the result, grow it)."""
+    counter = TokenCounter()
+    kept: list[Message] = []
+    compacted = False
+    sent: list[list[Message]] = []
+    previous = 0
+    for cut in cuts:
+        current = [*kept, *history[previous:cut]] if compacted else history[:cut]
+        previous = cut
+        if strategy.should_compact(current, counter.estimate_messages(current)):
+            result = start_on_user(anyio.run(strategy.compact, current), current)
+            if result != current:
+                kept, compacted = result, True
+                current = result
+        if compacted:
+            kept = current
+        sent.append(current)
+    return sent
+
+
+class TestTheViewIsAPersistedHistory:
+    """The adapters' view, kept incrementally, sends what a loop that persists its
+    compactions would send: the same compactions, at the same calls."""
+
+    @given(
+        messages=well_formed_conversations(min_turns=3, max_turns=12, running=False),
+        data=st.data(),
+    )
+    @settings(max_examples=60)
+    def test_langchain_sends_what_the_loop_sends(
+        self, messages: list[Message], data: st.DataObject
+    ) -> None:
+        """At every call of a growing history, the middleware's request reads as the
+        persisting loop's (about a third of the examples compact at least once)."""
+        history = one_result_per_message(messages)
+        counter = TokenCounter()
+        strategy = data.draw(strategy_stacks(counter))
+        budget = data.draw(st.integers(0, max(1, counter.estimate_messages(history))))
+        strategy = attrs.evolve(strategy, max_tokens=budget)  # type: ignore[misc]
+        cuts = sorted(data.draw(st.sets(st.integers(1, len(history)), min_size=1, max_size=6)))
+        expected = _persisting_loop(strategy, history, cuts)
+
+        middleware = ContextMiddleware(strategy)
+        items = to_langchain(history)
+        sent: list[list[Message]] = []
+
+        async def handler(request: LangChainRequest[Any]) -> LangChainResponse[Any]:
+            sent.append(from_langchain(request.messages))
+            return LangChainResponse(result=[AIMessage("ok")])
+
+        model = _Scripted(messages=iter([]))
+        for cut in cuts:
+            request = LangChainRequest(model=model, messages=items[:cut])
+            anyio.run(middleware.awrap_model_call, request, handler)
+        assert sent == expected

@@ -14,14 +14,14 @@ two. Without ``exclude_tools`` and ``clear_tool_inputs`` (whose decisions read t
 calls), with a frozen rule-based counter and nothing logged at INFO, the strategy
 continues its last clearing instead of redoing it (:class:`_Progress`; the sum reclaimed
 for ``min_reclaim_tokens`` is carried): the decisions are the same, taken once per
-result, and a turn costs a C-speed comparison of the history's ids, its new messages and
-the output list. Otherwise every call decides every result.
+result, and a turn costs a C-speed comparison of the history's messages (held by the
+progress, until the next history replaces it), its new messages and the output list.
+Otherwise every call decides every result.
 """
 
 from __future__ import annotations
 
 import logging
-import operator
 import threading
 import weakref
 from collections.abc import Sequence
@@ -36,6 +36,7 @@ from .._log import log_compaction, logger
 from .._messages.content import ContentBlock, Text, ToolResult, ToolUse
 from .._messages.conversation import Structure, replace_content, tool_results
 from .._messages.message import Message
+from .._prefix import starts_with
 from .._validators import bool_, non_negative_int, string
 from .base import PureStrategy, max_tokens_field
 
@@ -106,34 +107,27 @@ stays true, so progress made with them can be carried to the next call."""
 class _Progress:
     """One clearing of a history, kept to continue it when the history has grown.
 
-    Holds the history weakly (the ids of its messages, and weak references whose death
-    marks the progress dead, as the counter's history memo does), the positions of the
-    results not yet old enough to clear, and the cleared copies made so far with their
-    indices (copies hold no original message). Used under its owner's lock.
+    Holds the history (the messages themselves: a grown history is recognised by one
+    C-speed comparison of references, :func:`~neuron_context._prefix.starts_with`), the
+    positions of the results not yet old enough to clear, and the cleared copies made so
+    far with their indices. Used under its owner's lock.
     """
 
     __slots__ = (
-        "__weakref__",
-        "alive",
         "at",
         "config",
         "copies",
         "count",
-        "died",
-        "ids",
         "last_blocks",
+        "messages",
         "pending",
         "reclaimed",
-        "refs",
         "total",
     )
 
     def __init__(self, config: tuple[int, str, BaseCounter]) -> None:
         self.config = config
-        self.alive = True
-        self.died = self._died
-        self.ids: list[int] = []
-        self.refs: list[weakref.ref[Message]] = []
+        self.messages: list[Message] = []  # the history cleared so far
         self.total = 0  # tool results seen
         self.pending: list[tuple[int, int]] = []  # results not yet candidates
         self.reclaimed = 0
@@ -142,35 +136,26 @@ class _Progress:
         self.copies: list[Message] = []  # their cleared copies
         self.last_blocks: tuple[int, ...] = ()  # blocks cleared in messages[at[-1]]
 
-    def _died(self, _: object) -> None:
-        self.alive = False
-
     def extends(self, messages: Sequence[Message], config: tuple[int, str, BaseCounter]) -> bool:
         """Whether ``messages`` is the history cleared so far, grown (same objects)."""
         keep, placeholder, counter = self.config
         return (
-            self.alive
-            and keep == config[0]
+            keep == config[0]
             and placeholder == config[1]
             and counter is config[2]
-            and len(self.ids) <= len(messages)
-            and all(map(operator.eq, self.ids, map(id, messages)))
+            and (not self.messages or starts_with(messages, self.messages))
         )
 
     def advance(self, messages: Sequence[Message], min_reclaim: int) -> list[Message]:
         """Clear what became old in the messages added since; return the output."""
         keep, text, counter = self.config
-        start = len(self.ids)
+        start = len(self.messages)
         new = messages[start:]
-        died = self.died
-        # The references first: an item that is no Message fails here (TypeError),
-        # before the progress changed.
-        refs = [weakref.ref(message, died) for message in new]
+        # An item that is no Message fails here (TypeError), before the progress changed.
         if not all(isinstance(message, Message) for message in new):
             msg = "not a Message"
             raise TypeError(msg)
-        self.refs.extend(refs)
-        self.ids.extend(map(id, new))
+        self.messages.extend(new)
         pending = self.pending
         pending.extend((ref.message + start, ref.block) for ref in tool_results(new))
         total = self.total + len(pending) - min(self.total, keep)
