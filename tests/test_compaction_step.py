@@ -14,7 +14,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import attrs
@@ -32,7 +32,7 @@ from langchain.agents import create_agent as create_langchain_agent
 from langchain.agents.middleware import ModelRequest as LangChainRequest
 from langchain.agents.middleware import ModelResponse as LangChainResponse
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
@@ -551,6 +551,6 @@ class TestTheViewIsAPersistedHistory:
 
         model = _Scripted(messages=iter([]))
         for cut in cuts:
-            request = LangChainRequest(model=model, messages=items[:cut])
+            request = LangChainRequest(model=model, messages=cast("list[AnyMessage]", items[:cut]))
             anyio.run(middleware.awrap_model_call, request, handler)
         assert sent == expected
