@@ -9,9 +9,13 @@ rounds), the strategy checks the history against its budget
 was checked and compacted at the previous turns too (``compact-window``,
 ``compact-clearing``, ``compact-composite``); ``compact-composite-cold`` is the first turn
 of a process instead (a new strategy and counter, and message objects never counted,
-every round). The peer trims the whole history every turn with
-``trim_messages(strategy="last", start_on="human", include_system=True,
-token_counter=count_tokens_approximately)``. Target: at least 10x faster at 100k messages.
+every round). ``compact-default`` is one ``default_stack`` compaction of the whole
+history, as a first compaction or ``neuron-context compact`` runs it (a new stack every
+round, so nothing of an earlier round is remembered; its offline summary included).
+The peer trims the whole history every turn with ``trim_messages(strategy="last",
+start_on="human", include_system=True, token_counter=count_tokens_approximately)``.
+Targets: at least 10x faster at 100k messages; ``compact-default`` no slower than the
+peer at 100k.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from neuron_context import (
     SlidingWindowStrategy,
     TokenCounter,
     ToolResultClearingStrategy,
+    default_stack,
     validate,
 )
 
@@ -49,7 +54,7 @@ WINDOW = 200
 """Messages the sliding window keeps."""
 KEEP_RESULTS = 20
 """Tool results the clearing strategy keeps."""
-KINDS = ("window", "clearing", "composite", "composite-cold")
+KINDS = ("window", "clearing", "composite", "composite-cold", "default")
 
 
 def _rounds(size: int, budget: float = 1e6) -> int:
@@ -102,7 +107,16 @@ def test_compact(benchmark: Benchmark, dataset: Dataset, size: int, kind: str) -
     history = list(work.messages)
     peer: list[BaseMessage] = list(work.peer)
     with asyncio.Runner() as runner:
-        if kind == "composite-cold":
+        if kind == "default":
+
+            def make() -> Contenders:
+                stack = default_stack(BUDGET)
+                return {
+                    "ours": lambda: _turn(stack, runner, history),
+                    "peer": lambda: _trim(peer),
+                }
+
+        elif kind == "composite-cold":
 
             def make() -> Contenders:
                 strategy, messages = _composite(TokenCounter()), fresh(history)
