@@ -342,6 +342,18 @@ class TestContextMiddleware:
         await middleware.awrap_model_call(request, handler)
         assert sent[-1][-1].content == "[tool result cleared]"
 
+    def test_only_the_persisting_middleware_adds_a_before_model_node(self) -> None:
+        """LangChain runs a graph node on every model call for each middleware that
+        overrides before_model: the view (the default) has none; persist=True has one."""
+        plain = ContextMiddleware(stack(BUDGET))
+        persisting = ContextMiddleware(stack(BUDGET), persist=True)
+        assert isinstance(persisting, ContextMiddleware)
+        assert plain.name == persisting.name == "ContextMiddleware"
+        assert repr(persisting).endswith("persist=True)")
+        model = ScriptedChatModel(messages=_script(0))
+        assert "ContextMiddleware.before_model" not in _agent(model, plain).get_graph().nodes
+        assert "ContextMiddleware.before_model" in _agent(model, persisting).get_graph().nodes
+
     def test_rejects_a_non_strategy(self) -> None:
         """The strategy must be a ContextStrategy."""
         with pytest.raises(ConfigurationError, match=r"ContextMiddleware\.strategy"):
