@@ -245,10 +245,28 @@ class DefaultStack(BudgetedStrategy):
         text = await anyio.to_thread.run_sync(
             self._offline.summarize, request, abandon_on_cancel=True
         )
-        if not text.strip():  # nothing worth a summary was found
+        text = text.strip()
+        if not text:  # nothing worth a summary was found
             logger.info("DefaultStack: no summary written (nothing to summarize)")
             return []
-        return [Message(role=Role.USER, content=(Compaction(content=text),))]
+        summary = Message(role=Role.USER, content=(Compaction(content=text),))
+        if not self._smaller(summary, source):
+            logger.info("DefaultStack: no summary written (it would not be smaller)")
+            return []
+        return [summary]
+
+    def _smaller(self, summary: Message, source: Sequence[Message]) -> bool:
+        """Whether ``summary`` costs less than ``source`` (as a summarization strategy
+        uses only a summary that makes the history smaller), reading only as much of
+        ``source`` as that takes."""
+        counter = self.counter
+        cost = counter.estimate_message(summary)
+        total = 0
+        for message in source:
+            total += counter.estimate_message(message)
+            if total > cost:
+                return True
+        return False
 
     def _fit(
         self, parts: list[Part], messages: Sequence[Message], plan: Plan, limit: int
