@@ -22,9 +22,10 @@ from .._compaction.step import StepReport, StepResult, StepStarted, compact_step
 from .._messages.message import ToolDefinition
 from .._strategies.base import ContextStrategy
 from .events import CompactionCompleted, CompactionFailed, CompactionStarted
+from .middleware import ModelRequest
 from .run import RunContext
 
-__all__ = ["compact_history", "reporter"]
+__all__ = ["compact_history", "compact_request", "reporter"]
 
 
 def reporter(context: RunContext, trigger: str) -> StepReport:
@@ -67,6 +68,26 @@ def reporter(context: RunContext, trigger: str) -> StepReport:
             )
 
     return report
+
+
+async def compact_request(
+    request: ModelRequest,
+    strategy: ContextStrategy,
+    *,
+    label: str,
+    report: StepReport | None = None,
+) -> StepResult:
+    """The compaction step on a model request (what a middleware compacts): its messages,
+    counted with its system prompt and tools. The request is left as it is."""
+    return await compact_step(
+        strategy,
+        request.messages,
+        counter=request.context.requests,
+        system_prompt=request.system_prompt,
+        tools=request.tools,
+        report=report,
+        label=label,
+    )
 
 
 async def compact_history(

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._compaction.step import compact_step
 from .._messages.message import Message
 from .._strategies.base import ContextStrategy
 from .._strategies.strip import StripToolCallsStrategy
 from .._strategies.window import SlidingWindowStrategy
 from .._validators import instance_of, require_int
+from .context import compact_request
 from .events import RequestEdited
 from .middleware import AgentMiddleware, ModelRequest
 
@@ -87,14 +87,7 @@ class ContextEditingMiddleware(AgentMiddleware):
     async def before_model(self, request: ModelRequest) -> None:
         """Replace the request's messages with the strategy's edit, when it applies."""
         context = request.context
-        result = await compact_step(
-            self.strategy,
-            request.messages,
-            counter=context.requests,
-            system_prompt=request.system_prompt,
-            tools=request.tools,
-            label="ContextEditingMiddleware",
-        )
+        result = await compact_request(request, self.strategy, label="ContextEditingMiddleware")
         if not result.compacted:
             return
         request.messages = list(result.messages)

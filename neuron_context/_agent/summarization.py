@@ -17,7 +17,6 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._compaction.step import compact_step
 from .._counting.base import BaseCounter
 from .._errors import InvalidConversationError
 from .._log import logger
@@ -28,7 +27,7 @@ from .._strategies.base import to_counter
 from .._strategies.summarization import SummarizationStrategy
 from .._validators import instance_of, non_negative_int
 from ..providers._base import Provider
-from .context import reporter
+from .context import compact_request, reporter
 from .middleware import AgentMiddleware, ModelRequest
 
 __all__ = ["SummarizationMiddleware"]
@@ -126,14 +125,8 @@ class SummarizationMiddleware(AgentMiddleware):
         """Summarize the request (and the history) when it is over ``max_tokens``."""
         context = request.context
         state = context.state
-        result = await compact_step(
-            self.strategy,
-            request.messages,
-            counter=context.requests,
-            system_prompt=request.system_prompt,
-            tools=request.tools,
-            report=reporter(context, self.name),
-            label=self.name,
+        result = await compact_request(
+            request, self.strategy, label=self.name, report=reporter(context, self.name)
         )
         if not result.compacted:
             return
