@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._counting.base import BaseCounter
+    from ._counting.counter import BaseCounter
     from ._messages.message import Message
 
 __all__ = ["log_compaction", "logger"]

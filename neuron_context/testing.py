@@ -19,10 +19,10 @@ from typing import TypeAlias
 import anyio.to_thread
 import attrs
 
-from ._counting.base import BaseCounter
+from ._counting.counter import BaseCounter
 from ._errors import ConfigurationError, show
 from ._messages.message import Message, history_repr
-from ._strategies.base import ContextStrategy, counter_of, to_counter
+from ._strategies.strategy import ContextStrategy, counter_of, to_counter
 from .providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
 
 __all__ = ["CompactCall", "FunctionProvider", "RecordingStrategy", "Reply"]

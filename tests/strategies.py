@@ -22,22 +22,18 @@ from hypothesis import strategies as st
 
 from neuron_context import (
     JSON,
-    CollapseRepeatedCallsStrategy,
     Compaction,
     CompositeStrategy,
     ContentBlock,
     ContextStrategy,
-    DedupeFetchesStrategy,
     Document,
     Image,
     Message,
     RedactedThinking,
     Role,
     SlidingWindowStrategy,
-    StaleFileReadsStrategy,
     StripProcessedImagesStrategy,
     StripToolCallsStrategy,
-    Structure,
     SupersededToolCallsStrategy,
     Text,
     Thinking,
@@ -46,6 +42,12 @@ from neuron_context import (
     ToolResult,
     ToolResultClearingStrategy,
     ToolUse,
+)
+from neuron_context.strategies import (
+    CollapseRepeatedCallsStrategy,
+    DedupeFetchesStrategy,
+    StaleFileReadsStrategy,
+    Structure,
     TruncateLargeResultsStrategy,
 )
 

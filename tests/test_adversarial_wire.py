@@ -35,13 +35,13 @@ from neuron_context import (
     Message,
     NeuronContextError,
     PersistentContext,
-    ProviderError,
     Role,
     SystemInjector,
     TokenUsage,
     ToolDefinition,
     formats,
 )
+from neuron_context.errors import ProviderError
 
 # -- hostile values --------------------------------------------------------------------
 

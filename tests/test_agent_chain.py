@@ -11,13 +11,15 @@ from neuron_context import (
     ConfigurationError,
     Message,
     MiddlewareChain,
-    ModelHandler,
     ModelRequest,
-    ModelResponse,
     ToolCallRequest,
-    ToolHandler,
     ToolResult,
     create_agent,
+)
+from neuron_context.middleware import (
+    ModelHandler,
+    ModelResponse,
+    ToolHandler,
 )
 
 pytestmark = pytest.mark.anyio

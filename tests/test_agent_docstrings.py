@@ -7,6 +7,7 @@ import doctest
 import pytest
 
 import neuron_context
+import neuron_context.middleware
 
 NAMES = [
     "Agent",
@@ -36,8 +37,8 @@ class TestAgentDocstrings:
         """Every example in the object's docstrings passes."""
         finder = doctest.DocTestFinder()
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-        obj = getattr(neuron_context, name)
-        globs = dict(vars(neuron_context))
+        globs = {**vars(neuron_context.middleware), **vars(neuron_context)}
+        obj = globs[name]
         for test in finder.find(obj, name, globs=globs):
             runner.run(test)
         assert runner.failures == 0

@@ -11,34 +11,38 @@ from agent_support import answer, calls, first_turn_role, scripted
 
 from neuron_context import (
     Agent,
-    AgentError,
-    AgentEvent,
     AgentMiddleware,
     AgentOptions,
     AgentResult,
     AgentState,
     CalibratedCounter,
-    CompactionCompleted,
     CompactionError,
-    CompactionFailed,
     CompletionRequest,
     CompletionResponse,
     ConfigurationError,
     ContextStrategy,
     InvalidConversationError,
-    MaxTurnsExceededError,
     Message,
-    ModelCalled,
     ModelRequest,
     NeuronContextError,
-    ProviderError,
-    RunFinished,
     SlidingWindowStrategy,
     TokenCounter,
-    ToolCalled,
-    TurnStarted,
     create_agent,
     validate,
+)
+from neuron_context.errors import (
+    AgentError,
+    MaxTurnsExceededError,
+    ProviderError,
+)
+from neuron_context.events import (
+    AgentEvent,
+    CompactionCompleted,
+    CompactionFailed,
+    ModelCalled,
+    RunFinished,
+    ToolCalled,
+    TurnStarted,
 )
 from neuron_context.testing import FunctionProvider
 

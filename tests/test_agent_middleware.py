@@ -10,42 +10,48 @@ import pytest
 from agent_support import answer, calls, first_turn_role, scripted
 
 from neuron_context import (
-    AgentEvent,
     AgentOptions,
-    Approval,
-    CompactionCompleted,
-    CompactionFailed,
     CompletionRequest,
     CompletionResponse,
     ConfigurationError,
     ContextEditingMiddleware,
     ContextSection,
     ExtractiveSummarizer,
-    FallbackUsed,
     HumanInTheLoopMiddleware,
     InjectionTrigger,
-    LimitReached,
     Message,
-    ModelCalled,
-    ModelCallLimitExceededError,
     ModelCallLimitMiddleware,
     ModelFallbackMiddleware,
     NeuronContextError,
     PersistentContext,
-    ProviderError,
-    RequestEdited,
     SummarizationMiddleware,
-    SystemInjectionMiddleware,
     SystemInjector,
     TodoListMiddleware,
     Tool,
-    ToolCallLimitExceededError,
     ToolCallLimitMiddleware,
-    ToolRetried,
     ToolRetryMiddleware,
     ToolUse,
     create_agent,
     validate,
+)
+from neuron_context.errors import (
+    ModelCallLimitExceededError,
+    ProviderError,
+    ToolCallLimitExceededError,
+)
+from neuron_context.events import (
+    AgentEvent,
+    CompactionCompleted,
+    CompactionFailed,
+    FallbackUsed,
+    LimitReached,
+    ModelCalled,
+    RequestEdited,
+    ToolRetried,
+)
+from neuron_context.middleware import (
+    Approval,
+    SystemInjectionMiddleware,
 )
 from neuron_context.testing import FunctionProvider
 

@@ -11,10 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neuron_context import (
-    AgentError,
     AgentMiddleware,
     AgentOptions,
-    Approval,
     CompletionRequest,
     CompletionResponse,
     ContextEditingMiddleware,
@@ -23,17 +21,23 @@ from neuron_context import (
     Message,
     ModelCallLimitMiddleware,
     PersistentContext,
-    ProviderError,
     SlidingWindowStrategy,
     StripToolCallsStrategy,
     SummarizationMiddleware,
-    SystemInjectionMiddleware,
     TodoListMiddleware,
     ToolCallLimitMiddleware,
     ToolRetryMiddleware,
     ToolUse,
     create_agent,
     validate,
+)
+from neuron_context.errors import (
+    AgentError,
+    ProviderError,
+)
+from neuron_context.middleware import (
+    Approval,
+    SystemInjectionMiddleware,
 )
 from neuron_context.testing import FunctionProvider
 

@@ -18,10 +18,8 @@ from fake_llm_server import (
 )
 
 from neuron_context import (
-    AgentEvent,
     AgentOptions,
     CalibratedCounter,
-    ModelCalled,
     ModelCallLimitMiddleware,
     ModelFallbackMiddleware,
     SlidingWindowStrategy,
@@ -29,6 +27,10 @@ from neuron_context import (
     ToolCallLimitMiddleware,
     create_agent,
     validate,
+)
+from neuron_context.events import (
+    AgentEvent,
+    ModelCalled,
 )
 from neuron_context.providers import AnthropicProvider, OpenAIProvider
 

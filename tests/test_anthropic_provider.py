@@ -30,7 +30,6 @@ from neuron_context import (
     CompletionRequest,
     ConfigurationError,
     Message,
-    ProviderError,
     RedactedThinking,
     Role,
     StopReason,
@@ -40,6 +39,7 @@ from neuron_context import (
     TokenUsage,
     ToolUse,
 )
+from neuron_context.errors import ProviderError
 from neuron_context.providers import AnthropicProvider
 
 pytestmark = pytest.mark.anyio

@@ -31,19 +31,21 @@ from strategies import (
 from transcripts import load_transcript, requires_transcripts, transcript_paths
 
 from neuron_context import (
-    CollapseRepeatedCallsStrategy,
     ContextStrategy,
-    DedupeFetchesStrategy,
     Message,
     Role,
-    StaleFileReadsStrategy,
     StripProcessedImagesStrategy,
     SupersededToolCallsStrategy,
     TokenCounter,
     ToolResult,
     ToolUse,
-    TruncateLargeResultsStrategy,
     validate,
+)
+from neuron_context.strategies import (
+    CollapseRepeatedCallsStrategy,
+    DedupeFetchesStrategy,
+    StaleFileReadsStrategy,
+    TruncateLargeResultsStrategy,
 )
 
 

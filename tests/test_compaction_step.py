@@ -48,7 +48,6 @@ from strategies import strategy_stacks, well_formed_conversations
 from neuron_context import (
     AgentOptions,
     CompactionError,
-    CompactionFailed,
     CompletionRequest,
     CompletionResponse,
     ContextEditingMiddleware,
@@ -63,6 +62,7 @@ from neuron_context import (
     start_on_user,
     validate,
 )
+from neuron_context.events import CompactionFailed
 from neuron_context.ext.langchain import (
     ContextMiddleware,
     acompact_messages,

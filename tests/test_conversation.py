@@ -8,15 +8,17 @@ import pytest
 
 from neuron_context import (
     Compaction,
-    Exchange,
     InvalidConversationError,
     Message,
     Role,
-    Structure,
     ToolResult,
     ToolUse,
     repair,
     validate,
+)
+from neuron_context.strategies import (
+    Exchange,
+    Structure,
 )
 
 INTERRUPTED = "[no result: the call was interrupted]"

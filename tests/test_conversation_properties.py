@@ -18,11 +18,11 @@ from neuron_context import (
     InvalidConversationError,
     Message,
     Role,
-    Structure,
     ToolResult,
     repair,
     validate,
 )
+from neuron_context.strategies import Structure
 
 INTERRUPTED = "[no result: the call was interrupted]"
 

@@ -37,11 +37,11 @@ from neuron_context import (
     Role,
     SlidingWindowStrategy,
     StripToolCallsStrategy,
-    Structure,
     TokenCounter,
     ToolResultClearingStrategy,
     ToolUse,
 )
+from neuron_context.strategies import Structure
 
 
 def fresh(messages: Sequence[Message]) -> list[Message]:

@@ -7,13 +7,13 @@ import pytest
 from neuron_context import (
     JSON,
     ConfigurationError,
-    DedupeFetchesStrategy,
     Message,
     Text,
     ToolResult,
     ToolUse,
     validate,
 )
+from neuron_context.strategies import DedupeFetchesStrategy
 
 PAGE = "<html>" + "Example Domain. " * 50 + "</html>"
 PLACEHOLDER = "[superseded: this URL was fetched again later]"

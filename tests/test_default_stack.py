@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from strategies import counters, well_formed_conversations
 
 from neuron_context import (
-    BudgetExceededError,
     Compaction,
     CompactionError,
     CompletionRequest,
@@ -19,7 +18,6 @@ from neuron_context import (
     ContextStrategy,
     Image,
     Message,
-    ProviderError,
     Role,
     Text,
     TokenCounter,
@@ -27,6 +25,10 @@ from neuron_context import (
     ToolUse,
     default_stack,
     validate,
+)
+from neuron_context.errors import (
+    BudgetExceededError,
+    ProviderError,
 )
 from neuron_context.testing import FunctionProvider
 

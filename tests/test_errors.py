@@ -9,10 +9,10 @@ from neuron_context import (
     ConfigurationError,
     InvalidConversationError,
     NeuronContextError,
-    ProviderError,
     SummarizationError,
     TokenizerError,
 )
+from neuron_context.errors import ProviderError
 
 
 class TestErrorTree:

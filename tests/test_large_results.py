@@ -12,9 +12,9 @@ from neuron_context import (
     TokenCounter,
     ToolResult,
     ToolUse,
-    TruncateLargeResultsStrategy,
     validate,
 )
+from neuron_context.strategies import TruncateLargeResultsStrategy
 
 LOG = "".join(f"PASSED tests/test_mod_{i:03}.py::test_case\n" for i in range(400))
 COUNTER = TokenCounter()

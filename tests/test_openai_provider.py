@@ -30,13 +30,13 @@ from neuron_context import (
     ConfigurationError,
     Document,
     Message,
-    ProviderError,
     Role,
     StopReason,
     SummarizationStrategy,
     TokenUsage,
     ToolUse,
 )
+from neuron_context.errors import ProviderError
 from neuron_context.providers import OpenAIProvider
 
 pytestmark = pytest.mark.anyio

@@ -14,12 +14,12 @@ from neuron_context import (
     Message,
     NeuronContextError,
     Provider,
-    ProviderError,
     StopReason,
     TokenUsage,
     ToolDefinition,
     ToolUse,
 )
+from neuron_context.errors import ProviderError
 
 
 class TestStopReason:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import types
 from pathlib import Path
+
+import pytest
 
 import neuron_context
 
@@ -199,3 +202,133 @@ class TestTestsUsePublicNames:
             "neuron_context.providers._sdk.SDKProvider",
             "neuron_context.providers._sdk",
         ]
+
+
+NAMESPACES = ("counting", "errors", "events", "middleware", "providers", "strategies")
+"""The curated public namespaces beside the top level (and formats, ext, testing)."""
+
+CONTRACT_NAMES = frozenset(
+    {
+        # CONTRACT.md's names, importable from the top level whatever else moves.
+        "AgentMiddleware",
+        "AgentOptions",
+        "AgentResult",
+        "AnthropicProvider",
+        "Compaction",
+        "CompactionError",
+        "CompletionRequest",
+        "CompletionResponse",
+        "CompositeStrategy",
+        "ConfigurationError",
+        "ContextEditingMiddleware",
+        "ContextSection",
+        "ContextStrategy",
+        "Document",
+        "FallbackStrategy",
+        "HumanInTheLoopMiddleware",
+        "Image",
+        "InjectionTrigger",
+        "InvalidConversationError",
+        "Message",
+        "MiddlewareChain",
+        "ModelCallLimitMiddleware",
+        "ModelFallbackMiddleware",
+        "ModelRequest",
+        "NeuronContextError",
+        "OpenAIProvider",
+        "PersistentContext",
+        "Provider",
+        "RedactedThinking",
+        "Role",
+        "SlidingWindowStrategy",
+        "StopReason",
+        "StripProcessedImagesStrategy",
+        "StripToolCallsStrategy",
+        "SummarizationError",
+        "SummarizationMiddleware",
+        "SummarizationStrategy",
+        "SupersededToolCallsStrategy",
+        "SystemInjector",
+        "Text",
+        "Thinking",
+        "TodoListMiddleware",
+        "TokenCounter",
+        "TokenUsage",
+        "TokenizerCounter",
+        "TokenizerError",
+        "Tool",
+        "ToolCallLimitMiddleware",
+        "ToolCallRequest",
+        "ToolDefinition",
+        "ToolResult",
+        "ToolResultClearingStrategy",
+        "ToolRetryMiddleware",
+        "ToolUse",
+        "create_agent",
+        "default_stack",
+        "formats",
+        "repair",
+        "validate",
+    }
+)
+
+
+class TestNamespaces:
+    """The curated namespaces: each a complete, sorted __all__ of documented names."""
+
+    def test_the_contract_names_import_from_the_top(self) -> None:
+        """Every name CONTRACT.md pins is exported by neuron_context."""
+        assert set(neuron_context.__all__) >= CONTRACT_NAMES
+
+    @pytest.mark.parametrize("name", NAMESPACES)
+    def test_each_namespace_is_a_complete_sorted_all(self, name: str) -> None:
+        """A namespace binds exactly its __all__ (sorted as ruff sorts it), each name
+        importable and documented."""
+        module = importlib.import_module(f"neuron_context.{name}")
+        exported = list(module.__all__)
+        assert exported == sorted(exported, key=_ruff_key)
+        assert len(set(exported)) == len(exported)
+        public = {
+            attribute
+            for attribute, value in vars(module).items()
+            if not attribute.startswith("_") and not isinstance(value, types.ModuleType)
+        }
+        assert public == set(exported)
+        assert inspect.getdoc(module)
+        undocumented = [
+            attribute
+            for attribute in exported
+            if isinstance(getattr(module, attribute), type)
+            and not (getattr(module, attribute).__doc__ or "").strip()
+        ]
+        assert undocumented == []
+
+    @pytest.mark.parametrize("name", NAMESPACES)
+    def test_each_namespace_has_a_reference_page(self, name: str) -> None:
+        """The reference docs are organised by namespace: each has its page."""
+        page = ROOT / "docs" / "reference" / f"{name}.md"
+        assert page.read_text(encoding="utf-8").startswith(f"# `neuron_context.{name}`")
+
+    def test_a_top_level_name_is_the_namespace_s_object(self) -> None:
+        """A name exported both at the top and by a namespace is the same object."""
+        for name in NAMESPACES:
+            module = importlib.import_module(f"neuron_context.{name}")
+            for attribute in module.__all__:
+                if attribute in neuron_context.__all__:
+                    assert getattr(neuron_context, attribute) is getattr(module, attribute)
+
+
+class TestRooms:
+    """The private rooms: one concept per module, no name used twice."""
+
+    def test_no_two_private_modules_share_a_name(self) -> None:
+        """No module name occurs in two rooms (a public namespace module may share its
+        private implementation's name, as ``events`` does)."""
+        package = ROOT / "neuron_context"
+        seen: dict[str, list[str]] = {}
+        for path in package.rglob("*.py"):
+            relative = path.relative_to(package)
+            if path.name == "__init__.py" or len(relative.parts) == 1:
+                continue
+            seen.setdefault(path.name, []).append(relative.as_posix())
+        assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from neuron_context import (
-    CollapseRepeatedCallsStrategy,
     ConfigurationError,
     Message,
     Text,
     ToolUse,
     validate,
 )
+from neuron_context.strategies import CollapseRepeatedCallsStrategy
 
 OUTPUT = "Error: job 42 is still running (status=pending, queue=gpu-a100)\n" * 3
 NOTE = "[this call returned the same output {} times; the older repeats were removed]"

@@ -11,19 +11,13 @@ from hypothesis import strategies as st
 from strategies import counters, texts, well_formed_conversations
 
 from neuron_context import (
-    AgentEvent,
     AgentOptions,
     CompletionRequest,
     ConfigurationError,
     ContextEditingMiddleware,
-    DynamicModelSelectionMiddleware,
     Image,
     Message,
-    ModelCalled,
     ModelRequest,
-    ModelResponse,
-    ModelRoute,
-    ModelRouted,
     Role,
     RunContext,
     StripProcessedImagesStrategy,
@@ -32,6 +26,16 @@ from neuron_context import (
     ToolDefinition,
     ToolResult,
     create_agent,
+)
+from neuron_context.events import (
+    AgentEvent,
+    ModelCalled,
+    ModelRouted,
+)
+from neuron_context.middleware import (
+    DynamicModelSelectionMiddleware,
+    ModelResponse,
+    ModelRoute,
 )
 from neuron_context.testing import FunctionProvider
 

@@ -38,7 +38,6 @@ from neuron_context import (
     ConfigurationError,
     Image,
     Message,
-    ProviderError,
     Role,
     StopReason,
     SummarizationError,
@@ -46,6 +45,7 @@ from neuron_context import (
     TokenUsage,
     formats,
 )
+from neuron_context.errors import ProviderError
 
 pytestmark = pytest.mark.anyio
 

@@ -8,11 +8,11 @@ from neuron_context import (
     JSON,
     ConfigurationError,
     Message,
-    StaleFileReadsStrategy,
     Text,
     ToolUse,
     validate,
 )
+from neuron_context.strategies import StaleFileReadsStrategy
 
 SOURCE = "def main():\n    return 1\n" * 40
 PLACEHOLDER = "[stale file read cleared; read the file again if needed]"

@@ -25,11 +25,9 @@ from neuron_context import (
     Image,
     Message,
     Provider,
-    ProviderError,
     Role,
     SlidingWindowStrategy,
     StopReason,
-    Structure,
     SummarizationError,
     SummarizationStrategy,
     Text,
@@ -40,6 +38,8 @@ from neuron_context import (
     ToolUse,
     validate,
 )
+from neuron_context.errors import ProviderError
+from neuron_context.strategies import Structure
 from neuron_context.testing import FunctionProvider
 
 DEFAULT_INSTRUCTIONS = str(attrs.fields(SummarizationStrategy).instructions.default)

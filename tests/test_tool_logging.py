@@ -14,10 +14,10 @@ from neuron_context import (
     CompletionResponse,
     ConfigurationError,
     Message,
-    ToolCallLoggingMiddleware,
     ToolUse,
     create_agent,
 )
+from neuron_context.middleware import ToolCallLoggingMiddleware
 from neuron_context.testing import FunctionProvider
 
 

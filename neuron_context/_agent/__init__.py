@@ -1,1 +1,3 @@
-"""The agent loop and its middleware (see :mod:`neuron_context._agent.loop`)."""
+"""The agent loop: ``loop`` (:class:`Agent`, :func:`create_agent`), ``options`` and
+``calls`` (running a reply's tool calls). Its middleware is in
+:mod:`neuron_context._middleware`, what a run is made of in :mod:`neuron_context._run`."""

@@ -22,12 +22,12 @@ from .._errors import AgentError, show
 from .._messages.content import ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .._messages.wellformed import INTERRUPTED
-from .chain import MiddlewareChain
-from .events import ToolCalled
-from .middleware import ToolCallRequest
-from .run import RunContext
-from .schema import validate_arguments
-from .tools import Tool, result_of
+from .._middleware.chain import MiddlewareChain
+from .._middleware.types import ToolCallRequest
+from .._run.events import ToolCalled
+from .._run.run import RunContext
+from .._run.schema import validate_arguments
+from .._run.tools import Tool, result_of
 
 __all__ = ["close_calls", "execute_tool", "run_tool_calls"]
 

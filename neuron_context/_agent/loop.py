@@ -24,8 +24,8 @@ import anyio
 
 from .._blocking import run_blocking
 from .._compaction.request import RequestCounter
-from .._counting.base import BaseCounter
 from .._counting.calibrated import CalibratedCounter
+from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._errors import (
     AgentError,
@@ -41,19 +41,19 @@ from .._messages.content import JSON
 from .._messages.conversation import first_is_user
 from .._messages.message import Message, ToolDefinition
 from .._messages.wellformed import repair, start_on_user, validate, validate_appended
+from .._middleware.chain import MiddlewareChain
+from .._middleware.compacting import compact_history
+from .._middleware.types import ModelRequest, ModelResponse
 from .._prefix import starts_with
-from .._strategies.base import counter_of
+from .._run.events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
+from .._run.run import RunContext
+from .._run.state import AgentState
+from .._run.tools import Tool
+from .._strategies.strategy import counter_of
 from .._validators import require_sequence_of
 from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
 from .calls import close_calls, run_tool_calls
-from .chain import MiddlewareChain
-from .context import compact_history
-from .events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
-from .middleware import ModelRequest, ModelResponse
 from .options import AgentOptions, AgentResult
-from .run import RunContext
-from .state import AgentState
-from .tools import Tool
 
 __all__ = ["Agent", "AgentOptions", "AgentResult", "create_agent"]
 

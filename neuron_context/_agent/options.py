@@ -7,15 +7,15 @@ from typing import Literal
 
 import attrs
 
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._errors import AgentError
 from .._messages.message import Message, Role, history_repr
-from .._strategies.base import ContextStrategy
+from .._middleware.chain import MiddlewareChain
+from .._middleware.types import AgentMiddleware
+from .._run.events import AgentEvent
+from .._strategies.strategy import ContextStrategy
 from .._validators import instance_of, one_of, optional, positive_int
 from ..providers._base import TokenUsage
-from .chain import MiddlewareChain
-from .events import AgentEvent
-from .middleware import AgentMiddleware
 
 __all__ = ["AgentOptions", "AgentResult"]
 
@@ -49,7 +49,7 @@ class AgentOptions:
         default=None, validator=optional(instance_of(ContextStrategy, "a ContextStrategy"))
     )
     """Run at the top of every turn on the whole request's count; its result replaces
-    the history (see :mod:`neuron_context._agent.context`)."""
+    the history (see :mod:`neuron_context._middleware.compacting`)."""
     counter: BaseCounter | None = attrs.field(
         default=None, validator=optional(instance_of(BaseCounter, "a counter"))
     )

@@ -22,12 +22,12 @@ import attrs
 from .._blocking import run_blocking
 from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._errors import ConfigurationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, Role
-from .._strategies.base import ContextStrategy
+from .._strategies.strategy import ContextStrategy
 from . import inputs
 from .args import parser
 from .files import Transcript, dumps

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._messages.content import ContentBlock, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .files import Transcript

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._messages.message import Message, Role
 
 __all__ = ["Change", "Diff", "diff"]

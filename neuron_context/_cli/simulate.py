@@ -34,11 +34,11 @@ import attrs
 
 from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._messages.content import Compaction, Text, ToolResult
 from .._messages.conversation import first_is_user
 from .._messages.message import Message, Role
-from .._strategies.base import ContextStrategy, counter_of
+from .._strategies.strategy import ContextStrategy, counter_of
 from .files import Transcript
 
 __all__ = [

@@ -36,11 +36,11 @@ from pathlib import Path
 
 import attrs
 
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._errors import ConfigurationError, show
-from .._strategies.base import ContextStrategy
 from .._strategies.clearing import ToolResultClearingStrategy
 from .._strategies.composite import CompositeStrategy
+from .._strategies.strategy import ContextStrategy
 from .._strategies.strip import StripToolCallsStrategy
 from .._strategies.summarization import SummarizationStrategy
 from .._strategies.window import SlidingWindowStrategy

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._messages.message import Message, ToolDefinition
 
 __all__ = ["RequestCounter"]

@@ -37,7 +37,7 @@ from .._errors import CompactionError, InvalidConversationError, NeuronContextEr
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import repair, start_on_user, validate
-from .._strategies.base import ContextStrategy
+from .._strategies.strategy import ContextStrategy
 from .request import RequestCounter
 
 __all__ = ["Errors", "StepReport", "StepResult", "StepStarted", "compact_step", "decide"]

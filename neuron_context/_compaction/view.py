@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from .._messages.message import Message, ToolDefinition
 from .._prefix import starts_with
-from .._strategies.base import ContextStrategy
+from .._strategies.strategy import ContextStrategy
 from .request import RequestCounter
 from .step import Errors, StepReport, StepResult, compact_step, decide
 

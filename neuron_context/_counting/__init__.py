@@ -10,9 +10,9 @@ Other rooms import what they need from here (``from .._counting import BaseCount
 """
 
 from .._messages.jsonvalue import compact_json as compact_json
-from .base import BaseCounter as BaseCounter
-from .base import RunningCount as RunningCount
 from .calibrated import CalibratedCounter as CalibratedCounter
+from .counter import BaseCounter as BaseCounter
+from .counter import RunningCount as RunningCount
 from .heuristic import TokenCounter as TokenCounter
 from .rules import RuleCounter as RuleCounter
 from .tokenizer import TokenizerCounter as TokenizerCounter

@@ -18,8 +18,8 @@ from .._errors import ConfigurationError, show
 from .._messages.content import ContentBlock
 from .._messages.message import Message, ToolDefinition
 from .._validators import MAX_INT, instance_of, number, require_int
-from .base import BaseCounter, RunningCount
 from .cache import CostTable
+from .counter import BaseCounter, RunningCount
 
 __all__ = ["CalibratedCounter"]
 

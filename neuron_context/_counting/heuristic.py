@@ -21,7 +21,7 @@ from .._errors import ConfigurationError
 from .._messages.content import Image, Text, ToolResult, ToolUse
 from .._messages.message import Message
 from .._validators import number
-from .base import BaseCounter, not_text
+from .counter import BaseCounter, not_text
 from .rules import RuleCounter, image_cost
 
 __all__ = ["MIN_CHARS_PER_TOKEN", "TokenCounter", "to_counter"]

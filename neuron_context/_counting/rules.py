@@ -35,7 +35,6 @@ from .._messages.content import (
 from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
 from .._validators import non_negative_int, one_of
-from .base import BaseCounter, not_messages
 from .cache import (
     MEMO_MIN_LENGTH,
     CacheKey,
@@ -45,6 +44,7 @@ from .cache import (
     cached_costs,
     sum_costs,
 )
+from .counter import BaseCounter, not_messages
 
 __all__ = ["DocumentPricing", "ImagePricing", "RuleCounter", "as_list", "image_cost"]
 

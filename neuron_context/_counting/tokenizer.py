@@ -36,7 +36,7 @@ import attrs
 
 from .._errors import ConfigurationError, TokenizerError
 from .._validators import show
-from .base import not_text
+from .counter import not_text
 from .encodings import ENCODING_NAMES, FORMAT_VERSION, load_encoding
 from .rules import DocumentPricing, ImagePricing, RuleCounter
 

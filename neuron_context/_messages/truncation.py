@@ -26,7 +26,7 @@ from .content import ContentBlock, Image, Text, ToolResult
 from .message import Message
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
-    from .._counting.base import BaseCounter
+    from .._counting.counter import BaseCounter
 
 __all__ = ["HEAD_SHARE", "Describe", "marker", "truncate_message", "truncate_text"]
 

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._counting.base import BaseCounter, compact_json
+from .._counting.counter import BaseCounter, compact_json
 from .._counting.heuristic import TokenCounter
 from .._counting.tokenizer import TokenizerCounter
 from .._errors import ConfigurationError, show
@@ -38,7 +38,7 @@ from .._messages.conversation import Structure, replace_content, tool_results
 from .._messages.message import Message
 from .._prefix import starts_with
 from .._validators import bool_, non_negative_int, string
-from .base import PureStrategy, max_tokens_field
+from .strategy import PureStrategy, max_tokens_field
 
 __all__ = ["ToolResultClearingStrategy"]
 

@@ -14,8 +14,14 @@ from .._log import log_compaction, logger
 from .._messages.conversation import tool_results
 from .._messages.message import Message
 from .._validators import require_sequence_of
-from .base import BudgetedStrategy, ContextStrategy, PureStrategy, check_messages, max_tokens_field
 from .clearing import ToolResultClearingStrategy
+from .strategy import (
+    BudgetedStrategy,
+    ContextStrategy,
+    PureStrategy,
+    check_messages,
+    max_tokens_field,
+)
 from .window import SlidingWindowStrategy
 
 __all__ = ["CompositeStrategy", "FallbackStrategy"]

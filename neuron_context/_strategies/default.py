@@ -45,7 +45,7 @@ from typing import TypedDict, Unpack
 import anyio.to_thread
 import attrs
 
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._errors import BudgetExceededError, ConfigurationError, SummarizationError
 from .._log import log_compaction, logger
 from .._messages.content import Compaction
@@ -56,8 +56,8 @@ from .._summary.extractive import ExtractiveSummarizer
 from .._summary.format import SUMMARY_HEADING
 from .._validators import bool_, instance_of, number, optional, positive_int
 from ..providers._base import CompletionRequest, Provider
-from .base import BudgetedStrategy, check_messages, check_token_count
 from .default_plan import Part, Plan
+from .strategy import BudgetedStrategy, check_messages, check_token_count
 from .summarization import SummarizationStrategy
 
 __all__ = ["DefaultStack", "default_stack"]

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._counting.base import BaseCounter
 from .._counting.cache import CostTable
+from .._counting.counter import BaseCounter
 from .._messages.conversation import next_safe_cut
 from .._messages.message import Message, Role
 from .._messages.truncation import truncate_message

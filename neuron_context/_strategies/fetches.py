@@ -27,7 +27,7 @@ from .._messages.content import JSON
 from .._messages.conversation import Structure, ToolCall, replace_blocks, tool_calls
 from .._messages.message import Message
 from .._validators import non_negative_int, string
-from .base import PureStrategy
+from .strategy import PureStrategy
 from .supersede import clear_results, superseded, tool_names
 
 __all__ = ["DedupeFetchesStrategy", "urls_in"]

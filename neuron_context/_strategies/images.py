@@ -25,7 +25,7 @@ from .._messages.content import ContentBlock, Image, Text, ToolResult
 from .._messages.conversation import Structure, replace_blocks, replace_content
 from .._messages.message import Message, Role
 from .._validators import non_negative_int
-from .base import PureStrategy
+from .strategy import PureStrategy
 
 __all__ = ["StripProcessedImagesStrategy", "image_stub"]
 

@@ -23,14 +23,14 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from .._counting.base import compact_json
+from .._counting.counter import compact_json
 from .._log import log_compaction
 from .._messages.content import ContentBlock, Image, Text, Thinking, ToolUse
 from .._messages.conversation import replace_blocks, replace_content, tool_results
 from .._messages.message import Message, Role
 from .._messages.truncation import is_truncated, truncate_text
 from .._validators import non_negative_int, positive_int
-from .base import PureStrategy
+from .strategy import PureStrategy
 
 __all__ = ["TruncateLargeResultsStrategy", "distinctive_words"]
 

@@ -25,12 +25,12 @@ from typing import Literal
 
 import attrs
 
-from .._counting.base import compact_json
+from .._counting.counter import compact_json
 from .._log import log_compaction
 from .._messages.conversation import ResultRef, Structure, ToolCall, replace_blocks, tool_calls
 from .._messages.message import Message, Role
 from .._validators import non_negative_int, optional, string
-from .base import PureStrategy
+from .strategy import PureStrategy
 from .supersede import clear_results, tool_names
 
 __all__ = ["StaleFileReadsStrategy"]

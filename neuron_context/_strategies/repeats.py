@@ -25,7 +25,7 @@ from collections.abc import Hashable, Sequence
 
 import attrs
 
-from .._counting.base import BaseCounter, compact_json
+from .._counting.counter import BaseCounter, compact_json
 from .._log import log_compaction
 from .._messages.content import ContentBlock, Image, Text, ToolResult
 from .._messages.conversation import (
@@ -37,7 +37,7 @@ from .._messages.conversation import (
 )
 from .._messages.message import Message
 from .._validators import non_negative_int, number
-from .base import PureStrategy
+from .strategy import PureStrategy
 from .supersede import group
 
 __all__ = ["CollapseRepeatedCallsStrategy", "repeat_note"]

@@ -10,7 +10,7 @@ from .._log import log_compaction
 from .._messages.content import ToolUse
 from .._messages.conversation import opens_exchange
 from .._messages.message import Message, Role
-from .base import PureStrategy, max_tokens_field
+from .strategy import PureStrategy, max_tokens_field
 
 __all__ = ["StripToolCallsStrategy"]
 

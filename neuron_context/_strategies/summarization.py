@@ -38,7 +38,7 @@ from .._validators import (
     string,
 )
 from ..providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
-from .base import BudgetedStrategy, check_messages, max_tokens_field
+from .strategy import BudgetedStrategy, check_messages, max_tokens_field
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "SummarizationStrategy"]
 

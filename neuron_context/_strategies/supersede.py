@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
 
-from .._counting.base import BaseCounter, compact_json
+from .._counting.counter import BaseCounter, compact_json
 from .._errors import ConfigurationError, show
 from .._messages.content import JSON, ContentBlock, Text
 from .._messages.conversation import ResultRef, ToolCall, replace_content

@@ -26,7 +26,7 @@ from .._messages.content import JSON
 from .._messages.conversation import Structure, ToolCall, tool_calls
 from .._messages.message import Message
 from .._validators import non_negative_int
-from .base import PureStrategy
+from .strategy import PureStrategy
 from .supersede import hashable, superseded
 
 __all__ = ["KeySpec", "SupersededToolCallsStrategy"]

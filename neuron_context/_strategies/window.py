@@ -10,7 +10,7 @@ from .._log import log_compaction
 from .._messages.conversation import cut_keeping_last, turn_start
 from .._messages.message import Message, Role
 from .._validators import bool_, non_negative_int
-from .base import PureStrategy, max_tokens_field
+from .strategy import PureStrategy, max_tokens_field
 
 __all__ = ["SlidingWindowStrategy"]
 

@@ -28,7 +28,7 @@ from typing import Any
 import anyio.to_thread
 import attrs
 
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._messages.message import Message
 from .._messages.truncation import truncate_text

@@ -33,7 +33,7 @@ from .._compaction.view import ContextView
 from .._errors import ConfigurationError, show
 from .._messages.message import Message, ToolDefinition, history_repr
 from .._prefix import starts_with
-from .._strategies.base import ContextStrategy, counter_of
+from .._strategies.strategy import ContextStrategy, counter_of
 
 __all__ = [
     "Converted",

@@ -42,7 +42,7 @@ import attrs
 from .._compaction.request import RequestCounter
 from .._compaction.step import StepResult, compact_step, decide
 from .._messages.message import Message, ToolDefinition
-from .._strategies.base import ContextStrategy, counter_of
+from .._strategies.strategy import ContextStrategy, counter_of
 from .._validators import require_bool, require_sequence_of
 from ._core import (
     Converted,

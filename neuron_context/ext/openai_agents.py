@@ -40,7 +40,7 @@ from .._errors import InvalidConversationError, NeuronContextError, show
 from .._log import logger
 from .._messages.message import Message, ToolDefinition
 from .._messages.wellformed import repair, validate
-from .._strategies.base import ContextStrategy, counter_of
+from .._strategies.strategy import ContextStrategy, counter_of
 from ._core import (
     Converted,
     Reader,

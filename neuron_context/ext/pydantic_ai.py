@@ -34,7 +34,7 @@ from typing import Any, cast
 
 from .._compaction.step import compact_step
 from .._messages.message import Message, Role
-from .._strategies.base import ContextStrategy
+from .._strategies.strategy import ContextStrategy
 from ._core import Converted, Reader, Sessions, check_strategy, missing_extra, session_factory
 
 try:

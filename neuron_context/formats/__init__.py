@@ -109,7 +109,7 @@ from .._messages.content import (
 )
 from .._messages.message import Message, Role
 from .._validators import require_int
-from ._anthropic import SYSTEM_REMINDER, from_anthropic, to_anthropic
+from ._anthropic_messages import SYSTEM_REMINDER, from_anthropic, to_anthropic
 from ._common import (
     MAX_DEPTH,
     SUMMARY_HEADING,
@@ -125,7 +125,7 @@ from ._common import (
     parse_json,
     require_messages,
 )
-from ._openai import (
+from ._openai_chat import (
     RAW_ARGUMENTS,
     TOOL_IMAGES_HEADING,
     arguments_from_openai,

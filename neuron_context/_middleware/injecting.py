@@ -19,10 +19,10 @@ from typing import Any
 
 import attrs
 
-from .._context.injection import SystemInjector
-from .._context.persistent import PersistentContext
+from .._injection.injector import SystemInjector
+from .._injection.persistent import PersistentContext
 from .._validators import instance_of, optional, string
-from .middleware import AgentMiddleware, ModelRequest
+from .types import AgentMiddleware, ModelRequest
 
 __all__ = ["SystemInjectionMiddleware"]
 

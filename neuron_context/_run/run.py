@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from .._compaction.request import RequestCounter
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._messages.message import Message, ToolDefinition
 from .events import AgentEvent

@@ -15,13 +15,13 @@ from collections.abc import Sequence
 import attrs
 
 from .._messages.message import Message
-from .._strategies.base import ContextStrategy
+from .._run.events import RequestEdited
+from .._strategies.strategy import ContextStrategy
 from .._strategies.strip import StripToolCallsStrategy
 from .._strategies.window import SlidingWindowStrategy
 from .._validators import instance_of, require_int
-from .context import compact_request
-from .events import RequestEdited
-from .middleware import AgentMiddleware, ModelRequest
+from .compacting import compact_request
+from .types import AgentMiddleware, ModelRequest
 
 __all__ = ["ContextEditingMiddleware"]
 

@@ -28,9 +28,9 @@ import attrs
 
 from .._messages.content import ToolResult, ToolUse
 from .._messages.message import Message, ToolDefinition, history_repr
+from .._run.run import RunContext
+from .._run.tools import Tool
 from ..providers._base import CompletionResponse, Provider, StopReason, TokenUsage
-from .run import RunContext
-from .tools import Tool
 
 __all__ = [
     "AgentMiddleware",

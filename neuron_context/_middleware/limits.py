@@ -14,9 +14,9 @@ import attrs
 
 from .._errors import ModelCallLimitExceededError, ToolCallLimitExceededError, show
 from .._messages.content import ToolResult
+from .._run.events import LimitReached
 from .._validators import fail, positive_int, require_int
-from .events import LimitReached
-from .middleware import AgentMiddleware, ModelRequest, ToolCallRequest, ToolHandler
+from .types import AgentMiddleware, ModelRequest, ToolCallRequest, ToolHandler
 
 __all__ = ["ModelCallLimitMiddleware", "ToolCallLimitMiddleware"]
 

@@ -17,18 +17,18 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._errors import InvalidConversationError
 from .._log import logger
 from .._messages.conversation import Structure
 from .._messages.message import Message, Role
 from .._messages.wellformed import validate
-from .._strategies.base import to_counter
+from .._strategies.strategy import to_counter
 from .._strategies.summarization import SummarizationStrategy
 from .._validators import instance_of, non_negative_int
 from ..providers._base import Provider
-from .context import compact_request, reporter
-from .middleware import AgentMiddleware, ModelRequest
+from .compacting import compact_request, reporter
+from .types import AgentMiddleware, ModelRequest
 
 __all__ = ["SummarizationMiddleware"]
 

@@ -27,12 +27,12 @@ from collections.abc import Callable, Mapping
 import anyio
 import attrs
 
-from .._counting.base import compact_json
+from .._counting.counter import compact_json
 from .._errors import ConfigurationError, show
 from .._log import logger as package_logger
 from .._messages.content import JSON, ToolResult
 from .._validators import instance_of, non_negative_int, optional
-from .middleware import AgentMiddleware, ToolCallRequest, ToolHandler
+from .types import AgentMiddleware, ToolCallRequest, ToolHandler
 
 __all__ = ["REDACTED", "SECRET_KEYS", "ToolCallLoggingMiddleware", "redact_secrets"]
 

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 import attrs
 
 from .._messages.content import JSON
+from .._run.run import RunContext
+from .._run.state import AgentState
+from .._run.tools import Tool
 from .._validators import string
-from .middleware import AgentMiddleware, ModelRequest
-from .run import RunContext
-from .state import AgentState
-from .tools import Tool
+from .types import AgentMiddleware, ModelRequest
 
 __all__ = ["TodoListMiddleware"]
 

@@ -28,11 +28,11 @@ from .._errors import ConfigurationError, show
 from .._log import logger
 from .._messages.content import Image, ToolResult
 from .._messages.message import Message
+from .._run.events import ModelRouted
+from .._run.events import RouteReason as Reason
 from .._validators import instance_of, non_negative_int, optional, string
 from ..providers._base import Provider
-from .events import ModelRouted
-from .events import RouteReason as Reason
-from .middleware import AgentMiddleware, ModelHandler, ModelRequest, ModelResponse
+from .types import AgentMiddleware, ModelHandler, ModelRequest, ModelResponse
 
 __all__ = ["DynamicModelSelectionMiddleware", "ModelRoute", "ModelRouted", "count_images"]
 

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 
 from .._compaction.step import StepReport, StepResult, StepStarted, compact_step
 from .._messages.message import ToolDefinition
-from .._strategies.base import ContextStrategy
-from .events import CompactionCompleted, CompactionFailed, CompactionStarted
-from .middleware import ModelRequest
-from .run import RunContext
+from .._run.events import CompactionCompleted, CompactionFailed, CompactionStarted
+from .._run.run import RunContext
+from .._strategies.strategy import ContextStrategy
+from .types import ModelRequest
 
 __all__ = ["compact_history", "compact_request", "reporter"]
 

@@ -16,7 +16,7 @@ import attrs
 
 from .._errors import ConfigurationError, show
 from .._messages.content import JSON, ToolResult, ToolUse
-from .middleware import (
+from .types import (
     AgentMiddleware,
     ModelRequest,
     ModelResponse,

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from .._messages.content import ToolResult
 from .._messages.message import Message
 from .._validators import require_sequence_of
-from .middleware import (
+from .types import (
     AgentMiddleware,
     ModelHandler,
     ModelRequest,

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from .._counting.base import BaseCounter
+from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._errors import show
 from .._messages.conversation import check_messages

@@ -1,0 +1,37 @@
+"""The one exception tree, rooted at :class:`NeuronContextError`.
+
+Drawn, with what each error carries, in the docstring of the module that defines them
+(and on the errors page of the docs).
+"""
+
+from ._errors import (
+    AgentError,
+    AgentLimitError,
+    BudgetExceededError,
+    CompactionError,
+    ConfigurationError,
+    InvalidConversationError,
+    MaxTurnsExceededError,
+    ModelCallLimitExceededError,
+    NeuronContextError,
+    ProviderError,
+    SummarizationError,
+    TokenizerError,
+    ToolCallLimitExceededError,
+)
+
+__all__ = [
+    "AgentError",
+    "AgentLimitError",
+    "BudgetExceededError",
+    "CompactionError",
+    "ConfigurationError",
+    "InvalidConversationError",
+    "MaxTurnsExceededError",
+    "ModelCallLimitExceededError",
+    "NeuronContextError",
+    "ProviderError",
+    "SummarizationError",
+    "TokenizerError",
+    "ToolCallLimitExceededError",
+]
