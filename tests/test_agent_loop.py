@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 
 import anyio
+import attrs
 import pytest
 from agent_support import answer, calls, first_turn_role, scripted
 
@@ -618,3 +619,45 @@ class TestTurnCount:
 def test_strategy_is_a_context_strategy() -> None:
     """The built-in strategies are accepted as AgentOptions.context."""
     assert isinstance(SlidingWindowStrategy(2, 0), ContextStrategy)
+
+
+class TestReplyCap:
+    """AgentOptions.max_output_tokens caps each reply; max_tokens is its deprecated alias."""
+
+    @pytest.mark.anyio
+    async def test_every_model_call_gets_the_cap(self) -> None:
+        """The provider is asked for at most max_output_tokens."""
+        asked: list[int | None] = []
+
+        def reply(request: CompletionRequest) -> str:
+            asked.append(request.max_tokens)
+            return "ok"
+
+        options = AgentOptions(max_output_tokens=64)
+        await create_agent(FunctionProvider(reply), options=options).run("hi")
+        assert asked == [64]
+
+    def test_max_tokens_still_works_with_a_warning(self) -> None:
+        """The old name sets the cap, and says it is deprecated (reading it too)."""
+        with pytest.warns(DeprecationWarning, match="max_output_tokens"):
+            options = AgentOptions(max_tokens=64)
+        assert options.max_output_tokens == 64
+        with pytest.warns(DeprecationWarning, match="max_output_tokens"):
+            assert options.max_tokens == 64
+
+    def test_the_two_names_cannot_disagree(self) -> None:
+        """Both given, different: a ConfigurationError (the same value is accepted)."""
+        with (
+            pytest.warns(DeprecationWarning, match="max_output_tokens"),
+            pytest.raises(ConfigurationError, match="max_output_tokens"),
+        ):
+            AgentOptions(max_tokens=64, max_output_tokens=32)
+        with pytest.warns(DeprecationWarning, match="max_output_tokens"):
+            assert AgentOptions(max_tokens=64, max_output_tokens=64).max_output_tokens == 64
+
+    def test_the_options_are_still_an_attrs_value(self) -> None:
+        """evolve, equality and the repr work on the new field, without a warning."""
+        options = AgentOptions(max_output_tokens=64)
+        assert attrs.evolve(options, max_output_tokens=32).max_output_tokens == 32
+        assert options == AgentOptions(max_output_tokens=64)
+        assert "max_output_tokens=64" in repr(options)

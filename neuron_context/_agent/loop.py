@@ -273,7 +273,7 @@ class Agent:
             system=request.system_prompt,
             tools=tools,
             model=request.model,
-            max_tokens=self.options.max_tokens,
+            max_tokens=self.options.max_output_tokens,
             temperature=self.options.temperature,
         )
         estimated = context.count_request(messages, request.system_prompt, tools)

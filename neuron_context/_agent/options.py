@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Literal
 
 import attrs
 
 from .._counting.counter import BaseCounter
-from .._errors import AgentError
+from .._errors import AgentError, ConfigurationError
 from .._messages.message import Message, Role, history_repr
 from .._middleware.chain import MiddlewareChain
 from .._middleware.types import AgentMiddleware
@@ -24,9 +25,13 @@ def _to_middleware(value: Iterable[AgentMiddleware]) -> tuple[AgentMiddleware, .
     return MiddlewareChain(value).middlewares
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, init=False)
 class AgentOptions:
     """How an agent runs. Every field is keyword-only.
+
+    ``max_output_tokens`` caps each reply; a strategy's ``max_tokens`` is the history's
+    budget. ``max_tokens`` is still accepted for the reply cap, with a
+    ``DeprecationWarning``, for one release.
 
     Examples:
         >>> from neuron_context import SlidingWindowStrategy
@@ -60,12 +65,64 @@ class AgentOptions:
         default="continue", validator=one_of(("continue", "raise"))
     )
     """What a failed compaction does: keep the history and go on, or raise."""
-    max_tokens: int | None = attrs.field(default=None, validator=optional(positive_int()))
-    """The ``max_tokens`` of every model call."""
+    max_output_tokens: int | None = attrs.field(default=None, validator=optional(positive_int()))
+    """The most tokens each reply may have (the ``max_tokens`` of every model call)."""
     temperature: float | None = attrs.field(default=None)
     """The ``temperature`` of every model call."""
     on_event: Callable[[AgentEvent], object] | None = attrs.field(default=None)
     """A plain (sync) function called with every event as it happens, in the run's task."""
+
+    def __init__(
+        self,
+        *,
+        middleware: Iterable[AgentMiddleware] = (),
+        system_prompt: str | None = None,
+        max_turns: int = 50,
+        model: str | None = None,
+        context: ContextStrategy | None = None,
+        counter: BaseCounter | None = None,
+        context_errors: Literal["continue", "raise"] = "continue",
+        max_output_tokens: int | None = None,
+        temperature: float | None = None,
+        on_event: Callable[[AgentEvent], object] | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        if max_tokens is not None:
+            warnings.warn(
+                "AgentOptions(max_tokens=...) is deprecated: it is the reply's cap, now "
+                "called max_output_tokens (a strategy's max_tokens is the history's budget)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if max_output_tokens is not None and max_output_tokens != max_tokens:
+                msg = (
+                    "AgentOptions: max_tokens (deprecated) and max_output_tokens differ: "
+                    "give max_output_tokens alone"
+                )
+                raise ConfigurationError(msg)
+            max_output_tokens = max_tokens
+        self.__attrs_init__(
+            middleware=middleware,
+            system_prompt=system_prompt,
+            max_turns=max_turns,
+            model=model,
+            context=context,
+            counter=counter,
+            context_errors=context_errors,
+            max_output_tokens=max_output_tokens,
+            temperature=temperature,
+            on_event=on_event,
+        )
+
+    @property
+    def max_tokens(self) -> int | None:
+        """Deprecated: :attr:`max_output_tokens` (the reply's cap)."""
+        warnings.warn(
+            "AgentOptions.max_tokens is deprecated: read max_output_tokens",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.max_output_tokens
 
 
 @attrs.frozen

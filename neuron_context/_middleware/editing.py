@@ -10,12 +10,10 @@ tool calls), persistence for work that must not be redone (a summary).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import attrs
 
-from .._messages.message import Message
 from .._run.events import RequestEdited
+from .._strategies.composite import EditPipeline
 from .._strategies.strategy import ContextStrategy
 from .._strategies.strip import StripToolCallsStrategy
 from .._strategies.window import SlidingWindowStrategy
@@ -24,29 +22,6 @@ from .compacting import compact_request
 from .types import AgentMiddleware, ModelRequest
 
 __all__ = ["ContextEditingMiddleware"]
-
-
-@attrs.define
-class EditPipeline(ContextStrategy):
-    """Runs every strategy in order, always (a composite would stop once under budget
-    and warn when a budget of 0 is never met)."""
-
-    strategies: tuple[ContextStrategy, ...]
-
-    def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
-        """Always."""
-        return True
-
-    async def compact(self, messages: Sequence[Message]) -> list[Message]:
-        """Each strategy's ``compact``, one after the other."""
-        current = list(messages)
-        for strategy in self.strategies:
-            current = await strategy.compact(current)
-        return current
-
-    def token_estimate(self, messages: Sequence[Message]) -> int:
-        """The first strategy's estimate."""
-        return self.strategies[0].token_estimate(messages)
 
 
 @attrs.define

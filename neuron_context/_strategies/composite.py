@@ -1,4 +1,5 @@
-"""Composites: run strategies in order until the history fits, or fall back on failure."""
+"""Composites: run strategies in order until the history fits, run them all (an edit
+pipeline), or fall back on failure."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from .strategy import (
 )
 from .window import SlidingWindowStrategy
 
-__all__ = ["CompositeStrategy", "FallbackStrategy"]
+__all__ = ["CompositeStrategy", "EditPipeline", "FallbackStrategy"]
 
 
 def _to_strategies(value: Iterable[ContextStrategy]) -> tuple[ContextStrategy, ...]:
@@ -217,6 +218,30 @@ class _Run:
                 {"ran": self.ran},
             )
         return self.current
+
+
+@attrs.define
+class EditPipeline(ContextStrategy):
+    """Runs every strategy in order, always: the combinator of a request-only edit
+    (``ContextEditingMiddleware.strip_and_truncate``), where a composite would stop once
+    under budget and warn when a budget of 0 is never met."""
+
+    strategies: tuple[ContextStrategy, ...]
+
+    def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
+        """Always."""
+        return True
+
+    async def compact(self, messages: Sequence[Message]) -> list[Message]:
+        """Each strategy's ``compact``, one after the other."""
+        current = list(messages)
+        for strategy in self.strategies:
+            current = await strategy.compact(current)
+        return current
+
+    def token_estimate(self, messages: Sequence[Message]) -> int:
+        """The first strategy's estimate."""
+        return self.strategies[0].token_estimate(messages)
 
 
 class FallbackStrategy(ContextStrategy):
