@@ -158,7 +158,7 @@ class TokenizerCounter(RuleCounter):
     def from_encoding(cls, name: str, **options: Unpack[CounterOptions]) -> Self:
         """A counter with exactly tiktoken's counts for ``"o200k_base"`` or ``"cl100k_base"``.
 
-        Works offline (see :func:`~neuron_context.load_encoding`). The tokenizer is loaded
+        Works offline (see :func:`~neuron_context.counting.load_encoding`). The tokenizer is loaded
         once per process and shared by every counter of the same encoding, as are the
         cached costs of messages (between counters with the same options).
 

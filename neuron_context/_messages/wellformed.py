@@ -1,6 +1,6 @@
 """Well-formed conversations: :func:`validate` names what is wrong, :func:`repair` fixes it.
 
-Both read the conversation through :class:`~neuron_context.Structure` (the one place
+Both read the conversation through :class:`~neuron_context.strategies.Structure` (the one place
 that knows how tool calls pair with their results), so "well formed" means exactly what
 the strategies' safe cuts assume.
 """

@@ -15,7 +15,7 @@ function of yours may rewrite the rest. The record goes to the package logger
 (``neuron_context``) unless you pass your own.
 
 Registered first, it measures the whole chain (retries, approvals) around the tool; the
-loop's own :class:`~neuron_context.ToolCalled` event reports the same call for metrics.
+loop's own :class:`~neuron_context.events.ToolCalled` event reports the same call for metrics.
 """
 
 from __future__ import annotations

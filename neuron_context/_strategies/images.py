@@ -4,7 +4,7 @@ An image costs hundreds to thousands of tokens on every later call, yet once the
 has answered it, what it saw lives on in its answer. The LangChain-middleware README
 this project started from replaced such images with text stubs so the agent could
 switch back to a text-only model; with this strategy in front,
-:class:`~neuron_context.DynamicModelSelectionMiddleware` routes to the multimodal model
+:class:`~neuron_context.middleware.DynamicModelSelectionMiddleware` routes to the multimodal model
 only while an unanswered image is in the request.
 
 An image is *processed* when an assistant message follows it; the stub names its media

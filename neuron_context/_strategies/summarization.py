@@ -95,7 +95,7 @@ class SummarizationStrategy(BudgetedStrategy):
     Failures raise :class:`~neuron_context.SummarizationError` (the cause chained) and
     never change the caller's messages: the provider raises, a call takes longer than
     ``timeout``, or the summary is empty or cut off (``stop_reason == "max_tokens"``).
-    Timeouts and :class:`~neuron_context.ProviderError` s marked ``retryable`` are
+    Timeouts and :class:`~neuron_context.errors.ProviderError` s marked ``retryable`` are
     retried up to ``retries`` times, waiting ``retry_delay`` seconds and doubling (or
     the provider's ``retry_after``, when longer); anything else fails at once.
     Cancellation propagates as it is. A summary that would not make the history smaller

@@ -8,7 +8,7 @@ README this project started from filtered old ``create_python_script`` calls by 
 (or which function of the arguments) identifies what a call writes.
 
 A call is removed *with its result* through the boundary API
-(:meth:`~neuron_context.Structure.without_calls`), so a parallel call in the same
+(:meth:`~neuron_context.strategies.Structure.without_calls`), so a parallel call in the same
 assistant message keeps its own pair and an assistant message left with no content goes.
 Which call supersedes which is the shared rule of ``supersede.py``: only a call that
 succeeded supersedes older ones (a failed write left the older version in place).

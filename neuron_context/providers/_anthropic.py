@@ -54,14 +54,14 @@ class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
     map to the :class:`~neuron_context.StopReason` of the same name;
     ``model_context_window_exceeded`` is ``max_tokens`` (the reply was cut off).
     ``refusal`` and ``pause_turn`` raise a non-retryable
-    :class:`~neuron_context.ProviderError`: such a reply is not an answer and must
+    :class:`~neuron_context.errors.ProviderError`: such a reply is not an answer and must
     never be kept as one (for instance as a summary). Usage: ``input_tokens`` is the
     whole prompt, that is the API's ``input_tokens`` plus
     ``cache_creation_input_tokens`` and ``cache_read_input_tokens`` (the API counts
     cached tokens apart), so it compares with OpenAI's ``prompt_tokens``;
     ``output_tokens`` is the API's.
 
-    Errors become :class:`~neuron_context.ProviderError` with the SDK's exception
+    Errors become :class:`~neuron_context.errors.ProviderError` with the SDK's exception
     chained: HTTP 408, 409, 429 and 5xx (``overloaded`` is 529), connection failures
     and timeouts are ``retryable`` (with ``retry_after`` from ``retry-after-ms`` or
     ``retry-after``); other statuses and unreadable replies are not.

@@ -169,7 +169,7 @@ class CompletionResponse:
 class Provider(abc.ABC):
     """A model that answers a :class:`CompletionRequest`.
 
-    Implementations raise :class:`~neuron_context.ProviderError` for failed calls
+    Implementations raise :class:`~neuron_context.errors.ProviderError` for failed calls
     (with ``retryable`` set when trying again may help); they must not retry
     endlessly themselves and must let cancellation propagate.
     """

@@ -1,4 +1,4 @@
-"""How a failed provider call becomes a :class:`~neuron_context.ProviderError`.
+"""How a failed provider call becomes a :class:`~neuron_context.errors.ProviderError`.
 
 One ladder for both SDKs: an HTTP status is retryable when trying again may help (408,
 409, 429 and every 5xx), with the wait the server asked for (``retry-after-ms`` or

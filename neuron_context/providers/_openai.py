@@ -44,10 +44,10 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
     servers answer ``stop``), unless it was cut off. Usage is ``prompt_tokens`` /
     ``completion_tokens``. A reply the model refused (``refusal``) or the server
     filtered (``content_filter``) raises a non-retryable
-    :class:`~neuron_context.ProviderError`: it is not an answer, and must never be kept
+    :class:`~neuron_context.errors.ProviderError`: it is not an answer, and must never be kept
     as one (for instance as a summary).
 
-    Errors become :class:`~neuron_context.ProviderError` with the SDK's exception
+    Errors become :class:`~neuron_context.errors.ProviderError` with the SDK's exception
     chained: HTTP 408, 409, 429 and 5xx, connection failures and timeouts are
     ``retryable`` (with ``retry_after`` from the ``retry-after`` header); other
     statuses and unreadable replies are not.

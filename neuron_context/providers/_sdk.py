@@ -4,7 +4,7 @@
 and :class:`~neuron_context.providers.AnthropicProvider`. It imports the SDK lazily (a
 missing one names the extra that installs it), builds a client from keyword arguments or
 takes the caller's (and closes only the one it built), sends the JSON body a subclass
-renders, and turns every failure into a :class:`~neuron_context.ProviderError`.
+renders, and turns every failure into a :class:`~neuron_context.errors.ProviderError`.
 
 Why the reply is read from the raw HTTP body: the SDKs parse a 200 reply into their own
 models leniently, so a body of ``[]``, ``null``, a string or plain text came back as
