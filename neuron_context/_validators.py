@@ -37,7 +37,6 @@ __all__ = [
     "require_number",
     "require_sequence_of",
     "require_str",
-    "show",
     "string",
 ]
 

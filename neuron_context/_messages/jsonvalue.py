@@ -21,8 +21,7 @@ import json
 import math
 from collections.abc import Mapping
 
-from .._errors import ConfigurationError
-from .._validators import show
+from .._errors import ConfigurationError, show
 
 __all__ = ["MAX_JSON_DEPTH", "check_json", "compact_json", "parsed_json", "utf8_size"]
 

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from .._errors import ConfigurationError
-from .._validators import fail, require_str, show, string
+from .._errors import ConfigurationError, show
+from .._validators import fail, require_str, string
 from .content import (
     CONTENT_BLOCK_TYPES,
     JSON,
