@@ -34,6 +34,7 @@ __all__ = [
     "positive_int",
     "require_bool",
     "require_int",
+    "require_names",
     "require_number",
     "require_sequence_of",
     "require_str",
@@ -111,6 +112,28 @@ def require_str(value: object, name: str, *, nonempty: bool = False) -> str:
     if nonempty and not value:
         raise fail(name, "must not be empty")
     return value
+
+
+def require_names(value: object, name: str, *, what: str = "tool names") -> frozenset[str]:
+    """``value`` as a frozenset of names (``what`` they are: ``"tool names"``), if it is a
+    collection of ``str`` (a set, list, tuple, any iterable; a mapping gives its keys).
+
+    One behaviour for every field that takes names: a lone ``str`` is refused, never
+    read as one name nor as its characters (``"read_file"`` would otherwise be eleven
+    one-letter names, or one name where a collection was meant; pass ``{"read_file"}``),
+    and every item must be a ``str``. A field whose ``None`` means "every tool" checks
+    ``None`` itself, before calling this.
+    """
+    if isinstance(value, str):
+        raise fail(name, f"must be a collection of {what}, not a str")
+    try:
+        names = frozenset(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise fail(name, f"must be a collection of {what}, got {show(value)}") from None
+    for item in names:
+        if not isinstance(item, str):
+            raise fail(name, f"holds a non-str {show(item)}")
+    return frozenset(str(item) for item in names)
 
 
 def require_sequence_of(
