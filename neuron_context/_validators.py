@@ -15,7 +15,7 @@ reaches arithmetic that would overflow later.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import attrs
@@ -137,15 +137,27 @@ def require_names(value: object, name: str, *, what: str = "tool names") -> froz
 
 
 def require_sequence_of(
-    value: object, name: str, kind: type | tuple[type, ...], what: str
+    value: object,
+    name: str,
+    kind: type | tuple[type, ...],
+    what: str,
+    *,
+    mapping_hint: str = "",
+    sequence: bool = False,
 ) -> tuple[Any, ...]:
     """``value`` as a tuple, if it is an iterable of ``kind`` instances (not a ``str``,
-    ``bytes`` or mapping, nor one ``kind`` instance on its own); ``what`` names them in
-    the error (``"LangChain messages"``), which names the index of the first item that is
-    not one (``name[3]``). The one check of "a sequence of X" at every entry point."""
+    ``bytes`` or mapping, nor one ``kind`` instance on its own; with ``sequence``, only a
+    :class:`~collections.abc.Sequence`, for a caller that reads it more than once).
+
+    The one check of "a sequence of X" at every entry point, and its wording: ``what``
+    names the items (``"LangChain messages"``); an item that is not one is named by its
+    index (``name[3]``), followed by ``mapping_hint`` when it is a mapping (how to convert
+    a provider's dicts).
+    """
+    container = Sequence if sequence else Iterable
     if isinstance(value, kind):
         raise fail(name, f"must be a sequence of {what}, not one")
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, container):
         raise fail(name, f"must be a sequence of {what}, got {_type_name(value)} {show(value)}")
     items = tuple(value)
     # The types present, gathered at C speed (a history of 10,000 messages has a handful):
@@ -156,8 +168,9 @@ def require_sequence_of(
         if not isinstance(item, kind):
             kinds = kind if isinstance(kind, tuple) else (kind,)
             wanted = " or ".join(k.__name__ for k in kinds)
+            hint = mapping_hint if isinstance(item, Mapping) else ""
             where = f"{name}[{index}]"
-            raise fail(where, f"must be a {wanted}, got {_type_name(item)}")
+            raise fail(where, f"must be a {wanted}, got {_type_name(item)}{hint}")
     return items
 
 
