@@ -6,10 +6,10 @@ is named as itself) and raises :class:`~neuron_context.ConfigurationError`, a
 ``ValueError``. The ``require_*`` functions are the same checks for plain arguments,
 named by the caller (``require_int(n, "SlidingWindowStrategy.window_size")``).
 
-Why one module: a rule such as "a non-negative int, not a bool" was written nine times
-before, with drifting messages and one copy that checked the wrong thing. Numbers are
-checked for finiteness and range here, once, so no ``float('nan')`` or ``10**400``
-reaches arithmetic that would overflow later.
+Why one module: a rule such as "a non-negative int, not a bool" holds with one wording
+wherever it applies, and cannot drift between copies. Numbers are checked for finiteness
+and range here, once, so no ``float('nan')`` or ``10**400`` reaches arithmetic that would
+overflow later.
 """
 
 from __future__ import annotations

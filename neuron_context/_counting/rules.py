@@ -121,11 +121,13 @@ class RuleCounter(BaseCounter):
     image_pricing: ImagePricing = attrs.field(
         default="fixed", validator=one_of(("fixed", "openai", "anthropic"))
     )
-    """``"fixed"`` (crate-exact), ``"openai"`` or ``"anthropic"`` for sized images."""
+    """``"fixed"`` (the default: every image costs ``image_tokens``, whatever its size),
+    ``"openai"`` or ``"anthropic"`` (an image with a size, by that provider's formula)."""
     document_pricing: DocumentPricing = attrs.field(
         default="fixed", validator=one_of(("fixed", "content"))
     )
-    """``"fixed"`` (crate-exact) or ``"content"`` (text, else pages)."""
+    """``"fixed"`` (the default: every document costs ``document_tokens``) or
+    ``"content"`` (by its text, else by its pages)."""
     tokens_per_page: int = attrs.field(default=1500, validator=non_negative_int())
     """With ``document_pricing="content"``: tokens per page of a document without text."""
 

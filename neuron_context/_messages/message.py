@@ -31,7 +31,7 @@ _set = object.__setattr__
 class Role(enum.StrEnum):
     """Who speaks a message.
 
-    Tool results live in ``TOOL`` messages (the Rust crate puts them in user messages).
+    Tool results live in ``TOOL`` messages, never in ``USER`` messages.
     """
 
     SYSTEM = "system"

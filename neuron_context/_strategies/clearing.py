@@ -291,8 +291,8 @@ class ToolResultClearingStrategy(PureStrategy):
                 if input_cost > empty_input_cost:
                     caller = structure.caller_of(m_index)
                     ids = blanked.setdefault(caller, set()) if caller is not None else {use.id}
-                    # Fix (tests/test_properties.py, malformed input): a call answered
-                    # twice has its input blanked once, so count it toward min_reclaim once.
+                    # A call answered twice (malformed input) has its input blanked
+                    # once, so it counts toward min_reclaim_tokens once.
                     if use.id not in ids:
                         ids.add(use.id)
                         reclaimed += input_cost - empty_input_cost

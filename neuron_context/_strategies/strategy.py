@@ -104,7 +104,8 @@ class BudgetedStrategy(ContextStrategy):
     """Prices messages (default: the heuristic :class:`~neuron_context.TokenCounter`)."""
 
     def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
-        """``token_count > max_tokens`` (strict, as in the crate)."""
+        """``token_count > max_tokens`` (strict: a history of exactly ``max_tokens`` is
+        not compacted)."""
         return check_token_count(token_count, type(self).__name__) > self.max_tokens
 
     def token_estimate(self, messages: Sequence[Message]) -> int:
