@@ -42,6 +42,7 @@ __all__ = [
     "SummarizationError",
     "TokenizerError",
     "ToolCallLimitExceededError",
+    "show",
 ]
 
 

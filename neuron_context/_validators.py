@@ -6,16 +6,16 @@ is named as itself) and raises :class:`~neuron_context.ConfigurationError`, a
 ``ValueError``. The ``require_*`` functions are the same checks for plain arguments,
 named by the caller (``require_int(n, "SlidingWindowStrategy.window_size")``).
 
-Why one module: a rule such as "a non-negative int, not a bool" was written nine times
-before, with drifting messages and one copy that checked the wrong thing. Numbers are
-checked for finiteness and range here, once, so no ``float('nan')`` or ``10**400``
-reaches arithmetic that would overflow later.
+Why one module: a rule such as "a non-negative int, not a bool" holds with one wording
+wherever it applies, and cannot drift between copies. Numbers are checked for finiteness
+and range here, once, so no ``float('nan')`` or ``10**400`` reaches arithmetic that would
+overflow later.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import attrs
@@ -34,10 +34,10 @@ __all__ = [
     "positive_int",
     "require_bool",
     "require_int",
+    "require_names",
     "require_number",
     "require_sequence_of",
     "require_str",
-    "show",
     "string",
 ]
 
@@ -114,16 +114,50 @@ def require_str(value: object, name: str, *, nonempty: bool = False) -> str:
     return value
 
 
+def require_names(value: object, name: str, *, what: str = "tool names") -> frozenset[str]:
+    """``value`` as a frozenset of names (``what`` they are: ``"tool names"``), if it is a
+    collection of ``str`` (a set, list, tuple, any iterable; a mapping gives its keys).
+
+    One behaviour for every field that takes names: a lone ``str`` is refused, never
+    read as one name nor as its characters (``"read_file"`` would otherwise be eleven
+    one-letter names, or one name where a collection was meant; pass ``{"read_file"}``),
+    and every item must be a ``str``. A field whose ``None`` means "every tool" checks
+    ``None`` itself, before calling this.
+    """
+    if isinstance(value, str):
+        raise fail(name, f"must be a collection of {what}, not a str")
+    try:
+        names = frozenset(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise fail(name, f"must be a collection of {what}, got {show(value)}") from None
+    for item in names:
+        if not isinstance(item, str):
+            raise fail(name, f"holds a non-str {show(item)}")
+    return frozenset(str(item) for item in names)
+
+
 def require_sequence_of(
-    value: object, name: str, kind: type | tuple[type, ...], what: str
+    value: object,
+    name: str,
+    kind: type | tuple[type, ...],
+    what: str,
+    *,
+    mapping_hint: str = "",
+    sequence: bool = False,
 ) -> tuple[Any, ...]:
     """``value`` as a tuple, if it is an iterable of ``kind`` instances (not a ``str``,
-    ``bytes`` or mapping, nor one ``kind`` instance on its own); ``what`` names them in
-    the error (``"LangChain messages"``), which names the index of the first item that is
-    not one (``name[3]``). The one check of "a sequence of X" at every entry point."""
+    ``bytes`` or mapping, nor one ``kind`` instance on its own; with ``sequence``, only a
+    :class:`~collections.abc.Sequence`, for a caller that reads it more than once).
+
+    The one check of "a sequence of X" at every entry point, and its wording: ``what``
+    names the items (``"LangChain messages"``); an item that is not one is named by its
+    index (``name[3]``), followed by ``mapping_hint`` when it is a mapping (how to convert
+    a provider's dicts).
+    """
+    container = Sequence if sequence else Iterable
     if isinstance(value, kind):
         raise fail(name, f"must be a sequence of {what}, not one")
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, container):
         raise fail(name, f"must be a sequence of {what}, got {_type_name(value)} {show(value)}")
     items = tuple(value)
     # The types present, gathered at C speed (a history of 10,000 messages has a handful):
@@ -134,8 +168,9 @@ def require_sequence_of(
         if not isinstance(item, kind):
             kinds = kind if isinstance(kind, tuple) else (kind,)
             wanted = " or ".join(k.__name__ for k in kinds)
+            hint = mapping_hint if isinstance(item, Mapping) else ""
             where = f"{name}[{index}]"
-            raise fail(where, f"must be a {wanted}, got {_type_name(item)}")
+            raise fail(where, f"must be a {wanted}, got {_type_name(item)}{hint}")
     return items
 
 

@@ -5,6 +5,7 @@ that never blocks the event loop past its timeout."""
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable
 
@@ -27,6 +28,7 @@ from neuron_context import (
     StripToolCallsStrategy,
     SummarizationError,
     SummarizationStrategy,
+    TokenCounter,
     ToolDefinition,
     ToolResultClearingStrategy,
     ToolUse,
@@ -200,6 +202,37 @@ class TestEntryPoints:
         """Provider dicts get a hint about formats.from_openai."""
         with pytest.raises(ConfigurationError, match="from_openai"):
             SlidingWindowStrategy(2).apply([{"role": "user", "content": "hi"}])  # type: ignore[list-item]
+
+    @pytest.mark.parametrize(
+        ("call", "name"),
+        [
+            (SlidingWindowStrategy(1).apply, "SlidingWindowStrategy: messages"),
+            (ToolResultClearingStrategy(0).apply, "ToolResultClearingStrategy: messages"),
+            (
+                lambda v: anyio.run(SummarizationStrategy(summarizer(), 0).compact, v),
+                "SummarizationStrategy: messages",
+            ),
+            (TokenCounter().estimate_messages, "TokenCounter.estimate_messages: messages"),
+            (TokenCounter().cost_table, "TokenCounter.cost_table: messages"),
+            (validate, "validate: messages"),
+            (repair, "repair: messages"),
+            (CompletionRequest, "CompletionRequest.messages"),
+        ],
+        ids=lambda v: v.split(":")[0] if isinstance(v, str) else "call",
+    )
+    def test_messages_are_checked_in_one_wording(
+        self, call: Callable[[object], object], name: str
+    ) -> None:
+        """Every entry point that takes messages names itself and the index of the first
+        item that is not a Message, with the readers to use for a provider dict."""
+        where = re.escape(name)
+        with pytest.raises(ConfigurationError, match=f"^{where} must be a sequence of Message"):
+            call("abc")
+        with pytest.raises(ConfigurationError, match=rf"^{where}\[1\] must be a Message, got int$"):
+            call([Message.user("x"), 5])
+        hint = r"got dict \(convert provider dicts with neuron_context\.formats\.from_openai"
+        with pytest.raises(ConfigurationError, match=rf"^{where}\[1\] must be a Message, {hint}"):
+            call([Message.user("x"), {"role": "user", "content": "hi"}])
 
     @pytest.mark.parametrize("strategy", ENTRY_STRATEGIES, ids=lambda s: type(s).__name__)
     @pytest.mark.parametrize("count", [None, math.nan, math.inf, -1, "12", 1.5])

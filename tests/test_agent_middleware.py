@@ -247,6 +247,13 @@ class TestToolRetryMiddleware:
         with pytest.raises(ConfigurationError, match="jitter"):
             ToolRetryMiddleware(1, jitter=2)
 
+    @pytest.mark.parametrize("names", ["echo", [1], 3])
+    def test_bad_tool_names(self, names: object) -> None:
+        """tool_names is a collection of str: a lone str, a non-str or a non-collection
+        is a ConfigurationError naming the field."""
+        with pytest.raises(ConfigurationError, match=r"ToolRetryMiddleware\.tool_names"):
+            ToolRetryMiddleware(1, tool_names=names)  # type: ignore[arg-type]
+
 
 class TestModelFallbackMiddleware:
     """ModelFallbackMiddleware."""
@@ -502,6 +509,13 @@ class TestHumanInTheLoopMiddleware:
         with pytest.raises(ConfigurationError, match="Approval or a bool"):
             await agent.run("go")
         validate(agent.state.messages)
+
+    @pytest.mark.parametrize("names", ["echo", [1], 3])
+    def test_bad_tool_names(self, names: object) -> None:
+        """tool_names is a collection of str: a lone str, a non-str or a non-collection
+        is a ConfigurationError naming the field."""
+        with pytest.raises(ConfigurationError, match=r"HumanInTheLoopMiddleware\.tool_names"):
+            HumanInTheLoopMiddleware(bool, tool_names=names)  # type: ignore[arg-type]
 
 
 class TestContextEditingMiddleware:

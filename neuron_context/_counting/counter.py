@@ -13,7 +13,7 @@ total, not the messages, and adding a turn costs only the new messages.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .._errors import ConfigurationError
 from .._messages.content import ContentBlock
@@ -21,7 +21,7 @@ from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
 from .cache import CostTable
 
-__all__ = ["BaseCounter", "RunningCount", "compact_json", "not_messages", "not_text"]
+__all__ = ["BaseCounter", "RunningCount", "compact_json", "not_text"]
 
 
 class BaseCounter(abc.ABC):
@@ -121,27 +121,6 @@ class RunningCount:
 
     def __repr__(self) -> str:
         return f"RunningCount(total={self.total}, messages={self._length})"
-
-
-def not_messages(messages: object) -> ConfigurationError | None:
-    """The error for something passed as messages that is not a sequence of ``Message``s
-    (``None``, OpenAI-style dicts), or ``None`` when it is one."""
-    got: str | None = type(messages).__name__
-    if not isinstance(messages, str | bytes | Mapping) and isinstance(messages, Iterable):
-        got = next(
-            (type(item).__name__ for item in messages if not isinstance(item, Message)), None
-        )
-        if got is None:
-            return None
-        if got == "dict":
-            msg = (
-                "messages must be neuron_context.Message objects, got a dict; convert "
-                "OpenAI-style dicts with neuron_context.formats.from_openai (or from_anthropic, "
-                "from_dict)"
-            )
-            return ConfigurationError(msg)
-    msg = f"messages must be an iterable of neuron_context.Message, got {got}"
-    return ConfigurationError(msg)
 
 
 def not_text(text: object) -> ConfigurationError:

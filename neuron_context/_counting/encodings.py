@@ -44,9 +44,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._errors import ConfigurationError, NeuronContextError, TokenizerError
+from .._errors import ConfigurationError, NeuronContextError, TokenizerError, show
 from .._log import logger as _log
-from .._validators import show
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer

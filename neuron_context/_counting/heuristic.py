@@ -1,4 +1,4 @@
-"""The crate's heuristic counter: bytes of UTF-8 divided by ``chars_per_token``, rounded up.
+"""The heuristic counter: bytes of UTF-8 divided by ``chars_per_token``, rounded up.
 
 Its rules are :class:`~neuron_context._counting.rules.RuleCounter`'s; only the cost of a
 text is its own. Because that cost depends on nothing but the text's size in bytes, and
@@ -33,7 +33,7 @@ range of floats (``TokenCounter(5e-324)`` made every count overflow)."""
 
 @attrs.frozen(repr=False)
 class TokenCounter(RuleCounter):
-    """The crate's heuristic: bytes of UTF-8 divided by ``chars_per_token``, rounded up.
+    """The heuristic: bytes of UTF-8 divided by ``chars_per_token``, rounded up.
 
     Fixed costs for images (``image_tokens``) and documents (``document_tokens``), plus
     ``message_overhead`` per message. Pricing images by size or documents by content is

@@ -21,6 +21,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._errors import ConfigurationError
+from .._messages.checks import check_messages, not_messages
 from .._messages.content import (
     Compaction,
     ContentBlock,
@@ -44,7 +45,7 @@ from .cache import (
     cached_costs,
     sum_costs,
 )
-from .counter import BaseCounter, not_messages
+from .counter import BaseCounter
 
 __all__ = ["DocumentPricing", "ImagePricing", "RuleCounter", "as_list", "image_cost"]
 
@@ -89,10 +90,16 @@ def image_cost(image: Image, pricing: ImagePricing, fixed: int) -> int:
     return _anthropic_image_tokens(image.width, image.height)
 
 
-def as_list(messages: Iterable[Message]) -> list[Message]:
-    """``messages`` (any iterable but a str, bytes or mapping) as a list."""
+def _argument(counter: object, method: str) -> str:
+    """How an error names the messages given to ``counter.method``."""
+    return f"{type(counter).__name__}.{method}: messages"
+
+
+def as_list(messages: Iterable[Message], name: str) -> list[Message]:
+    """``messages`` (any iterable but a str, bytes or mapping) as a list; ``name`` names
+    it in the error."""
     if isinstance(messages, str | bytes | Mapping):
-        raise not_messages(messages) or ConfigurationError(str(messages))
+        check_messages(messages, name, sequence=False)  # raises: it is not messages
     return list(messages)
 
 
@@ -114,11 +121,13 @@ class RuleCounter(BaseCounter):
     image_pricing: ImagePricing = attrs.field(
         default="fixed", validator=one_of(("fixed", "openai", "anthropic"))
     )
-    """``"fixed"`` (crate-exact), ``"openai"`` or ``"anthropic"`` for sized images."""
+    """``"fixed"`` (the default: every image costs ``image_tokens``, whatever its size),
+    ``"openai"`` or ``"anthropic"`` (an image with a size, by that provider's formula)."""
     document_pricing: DocumentPricing = attrs.field(
         default="fixed", validator=one_of(("fixed", "content"))
     )
-    """``"fixed"`` (crate-exact) or ``"content"`` (text, else pages)."""
+    """``"fixed"`` (the default: every document costs ``document_tokens``) or
+    ``"content"`` (by its text, else by its pages)."""
     tokens_per_page: int = attrs.field(default=1500, validator=non_negative_int())
     """With ``document_pricing="content"``: tokens per page of a document without text."""
 
@@ -245,9 +254,9 @@ class RuleCounter(BaseCounter):
                 if len(messages) >= MEMO_MIN_LENGTH:
                     return self._memo.total(messages, self._costs, self._sum)
                 return self._sum(messages)
-            return self._sum(as_list(messages))
+            return self._sum(as_list(messages, _argument(self, "estimate_messages")))
         except (AttributeError, TypeError) as exc:
-            error = not_messages(messages)
+            error = not_messages(messages, _argument(self, "estimate_messages"))
             if error is None:
                 raise
             raise error from exc
@@ -264,9 +273,9 @@ class RuleCounter(BaseCounter):
                 if len(messages) >= MEMO_MIN_LENGTH:
                     return self._memo.table(messages, self._costs)
                 return CostTable(self._costs(messages))
-            return CostTable(self._costs(as_list(messages)))
+            return CostTable(self._costs(as_list(messages, _argument(self, "cost_table"))))
         except (AttributeError, TypeError) as exc:
-            error = not_messages(messages)
+            error = not_messages(messages, _argument(self, "cost_table"))
             if error is None:
                 raise
             raise error from exc

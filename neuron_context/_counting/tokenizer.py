@@ -34,8 +34,7 @@ from typing import TYPE_CHECKING, Any, Self, TypedDict, Unpack
 
 import attrs
 
-from .._errors import ConfigurationError, TokenizerError
-from .._validators import show
+from .._errors import ConfigurationError, TokenizerError, show
 from .counter import not_text
 from .encodings import ENCODING_NAMES, FORMAT_VERSION, load_encoding
 from .rules import DocumentPricing, ImagePricing, RuleCounter

@@ -7,7 +7,8 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from .._validators import bool_, fail, non_negative_int, optional, show, string
+from .._errors import show
+from .._validators import bool_, fail, non_negative_int, optional, string
 from .jsonvalue import check_json, compact_json, parsed_json, utf8_size
 
 __all__ = [

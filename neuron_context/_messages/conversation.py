@@ -33,7 +33,6 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 
 import attrs
 
-from .._errors import ConfigurationError
 from .content import ContentBlock, Image, Text, ToolResult, ToolUse
 from .message import Message, Role, history_repr
 
@@ -42,7 +41,6 @@ __all__ = [
     "ResultRef",
     "Structure",
     "ToolCall",
-    "check_messages",
     "cut_keeping_last",
     "next_safe_cut",
     "opens_exchange",
@@ -52,29 +50,6 @@ __all__ = [
     "tool_results",
     "turn_start",
 ]
-
-
-_DICT_HINT = " (convert provider dicts with neuron_context.formats.from_openai or from_anthropic)"
-
-
-def check_messages(messages: object, owner: str) -> Sequence[Message]:
-    """``messages`` if it is a sequence of :class:`Message` objects, else a
-    :class:`~neuron_context.ConfigurationError` naming ``owner`` and the first bad item.
-
-    Strategies call it only when their work fails (a turn pays nothing for it);
-    ``validate`` and ``repair``, which are O(n) anyway, call it first.
-    """
-    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
-        kind = type(messages).__name__
-        msg = f"{owner}: messages must be a sequence of Message objects, got {kind}"
-        raise ConfigurationError(msg)
-    for index, message in enumerate(messages):
-        if not isinstance(message, Message):
-            kind = type(message).__name__
-            hint = _DICT_HINT if isinstance(message, dict) else ""
-            msg = f"{owner}: messages[{index}] must be a Message, got {kind}{hint}"
-            raise ConfigurationError(msg)
-    return messages
 
 
 def opens_exchange(message: Message) -> bool:

@@ -3,10 +3,10 @@
 A ``ToolUse.input`` and a ``ToolDefinition.input_schema`` are JSON values: the counters
 price their compact JSON text, the formats write them to the wire, the summarizers render
 them. A value that is not JSON (a ``datetime``, a set, bytes, a ``Decimal``, ``NaN``, a
-tuple key, a cycle) used to construct fine and then fail later with a raw ``TypeError``
-deep inside a strategy, where no ``FallbackStrategy`` could catch it. So it is checked
-once, at construction, by :func:`check_json`, and the error names the field and the path
-inside the value (``ToolUse.input['rows'][3]['when']``).
+tuple key, a cycle) is refused at construction by :func:`check_json`, once, with an
+error naming the field and the path inside the value (``ToolUse.input['rows'][3]['when']``):
+accepted, it would fail later with a raw ``TypeError`` deep inside a strategy, where no
+``FallbackStrategy`` could catch it.
 
 Nesting is limited to :data:`MAX_JSON_DEPTH` levels: a model can send arbitrarily deep
 arguments, and past a few hundred levels Python's recursion limit would turn them into a
@@ -21,8 +21,7 @@ import json
 import math
 from collections.abc import Mapping
 
-from .._errors import ConfigurationError
-from .._validators import show
+from .._errors import ConfigurationError, show
 
 __all__ = ["MAX_JSON_DEPTH", "check_json", "compact_json", "parsed_json", "utf8_size"]
 

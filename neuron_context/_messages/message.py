@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from .._errors import ConfigurationError
-from .._validators import fail, require_str, show, string
+from .._errors import ConfigurationError, show
+from .._validators import fail, require_str, string
 from .content import (
     CONTENT_BLOCK_TYPES,
     JSON,
@@ -31,7 +31,7 @@ _set = object.__setattr__
 class Role(enum.StrEnum):
     """Who speaks a message.
 
-    Tool results live in ``TOOL`` messages (the Rust crate puts them in user messages).
+    Tool results live in ``TOOL`` messages, never in ``USER`` messages.
     """
 
     SYSTEM = "system"

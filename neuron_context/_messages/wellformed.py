@@ -12,8 +12,9 @@ from collections.abc import Sequence
 import attrs
 
 from .._errors import InvalidConversationError
+from .checks import check_messages
 from .content import ToolResult, ToolUse
-from .conversation import Structure, check_messages, first_is_user
+from .conversation import Structure, first_is_user
 from .message import Message, Role
 
 __all__ = ["INTERRUPTED", "repair", "start_on_user", "validate", "validate_appended"]
@@ -80,7 +81,7 @@ def validate(messages: Sequence[Message]) -> None:
         InvalidConversationError: ``messages`` is not well formed.
         ConfigurationError: ``messages`` is not a sequence of :class:`Message` objects.
     """
-    _, problems = _scan(check_messages(messages, "validate"))
+    _, problems = _scan(check_messages(messages, "validate: messages"))
     parts: list[str] = []
     ids: list[str] = []
     if problems.orphans:
@@ -120,7 +121,7 @@ def validate_appended(history: Sequence[Message], new: Sequence[Message]) -> Non
             start = index
             break
     try:
-        validate([*history[start:], *check_messages(new, "validate")])
+        validate([*history[start:], *check_messages(new, "validate: messages")])
     except InvalidConversationError:
         validate([*history, *new])
 
@@ -132,7 +133,7 @@ def repair(messages: Sequence[Message]) -> list[Message]:
     every dangling call with an error result in a tool message right after its exchange.
     Deterministic and idempotent; a well-formed input comes back as an equal list.
     """
-    structure, problems = _scan(check_messages(messages, "repair"))
+    structure, problems = _scan(check_messages(messages, "repair: messages"))
     drop: dict[int, set[int]] = {}
     for m_index, b_index, _ in (*problems.orphans, *problems.duplicates):
         drop.setdefault(m_index, set()).add(b_index)

@@ -16,6 +16,7 @@ import attrs
 
 from .._errors import ConfigurationError, show
 from .._messages.content import JSON, ToolResult, ToolUse
+from .._validators import require_names
 from .types import (
     AgentMiddleware,
     ModelRequest,
@@ -58,9 +59,7 @@ Approve: TypeAlias = "Callable[[ToolUse], Approval | bool | Awaitable[Approval |
 
 
 def _to_names(value: Iterable[str] | None) -> frozenset[str] | None:
-    if value is None:
-        return None
-    return frozenset((value,)) if isinstance(value, str) else frozenset(value)
+    return None if value is None else require_names(value, "HumanInTheLoopMiddleware.tool_names")
 
 
 @attrs.define
@@ -76,7 +75,8 @@ class HumanInTheLoopMiddleware(AgentMiddleware):
     approve: Approve = attrs.field()
     """Decides about one call."""
     tool_names: frozenset[str] | None = attrs.field(default=None, kw_only=True, converter=_to_names)
-    """Only calls of these tools are asked about."""
+    """Only calls of these tools are asked about (``None``: every call); a collection of
+    names, never a lone ``str``."""
 
     def __attrs_post_init__(self) -> None:
         if not callable(self.approve):

@@ -1,7 +1,7 @@
 """The loop's compaction: the one compaction step on the history, reported as events.
 
 At the top of every turn the loop runs :func:`~neuron_context._compaction.step.compact_step`
-on its history with ``AgentOptions.context``, as the crate's loop does, and keeps the
+on its history with ``AgentOptions.context``, before the model call, and keeps the
 result: the request is counted as the provider receives it (messages, system prompt and
 tool definitions), a failed compaction keeps the history as it was (reported as
 :class:`CompactionFailed`, or raised with ``AgentOptions(context_errors="raise")``),

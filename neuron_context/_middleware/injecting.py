@@ -1,11 +1,10 @@
 """System injection: persistent context and injection rules in every model call.
 
-The crate had :class:`~neuron_context.SystemInjector` and
-:class:`~neuron_context.PersistentContext` but never wired them into a loop.
-:class:`SystemInjectionMiddleware` renders the persistent context into the system prompt
-of every call and checks the injector with the agent's real turn number and the
-request's real token count, adding what fires to that call only. Nothing is written
-into the history, so no compaction can drop or summarize it.
+:class:`SystemInjectionMiddleware` wires a :class:`~neuron_context.SystemInjector` and a
+:class:`~neuron_context.PersistentContext` into the loop: it renders the persistent
+context into the system prompt of every call and checks the injector with the agent's
+real turn number and the request's real token count, adding what fires to that call
+only. Nothing is written into the history, so no compaction can drop or summarize it.
 
 The injector's memory (which rules fired when) is kept per agent, in the agent's state:
 it is restored into the injector before each check and saved after it (no ``await`` in

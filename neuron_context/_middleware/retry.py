@@ -15,7 +15,7 @@ import attrs
 from .._errors import AgentError, ConfigurationError, show
 from .._messages.content import ToolResult
 from .._run.events import ToolRetried
-from .._validators import non_negative_int, number
+from .._validators import non_negative_int, number, require_names
 from .types import (
     AgentMiddleware,
     ToolCallRequest,
@@ -31,11 +31,7 @@ def any_error(_: Exception) -> bool:
 
 
 def _to_names(value: Iterable[str] | None) -> frozenset[str] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return frozenset((value,))
-    return frozenset(value)
+    return None if value is None else require_names(value, "ToolRetryMiddleware.tool_names")
 
 
 @attrs.define
@@ -66,7 +62,8 @@ class ToolRetryMiddleware(AgentMiddleware):
     retry_on: Callable[[Exception], bool] = attrs.field(default=any_error, kw_only=True)
     """Whether an exception is worth a retry."""
     tool_names: frozenset[str] | None = attrs.field(default=None, kw_only=True, converter=_to_names)
-    """Only these tools are retried (``None``: all)."""
+    """Only these tools are retried (``None``: all); a collection of names, never a lone
+    ``str``."""
     rng: random.Random = attrs.field(factory=random.Random, kw_only=True, repr=False)
     """The source of jitter (seed it for reproducible waits)."""
 

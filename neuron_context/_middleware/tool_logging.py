@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import anyio
 import attrs
@@ -31,7 +31,7 @@ from .._counting.counter import compact_json
 from .._errors import ConfigurationError, show
 from .._log import logger as package_logger
 from .._messages.content import JSON, ToolResult
-from .._validators import instance_of, non_negative_int, optional
+from .._validators import instance_of, non_negative_int, optional, require_names
 from .types import AgentMiddleware, ToolCallRequest, ToolHandler
 
 __all__ = ["REDACTED", "SECRET_KEYS", "ToolCallLoggingMiddleware", "redact_secrets"]
@@ -86,19 +86,9 @@ def _to_logger(value: logging.Logger | None) -> logging.Logger:
     return package_logger if value is None else value
 
 
-def _secret_keys(value: object) -> frozenset[str]:
-    if isinstance(value, str):
-        msg = "ToolCallLoggingMiddleware.secret_keys must be a collection of names, not a str"
-        raise ConfigurationError(msg)
-    try:
-        keys = frozenset(value)  # type: ignore[call-overload]
-    except TypeError:
-        msg = f"ToolCallLoggingMiddleware.secret_keys must be a collection, got {show(value)}"
-        raise ConfigurationError(msg) from None
-    if not all(isinstance(key, str) for key in keys):
-        msg = f"ToolCallLoggingMiddleware.secret_keys must hold str names, got {show(value)}"
-        raise ConfigurationError(msg)
-    return frozenset(str(key).lower() for key in keys)
+def _secret_keys(value: Iterable[str]) -> frozenset[str]:
+    names = require_names(value, "ToolCallLoggingMiddleware.secret_keys", what="key names")
+    return frozenset(name.lower() for name in names)
 
 
 Redactor = Callable[[str, Mapping[str, JSON]], Mapping[str, JSON]]

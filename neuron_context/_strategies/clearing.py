@@ -24,20 +24,19 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
 from .._counting.counter import BaseCounter, compact_json
 from .._counting.heuristic import TokenCounter
 from .._counting.tokenizer import TokenizerCounter
-from .._errors import ConfigurationError, show
 from .._log import log_compaction, logger
 from .._messages.content import ContentBlock, Text, ToolResult, ToolUse
 from .._messages.conversation import Structure, replace_content, tool_results
 from .._messages.message import Message
 from .._prefix import starts_with
-from .._validators import bool_, non_negative_int, string
+from .._validators import bool_, non_negative_int, require_names, string
 from .strategy import PureStrategy, max_tokens_field
 
 __all__ = ["ToolResultClearingStrategy"]
@@ -83,20 +82,8 @@ def _cleared_message(
     return cleared
 
 
-def _to_names(value: object) -> frozenset[str]:
-    if isinstance(value, str):
-        msg = "ToolResultClearingStrategy.exclude_tools must be a collection of names, not a str"
-        raise ConfigurationError(msg)
-    try:
-        names: frozenset[object] = frozenset(value)  # type: ignore[call-overload]
-    except TypeError:
-        msg = f"ToolResultClearingStrategy.exclude_tools must be a collection, got {show(value)}"
-        raise ConfigurationError(msg) from None
-    for name in names:
-        if not isinstance(name, str):
-            msg = f"ToolResultClearingStrategy.exclude_tools holds a non-str {show(name)}"
-            raise ConfigurationError(msg)
-    return frozenset(str(name) for name in names)
+def _exclude_tools(value: Iterable[str]) -> frozenset[str]:
+    return require_names(value, "ToolResultClearingStrategy.exclude_tools")
 
 
 _FROZEN_COUNTERS = (TokenCounter, TokenizerCounter)
@@ -231,7 +218,7 @@ class ToolResultClearingStrategy(PureStrategy):
     )
     """What a cleared result says instead."""
     exclude_tools: frozenset[str] = attrs.field(
-        default=frozenset(), kw_only=True, converter=_to_names
+        default=frozenset(), kw_only=True, converter=_exclude_tools
     )
     """Names of tools whose results are never cleared."""
     clear_tool_inputs: bool = attrs.field(default=False, kw_only=True, validator=bool_())
@@ -304,8 +291,8 @@ class ToolResultClearingStrategy(PureStrategy):
                 if input_cost > empty_input_cost:
                     caller = structure.caller_of(m_index)
                     ids = blanked.setdefault(caller, set()) if caller is not None else {use.id}
-                    # Fix (tests/test_properties.py, malformed input): a call answered
-                    # twice has its input blanked once, so count it toward min_reclaim once.
+                    # A call answered twice (malformed input) has its input blanked
+                    # once, so it counts toward min_reclaim_tokens once.
                     if use.id not in ids:
                         ids.add(use.id)
                         reclaimed += input_cost - empty_input_cost

@@ -12,6 +12,7 @@ from .._counting.heuristic import TokenCounter
 from .._counting.tokenizer import TokenizerCounter
 from .._errors import ConfigurationError, NeuronContextError, show
 from .._log import log_compaction, logger
+from .._messages.checks import CheckOnFailure
 from .._messages.conversation import tool_results
 from .._messages.message import Message
 from .._validators import require_sequence_of
@@ -20,7 +21,6 @@ from .strategy import (
     BudgetedStrategy,
     ContextStrategy,
     PureStrategy,
-    check_messages,
     max_tokens_field,
 )
 from .window import SlidingWindowStrategy
@@ -174,12 +174,9 @@ class _Run:
         self.composite = composite
         self.messages = messages
         self.ran: list[str] = []
-        try:
+        with CheckOnFailure(messages, "CompositeStrategy"):
             self.current = list(messages)
             self.cost = composite.counter.estimate_messages(self.current)
-        except (AttributeError, TypeError):
-            check_messages(messages, "CompositeStrategy")
-            raise
 
     def fits(self) -> bool:
         return self.cost <= self.composite.max_tokens

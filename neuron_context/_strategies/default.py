@@ -48,6 +48,7 @@ import attrs
 from .._counting.counter import BaseCounter
 from .._errors import BudgetExceededError, ConfigurationError, SummarizationError
 from .._log import log_compaction, logger
+from .._messages.checks import CheckOnFailure
 from .._messages.content import Compaction
 from .._messages.conversation import first_is_user, next_safe_cut, turn_start
 from .._messages.message import Message, Role, ToolDefinition
@@ -57,7 +58,7 @@ from .._summary.format import SUMMARY_HEADING
 from .._validators import bool_, instance_of, number, optional, positive_int
 from ..providers._base import CompletionRequest, Provider
 from .default_plan import Part, Plan
-from .strategy import BudgetedStrategy, check_messages, check_token_count
+from .strategy import BudgetedStrategy, check_token_count
 from .summarization import SummarizationStrategy
 
 __all__ = ["DefaultStack", "default_stack"]
@@ -151,11 +152,8 @@ class DefaultStack(BudgetedStrategy):
         Raises:
             BudgetExceededError: with ``strict=True``, when the budget cannot be met.
         """
-        try:
+        with CheckOnFailure(messages, "DefaultStack"):
             table = self.counter.cost_table(messages)
-        except (AttributeError, TypeError):
-            check_messages(messages, "DefaultStack")
-            raise
         systems = sum(
             table.cost(index)
             for index, message in enumerate(messages)

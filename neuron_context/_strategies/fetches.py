@@ -26,9 +26,9 @@ from .._log import log_compaction
 from .._messages.content import JSON
 from .._messages.conversation import Structure, ToolCall, replace_blocks, tool_calls
 from .._messages.message import Message
-from .._validators import non_negative_int, string
+from .._validators import non_negative_int, require_names, string
 from .strategy import PureStrategy
-from .supersede import clear_results, superseded, tool_names
+from .supersede import clear_results, superseded
 
 __all__ = ["DedupeFetchesStrategy", "urls_in"]
 
@@ -66,7 +66,7 @@ def urls_in(arguments: JSON) -> frozenset[str]:
 
 
 def _optional_names(value: object) -> frozenset[str] | None:
-    return None if value is None else tool_names(value, "DedupeFetchesStrategy.tools")
+    return None if value is None else require_names(value, "DedupeFetchesStrategy.tools")
 
 
 @attrs.define

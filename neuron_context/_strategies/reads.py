@@ -29,9 +29,9 @@ from .._counting.counter import compact_json
 from .._log import log_compaction
 from .._messages.conversation import ResultRef, Structure, ToolCall, replace_blocks, tool_calls
 from .._messages.message import Message, Role
-from .._validators import non_negative_int, optional, string
+from .._validators import non_negative_int, optional, require_names, string
 from .strategy import PureStrategy
-from .supersede import clear_results, tool_names
+from .supersede import clear_results
 
 __all__ = ["StaleFileReadsStrategy"]
 
@@ -57,19 +57,19 @@ _Kind = Literal["read", "write"]
 
 
 def _read_tools(value: object) -> frozenset[str]:
-    return tool_names(value, "StaleFileReadsStrategy.read_tools")
+    return require_names(value, "StaleFileReadsStrategy.read_tools")
 
 
 def _write_tools(value: object) -> frozenset[str]:
-    return tool_names(value, "StaleFileReadsStrategy.write_tools")
+    return require_names(value, "StaleFileReadsStrategy.write_tools")
 
 
 def _editor_tools(value: object) -> frozenset[str]:
-    return tool_names(value, "StaleFileReadsStrategy.editor_tools")
+    return require_names(value, "StaleFileReadsStrategy.editor_tools")
 
 
 def _path_arguments(value: object) -> tuple[str, ...]:
-    names = tool_names(value, "StaleFileReadsStrategy.path_arguments", what="argument names")
+    names = require_names(value, "StaleFileReadsStrategy.path_arguments", what="argument names")
     order = tuple(value) if isinstance(value, list | tuple) else tuple(sorted(names))
     return tuple(dict.fromkeys(str(v) for v in order))
 

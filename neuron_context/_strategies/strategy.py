@@ -2,15 +2,15 @@
 
 Written once here, so each strategy holds only its own idea:
 
-- :class:`BudgetedStrategy`: the ``counter`` field, the crate's trigger
-  (``token_count > max_tokens``) and ``token_estimate``; :func:`max_tokens_field`
+- :class:`BudgetedStrategy`: the ``counter`` field, the trigger (strictly over the
+  budget: ``token_count > max_tokens``) and ``token_estimate``; :func:`max_tokens_field`
   declares the ``max_tokens`` field (a factory, because it is positional and attrs
   orders a base class's positional fields before a subclass's);
 - :class:`PureStrategy`: a strategy that needs no I/O implements the synchronous
   :meth:`~PureStrategy.apply` alone and gets ``compact`` from it, so a synchronous agent
-  loop calls ``apply`` each turn without an event loop;
-- :func:`check_messages`: the entry-point check that a conversation is a sequence of
-  :class:`Message` objects, at a cost no turn can measure (a type test per message).
+  loop calls ``apply`` each turn without an event loop, and that checks its input is a
+  sequence of :class:`Message` only when the work fails
+  (:class:`~neuron_context._messages.checks.CheckOnFailure`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import attrs
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._errors import show
-from .._messages.conversation import check_messages
+from .._messages.checks import CheckOnFailure
 from .._messages.message import Message
 from .._validators import fail, non_negative_int
 
@@ -33,7 +33,6 @@ __all__ = [
     "BudgetedStrategy",
     "ContextStrategy",
     "PureStrategy",
-    "check_messages",
     "check_token_count",
     "counter_of",
     "max_tokens_field",
@@ -105,7 +104,8 @@ class BudgetedStrategy(ContextStrategy):
     """Prices messages (default: the heuristic :class:`~neuron_context.TokenCounter`)."""
 
     def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
-        """``token_count > max_tokens`` (strict, as in the crate)."""
+        """``token_count > max_tokens`` (strict: a history of exactly ``max_tokens`` is
+        not compacted)."""
         return check_token_count(token_count, type(self).__name__) > self.max_tokens
 
     def token_estimate(self, messages: Sequence[Message]) -> int:
@@ -132,11 +132,8 @@ class PureStrategy(BudgetedStrategy):
             ConfigurationError: ``messages`` is not a sequence of :class:`Message`
                 objects (checked only when the work fails, so a turn pays nothing).
         """
-        try:
+        with CheckOnFailure(messages, type(self).__name__):
             return self._apply(messages)
-        except (AttributeError, TypeError):
-            check_messages(messages, type(self).__name__)
-            raise
 
     @abc.abstractmethod
     def _apply(self, messages: Sequence[Message]) -> list[Message]:

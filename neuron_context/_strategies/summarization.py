@@ -21,6 +21,7 @@ import attrs
 
 from .._errors import ConfigurationError, ProviderError, SummarizationError
 from .._log import log_compaction, logger
+from .._messages.checks import CheckOnFailure
 from .._messages.content import Compaction
 from .._messages.conversation import Structure
 from .._messages.message import Message, Role, ToolDefinition
@@ -38,7 +39,7 @@ from .._validators import (
     string,
 )
 from ..providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
-from .strategy import BudgetedStrategy, check_messages, max_tokens_field
+from .strategy import BudgetedStrategy, max_tokens_field
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "SummarizationStrategy"]
 
@@ -227,11 +228,8 @@ class SummarizationStrategy(BudgetedStrategy):
             SummarizationError: the provider failed, timed out, or returned an empty
                 or cut-off summary (``messages`` are left as they were).
         """
-        try:
+        with CheckOnFailure(messages, "SummarizationStrategy"):
             plan = self._plan(messages)
-        except (AttributeError, TypeError):
-            check_messages(messages, "SummarizationStrategy")
-            raise
         if plan is None:
             return list(messages)
         summary = await self._summarize(plan.request)

@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping
 
 from .._counting.counter import BaseCounter, compact_json
-from .._errors import ConfigurationError, show
 from .._messages.content import JSON, ContentBlock, Text
 from .._messages.conversation import ResultRef, ToolCall, replace_content
 
-__all__ = ["KeyOf", "clear_results", "group", "hashable", "superseded", "tool_names"]
+__all__ = ["KeyOf", "clear_results", "group", "hashable", "superseded"]
 
 KeyOf = Callable[[ToolCall], Hashable | None]
 """The key of a call (``None``: the call is not tracked)."""
@@ -94,21 +93,3 @@ def clear_results(
         if result.content != content and counter.estimate_content(result.content) > cost:
             cleared[ref.message, ref.block] = replace_content(result, content)
     return cleared
-
-
-def tool_names(value: object, owner: str, *, what: str = "tool names") -> frozenset[str]:
-    """``value`` as a set of names (``what`` they are), or a :class:`ConfigurationError`
-    naming ``owner`` (a lone ``str`` is refused: it is a collection of characters)."""
-    if isinstance(value, str):
-        msg = f"{owner} must be a collection of {what}, not a str"
-        raise ConfigurationError(msg)
-    try:
-        names = frozenset(value)  # type: ignore[call-overload]
-    except TypeError:
-        msg = f"{owner} must be a collection of {what}, got {show(value)}"
-        raise ConfigurationError(msg) from None
-    for name in names:
-        if not isinstance(name, str):
-            msg = f"{owner} holds a non-str {show(name)}"
-            raise ConfigurationError(msg)
-    return frozenset(str(name) for name in names)

@@ -38,8 +38,8 @@ class SlidingWindowStrategy(PureStrategy):
     max_tokens: int = max_tokens_field()
     """The trigger: compact when the history costs more than this."""
     start_on_user: bool = attrs.field(default=False, kw_only=True, validator=bool_())
-    """Keep the output starting on a user message (off by default: the crate's window
-    may begin on an assistant message)."""
+    """Keep the output starting on a user message (off by default: the window then keeps
+    exactly its last messages, and may begin on an assistant message)."""
 
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
         cut = cut_keeping_last(messages, self.window_size)

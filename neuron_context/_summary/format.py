@@ -4,8 +4,9 @@ A summary crosses three places: :class:`~neuron_context.SummarizationStrategy` a
 model for it (:data:`DEFAULT_INSTRUCTIONS`, :data:`SUMMARIZE`, :data:`UPDATE`),
 :class:`~neuron_context.ExtractiveSummarizer` writes it without one (the sections of
 :data:`HEADINGS`), and the wire formats render it for a provider after
-:data:`SUMMARY_HEADING` (the crate's rule; the counting rules do not price the heading,
-so :func:`~neuron_context.default_stack` leaves a margin for it). Keeping all of them in
+:data:`SUMMARY_HEADING` (the heading is part of what a provider receives, but the
+counting rules do not price it, so :func:`~neuron_context.default_stack` leaves a margin
+for it). Keeping all of them in
 one module keeps them in step by construction rather than by a test.
 """
 

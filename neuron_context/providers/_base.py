@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from .._errors import ConfigurationError, show
+from .._messages.checks import check_messages
 from .._messages.content import ToolUse
 from .._messages.message import Message, Role, ToolDefinition, history_repr
 from .._validators import (
@@ -67,7 +68,7 @@ def _to_stop_reason(value: object) -> StopReason:
 
 
 def _to_messages(value: object) -> tuple[Message, ...]:
-    return require_sequence_of(value, "CompletionRequest.messages", Message, "messages")
+    return check_messages(value, "CompletionRequest.messages", sequence=False)
 
 
 def _to_tools(value: object) -> tuple[ToolDefinition, ...]:
