@@ -2,8 +2,8 @@
 
 Exit codes: 0 success; 1 a compaction whose result does not fit or is not well formed
 (``compact``), or a compaction error; 2 bad input or usage — a file that cannot be read
-as a conversation, an unknown stack step, a missing extra — always as one line on
-stderr, never a traceback.
+as a conversation, an output that cannot be written, an unknown stack step, a missing
+extra. Every failure is one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from .args import parser
 from .files import Transcript, dumps
 from .simulate import LangChainTrim, Replayer, Run, StackReplayer, replay
 from .spec import StackSpec, parse_spec
+from .storage import check_target, json_text, printable, write_atomic
 
 __all__ = ["PROGRESS_FROM", "main"]
 
@@ -40,8 +41,20 @@ PROGRESS_FROM = 200
 """Model calls (times stacks) from which ``simulate`` shows a progress bar on a terminal."""
 
 
+def _emit(text: str) -> None:
+    """Write ``text`` (JSON) to stdout; where its encoding lacks a character, JSON's
+    own escapes stand in for it (the text reads back the same)."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        text = json.dumps(json.loads(text), ensure_ascii=True, indent=1) + "\n"
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def _emit_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    _emit(json_text(data) + "\n")
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -82,6 +95,9 @@ def _why(messages: Sequence[Message], tokens: int, budget: int, counter: BaseCou
 def _compact(args: argparse.Namespace) -> int:
     from .diff import diff
 
+    output = Path(args.output) if args.output and args.output != "-" else None
+    if output is not None:
+        check_target(output, option="-o")
     (transcript, *rest) = inputs.transcripts(args, many=False)
     if rest:
         source = transcript.name.rsplit(":", 1)[0]
@@ -107,11 +123,11 @@ def _compact(args: argparse.Namespace) -> int:
     written = None
     if args.output:
         text = dumps(result, transcript.layout)
-        if args.output == "-":
-            sys.stdout.write(text)
+        if output is None:
+            _emit(text)
         else:
-            Path(args.output).write_text(text, encoding="utf-8")
-            written = f"{args.output} ({transcript.layout.format.value})"
+            write_atomic(output, text.encode("utf-8"), option="-o")
+            written = f"{printable(args.output)} ({transcript.layout.format.value})"
     if args.json:
         _emit_json(
             {
@@ -128,10 +144,13 @@ def _compact(args: argparse.Namespace) -> int:
             }
         )
     else:
-        from .report import console, print_compaction
+        from .report import console, plain, print_compaction
 
         out = console(stderr=args.output == "-")
-        out.print(f"transcript: {transcript.name} ({len(messages)} messages, counted with {name})")
+        out.print(
+            f"transcript: {plain(transcript.name)} ({len(messages)} messages, "
+            f"counted with {plain(name)})"
+        )
         print_compaction(
             out,
             label=label,
@@ -146,6 +165,8 @@ def _compact(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    if args.plot:
+        check_target(args.plot, option="--plot")
     transcripts = inputs.transcripts(args, many=True)
     name, counter = inputs.counter(args.tokenizer)
     provider = inputs.provider(args.provider)
@@ -181,9 +202,9 @@ def _simulate(args: argparse.Namespace) -> int:
         f"{model_calls:,} model calls, tokens counted with {name}"
     ) + (f", summaries by {args.provider}" if any(s.summarizes for s in specs) else "")
     if args.plot:
-        from .plot import figure, save
+        from .plot import figure, png
 
-        save(figure(runs, title=title), args.plot)
+        write_atomic(args.plot, png(figure(runs, title=title)), option="--plot")
     if args.json:
         from .report import best
 
@@ -205,12 +226,12 @@ def _simulate(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    from .report import console, print_runs
+    from .report import console, plain, print_runs
 
     out = console()
     print_runs(out, runs, title=title, budget=inputs.budget_text(args))
     if args.plot:
-        out.print(f"plot: {args.plot}")
+        out.print(f"plot: {plain(str(args.plot))}")
     return 0
 
 
@@ -247,7 +268,7 @@ def _run_all(
 
 class _OneLine(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        text = " ".join(super().format(record).split())
+        text = printable(" ".join(super().format(record).split()))
         return f"neuron-context: {record.levelname.lower()}: {text}"
 
 
@@ -299,5 +320,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fail(message: str) -> None:
-    line = " ".join(message.split())
+    line = printable(" ".join(message.split()))
     sys.stderr.write(f"neuron-context: error: {line}\n")

@@ -37,6 +37,7 @@ from .._errors import ConfigurationError, InvalidConversationError
 from .._messages.message import Message, history_repr
 from .._messages.wellformed import repair, validate
 from ..formats import from_anthropic, from_dict, from_openai, to_anthropic, to_dict, to_openai
+from .storage import json_text, loads, printable, read_bytes
 
 __all__ = [
     "Format",
@@ -109,13 +110,19 @@ def _detect_messages(messages: Sequence[object]) -> Format:
     for raw in messages:
         if not isinstance(raw, Mapping):
             continue
-        if raw.get("role") in _OPENAI_ROLES or "tool_calls" in raw or "tool_call_id" in raw:
+        role = raw.get("role")
+        if (
+            (isinstance(role, str) and role in _OPENAI_ROLES)
+            or "tool_calls" in raw
+            or ("tool_call_id" in raw)
+        ):
             return Format.OPENAI
         content = raw.get("content")
         if isinstance(content, list):
             for block in content:
+                kind = block.get("type") if isinstance(block, Mapping) else None
                 if isinstance(block, Mapping) and (
-                    block.get("type") in _ANTHROPIC_BLOCKS or "source" in block
+                    (isinstance(kind, str) and kind in _ANTHROPIC_BLOCKS) or "source" in block
                 ):
                     return Format.ANTHROPIC
     return Format.OPENAI
@@ -194,12 +201,7 @@ def parse_document(
 
 
 def _load_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise _error(str(path), "no such file") from exc
-    except OSError as exc:
-        raise _error(str(path), exc.strerror or str(exc)) from exc
+    data = read_bytes(path)
     if b"\x00" in data[:8192]:
         raise _error(str(path), "is a binary file, not JSON or JSONL")
     try:
@@ -222,12 +224,12 @@ def read_file(path: Path, *, fmt: Format | None = None, fix: bool = False) -> li
         ConfigurationError: the file is missing, binary, not JSON/JSONL or not a
             conversation; the message is one line naming the file and what is wrong.
     """
-    name = str(path)
+    name = printable(str(path))
     text = _load_text(path)
     if not text.strip():
         raise _error(name, "is empty")
     try:
-        document = json.loads(text)
+        document = loads(text, name)
     except json.JSONDecodeError as whole:
         lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         if len(lines) < 2 or path.suffix == ".json":
@@ -242,7 +244,7 @@ def _read_lines(
     documents: list[tuple[int, object]] = []
     for number, line in lines:
         try:
-            documents.append((number, json.loads(line)))
+            documents.append((number, loads(line, f"{name}: line {number}")))
         except json.JSONDecodeError as exc:
             problem = f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}"
             raise _error(name, problem) from exc
@@ -281,9 +283,9 @@ def dumps(messages: Sequence[Message], layout: Layout) -> str:
         rendered = list(body["messages"])  # type: ignore[arg-type]  # to_dict writes a list
         extra = {**extra, "format": body["format"], "version": body["version"]}
     if layout.container == "lines" and system is None:
-        return "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in rendered)
+        return "".join(json_text(m, indent=None) + "\n" for m in rendered)
     if layout.container == "list" and system is None and layout.format is not Format.NEURON:
-        return json.dumps(rendered, ensure_ascii=False, indent=1) + "\n"
+        return json_text(rendered) + "\n"
     document: dict[str, object] = {}
     for key, value in extra.items():
         if key != "system":
@@ -291,4 +293,4 @@ def dumps(messages: Sequence[Message], layout: Layout) -> str:
     if layout.format is Format.ANTHROPIC and (system is not None or "system" in extra):
         document["system"] = system
     document["messages"] = rendered
-    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    return json_text(document) + "\n"

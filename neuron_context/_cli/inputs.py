@@ -15,10 +15,12 @@ from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._errors import ConfigurationError, NeuronContextError, show
 from .._messages.message import Message
+from .._validators import MAX_INT
 from ..data import load_record, transcript_names
 from ..providers._base import Provider
 from .files import Format, Transcript, expand, parse_document, read_file
 from .simulate import fraction_budget
+from .storage import check_file, printable
 
 __all__ = [
     "DEMO_FRACTION",
@@ -68,10 +70,16 @@ def counter(spec: str | None) -> tuple[str, BaseCounter]:
         return "heuristic", TokenCounter()
     from .._counting.tokenizer import TokenizerCounter
 
+    if spec not in ("o200k_base", "cl100k_base"):
+        try:
+            check_file(spec)
+        except ConfigurationError as exc:
+            msg = f"--tokenizer {exc}"
+            raise ConfigurationError(msg) from exc
     try:
         if spec in ("o200k_base", "cl100k_base"):
             return spec, TokenizerCounter.from_encoding(spec)
-        return Path(spec).name, TokenizerCounter.from_file(spec)
+        return printable(Path(spec).name), TokenizerCounter.from_file(spec)
     except (NeuronContextError, OSError, ValueError) as exc:
         msg = f"--tokenizer {spec}: {exc}"
         raise ConfigurationError(msg) from exc
@@ -103,8 +111,10 @@ def provider(spec: str) -> Provider:
 def budget(args: argparse.Namespace, messages: Sequence[Message], counter: BaseCounter) -> int:
     """The budget for ``messages``: ``--max-tokens``, or ``--fraction`` of them."""
     if args.max_tokens is not None:
-        if args.max_tokens < 1:
-            msg = f"--max-tokens must be at least 1, got {args.max_tokens}"
+        if not 1 <= args.max_tokens <= MAX_INT:
+            msg = (
+                f"--max-tokens must be a whole number from 1 to {MAX_INT:,}, got {args.max_tokens}"
+            )
             raise ConfigurationError(msg)
         return int(args.max_tokens)
     fraction = (

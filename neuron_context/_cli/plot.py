@@ -13,16 +13,23 @@ server or in CI; ``figure()`` returns the figure so tests can read its series.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .simulate import Run
+from .storage import printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["figure", "save"]
+__all__ = ["figure", "png"]
+
+
+def _text(text: str) -> str:
+    """``text`` drawn as it is: ``$`` would start matplotlib's math mode, a lone
+    surrogate cannot be rendered."""
+    return printable(text).replace("$", r"\$")
 
 
 def figure(runs: Sequence[Run], *, title: str) -> Figure:
@@ -37,7 +44,7 @@ def figure(runs: Sequence[Run], *, title: str) -> Figure:
     for run in runs:
         x = list(range(1, len(run.calls) + 1))
         y = [call.tokens for call in run.calls]
-        (line,) = axes.plot(x, y, linewidth=1.4, label=run.label)
+        (line,) = axes.plot(x, y, linewidth=1.4, label=_text(run.label))
         marks = [(i, c.tokens) for i, c in zip(x, run.calls, strict=True) if c.compacted]
         if marks:
             axes.plot(
@@ -65,7 +72,7 @@ def figure(runs: Sequence[Run], *, title: str) -> Figure:
             axes.axvline(start + 0.5, color="grey", linewidth=0.5, alpha=0.5)
     axes.set_xlabel("model call")
     axes.set_ylabel("context tokens sent")
-    axes.set_title(title, fontsize=10)
+    axes.set_title(_text(title), fontsize=10)
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     handles, labels = axes.get_legend_handles_labels()
@@ -78,6 +85,8 @@ def figure(runs: Sequence[Run], *, title: str) -> Figure:
     return fig
 
 
-def save(fig: Figure, path: Path) -> None:
-    """Write ``fig`` as a PNG at ``path``."""
-    fig.savefig(path, format="png")
+def png(fig: Figure) -> bytes:
+    """``fig`` as PNG bytes (the caller writes them whole, see :mod:`.storage`)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
