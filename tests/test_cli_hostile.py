@@ -14,7 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_run import run
+from cli_run import Result, run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import COUNT_REFUSES, hostile_arguments, hostile_files
 
 from neuron_context import Message
 from neuron_context.formats import to_openai
@@ -25,9 +28,74 @@ SURROGATE = '{"messages": [{"role": "user", "content": "hi \\ud800"}, ' + (
 HUGE = "1000000"
 
 
+def _without(arguments: list[str], options: tuple[str, ...]) -> list[str]:
+    """``arguments`` less ``options`` and the value after each."""
+    out: list[str] = []
+    skip = False
+    for word in arguments:
+        if skip:
+            skip = False
+        elif word in options:
+            skip = True
+        else:
+            out.append(word)
+    return out
+
+
+def _one_error_line(result: Result) -> None:
+    """A failure is one error line (after any warning lines), with a usage or input code."""
+    assert "Traceback" not in result.err
+    lines = result.err.splitlines()
+    if result.code == 0:
+        assert all(line.startswith("neuron-context: warning: ") for line in lines)
+        return
+    assert result.code in (1, 2), result.err
+    assert lines, "a failure says why"
+    assert lines[-1].startswith("neuron-context: error: ")
+    assert all(line.startswith("neuron-context: warning: ") for line in lines[:-1])
+
+
 def _write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+class TestHostileInput:
+    """Hypothesis: hostile files and arguments give one error line, never a traceback."""
+
+    @settings(
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(
+        content=hostile_files(),
+        command=st.sampled_from(("count", "compact", "simulate")),
+        arguments=hostile_arguments(),
+        suffix=st.sampled_from((".json", ".jsonl")),
+    )
+    def test_one_line_and_the_file_untouched(
+        self,
+        *,
+        content: bytes,
+        command: str,
+        arguments: list[str],
+        suffix: str,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Any file, any options: exit 0, or one error line; ``compact f -o f`` leaves
+        ``f`` either as it was or a complete transcript."""
+        source = tmp_path / f"hostile{suffix}"
+        source.write_bytes(content)
+        if command == "count":
+            arguments = _without(arguments, COUNT_REFUSES)
+        output = ["-o", str(source)] if command == "compact" else []
+        result = run(capsys, monkeypatch, command, source, *arguments, *output)
+        _one_error_line(result)
+        if source.read_bytes() != content:  # written: a whole transcript, readable again
+            assert result.code in (0, 1)
+            assert run(capsys, monkeypatch, "count", source, "--json").code == 0
 
 
 class TestFilesNeverDamaged:
@@ -191,3 +259,27 @@ class TestHostileFiles:
 
 def _history() -> list[Message]:
     return [Message.user("Hello there."), Message.assistant("Hi.")]
+
+
+class TestUsageErrors:
+    """argparse's usage errors are one line too, naming the option and the help."""
+
+    def test_unknown_option(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An unknown option is one line that points at --help, exit code 2."""
+        result = run(capsys, monkeypatch, "count", "--demo", "--nope")
+        assert (result.code, result.out) == (2, "")
+        assert result.err == (
+            "neuron-context: error: unrecognized arguments: --nope "
+            "(see neuron-context --help)\n"
+        )
+
+    def test_bad_number(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A budget that is not a number is one line."""
+        result = run(capsys, monkeypatch, "compact", "--demo", "--max-tokens", "9" * 5000)
+        assert result.code == 2
+        assert result.err.startswith("neuron-context: error: argument --max-tokens: invalid int")
+        assert result.err.count("\n") == 1

@@ -3,7 +3,8 @@
 Exit codes: 0 success; 1 a compaction whose result does not fit or is not well formed
 (``compact``), or a compaction error; 2 bad input or usage — a file that cannot be read
 as a conversation, an output that cannot be written, an unknown stack step, a missing
-extra. Every failure is one line on stderr, never a traceback.
+extra; 3 an unexpected error (a bug). Every failure is one line on stderr, never a
+traceback (``-v`` adds the traceback of a bug).
 """
 
 from __future__ import annotations
@@ -29,14 +30,16 @@ from .._log import logger
 from .._messages.message import Message, Role
 from .._strategies.strategy import ContextStrategy
 from . import inputs
-from .args import parser
+from .args import UsageError, parser
 from .files import Transcript, dumps
 from .simulate import LangChainTrim, Replayer, Run, StackReplayer, replay
 from .spec import StackSpec, parse_spec
 from .storage import check_target, json_text, printable, write_atomic
 
-__all__ = ["PROGRESS_FROM", "main"]
+__all__ = ["INTERNAL_ERROR", "PROGRESS_FROM", "main"]
 
+INTERNAL_ERROR = 3
+"""The exit code of an unexpected error (a bug), reported on one line like any other."""
 PROGRESS_FROM = 200
 """Model calls (times stacks) from which ``simulate`` shows a progress bar on a terminal."""
 
@@ -292,7 +295,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``neuron-context`` with ``argv`` (default: the process's); returns the exit code."""
     try:
         args = parser().parse_args(argv)
-    except SystemExit as exc:  # --help, or a usage error argparse has printed
+    except UsageError as exc:
+        _fail(str(exc))
+        return 2
+    except SystemExit as exc:  # --help or --version, printed
         return exc.code if isinstance(exc.code, int) else 2
     command = {"count": _count, "compact": _compact, "simulate": _simulate}[args.command]
     # compact shows the library's warnings (a summarizer that failed, a stack still over
@@ -317,6 +323,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader of stdout went away (`| head`)
+        return 1
+    except Exception as exc:  # a bug: still one line, never a traceback
+        if args.verbose:
+            import traceback
+
+            traceback.print_exc()
+        _fail(
+            f"unexpected {type(exc).__name__}: {exc} (a bug in neuron-context: please "
+            "report it with the command; -v shows where it happened)"
+        )
+        return INTERNAL_ERROR
 
 
 def _fail(message: str) -> None:

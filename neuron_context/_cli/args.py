@@ -10,20 +10,32 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NoReturn
 
 from .files import Format
 from .spec import KINDS
 
-__all__ = ["parser"]
+__all__ = ["UsageError", "parser"]
 
 _STEPS = ", ".join(
     f"{k}" + (f":{v[0]}=N" if v and v[0] == "keep" else "") for k, v in KINDS.items()
 )
 
 
+class UsageError(Exception):
+    """A usage error argparse found; :func:`~neuron_context._cli.app.main` prints it on one
+    line (argparse's own report is the usage block and the error)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        msg = f"{message} (see {self.prog} --help)"
+        raise UsageError(msg)
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of ``neuron-context``."""
-    main_parser = argparse.ArgumentParser(
+    main_parser = _Parser(
         prog="neuron-context",
         description="Count, compact and simulate agent transcripts "
         "(OpenAI Chat Completions, Anthropic Messages or neuron-context JSON/JSONL).",
