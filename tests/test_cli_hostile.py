@@ -271,8 +271,7 @@ class TestUsageErrors:
         result = run(capsys, monkeypatch, "count", "--demo", "--nope")
         assert (result.code, result.out) == (2, "")
         assert result.err == (
-            "neuron-context: error: unrecognized arguments: --nope "
-            "(see neuron-context --help)\n"
+            "neuron-context: error: unrecognized arguments: --nope (see neuron-context --help)\n"
         )
 
     def test_bad_number(

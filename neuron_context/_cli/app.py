@@ -44,20 +44,27 @@ PROGRESS_FROM = 200
 """Model calls (times stacks) from which ``simulate`` shows a progress bar on a terminal."""
 
 
-def _emit(text: str) -> None:
-    """Write ``text`` (JSON) to stdout; where its encoding lacks a character, JSON's
-    own escapes stand in for it (the text reads back the same)."""
+def _ascii_stdout() -> bool:
+    """Whether stdout cannot take every character (a terminal in a legacy encoding):
+    JSON written there uses its ``\\u`` escapes instead."""
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
     try:
-        text.encode(encoding)
+        "\u00e9\U0001f642".encode(encoding)
     except (UnicodeEncodeError, LookupError):
-        text = json.dumps(json.loads(text), ensure_ascii=True, indent=1) + "\n"
+        return True
+    return False
+
+
+def _emit(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
 
 
 def _emit_json(data: object) -> None:
-    _emit(json_text(data) + "\n")
+    if _ascii_stdout():
+        _emit(json.dumps(data, ensure_ascii=True, indent=1) + "\n")
+    else:
+        _emit(json_text(data) + "\n")
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -125,12 +132,11 @@ def _compact(args: argparse.Namespace) -> int:
     label = spec.label + (f" (summarizer: {args.provider})" if spec.summarizes else "")
     written = None
     if args.output:
-        text = dumps(result, transcript.layout)
         if output is None:
-            _emit(text)
+            _emit(dumps(transcript, result, ascii_only=_ascii_stdout()))
         else:
-            write_atomic(output, text.encode("utf-8"), option="-o")
-            written = f"{printable(args.output)} ({transcript.layout.format.value})"
+            write_atomic(output, dumps(transcript, result).encode("utf-8"), option="-o")
+            written = f"{printable(args.output)} ({transcript.source.codec.name})"
     if args.json:
         _emit_json(
             {

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import NoReturn
 
-from .files import Format
+from .files import FORMATS
 from .spec import KINDS
 
 __all__ = ["UsageError", "parser"]
@@ -56,7 +56,7 @@ def parser() -> argparse.ArgumentParser:
         sub.add_argument("--demo", action="store_true", help="use a bundled real transcript")
         sub.add_argument(
             "--format",
-            choices=[f.value for f in Format],
+            choices=FORMATS,
             help="the input format (default: detected)",
         )
         sub.add_argument(

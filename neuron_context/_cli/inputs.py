@@ -18,7 +18,7 @@ from .._messages.message import Message
 from .._validators import MAX_INT
 from ..data import load_record, transcript_names
 from ..providers._base import Provider
-from .files import Format, Transcript, expand, parse_document, read_file
+from .files import Transcript, expand, parse_document, read_file
 from .simulate import fraction_budget
 from .storage import check_file, printable
 
@@ -41,14 +41,14 @@ DEMO_STACKS = ("default", "window:12")
 """What ``simulate --demo`` compares (with LangChain's ``trim_messages`` when installed)."""
 
 
-def _demo(name: str, *, fmt: Format | None, fix: bool) -> Transcript:
+def _demo(name: str, *, fmt: str | None, fix: bool) -> Transcript:
     return parse_document(load_record(name), f"demo:{name}", fmt=fmt, fix=fix)
 
 
 def transcripts(args: argparse.Namespace, *, many: bool) -> list[Transcript]:
     """The transcripts the arguments name (files, folders, ``--demo``); ``many``: the
     command takes several (``count``, ``simulate``)."""
-    fmt = Format(args.format) if args.format else None
+    fmt: str | None = args.format
     files: list[Path] = (args.files or []) if many else ([args.files] if args.files else [])
     if args.demo:
         names = transcript_names() if many and args.command == "simulate" else [DEMO_TRANSCRIPT]
