@@ -14,8 +14,9 @@ passes over the output, newest first:
    may come from (a conversation may hold equal messages far apart: a placeholder result
    answering an id that a later exchange reuses).
 2. **The others**, between the inputs of their pinned neighbours: an equal input message
-   (a copy), else the newest one of the same role (a tool message: with the same result
-   ids) that nothing matched — the message it was changed from.
+   (a copy), else the one of the same role (a tool message: with the same result ids)
+   that shares the most blocks with it, the newest on a tie — the message it was changed
+   from (a message that lost its calls keeps its text).
 
 A message that neither pass matches is new: a summary, or a message of a caller's own
 strategy.
@@ -38,6 +39,17 @@ def _could_be(out: Message, original: Message) -> bool:
     if out.role is not original.role or out.is_compaction != original.is_compaction:
         return False
     return out.role is not Role.TOOL or _ids(out) == _ids(original)
+
+
+def _likeliest(out: Message, candidates: Sequence[int], before: Sequence[Message]) -> int | None:
+    """Of ``candidates`` (newest first), the message ``out`` shares the most blocks with
+    (a stripped message keeps its text and its thinking); the newest on a tie."""
+    best, score = None, -1
+    for candidate in candidates:
+        shared = sum(block in before[candidate].content for block in out.content)
+        if shared > score:
+            best, score = candidate, shared
+    return best
 
 
 def align(before: Sequence[Message], after: Sequence[Message]) -> list[int | None]:
@@ -68,7 +80,7 @@ def align(before: Sequence[Message], after: Sequence[Message]) -> list[int | Non
         window = range(upper - 1, lower[position], -1)
         found = next((c for c in window if before[c] == out), None)
         if found is None:
-            found = next((c for c in window if _could_be(out, before[c])), None)
+            found = _likeliest(out, [c for c in window if _could_be(out, before[c])], before)
         if found is not None:
             origin[position] = upper = found
     return origin

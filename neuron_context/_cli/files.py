@@ -121,12 +121,13 @@ def _read_units(  # noqa: PLR0917  # the document's parts, passed on as they are
     first = problems[0]
     if fmt:
         raise _error(name, f"{first} (read as {codecs[0].title}, as --format says)")
-    if len(codecs) == 1:
-        raise _error(name, f"{first} (read as {codecs[0].title}; --format chooses another)")
-    others = "; ".join(
-        f"{codec.title}: {problem}" for codec, problem in zip(codecs[1:], problems[1:], strict=True)
-    )
-    raise _error(name, f"{first} (read as {codecs[0].title}; also tried {others})")
+    titles = [codec.title for codec in codecs[1:]]
+    also = f"; also tried {_and(titles)}" if titles else ""
+    raise _error(name, f"{first} (read as {codecs[0].title}{also}; --format chooses another)")
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 def _transcript(
@@ -176,7 +177,8 @@ def parse_document(
         raise _error(name, f"must be a list of messages or an object with 'messages', got {kind}")
     units = document.get("messages")
     if not isinstance(units, list):
-        raise _error(name, "messages must be a list of messages")
+        problem = "messages is missing" if units is None else "messages must be a list"
+        raise _error(name, f"{problem}: not a transcript in a known format ({', '.join(FORMATS)})")
     return _transcript(name, "object", units, document, fmt=fmt, fix=fix, texts=texts)
 
 

@@ -6,7 +6,14 @@
 ``openai``         OpenAI Chat Completions messages (:mod:`.chat_codec`)
 ``anthropic``      Anthropic Messages ``system`` + turns (:mod:`.messages_codec`)
 ``neuron-context`` our own JSON (:mod:`.native_codec`)
+``claude-code``    a Claude Code session, JSONL (:mod:`.claude_code`)
+``codex``          a Codex CLI rollout, JSONL (:mod:`.codex_rollout`)
+``langchain``      a LangChain ``messages_to_dict`` dump (:mod:`.langchain_dump`)
+``pydantic-ai``    a pydantic-ai ``ModelMessagesTypeAdapter`` dump (:mod:`.pydantic_ai_dump`)
+``openai-agents``  an Agents SDK session's Responses items (:mod:`.agents_items`)
 =================  ====================================================================
+
+None needs its framework installed: every dump is plain JSON, read here.
 
 :func:`detect` orders the codecs by how well a document fits each (:class:`.Fit`), and
 the reader tries them in that order, so the error for a file that is none of them says
@@ -18,15 +25,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .agents_items import AgentsItemsCodec
 from .chat_codec import ChatCodec
+from .claude_code import ClaudeCodeCodec
 from .codec import Codec, Container, Fit, Parsed
+from .codex_rollout import CodexRolloutCodec
+from .langchain_dump import LangChainDumpCodec
 from .lossless import rewrite
 from .messages_codec import MessagesCodec
 from .native_codec import NativeCodec
+from .pydantic_ai_dump import PydanticAIDumpCodec
 
 __all__ = ["CODECS", "Codec", "Container", "Fit", "Parsed", "by_name", "detect", "rewrite"]
 
-CODECS: tuple[Codec, ...] = (ChatCodec(), MessagesCodec(), NativeCodec())
+CODECS: tuple[Codec, ...] = (
+    ChatCodec(),
+    MessagesCodec(),
+    NativeCodec(),
+    ClaudeCodeCodec(),
+    CodexRolloutCodec(),
+    LangChainDumpCodec(),
+    PydanticAIDumpCodec(),
+    AgentsItemsCodec(),
+)
 """Every codec, in the order detection breaks ties."""
 
 

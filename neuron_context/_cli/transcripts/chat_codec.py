@@ -15,7 +15,7 @@ from ..._messages.message import Message
 from ...formats import to_openai, tools_from_openai
 from ...formats._openai_chat import read_openai
 from .codec import Codec, Fit, Parsed
-from .graft import Rules, graft_list
+from .graft import Rules, graft_list, never
 
 __all__ = ["ChatCodec", "declared"]
 
@@ -53,4 +53,4 @@ class ChatCodec(Codec):
         return Parsed(tuple(messages), tuple(origins), tuple(definitions))
 
     def render(self, messages: Sequence[Message], sources: Sequence[object]) -> list[object]:
-        return graft_list(sources, list(to_openai(messages)), self.rules)
+        return graft_list(sources, list(to_openai(messages)), self.rules, skipped=never)

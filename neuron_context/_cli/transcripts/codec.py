@@ -89,9 +89,10 @@ class Codec(abc.ABC):
         ``sources``: the units they were read from, in file order (none for a new
         message). Messages that were read from one unit are given together."""
 
-    def join(self, units: list[object]) -> list[object]:
+    def join(self, units: list[object], original: Sequence[object]) -> list[object]:
         """The units to write, after :mod:`.lossless` put written and rendered units
-        together (a format whose units link to each other relinks them here)."""
+        together; ``original`` are the units read (a format whose units link to each
+        other relinks those whose target was dropped)."""
         return units
 
     def header(

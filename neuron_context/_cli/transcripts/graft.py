@@ -30,16 +30,18 @@ from typing import Any
 
 import attrs
 
-__all__ = ["ID_KEYS", "Rules", "graft", "graft_list", "kind_of"]
+__all__ = ["ID_KEYS", "Rules", "graft", "graft_list", "kind_of", "never"]
 
 ID_KEYS = ("id", "tool_use_id", "call_id", "tool_call_id")
 """Keys that identify an element of a list (a tool call, a tool result) across renderings."""
 
 _JSON_STRINGS = frozenset({"arguments", "args"})
+_KIND_KEYS = ("type", "part_kind", "kind", "role")
 _TEXT_PART = frozenset({"type", "text"})
 
 
-def _never(_value: object) -> bool:
+def never(_value: object) -> bool:
+    """Nothing is skipped."""
     return False
 
 
@@ -50,7 +52,7 @@ class Rules:
     implied: Mapping[str, object] = attrs.field(factory=dict)
     """Keys the writer omits when they hold this value (``{"is_error": False}``): an
     original key with that value is kept, with any other value dropped."""
-    skipped: Callable[[object], bool] = _never
+    skipped: Callable[[object], bool] = never
     """Whether the reader skipped this list element (an item it cannot express): such an
     element is kept, after the element it followed."""
 
@@ -59,12 +61,21 @@ def kind_of(value: object) -> object:
     """What kind of element ``value`` is: its ``type`` (or ``part_kind``, ``kind``,
     ``role``) for an object, its Python type otherwise."""
     if isinstance(value, Mapping):
-        for key in ("type", "part_kind", "kind", "role"):
+        for key in _KIND_KEYS:
             kind = value.get(key)
             if isinstance(kind, str):
                 return kind
         return None
     return type(value)
+
+
+def _same_kind(raw: Mapping[str, object], new: Mapping[str, object]) -> bool:
+    """Whether two objects are the same kind of thing, by the first discriminator both
+    have (an API message's ``type`` is absent from a rendering that has only its role)."""
+    for key in _KIND_KEYS:
+        if key in raw and key in new:
+            return raw[key] == new[key]
+    return True
 
 
 def _same_json_string(raw: object, new: object) -> bool:
@@ -92,7 +103,7 @@ def graft(raw: object, new: object, rules: Rules, *, key: str | None = None) -> 
     if key in _JSON_STRINGS and _same_json_string(raw, new):
         return raw
     if isinstance(raw, Mapping) and isinstance(new, Mapping):
-        if kind_of(raw) != kind_of(new):
+        if not _same_kind(raw, new):
             return new
         out: dict[str, Any] = {}
         for name, value in raw.items():
@@ -130,12 +141,17 @@ def graft_list(
     *,
     identity: Callable[[object], tuple[str, str] | None] = _identity,
     kind: Callable[[object], object] = kind_of,
-    combine: Callable[[object, object], object] | None = None,
+    skipped: Callable[[object], bool] | None = None,
 ) -> list[object]:
     """The elements of ``new``, each grafted onto its match in ``raw`` (see the module
-    docstring); ``identity`` and ``kind`` say how elements match, ``combine`` grafts a
-    pair (default :func:`graft`)."""
-    join = combine or (lambda original, fresh: graft(original, fresh, rules))
+    docstring); ``identity`` and ``kind`` say how elements match, ``skipped`` which
+    elements the reader skipped (default :attr:`Rules.skipped`: the rules of the
+    elements' own lists, when these are the units of a file)."""
+    is_skipped = rules.skipped if skipped is None else skipped
+
+    def join(original: object, fresh: object) -> object:
+        return graft(original, fresh, rules)
+
     used: set[int] = set()
     match: list[int | None] = []
     for element in new:
@@ -143,7 +159,7 @@ def graft_list(
         element_kind = kind(element)
         found: int | None = None
         for index, original in enumerate(raw):
-            if index in used or rules.skipped(original) or kind(original) != element_kind:
+            if index in used or is_skipped(original) or kind(original) != element_kind:
                 continue
             if ident is None or identity(original) == ident:
                 found = index
@@ -156,7 +172,7 @@ def graft_list(
     for index, original in enumerate(raw):
         if index in used:
             anchor = index
-        elif rules.skipped(original):
+        elif is_skipped(original):
             followers.setdefault(anchor, []).append(original)
     out: list[object] = list(followers.get(-1, ()))
     for element, found in zip(new, match, strict=True):

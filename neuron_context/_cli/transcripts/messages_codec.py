@@ -19,7 +19,7 @@ from ...formats import to_anthropic, tools_from_anthropic
 from ...formats._anthropic_messages import read_anthropic
 from .chat_codec import declared
 from .codec import Codec, Fit, Parsed
-from .graft import Rules, graft_list
+from .graft import Rules, graft_list, never
 
 __all__ = ["MessagesCodec"]
 
@@ -61,7 +61,7 @@ class MessagesCodec(Codec):
 
     def render(self, messages: Sequence[Message], sources: Sequence[object]) -> list[object]:
         _, turns = to_anthropic([m for m in messages if m.role is not Role.SYSTEM])
-        return graft_list(sources, list(turns), self.rules)
+        return graft_list(sources, list(turns), self.rules, skipped=never)
 
     def header(
         self,
