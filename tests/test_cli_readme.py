@@ -82,10 +82,19 @@ class TestDemo:
         runs = data["runs"]
         assert isinstance(runs, list)
         by_label = {r["label"]: r["totals"] for r in runs}
-        assert list(by_label) == ["default", "window:12", "langchain trim_messages"]
+        assert list(by_label) == [
+            "default",
+            "window:12",
+            "langchain trim_messages",
+            "langchain SummarizationMiddleware",
+            "langchain ContextEditingMiddleware",
+        ]
         default = by_label["default"]
         assert (default["over_budget"], default["not_on_user"]) == (0, 0)
         assert default["task_kept"] == default["last_kept"] == default["calls"] == 16
         assert by_label["window:12"]["over_budget"] > 0
         assert by_label["langchain trim_messages"]["task_kept"] < 16
+        for middleware in ("SummarizationMiddleware", "ContextEditingMiddleware"):
+            assert by_label[f"langchain {middleware}"]["over_budget"] > 0
         assert data["recommended"] == "default"
+        assert data["not_compared"] == []

@@ -10,6 +10,8 @@ those tools write.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -276,3 +278,35 @@ class TestWriteBack:
 
             ours = from_pydantic_ai(adapter.validate_json(data))
         assert len(ours) == result.json()["diff"]["messages_after"]  # type: ignore[index]
+
+
+class TestWithoutFrameworks:
+    """With only the cli extra (no LangChain, pydantic-ai, Agents SDK or provider SDK),
+    every sample is read and compacted."""
+
+    def test_every_sample_without_frameworks(self, tmp_path: Path) -> None:
+        """A subprocess that cannot import any framework counts and compacts each sample."""
+        script = f"""
+import sys
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {{"langchain", "langchain_core", "langgraph", "pydantic_ai",
+                                  "agents", "openai", "anthropic", "httpx"}}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, Block())
+from neuron_context.__main__ import main
+for name in {sorted(SAMPLES)!r}:
+    source = {str(DATA)!r} + "/" + name
+    assert main(["count", source, "--json"]) == 0, name
+    out = {str(tmp_path)!r} + "/" + name
+    assert main(["compact", source, "--max-tokens", "150", "-o", out, "--json"]) in (0, 1)
+print("ok")
+"""
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip().endswith("ok")

@@ -32,7 +32,7 @@ from .._strategies.strategy import ContextStrategy
 from . import inputs
 from .args import UsageError, parser
 from .files import Transcript, dumps
-from .simulate import LangChainTrim, Replayer, Run, StackReplayer, replay
+from .simulate import Replayer, Run, StackReplayer, replay
 from .spec import StackSpec, parse_spec
 from .storage import check_target, json_text, printable, write_atomic
 
@@ -191,14 +191,12 @@ def _simulate(args: argparse.Namespace) -> int:
             return spec.build(budget, counter, provider)
 
         replayers.append(StackReplayer(spec.label, build))
+    missing: list[str] = []
     if args.compare_langchain or (args.demo and not args.strategy):
-        try:
-            replayers.append(LangChainTrim())
-        except ImportError:
-            if args.compare_langchain:
-                sys.stderr.write(
-                    "neuron-context: langchain-core is not installed; no trim_messages row\n"
-                )
+        from .contenders import available
+
+        contenders, missing = available(provider)
+        replayers.extend(contenders)
     model_calls = sum(
         1
         for t in transcripts
@@ -232,6 +230,7 @@ def _simulate(args: argparse.Namespace) -> int:
                 ],
                 "recommended": best(runs).label,
                 "plot": str(args.plot) if args.plot else None,
+                "not_compared": missing,
             }
         )
         return 0
@@ -239,6 +238,14 @@ def _simulate(args: argparse.Namespace) -> int:
 
     out = console()
     print_runs(out, runs, title=title, budget=inputs.budget_text(args))
+    if missing:
+        extras = sorted({note.rsplit("(the ", 1)[1].split(" ")[0] for note in missing})
+        out.print(
+            plain(
+                f"not compared, not installed: {'; '.join(missing)}; "
+                f'python -m pip install ".[{",".join(extras)}]" adds them'
+            )
+        )
     if args.plot:
         out.print(f"plot: {plain(str(args.plot))}")
     return 0

@@ -21,8 +21,8 @@ have received is then measured:
   reads: ``tokens - 0.9 * cached``.
 
 A *replayer* decides what each request is: a stack (compacting, keeping the result), or
-LangChain's ``trim_messages`` applied to the full history for each request, as LangChain
-agents use it (nothing is kept). Several transcripts are summed like one.
+another framework's context manager run the way that framework runs it
+(:mod:`.contenders`). Several transcripts are summed like one.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ from .files import Transcript
 
 __all__ = [
     "Call",
-    "LangChainTrim",
     "Replayer",
     "Run",
     "StackReplayer",
@@ -103,44 +102,6 @@ class StackReplayer(Replayer):
             return history, history, False
         compacted = list(step.messages)
         return compacted, compacted, True
-
-
-class LangChainTrim(Replayer):
-    """LangChain's ``trim_messages`` on the full history for each request (nothing kept).
-
-    Configured as LangChain's docs recommend for chat models: keep the last messages,
-    the system message, and start on a human message; it counts with its own
-    ``count_tokens_approximately``.
-    """
-
-    label = "langchain trim_messages"
-
-    def __init__(self) -> None:
-        from langchain_core.messages import convert_to_messages, convert_to_openai_messages
-        from langchain_core.messages.utils import count_tokens_approximately, trim_messages
-
-        self._to_lc = convert_to_messages
-        self._to_openai = convert_to_openai_messages
-        self._count = count_tokens_approximately
-        self._trim = trim_messages
-        self._budget = 0
-
-    def start(self, budget: int) -> None:
-        self._budget = budget
-
-    async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
-        from ..formats import from_openai, to_openai
-
-        trimmed = self._trim(
-            self._to_lc(to_openai(history)),
-            max_tokens=self._budget,
-            strategy="last",
-            token_counter=self._count,
-            include_system=True,
-            start_on="human",
-        )
-        request = from_openai(self._to_openai(trimmed))
-        return request, history, len(request) != len(history)
 
 
 @attrs.frozen
