@@ -225,6 +225,29 @@ class TestPlot:
         assert "window:4" in series
         markers = [line for line in axes.get_lines() if line.get_marker() == "v"]
         assert np.asarray(markers[0].get_ydata()).tolist() == [26, 26]
+        assert [text.get_text() for text in axes.texts] == ["small.json"]
+
+    def test_each_transcript_is_labelled(
+        self,
+        small: Path,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Transcripts summed in one plot are each labelled with their name."""
+        saved: list[matplotlib.figure.Figure] = []
+        monkeypatch.setattr(
+            matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: saved.append(fig)
+        )
+        other = tmp_path / "second.json"
+        other.write_bytes(small.read_bytes())
+        result = run(
+            capsys, monkeypatch, "simulate", small, other, "--max-tokens", "40",
+            "--strategy", "window:2", "--plot", tmp_path / "plot.png",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        (axes,) = saved[0].axes
+        assert [text.get_text() for text in axes.texts] == ["small.json", "second.json"]
 
 
 class TestProgress:

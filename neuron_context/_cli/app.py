@@ -88,14 +88,19 @@ def _count(args: argparse.Namespace) -> int:
     return 0
 
 
-def _why(messages: Sequence[Message], tokens: int, budget: int, counter: BaseCounter) -> str:
+def _why(
+    messages: Sequence[Message], tokens: int, budget: int, counter: BaseCounter, tools: int
+) -> str:
+    """Why ``messages`` (``tokens`` with the ``tools`` tokens of the tool definitions) do
+    not fit ``budget``."""
     over = f"{tokens - budget:,} tokens over"
-    system = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
-    if system > budget:
-        return f"{over}: the system messages alone cost {system:,} tokens"
+    fixed = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM]) + tools
+    what = "the system messages and the tool definitions" if tools else "the system messages"
+    if fixed > budget:
+        return f"{over}: {what} alone cost {fixed:,} tokens"
     requests = [m for m in messages if m.role is Role.USER and not m.is_compaction]
-    if requests and system + counter.estimate_message(requests[-1]) > budget:
-        return f"{over}: the system messages and the newest user request alone exceed the budget"
+    if requests and fixed + counter.estimate_message(requests[-1]) > budget:
+        return f"{over}: {what} and the newest user request alone exceed the budget"
     return (
         f"{over}: the stack's steps could remove no more; end it with a window or "
         "summarization, or try --strategy default"
@@ -117,18 +122,29 @@ def _compact(args: argparse.Namespace) -> int:
     spec = parse_spec(args.strategy)
     provider = inputs.provider(args.provider)
     messages = list(transcript.messages)
-    budget = inputs.budget(args, messages, counter)
+    tools = transcript.tools
+    budget = inputs.budget(args, messages, counter, tools)
     stack = spec.build(budget, counter, provider)
     step = run_blocking(
         lambda: compact_step(
-            stack, messages, counter=RequestCounter(counter), errors="raise", label="compact"
+            stack,
+            messages,
+            counter=RequestCounter(counter),
+            tools=tools,
+            errors="raise",
+            label="compact",
         )
     )
     result = list(step.messages)
     change = diff(messages, result, counter)
     problem: str | None = None  # the step returns a well-formed conversation or raises
-    fits = change.tokens_after <= budget
-    why = "" if fits else _why(result, change.tokens_after, budget, counter)
+    tools_tokens = counter.estimate_tools(tools) if tools else 0
+    fits = change.tokens_after + tools_tokens <= budget
+    why = (
+        ""
+        if fits
+        else _why(result, change.tokens_after + tools_tokens, budget, counter, tools_tokens)
+    )
     label = spec.label + (f" (summarizer: {args.provider})" if spec.summarizes else "")
     written = None
     if args.output:
@@ -145,6 +161,7 @@ def _compact(args: argparse.Namespace) -> int:
                 "summarizer": args.provider if spec.summarizes else None,
                 "counter": name,
                 "budget": budget,
+                "tool_definitions": {"count": len(tools), "tokens": tools_tokens},
                 "diff": attrs.asdict(change),
                 "well_formed": problem is None,
                 "fits": fits,
@@ -169,6 +186,7 @@ def _compact(args: argparse.Namespace) -> int:
             why=why,
             well_formed=problem,
             written=written,
+            tools=(len(tools), tools_tokens),
         )
     return 0 if fits and problem is None else 1
 
@@ -182,7 +200,7 @@ def _simulate(args: argparse.Namespace) -> int:
     specs: list[StackSpec] = [parse_spec(s) for s in (args.strategy or [])]
     if not specs:
         specs = [parse_spec(s) for s in (inputs.DEMO_STACKS if args.demo else ("default",))]
-    budgets = [inputs.budget(args, t.messages, counter) for t in transcripts]
+    budgets = [inputs.budget(args, t.messages, counter, t.tools) for t in transcripts]
     replayers: list[Replayer] = []
     for spec in specs:
         spec.build(budgets[0], counter, provider)  # a bad spec fails before the replay

@@ -15,11 +15,27 @@ from typing import NoReturn
 from .files import FORMATS
 from .spec import KINDS
 
-__all__ = ["UsageError", "parser"]
+__all__ = ["UsageError", "parser", "version"]
 
 _STEPS = ", ".join(
     f"{k}" + (f":{v[0]}=N" if v and v[0] == "keep" else "") for k, v in KINDS.items()
 )
+
+
+def version() -> str:
+    """The library's version: ``neuron_context.__version__`` when it has one, else the
+    installed distribution's (``"unknown"`` when neither is there: a bare checkout)."""
+    import neuron_context
+
+    declared = getattr(neuron_context, "__version__", None)
+    if isinstance(declared, str):
+        return declared
+    from importlib import metadata
+
+    try:
+        return metadata.version("neuron-context")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 class UsageError(Exception):
@@ -40,6 +56,9 @@ def parser() -> argparse.ArgumentParser:
         description="Count, compact and simulate agent transcripts "
         "(OpenAI Chat Completions, Anthropic Messages or neuron-context JSON/JSONL).",
         epilog="Try: neuron-context simulate --demo",
+    )
+    main_parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {version()}", help="print the version"
     )
     commands = main_parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -18,6 +18,8 @@ framework runs it:
   full history for each request: the last messages, the system message, starting on a
   human message, counted with its own ``count_tokens_approximately``.
 
+LangChain's middlewares count the messages only, as they do in an agent; the report
+counts each request whole (the tool definitions included) for every contender alike.
 Every summarizing contender summarizes with the same summarizer as our stacks
 (``--provider``, the offline :class:`~neuron_context.providers.ExtractiveSummarizer` by
 default), wrapped as a LangChain chat model and bounded to a quarter of the budget, as the
@@ -29,10 +31,10 @@ provider-side compaction (a model API call), which cannot be replayed offline.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._messages.message import Message, Role
+from .._messages.message import Message, Role, ToolDefinition
 from ..providers._base import CompletionRequest, Provider
 from .simulate import Replayer
 
@@ -68,7 +70,7 @@ class LangChainTrim(Replayer):
         self._trim = trim_messages
         self._budget = 0
 
-    def start(self, budget: int) -> None:
+    def start(self, budget: int, tools: Sequence[ToolDefinition] = ()) -> None:
         self._budget = budget
 
     async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
@@ -135,7 +137,7 @@ class LangChainSummarization(Replayer):
         self._state: list[Any] = []
         self._seen = 0
 
-    def start(self, budget: int) -> None:
+    def start(self, budget: int, tools: Sequence[ToolDefinition] = ()) -> None:
         model = _chat_model(self._provider, budget)
         self._middleware = self._make(model, trigger=("tokens", budget), keep=("messages", 20))
         self._state, self._seen = [], 0
@@ -173,7 +175,7 @@ class LangChainContextEditing(Replayer):
         self._from, self._to = from_langchain, to_langchain
         self._middleware: Any = None
 
-    def start(self, budget: int) -> None:
+    def start(self, budget: int, tools: Sequence[ToolDefinition] = ()) -> None:
         self._middleware = self._make(edits=[self._edit(trigger=budget, keep=3)])
 
     async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._errors import ConfigurationError, NeuronContextError, show
-from .._messages.message import Message
+from .._messages.message import Message, ToolDefinition
 from .._validators import MAX_INT
 from ..data import load_record, transcript_names
 from ..providers._base import Provider
@@ -108,8 +108,14 @@ def provider(spec: str) -> Provider:
     raise ConfigurationError(msg)
 
 
-def budget(args: argparse.Namespace, messages: Sequence[Message], counter: BaseCounter) -> int:
-    """The budget for ``messages``: ``--max-tokens``, or ``--fraction`` of them."""
+def budget(
+    args: argparse.Namespace,
+    messages: Sequence[Message],
+    counter: BaseCounter,
+    tools: Sequence[ToolDefinition] = (),
+) -> int:
+    """The budget for ``messages`` (sent with ``tools``): ``--max-tokens``, or
+    ``--fraction`` of them."""
     if args.max_tokens is not None:
         if not 1 <= args.max_tokens <= MAX_INT:
             msg = (
@@ -126,7 +132,7 @@ def budget(args: argparse.Namespace, messages: Sequence[Message], counter: BaseC
     if not 0 < fraction <= 1:
         msg = f"--fraction must be in (0, 1], got {fraction}"
         raise ConfigurationError(msg)
-    return fraction_budget(messages, fraction, counter)
+    return fraction_budget(messages, fraction, counter, tools)
 
 
 def budget_text(args: argparse.Namespace) -> str:

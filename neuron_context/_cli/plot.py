@@ -5,7 +5,7 @@ grows until the budget line, then a stack that compacts well below it (a saw wit
 teeth: few compactions, a warm prompt cache) or one that hugs the line (compacting on
 almost every call). Compactions are marked on each line, the budget is drawn as a step
 line (budgets given as a fraction differ per transcript), and where several transcripts
-are summed a thin vertical line marks where each begins.
+are summed a thin vertical line marks where each begins; each is labelled with its name.
 
 matplotlib is imported only here, with the headless Agg backend, so the plot works on a
 server or in CI; ``figure()`` returns the figure so tests can read its series.
@@ -25,11 +25,20 @@ if TYPE_CHECKING:
 
 __all__ = ["figure", "png"]
 
+_LABEL = 28
+"""Characters of a transcript's name on the plot."""
+
 
 def _text(text: str) -> str:
     """``text`` drawn as it is: ``$`` would start matplotlib's math mode, a lone
     surrogate cannot be rendered."""
     return printable(text).replace("$", r"\$")
+
+
+def _short(name: str) -> str:
+    """A transcript's name as the plot labels it: the file (or bundled transcript) alone."""
+    name = name.removeprefix("demo:").replace("\\", "/").rsplit("/", 1)[-1]
+    return name if len(name) <= _LABEL else name[: _LABEL - 1] + "…"
 
 
 def figure(runs: Sequence[Run], *, title: str) -> Figure:
@@ -70,6 +79,17 @@ def figure(runs: Sequence[Run], *, title: str) -> Figure:
         starts = [i for i in range(1, len(calls)) if calls[i].transcript != calls[i - 1].transcript]
         for start in starts:
             axes.axvline(start + 0.5, color="grey", linewidth=0.5, alpha=0.5)
+        for start in [0, *starts]:  # which transcript is which
+            axes.text(
+                start + 0.7,
+                0.98,
+                _text(_short(calls[start].transcript)),
+                transform=axes.get_xaxis_transform(),
+                fontsize=7,
+                color="dimgrey",
+                va="top",
+                rotation=90 if len(starts) > 6 else 0,
+            )
     axes.set_xlabel("model call")
     axes.set_ylabel("context tokens sent")
     axes.set_title(_text(title), fontsize=10)

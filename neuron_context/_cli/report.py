@@ -113,8 +113,10 @@ def print_compaction(
     why: str,
     well_formed: str | None,
     written: str | None,
+    tools: tuple[int, int] = (0, 0),
 ) -> None:
-    """Print a compaction's before/after report."""
+    """Print a compaction's before/after report; ``tools``: how many tool definitions the
+    request sends, and their tokens."""
     from rich.table import Table
 
     out.print(f"stack: [bold]{plain(label)}[/]   budget: {_n(budget)} tokens")
@@ -124,6 +126,12 @@ def print_compaction(
     table.add_row("messages", _n(diff.messages_before), _n(diff.messages_after))
     table.add_row("tokens", _n(diff.tokens_before), _n(diff.tokens_after))
     out.print(table)
+    if tools[0]:
+        what = "tool definition" if tools[0] == 1 else "tool definitions"
+        out.print(
+            f"and {_n(tools[0])} {what}: {_n(tools[1])} tokens in every request, "
+            "counted in the budget"
+        )
     out.print()
     if diff.changes or diff.summaries:
         changes = Table(
