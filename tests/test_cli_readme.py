@@ -98,3 +98,22 @@ class TestDemo:
             assert by_label[f"langchain {middleware}"]["over_budget"] > 0
         assert data["recommended"] == "default"
         assert data["not_compared"] == []
+
+
+class TestSampleOutput:
+    """The README's sample output is what the command prints (it cannot drift)."""
+
+    def test_readme_block_is_the_demo_output(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """simulate --demo, 150 columns wide, prints the README's text block exactly."""
+        pytest.importorskip("langchain.agents.middleware")  # the LangChain rows
+        from neuron_context.__main__ import main
+
+        block = re.search(r"```text\n(.*?)```", README, re.DOTALL)
+        assert block is not None
+        monkeypatch.setenv("COLUMNS", "150")
+        monkeypatch.setenv("NO_COLOR", "1")
+        capsys.readouterr()
+        assert main(["simulate", "--demo"]) == 0
+        assert capsys.readouterr().out == block.group(1)
