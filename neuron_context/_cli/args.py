@@ -53,8 +53,9 @@ def parser() -> argparse.ArgumentParser:
     """The argument parser of ``neuron-context``."""
     main_parser = _Parser(
         prog="neuron-context",
-        description="Count, compact and simulate agent transcripts "
-        "(OpenAI Chat Completions, Anthropic Messages or neuron-context JSON/JSONL).",
+        description="Count, compact and simulate agent transcripts: Claude Code and Codex "
+        "sessions, LangChain, pydantic-ai and Agents SDK dumps, OpenAI Chat Completions, "
+        "Anthropic Messages or neuron-context JSON/JSONL.",
         epilog="Try: neuron-context simulate --demo",
     )
     main_parser.add_argument(
