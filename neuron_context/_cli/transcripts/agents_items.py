@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from ..._errors import ConfigurationError
 from ..._messages.message import Message
 from ...ext._responses_items import read, to_responses_items
-from .codec import Codec, Fit, Parsed
+from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list, kind_of
 
 __all__ = ["ITEM_KINDS", "AgentsItemsCodec", "item_kind", "read_items", "render_items"]
@@ -39,7 +39,7 @@ def _skipped(item: object) -> bool:
     if not isinstance(item, Mapping):
         return True
     kind = item_kind(item)
-    return kind not in ITEM_KINDS or (kind == "message" and item.get("role") not in _ROLES)
+    return kind not in ITEM_KINDS or (kind == "message" and tag(item.get("role")) not in _ROLES)
 
 
 def _check(items: Sequence[object]) -> None:

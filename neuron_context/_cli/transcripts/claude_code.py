@@ -43,7 +43,7 @@ from ..._messages.message import Message, Role
 from ...formats import to_anthropic
 from ...formats._anthropic_messages import read_block
 from ...formats._common import fail, text_or_compaction
-from .codec import Codec, Fit, Parsed
+from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list
 
 __all__ = ["ClaudeCodeCodec"]
@@ -63,7 +63,7 @@ def _row(unit: object) -> Mapping[str, Any]:
 
 def _is_message_row(unit: object) -> bool:
     row = _row(unit)
-    return row.get("type") in _MESSAGE_ROWS and isinstance(row.get("message"), Mapping)
+    return tag(row.get("type")) in _MESSAGE_ROWS and isinstance(row.get("message"), Mapping)
 
 
 def _content(row: Mapping[str, Any]) -> object:
@@ -83,7 +83,7 @@ def _blocks_of(unit: object) -> list[object]:
 
 def _skipped(block: object) -> bool:
     """A block the library does not model (kept in the file, not read)."""
-    return not (isinstance(block, Mapping) and block.get("type") in _BLOCKS)
+    return not (isinstance(block, Mapping) and tag(block.get("type")) in _BLOCKS)
 
 
 def _readable(block: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -91,7 +91,9 @@ def _readable(block: Mapping[str, Any]) -> Mapping[str, Any]:
     content = block.get("content")
     if block.get("type") != "tool_result" or not isinstance(content, list):
         return block
-    items = [i for i in content if not isinstance(i, Mapping) or i.get("type") in _RESULT_ITEMS]
+    items = [
+        i for i in content if not isinstance(i, Mapping) or tag(i.get("type")) in _RESULT_ITEMS
+    ]
     return block if len(items) == len(content) else {**block, "content": items}
 
 
@@ -123,16 +125,18 @@ def _conversation(units: Sequence[object]) -> list[int]:
             found = candidates[before - 1] if before else None
         index = found
     allowed = set(candidates)
-    replies = {_reply_id(units[i]) for i in chain & allowed} - {None}
-    read = {i for i in allowed if i in chain or _reply_id(units[i]) in replies}
+    replies = {tag(_reply_id(units[i])) for i in chain & allowed} - {None}
+    read = {i for i in allowed if i in chain or tag(_reply_id(units[i])) in replies}
     calls = {
-        block.get("id")
+        tag(block.get("id"))
         for i in read
         for block in _blocks_of(units[i])
         if isinstance(block, Mapping) and block.get("type") == "tool_use"
     }
     for i in allowed - read:
-        answers = {b.get("tool_use_id") for b in _blocks_of(units[i]) if isinstance(b, Mapping)}
+        answers = {
+            tag(b.get("tool_use_id")) for b in _blocks_of(units[i]) if isinstance(b, Mapping)
+        }
         if _row(units[i]).get("type") == "user" and answers & calls:
             read.add(i)
     return sorted(read)
@@ -223,15 +227,15 @@ class ClaudeCodeCodec(Codec):
         )
 
     def join(self, units: list[object], original: Sequence[object]) -> list[object]:
-        written = {_row(u).get("uuid") for u in units}
-        dropped = {_row(u).get("uuid") for u in original} - written - {None}
-        read = {_row(original[i]).get("uuid") for i in _conversation(original)}
+        written = {tag(_row(u).get("uuid")) for u in units}
+        dropped = {tag(_row(u).get("uuid")) for u in original} - written - {None}
+        read = {tag(_row(original[i]).get("uuid")) for i in _conversation(original)}
         template = next((u for u in units if _is_message_row(u) and "sessionId" in _row(u)), {})
         out: list[object] = []
         last: Mapping[str, Any] | None = None  # the last row of the conversation written
         for position, unit in enumerate(units):
             row = _row(unit)
-            if not _is_message_row(unit) or ("uuid" in row and row["uuid"] not in read):
+            if not _is_message_row(unit) or ("uuid" in row and tag(row["uuid"]) not in read):
                 out.append(unit)  # not a message, or not one of the conversation's
                 continue
             wanted = last.get("uuid") if last is not None else None
@@ -245,7 +249,7 @@ class ClaudeCodeCodec(Codec):
                     "uuid": str(made),
                     **({"timestamp": base["timestamp"]} if "timestamp" in base else {}),
                 }
-            elif row.get("parentUuid") in dropped:
+            elif tag(row.get("parentUuid")) in dropped - {None}:
                 row = {**row, "parentUuid": wanted}
             out.append(row)
             last = row

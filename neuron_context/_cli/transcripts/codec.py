@@ -25,10 +25,17 @@ import attrs
 from ..._messages.message import Message, ToolDefinition, history_repr
 from .graft import Rules
 
-__all__ = ["Codec", "Container", "Fit", "Parsed"]
+__all__ = ["Codec", "Container", "Fit", "Parsed", "tag"]
 
 Container = Literal["object", "list", "lines"]
 """Where the units are: the ``messages`` list of a JSON object, a JSON list, JSONL lines."""
+
+
+def tag(value: object) -> str | None:
+    """``value`` when it is a string (a ``type``, a role, an id), else ``None``: what a
+    reader compares with known names, so a list or an object where a name belongs is an
+    unknown name, never an unhashable key."""
+    return value if isinstance(value, str) else None
 
 
 class Fit:

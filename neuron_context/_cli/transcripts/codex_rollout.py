@@ -26,7 +26,7 @@ from typing import Any
 from ..._messages.message import Message
 from ...ext._responses_items import to_responses_items
 from .agents_items import item_kind, read_items
-from .codec import Codec, Fit, Parsed
+from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list
 
 __all__ = ["CodexRolloutCodec"]
@@ -105,7 +105,7 @@ class CodexRolloutCodec(Codec):
     def fits(self, units: Sequence[object], header: Mapping[str, object]) -> int:
         for unit in units:
             line = _line(unit)
-            if line.get("type") in _LINES and "payload" in line:
+            if tag(line.get("type")) in _LINES and "payload" in line:
                 return Fit.DECLARED
         return Fit.NO
 

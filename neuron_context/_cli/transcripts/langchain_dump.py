@@ -50,7 +50,7 @@ from ...formats._common import (
     text_or_compaction,
 )
 from ...formats._openai_images import read_image_url
-from .codec import Codec, Fit, Parsed
+from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list
 
 __all__ = ["LangChainDumpCodec"]
@@ -165,7 +165,7 @@ def _content(data: Mapping[str, Any], path: str) -> list[ContentBlock]:
             blocks.append(Text(text=raw))
             continue
         block = get_mapping(raw, f"{path}.content[{index}]")
-        if block.get("type") in _CALL_BLOCKS:
+        if tag(block.get("type")) in _CALL_BLOCKS:
             continue
         read = _block(block, f"{path}.content[{index}]")
         if read is not None:

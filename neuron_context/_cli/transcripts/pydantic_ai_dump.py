@@ -46,7 +46,7 @@ from ...formats._common import (
     get_str,
     make_tool_use,
 )
-from .codec import Codec, Fit, Parsed
+from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list
 
 __all__ = ["PydanticAIDumpCodec"]
@@ -70,7 +70,7 @@ def _is_message(unit: object) -> bool:
 
 def _skipped(part: object) -> bool:
     kind = _unit(part).get("part_kind")
-    return kind not in _REQUEST_PARTS | _RESPONSE_PARTS
+    return tag(kind) not in _REQUEST_PARTS | _RESPONSE_PARTS
 
 
 def _text(value: object) -> str:
@@ -125,7 +125,7 @@ def _request_message(part: Mapping[str, Any], path: str) -> Message | None:
         content = part.get("content")
         values = content if isinstance(content, list) else [content]
         texts: list[Text | Image] = [Text(text=_text(v)) for v in values if v is not None]
-        is_error = part.get("outcome") in _ERRORS
+        is_error = tag(part.get("outcome")) in _ERRORS
         return Message(
             role=Role.TOOL,
             content=(
