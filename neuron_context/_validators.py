@@ -25,6 +25,7 @@ from ._errors import ConfigurationError, show
 __all__ = [
     "Validator",
     "bool_",
+    "callable_",
     "fail",
     "instance_of",
     "non_negative_int",
@@ -33,6 +34,7 @@ __all__ = [
     "optional",
     "positive_int",
     "require_bool",
+    "require_callable",
     "require_int",
     "require_names",
     "require_number",
@@ -181,6 +183,13 @@ def require_bool(value: object, name: str) -> bool:
     return value
 
 
+def require_callable(value: object, name: str) -> object:
+    """``value`` if it is callable (a function, a method, an object with ``__call__``)."""
+    if not callable(value):
+        raise fail(name, f"must be callable, got {_type_name(value)} {show(value, 60)}")
+    return value
+
+
 # -- attrs validators ------------------------------------------------------------------
 
 
@@ -236,6 +245,15 @@ def bool_() -> Validator:
 
     def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         require_bool(value, _name(instance, attribute))
+
+    return check
+
+
+def callable_() -> Validator:
+    """A callable (checked when it is stored, not when it is first called mid-run)."""
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        require_callable(value, _name(instance, attribute))
 
     return check
 

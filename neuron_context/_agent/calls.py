@@ -67,7 +67,7 @@ async def execute_tool(tools: Mapping[str, Tool], request: ToolCallRequest) -> T
         text = f"invalid arguments for {tool.name}: " + "; ".join(problems)
         return ToolResult(tool_use_id=use.id, content=text, is_error=True)
     value = await tool.invoke(use.input, request.context)
-    return result_of(use.id, value)
+    return result_of(use.id, value, f"tool {show(tool.name)}")
 
 
 async def run_tool_calls(

@@ -32,15 +32,24 @@ from .._errors import (
     ConfigurationError,
     InvalidConversationError,
     MaxTurnsExceededError,
+    MiddlewareError,
     NeuronContextError,
     ProviderError,
     show,
 )
 from .._log import logger
+from .._messages.checks import check_messages
 from .._messages.content import JSON
 from .._messages.conversation import first_is_user
-from .._messages.message import Message, ToolDefinition
-from .._messages.wellformed import repair, start_on_user, validate, validate_appended
+from .._messages.message import Message, Role, ToolDefinition
+from .._messages.wellformed import (
+    close_pending,
+    pending_start,
+    repair,
+    start_on_user,
+    validate,
+    validate_appended,
+)
 from .._middleware.chain import MiddlewareChain
 from .._middleware.compacting import compact_history
 from .._middleware.types import ModelRequest, ModelResponse
@@ -64,6 +73,21 @@ def _to_input(value: object) -> list[Message]:
     if isinstance(value, Message):
         return [value]
     return list(require_sequence_of(value, "Agent.run: messages", Message, "messages (or a str)"))
+
+
+def _tools(value: object, name: str) -> tuple[Tool | Callable[..., object], ...]:
+    """``value`` as tools: one :class:`Tool`, or a collection of tools and functions."""
+    if isinstance(value, Tool):
+        return (value,)
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        msg = f"{name} must be a collection of tools or functions, got {show(value, 60)}"
+        raise ConfigurationError(msg)
+    items = tuple(value)
+    for index, item in enumerate(items):
+        if not isinstance(item, Tool) and not callable(item):
+            msg = f"{name}[{index}] must be a Tool or a function, got {show(item, 60)}"
+            raise ConfigurationError(msg)
+    return items
 
 
 def _same(messages: list[Message], history: list[Message]) -> bool:
@@ -102,9 +126,9 @@ class Agent:
         self.chain = MiddlewareChain(options.middleware)
         """Its middlewares."""
         chosen: dict[str, Tool] = {}
-        given: list[Tool | Callable[..., object]] = [tools] if isinstance(tools, Tool) else [*tools]
+        given = [*_tools(tools, "create_agent: tools")]
         for middleware in options.middleware:
-            given.extend(middleware.tools)
+            given.extend(_tools(middleware.tools, f"{middleware.name}.tools"))
         for item in given:
             tool = item if isinstance(item, Tool) else Tool.from_function(item)
             if tool.name in chosen:
@@ -159,8 +183,8 @@ class Agent:
         if self._running:
             msg = "Agent.run: this agent is already running (one run at a time)"
             raise AgentError(msg)
-        history = self.state.messages
-        validate_appended(history, given)
+        state = self.state
+        joined = _joined(state.messages, given)
         self._running = True
         events: list[AgentEvent] = []
         on_event = self.options.on_event
@@ -168,27 +192,21 @@ class Agent:
         def record(event: AgentEvent) -> None:
             events.append(event)
             if on_event is not None:
-                on_event(event)
+                _tell(on_event, event)
 
-        state = self.state
+        # The input is part of the history from here on, whatever happens next (a hook
+        # that raises, a cancellation, a provider that fails): a failed run never loses
+        # it, and ``run([])`` continues from it.
+        state.messages = joined
         state.start_run()
         context = RunContext(
             state=state, counter=self.counter, requests=self._requests, sink=record
         )
         try:
-            joined = [*history, *given]
-            started = await self.chain.before_agent(joined)
-            if started is not joined:  # a middleware replaced it
-                started = list(started)
-                if starts_with(started, joined):
-                    validate_appended(joined, started[len(joined) :])
-                else:
-                    validate(started)
-            state.messages = started
+            state.messages = _checked(joined, await self.chain.before_agent(list(joined)))
             await self._turns(context)
-            finished = await self.chain.after_agent(state.messages)
-            if finished is not state.messages:
-                state.messages = list(finished)
+            finished = _checked(state.messages, await self.chain.after_agent(list(state.messages)))
+            state.messages = finished
         finally:
             close_calls(state.messages, {})
             self._running = False
@@ -251,6 +269,16 @@ class Agent:
 
     # -- the innermost handlers -------------------------------------------------------
 
+    def _check_request(self, messages: list[Message]) -> None:
+        """The request's messages as the wrappers left them (the ``before_model`` hooks'
+        are checked by the chain): messages, or a :class:`MiddlewareError`."""
+        try:
+            check_messages(messages, "ModelRequest.messages")
+        except ConfigurationError as exc:
+            names = ", ".join(m.name for m in self.chain.middlewares) or "a middleware"
+            msg = f"{exc} (left by {names})"
+            raise MiddlewareError(msg, middleware=names, hook="wrap_model_call") from None
+
     async def _call_model(self, request: ModelRequest) -> ModelResponse:
         context = request.context
         provider = request.provider if request.provider is not None else self.provider
@@ -262,6 +290,7 @@ class Agent:
         # every compaction); only a request a middleware changed needs the O(n) check.
         same = _same(messages, history)
         if not same:
+            self._check_request(messages)
             try:
                 validate(messages)
             except InvalidConversationError as exc:
@@ -279,7 +308,7 @@ class Agent:
         estimated = context.count_request(messages, request.system_prompt, tools)
         started = time.perf_counter()
         try:
-            response = await provider.complete(completion)
+            completed = await provider.complete(completion)
         except (NeuronContextError, anyio.get_cancelled_exc_class()):
             raise
         except Exception as exc:
@@ -288,6 +317,9 @@ class Agent:
             msg = f"{type(provider).__name__}.complete failed: {type(exc).__name__}: {exc}"
             raise ProviderError(msg) from exc
         duration = time.perf_counter() - started
+        # The provider's reply crosses in here: a CompletionResponse or a ProviderError
+        # naming the provider; its calls get distinct ids (ModelResponse checks it).
+        response = ModelResponse.of(completed, provider)
         usage = response.usage
         counter = context.counter
         if isinstance(counter, CalibratedCounter) and usage is not None:
@@ -307,7 +339,54 @@ class Agent:
                 duration,
             )
         )
-        return ModelResponse.of(response, provider)
+        return response
+
+
+def _joined(history: list[Message], given: list[Message]) -> list[Message]:
+    """The history with the run's input appended, checked (O(input)).
+
+    A call of the history awaiting its result is answered by the input (tool messages
+    first); when the input moves on without answering it, or when the run would start
+    with it unanswered, it is closed with the interrupted error result (logged), as a
+    run closes its own calls: the model is never sent a call without its result, and a
+    history that ended on one does not block the agent.
+
+    Raises:
+        InvalidConversationError: the input is not well formed after the history.
+    """
+    base = history
+    if pending_start(history) is not None and not (given and given[0].role is Role.TOOL):
+        base = close_pending(history)
+    validate_appended(base, given)
+    joined = close_pending([*base, *given])
+    if len(joined) != len(history) + len(given):
+        logger.warning("Agent.run: calls awaiting their results were closed as interrupted")
+    return joined
+
+
+def _checked(before: list[Message], after: list[Message]) -> list[Message]:
+    """The history a ``before_agent``/``after_agent`` chain left (its items checked by
+    the chain), if it is well formed: an extension costs what it added."""
+    if _same(after, before):
+        return after
+    if starts_with(after, before):
+        validate_appended(before, after[len(before) :])
+    else:
+        validate(after)
+    return after
+
+
+def _tell(on_event: Callable[[AgentEvent], object], event: AgentEvent) -> None:
+    """Hand ``event`` to the user's callback: an observer, so what it raises is logged
+    and the run goes on (the event is still in ``AgentResult.events``)."""
+    try:
+        on_event(event)
+    except Exception:
+        logger.warning(
+            "AgentOptions.on_event raised on a %s event; the run goes on",
+            event.type,
+            exc_info=True,
+        )
 
 
 def create_agent(

@@ -14,9 +14,9 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from .._errors import ConfigurationError, show
+from .._errors import ConfigurationError
 from .._messages.content import JSON, ToolResult, ToolUse
-from .._validators import require_names
+from .._validators import callable_, require_names
 from .types import (
     AgentMiddleware,
     ModelRequest,
@@ -72,16 +72,11 @@ class HumanInTheLoopMiddleware(AgentMiddleware):
         >>> hitl = HumanInTheLoopMiddleware(lambda call: call.name != "delete_file")
     """
 
-    approve: Approve = attrs.field()
+    approve: Approve = attrs.field(validator=callable_())
     """Decides about one call."""
     tool_names: frozenset[str] | None = attrs.field(default=None, kw_only=True, converter=_to_names)
     """Only calls of these tools are asked about (``None``: every call); a collection of
     names, never a lone ``str``."""
-
-    def __attrs_post_init__(self) -> None:
-        if not callable(self.approve):
-            msg = f"HumanInTheLoopMiddleware.approve must be callable, got {show(self.approve, 60)}"
-            raise ConfigurationError(msg)
 
     async def _decide(self, use: ToolUse) -> Approval:
         decision = self.approve(use)
