@@ -85,8 +85,13 @@ def _mentions(cut: str) -> str:
 
 def is_request(message: Message) -> bool:
     """Whether ``message`` is a user's request: a user message that is neither a summary
-    nor a harness notice."""
-    return message.role is Role.USER and not message.is_compaction and not is_notice(message.text)
+    nor a harness notice. A message with no text (empty, whitespace, or only images and
+    documents) is a request: a notice is text, and a user's blank turn is still the turn
+    the model answers."""
+    if message.role is not Role.USER or message.is_compaction:
+        return False
+    text = message.text
+    return not text.strip() or not is_notice(text)
 
 
 @attrs.frozen
