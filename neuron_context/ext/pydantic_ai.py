@@ -102,17 +102,19 @@ class HistoryProcessor:
         """The history to send: ``messages`` itself, or its compaction."""
         session = self._sessions.take(messages)
         converted = session.reader(messages)
+        start = converted.sendable("HistoryProcessor")
         result = await compact_step(
             self.strategy,
-            converted.messages,
+            start,
             counter=session.view.counter,
             system_prompt=_instructions(messages),
             label="HistoryProcessor",
         )
-        if not result.compacted:
+        if not result.compacted and start is converted.messages:
             self._sessions.put(session)
             return messages
-        # Not returned to the pool: pydantic-ai continues from the compacted history.
+        # Not returned to the pool: pydantic-ai continues from the compacted (or
+        # repaired) history.
         return _rebuild(result.messages, converted)
 
 
