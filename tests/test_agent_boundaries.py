@@ -19,6 +19,7 @@ from neuron_context import (
     CompletionRequest,
     CompletionResponse,
     ConfigurationError,
+    HumanInTheLoopMiddleware,
     Message,
     ModelFallbackMiddleware,
     ModelRequest,
@@ -467,3 +468,29 @@ class TestPendingCalls:
         assert sent[-1].is_tool
         assert {r.tool_use_id for m in sent if m.is_tool for r in m.tool_results} == {"p1", "p2"}
         validate(result.messages)
+
+    async def test_an_approval_that_never_comes(self) -> None:
+        """HumanInTheLoopMiddleware(timeout=...) rejects a call still undecided after the
+        limit: the model reads why, and the run goes on instead of hanging."""
+
+        async def never(use: ToolUse) -> bool:
+            await anyio.sleep_forever()
+            return True  # pragma: no cover
+
+        approval = HumanInTheLoopMiddleware(never, timeout=0.05)
+        agent = create_agent(
+            scripted([calls(("echo", {"x": "a"})), answer("done")]),
+            [echo],
+            AgentOptions(middleware=[approval]),
+        )
+        with anyio.fail_after(5):
+            result = await agent.run("go")
+        (rejected,) = result.messages[2].tool_results
+        assert rejected.is_error
+        assert rejected.text == "The user rejected this tool call: no decision within 0.05 seconds"
+        assert result.text == "done"
+
+    def test_the_timeout_is_checked(self) -> None:
+        """The timeout is a number > 0 or None."""
+        with pytest.raises(ConfigurationError, match=r"HumanInTheLoopMiddleware\.timeout"):
+            HumanInTheLoopMiddleware(lambda use: True, timeout=0)

@@ -29,10 +29,14 @@ from pydantic_ai.messages import (
 
 from neuron_context import (
     ConfigurationError,
+    ContextStrategy,
     Document,
     Image,
     SlidingWindowStrategy,
+    StripToolCallsStrategy,
     Thinking,
+    ToolResultClearingStrategy,
+    default_stack,
     validate,
 )
 from neuron_context.ext.langchain import (
@@ -299,3 +303,55 @@ class TestLangChain:
         request = LangChainRequest(model=model, messages=fine)
         await middleware.awrap_model_call(request, handler)
         assert sent[-1] is fine
+
+
+class TestPendingCalls:
+    """A call still awaiting its result (a long-running tool, an approval) is never
+    compacted while it is pending."""
+
+    @staticmethod
+    def history() -> list[AnyMessage]:
+        """A finished call, then a reply whose second call awaits its result."""
+        waiting = [
+            {"type": "tool_call", "id": "c2", "name": "deploy", "args": {}},
+            {"type": "tool_call", "id": "c3", "name": "ls", "args": {}},
+        ]
+        return [
+            HumanMessage("go " * 100),
+            AIMessage("", tool_calls=[{"type": "tool_call", "id": "c1", "name": "ls", "args": {}}]),
+            ToolMessage("r" * 800, tool_call_id="c1"),
+            AIMessage("Deploying.", tool_calls=waiting),
+            ToolMessage("z" * 600, tool_call_id="c3"),
+        ]
+
+    @pytest.mark.parametrize(
+        "strategy",
+        [
+            SlidingWindowStrategy(1),
+            StripToolCallsStrategy(),
+            ToolResultClearingStrategy(0, 0),
+            default_stack(60),
+        ],
+        ids=lambda strategy: type(strategy).__name__,
+    )
+    def test_the_pending_exchange_is_kept_as_it_was(self, strategy: ContextStrategy) -> None:
+        """Whatever the strategy does to the rest, the pending exchange comes back as the
+        very messages it was, so the result that arrives later still has its call."""
+        history = self.history()
+        compacted = compact_messages(history, strategy)
+        assert compacted[-2] is history[-2]
+        assert compacted[-1] is history[-1]
+        validate(from_langchain(compacted))
+
+    def test_a_deferred_call_in_pydantic_ai(self) -> None:
+        """pydantic-ai's deferred (approval-required) call at the end of the history is
+        kept by the history processor while it waits."""
+        history: list[ModelMessage] = [
+            ModelRequest(parts=[UserPromptPart("go " * 200)]),
+            ModelResponse(parts=[TextPart("x " * 400)]),
+            ModelRequest(parts=[UserPromptPart("now deploy")]),
+            ModelResponse(parts=[ToolCallPart(tool_name="deploy", args={}, tool_call_id="d1")]),
+        ]
+        sent = anyio.run(HistoryProcessor(SlidingWindowStrategy(1)), history)
+        assert sent[-1] is history[-1]
+        assert any(isinstance(m, ModelRequest) for m in sent)

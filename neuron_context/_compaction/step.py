@@ -20,6 +20,13 @@ adapters and the command line. One policy, written here once:
   it: the input is kept); when the input was already malformed (strategies do not
   validate their input) the result is repaired, with a warning, so what is sent is
   well formed either way.
+- **Calls awaiting their results are not compacted.** When the conversation ends on an
+  exchange whose calls are still pending (a long-running tool, a call waiting for a
+  human's approval: :func:`~neuron_context._messages.wellformed.pending_start`), that
+  exchange is held out: the strategy compacts what comes before it, and it is put back
+  after, as it was, so the result that arrives later still has its call. A call the
+  conversation moved on from is not pending but an orphan: the adapters and the loop
+  close it with an error result (``repair``) before it gets here.
 - **Measured once.** The result carries the request's tokens before and after, so the
   loop's events and the adapters' log lines are made from one value.
 """
@@ -36,7 +43,7 @@ import attrs
 from .._errors import CompactionError, InvalidConversationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
-from .._messages.wellformed import repair, start_on_user, validate
+from .._messages.wellformed import pending_start, repair, start_on_user, validate
 from .._strategies.strategy import ContextStrategy
 from .request import RequestCounter
 
@@ -203,12 +210,16 @@ async def compact_step(
             duration=time.perf_counter() - started,
         )
 
+    held = pending_start(messages)
+    body = messages if held is None else messages[:held]
     try:
-        sent = [system, *messages] if system is not None else messages
+        sent = [system, *body] if system is not None else body
         result = await strategy.compact(sent)
         if system is not None:
             result = [message for message in result if message is not system]
-        result = start_on_user(result, messages)
+        result = start_on_user(result, body)
+        if held is not None:
+            result = [*result, *messages[held:]]  # the pending exchange, as it was
         outcome = (
             finished()
             if _same(result, messages)
