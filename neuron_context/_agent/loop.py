@@ -244,7 +244,7 @@ class Agent:
                     tools=self._definitions,
                     raise_errors=options.context_errors == "raise",
                 )
-            request = ModelRequest(
+            request = ModelRequest._of_history(
                 state.messages,  # copied: the request's list is its own
                 tools=self._definitions,
                 system_prompt=options.system_prompt,

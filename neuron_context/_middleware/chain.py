@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import TypeVar
 
 from .._errors import ConfigurationError, MiddlewareError, show
-from .._messages.checks import check_messages
+from .._messages.checks import check_messages, is_message_list
 from .._messages.content import ToolResult
 from .._messages.message import Message
 from .._validators import require_sequence_of
@@ -106,11 +106,15 @@ class MiddlewareChain:
                 ``None``, or left something other than messages in ``request.messages``.
         """
         for middleware in self._before_model:
+            given = request.messages
+            before = given.copy()
             replaced = await _hook(middleware, "before_model", middleware.before_model(request))
             if replaced is not None:
                 request = _instance(middleware, "before_model", replaced, ModelRequest)
-            # Its fields are checked when set; the list's items are checked here.
-            _messages(middleware, "before_model", request.messages, None)
+            # A request's fields are checked when set (a new list of messages too); a list
+            # edited in place is checked here (comparing it first costs a pointer a message).
+            if request.messages is given and given != before:
+                _messages(middleware, "before_model", given, None)
         return request
 
     async def after_model(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
@@ -181,6 +185,8 @@ def _messages(
     """The history after a hook: ``replaced`` when it returned one, else ``given`` (which
     it may have changed in place); refused unless it is a list of messages."""
     value: object = given if replaced is None else replaced
+    if is_message_list(value):
+        return value  # type: ignore[return-value]
     try:
         checked = check_messages(value, f"{middleware.name}.{hook}: messages")
     except ConfigurationError as exc:

@@ -22,12 +22,12 @@ serve many agents at once.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import attrs
 
 from .._errors import ConfigurationError, ProviderError, show
-from .._messages.checks import check_messages, check_reply
+from .._messages.checks import check_messages, check_reply, is_message_list
 from .._messages.content import ToolResult, ToolUse
 from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import unique_tool_ids
@@ -47,6 +47,8 @@ __all__ = [
 
 
 def _to_messages(value: Iterable[Message]) -> list[Message]:
+    if is_message_list(value):
+        return list(value)
     return list(check_messages(value, "ModelRequest.messages", sequence=False))
 
 
@@ -102,6 +104,14 @@ class ModelRequest:
     )
     """The run this request belongs to."""
 
+    @classmethod
+    def _of_history(cls, messages: list[Message], **fields: Any) -> ModelRequest:
+        """A request of the agent's history, known to be messages (checked when it was
+        appended): its copy is not checked again item by item on every turn."""
+        request = cls([], **fields)
+        object.__setattr__(request, "messages", list(messages))
+        return request
+
 
 @attrs.define(eq=False)
 class ModelResponse:
@@ -140,15 +150,15 @@ class ModelResponse:
                 the user's returned ``None``, a ``str``, a ``Message``), naming the
                 provider.
         """
+        who = type(provider).__name__ if provider is not None else "the provider"
         if not isinstance(response, CompletionResponse):
-            name = type(provider).__name__ if provider is not None else "the provider"
             msg = (
-                f"{name}.complete must return a CompletionResponse, got "
+                f"{who}.complete must return a CompletionResponse, got "
                 f"{type(response).__name__} {show(response, 60)}"
             )
             raise ProviderError(msg)
         return cls(
-            response.message,
+            unique_tool_ids(response.message, f"{who}.complete"),
             stop_reason=response.stop_reason,
             usage=response.usage,
             provider=provider,
