@@ -41,58 +41,27 @@ from .._log import logger
 from .._messages.checks import check_messages
 from .._messages.content import JSON
 from .._messages.conversation import first_is_user
-from .._messages.message import Message, Role, ToolDefinition
+from .._messages.message import Message, ToolDefinition
 from .._messages.wellformed import (
-    close_pending,
-    pending_start,
     repair,
     start_on_user,
     validate,
-    validate_appended,
 )
 from .._middleware.chain import MiddlewareChain
 from .._middleware.compacting import compact_history
 from .._middleware.types import ModelRequest, ModelResponse
-from .._prefix import starts_with
 from .._run.events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
 from .._run.run import RunContext
 from .._run.state import AgentState
 from .._run.tools import Tool
 from .._strategies.strategy import counter_of
-from .._validators import require_sequence_of
 from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
+from .boundary import checked, same, tell, to_input, tools_of
+from .boundary import joined as joined_input
 from .calls import close_calls, run_tool_calls
 from .options import AgentOptions, AgentResult
 
 __all__ = ["Agent", "AgentOptions", "AgentResult", "create_agent"]
-
-
-def _to_input(value: object) -> list[Message]:
-    if isinstance(value, str):
-        return [Message.user(value)]
-    if isinstance(value, Message):
-        return [value]
-    return list(require_sequence_of(value, "Agent.run: messages", Message, "messages (or a str)"))
-
-
-def _tools(value: object, name: str) -> tuple[Tool | Callable[..., object], ...]:
-    """``value`` as tools: one :class:`Tool`, or a collection of tools and functions."""
-    if isinstance(value, Tool):
-        return (value,)
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
-        msg = f"{name} must be a collection of tools or functions, got {show(value, 60)}"
-        raise ConfigurationError(msg)
-    items = tuple(value)
-    for index, item in enumerate(items):
-        if not isinstance(item, Tool) and not callable(item):
-            msg = f"{name}[{index}] must be a Tool or a function, got {show(item, 60)}"
-            raise ConfigurationError(msg)
-    return items
-
-
-def _same(messages: list[Message], history: list[Message]) -> bool:
-    """Whether ``messages`` are the history's messages, in order (C speed)."""
-    return len(messages) == len(history) and messages == history
 
 
 class Agent:
@@ -126,9 +95,9 @@ class Agent:
         self.chain = MiddlewareChain(options.middleware)
         """Its middlewares."""
         chosen: dict[str, Tool] = {}
-        given = [*_tools(tools, "create_agent: tools")]
+        given = [*tools_of(tools, "create_agent: tools")]
         for middleware in options.middleware:
-            given.extend(_tools(middleware.tools, f"{middleware.name}.tools"))
+            given.extend(tools_of(middleware.tools, f"{middleware.name}.tools"))
         for item in given:
             tool = item if isinstance(item, Tool) else Tool.from_function(item)
             if tool.name in chosen:
@@ -179,12 +148,12 @@ class Agent:
             NeuronContextError: the provider failed (and no fallback answered), or a
                 compaction failed with ``context_errors="raise"``.
         """
-        given = _to_input(messages)
+        given = to_input(messages)
         if self._running:
             msg = "Agent.run: this agent is already running (one run at a time)"
             raise AgentError(msg)
         state = self.state
-        joined = _joined(state.messages, given)
+        joined = joined_input(state.messages, given)
         self._running = True
         events: list[AgentEvent] = []
         on_event = self.options.on_event
@@ -192,7 +161,7 @@ class Agent:
         def record(event: AgentEvent) -> None:
             events.append(event)
             if on_event is not None:
-                _tell(on_event, event)
+                tell(on_event, event)
 
         # The input is part of the history from here on, whatever happens next (a hook
         # that raises, a cancellation, a provider that fails): a failed run never loses
@@ -203,9 +172,9 @@ class Agent:
             state=state, counter=self.counter, requests=self._requests, sink=record
         )
         try:
-            state.messages = _checked(joined, await self.chain.before_agent(list(joined)))
+            state.messages = checked(joined, await self.chain.before_agent(list(joined)))
             await self._turns(context)
-            finished = _checked(state.messages, await self.chain.after_agent(list(state.messages)))
+            finished = checked(state.messages, await self.chain.after_agent(list(state.messages)))
             state.messages = finished
         finally:
             close_calls(state.messages, {})
@@ -288,8 +257,8 @@ class Agent:
             messages = start_on_user(messages, history)
         # The history is well formed by construction (checked when a run starts and after
         # every compaction); only a request a middleware changed needs the O(n) check.
-        same = _same(messages, history)
-        if not same:
+        unchanged = same(messages, history)
+        if not unchanged:
             self._check_request(messages)
             try:
                 validate(messages)
@@ -340,53 +309,6 @@ class Agent:
             )
         )
         return response
-
-
-def _joined(history: list[Message], given: list[Message]) -> list[Message]:
-    """The history with the run's input appended, checked (O(input)).
-
-    A call of the history awaiting its result is answered by the input (tool messages
-    first); when the input moves on without answering it, or when the run would start
-    with it unanswered, it is closed with the interrupted error result (logged), as a
-    run closes its own calls: the model is never sent a call without its result, and a
-    history that ended on one does not block the agent.
-
-    Raises:
-        InvalidConversationError: the input is not well formed after the history.
-    """
-    base = history
-    if pending_start(history) is not None and not (given and given[0].role is Role.TOOL):
-        base = close_pending(history)
-    validate_appended(base, given)
-    joined = close_pending([*base, *given])
-    if len(joined) != len(history) + len(given):
-        logger.warning("Agent.run: calls awaiting their results were closed as interrupted")
-    return joined
-
-
-def _checked(before: list[Message], after: list[Message]) -> list[Message]:
-    """The history a ``before_agent``/``after_agent`` chain left (its items checked by
-    the chain), if it is well formed: an extension costs what it added."""
-    if _same(after, before):
-        return after
-    if starts_with(after, before):
-        validate_appended(before, after[len(before) :])
-    else:
-        validate(after)
-    return after
-
-
-def _tell(on_event: Callable[[AgentEvent], object], event: AgentEvent) -> None:
-    """Hand ``event`` to the user's callback: an observer, so what it raises is logged
-    and the run goes on (the event is still in ``AgentResult.events``)."""
-    try:
-        on_event(event)
-    except Exception:
-        logger.warning(
-            "AgentOptions.on_event raised on a %s event; the run goes on",
-            event.type,
-            exc_info=True,
-        )
 
 
 def create_agent(
