@@ -64,6 +64,21 @@ def session_cache_dir(
         os.environ[CACHE_DIR_ENV] = previous
 
 
+@pytest.fixture(scope="session")
+def shared_transcripts() -> Path:
+    """The shared transcripts' folder; without it a test that needs it (marked
+    ``@requires_transcripts``) is skipped, saying where the data is expected, and under
+    CI, which always has ``../shared`` beside the clone, it fails."""
+    from transcripts import TRANSCRIPTS_DIR, missing_transcripts
+
+    if not TRANSCRIPTS_DIR.is_dir():
+        reason = missing_transcripts()
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail(f"{reason} (CI is set: the data must be there)", pytrace=False)
+        pytest.skip(reason)
+    return TRANSCRIPTS_DIR
+
+
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
     """A fake LLM server on 127.0.0.1, with no proxy or API key taken from the environment."""
