@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
@@ -17,7 +18,9 @@ from neuron_context import (
     Message,
     Role,
     SummarizationStrategy,
+    Text,
     TokenCounter,
+    ToolResult,
     ToolUse,
 )
 
@@ -57,20 +60,37 @@ def read_indices(messages: Sequence[Message]) -> list[int]:
 
 def session(size: int, *, paths: bool = True) -> list[Message]:
     """A long agent session of about ``size`` messages: the task first, a new request
-    every 100 messages, each step a call and a 1,000-character result."""
-    messages = [Message.user("TASK: port the parser to Rust.")]
-    step = 0
-    while len(messages) < size - 1:
-        if step % 33 == 32:
-            messages.append(Message.user(f"request {step:06d}: keep going"))
-        argument = {"path": f"src/module_{step:06d}.rs"} if paths else {"topic": "why"}
-        use = ToolUse(id=f"c{step}", name="read_file", input=argument)
-        messages.append(Message.assistant(f"Step {step:06d}.", tool_uses=[use]))
-        output = f"line of module {step:06d} without a single name in it\n" * 20
-        messages.append(Message.tool_result(f"c{step}", output))
-        step += 1
-    messages.append(Message.user("NEWEST: now write the tests."))
-    return [watched(m) for m in messages]
+    every 100 messages, each step a call and a 1,000-character result.
+
+    The messages are built as :class:`Watched` ones directly, with the cyclic garbage
+    collector paused: they hold no cycles, and a session of 100,000 messages (some
+    700,000 objects) would otherwise be walked by it again and again as it grows.
+    """
+    user, assistant, tool = Role.USER, Role.ASSISTANT, Role.TOOL
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        task = Text(text="TASK: port the parser to Rust.")
+        messages: list[Message] = [Watched(role=user, content=(task,))]
+        step = 0
+        while len(messages) < size - 1:
+            if step % 33 == 32:
+                request = Text(text=f"request {step:06d}: keep going")
+                messages.append(Watched(role=user, content=(request,)))
+            argument = {"path": f"src/module_{step:06d}.rs"} if paths else {"topic": "why"}
+            use = ToolUse(id=f"c{step}", name="read_file", input=argument)
+            content = (Text(text=f"Step {step:06d}."), use)
+            messages.append(Watched(role=assistant, content=content))
+            output = f"line of module {step:06d} without a single name in it\n" * 20
+            result = ToolResult(tool_use_id=f"c{step}", content=output)
+            messages.append(Watched(role=tool, content=(result,)))
+            step += 1
+        newest = Text(text="NEWEST: now write the tests.")
+        messages.append(Watched(role=user, content=(newest,)))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return messages
 
 
 def quote(text: str) -> str:
