@@ -80,7 +80,11 @@ class ToolRetryMiddleware(AgentMiddleware):
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        base = min(self.max_delay, self.initial_delay * self.backoff ** (attempt - 1))
+        try:
+            grown = self.initial_delay * self.backoff ** (attempt - 1)
+        except OverflowError:  # after a thousand or so retries: the cap holds
+            grown = self.max_delay
+        base = min(self.max_delay, grown)
         spread = self.rng.uniform(1 - self.jitter, 1 + self.jitter) if self.jitter else 1.0
         return min(self.max_delay, base * spread)
 
