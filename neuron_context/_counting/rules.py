@@ -34,7 +34,7 @@ from .._messages.content import (
 )
 from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
-from .._validators import non_negative_int, one_of
+from .._validators import MAX_INT, non_negative_int, one_of
 from .base import BaseCounter, not_messages
 from .cache import (
     MEMO_MIN_LENGTH,
@@ -105,11 +105,13 @@ def _unknown_block(block: object) -> ConfigurationError:
 class RuleCounter(BaseCounter):
     """A counter made of the block rules and a way to count text (see the module)."""
 
-    image_tokens: int = attrs.field(default=300, validator=non_negative_int())
+    # The fixed prices are at most MAX_INT (2**53), unlike budgets: a price is part of
+    # every count, and counts meet floats in ratios and shares, exact only up to there.
+    image_tokens: int = attrs.field(default=300, validator=non_negative_int(maximum=MAX_INT))
     """Cost of an image (the fixed price)."""
-    document_tokens: int = attrs.field(default=500, validator=non_negative_int())
+    document_tokens: int = attrs.field(default=500, validator=non_negative_int(maximum=MAX_INT))
     """Cost of a document (the fixed price)."""
-    message_overhead: int = attrs.field(default=4, validator=non_negative_int())
+    message_overhead: int = attrs.field(default=4, validator=non_negative_int(maximum=MAX_INT))
     """Cost of a message beyond its blocks."""
     image_pricing: ImagePricing = attrs.field(
         default="fixed", validator=one_of(("fixed", "openai", "anthropic"))
@@ -119,7 +121,7 @@ class RuleCounter(BaseCounter):
         default="fixed", validator=one_of(("fixed", "content"))
     )
     """``"fixed"`` (crate-exact) or ``"content"`` (text, else pages)."""
-    tokens_per_page: int = attrs.field(default=1500, validator=non_negative_int())
+    tokens_per_page: int = attrs.field(default=1500, validator=non_negative_int(maximum=MAX_INT))
     """With ``document_pricing="content"``: tokens per page of a document without text."""
 
     _memo: HistoryMemo = attrs.field(init=False, eq=False, repr=False, factory=HistoryMemo)
