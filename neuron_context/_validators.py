@@ -13,8 +13,10 @@ reaches arithmetic that would overflow later. Ints have no upper bound by defaul
 Python int does not overflow, so a budget, a count or a priority may be any size
 (``2**64 - 1``, "never compact", is a common idiom), and the few places where one meets
 a float take a share of it through :func:`~neuron_context._numbers.scale`, exactly. A
-bound (:data:`MAX_INT`) is kept only where a value feeds a float formula of its own (an
-image's size) or comes from a JSON state that cannot hold more.
+bound (:data:`MAX_INT`) is kept only where a value feeds float formulas of its own (an
+image's pixels, a document's pages, a counter's fixed prices, which are part of every
+count) or is read from a JSON state that could not hold more (a calibration's count of
+observations).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from neuron_context import (
     ExtractiveSummarizer,
     InjectionTrigger,
     Message,
+    NeuronContextError,
     PersistentContext,
     SlidingWindowStrategy,
     StaleFileReadsStrategy,
@@ -41,10 +42,22 @@ from neuron_context.testing import FunctionProvider
 USIZE_MAX = 2**64 - 1
 """The largest ``usize`` on a 64-bit machine: the crate's "never compact"."""
 
+LARGE = 10**6
+"""More tokens, messages or turns than any generated conversation holds."""
+
 
 def summarizer() -> FunctionProvider:
     """A provider that always answers with a short summary."""
     return FunctionProvider(lambda request: "A summary.")
+
+
+async def outcome(strategy: ContextStrategy, messages: list[Message]) -> list[Message] | str:
+    """What ``strategy`` makes of ``messages``: the compacted list, or the name of the
+    library error it raised."""
+    try:
+        return await strategy.compact(messages)
+    except NeuronContextError as exc:
+        return type(exc).__name__
 
 
 def history() -> list[Message]:
@@ -180,11 +193,15 @@ class TestHugeInts:
     async def test_every_int_parameter(
         self, name: str, value: int, messages: list[Message]
     ) -> None:
-        """A strategy built with a huge value compacts a conversation without an error,
-        keeping it well formed."""
-        strategy = INTS[name](value)
-        strategy.should_compact(messages, strategy.token_estimate(messages))
-        validate(await strategy.compact(messages))
+        """A huge value acts as a large one (more than a generated conversation holds or
+        costs): the same trigger and the same compaction, or the same library error."""
+        strategy, large = INTS[name](value), INTS[name](LARGE)
+        cost = strategy.token_estimate(messages)
+        assert strategy.should_compact(messages, cost) == large.should_compact(messages, cost)
+        result = await outcome(strategy, messages)
+        assert result == await outcome(large, messages)
+        if isinstance(result, list):
+            validate(result)
 
     @given(n=huge_ints(), turn=huge_ints())
     def test_injection(self, n: int, turn: int) -> None:
