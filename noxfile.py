@@ -40,13 +40,22 @@ def typecheck(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Run the benchmarks beside the peers and write benchmark.json.
 
-    The agent-loop benchmarks run at the sizes their targets name (1k and 10k messages)
-    unless ``BENCH_LOOP_SIZES`` says otherwise; the test session keeps their small default.
+    The benchmarks run at the sizes their targets name (histories up to 100k messages,
+    the per-turn ones at 20k and 100k too, the agent loops at 1k and 10k) unless
+    ``BENCH_SIZES``, ``BENCH_TURN_SIZES`` or ``BENCH_LOOP_SIZES`` say otherwise; the test
+    session keeps their small defaults (it checks each benchmark's result once).
     """
     session.install("-e", ALL_EXTRAS)
     args = session.posargs or ["--benchmark-json=benchmark.json"]
-    sizes = os.environ.get("BENCH_LOOP_SIZES", "1000,10000")
-    session.run("pytest", "benches", "--benchmark-only", *args, env={"BENCH_LOOP_SIZES": sizes})
+    sizes = {
+        name: os.environ.get(name, default)
+        for name, default in (
+            ("BENCH_SIZES", "1000,10000,100000"),
+            ("BENCH_TURN_SIZES", "1000,10000,20000,100000"),
+            ("BENCH_LOOP_SIZES", "1000,10000"),
+        )
+    }
+    session.run("pytest", "benches", "--benchmark-only", *args, env=sizes)
 
 
 @nox.session

@@ -32,6 +32,7 @@ from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._messages.message import Message
 from .._messages.truncation import truncate_text
+from .._numbers import scale
 from .._validators import non_negative_int, require_int
 from ..providers._base import (
     CompletionRequest,
@@ -276,8 +277,9 @@ class ExtractiveSummarizer(Provider):
             heading = estimate(f"\n{HEADINGS[section]}\n") if not spent[section] else 0
             cost = heading + estimate(item.rendered() + "\n")
             room = budget - used
-            if item.verbatim and (cost > room or cost > budget * _VERBATIM_SHARE):
-                item = self._shortened(item, min(room, int(budget * _VERBATIM_SHARE)))
+            verbatim = scale(budget, _VERBATIM_SHARE)
+            if item.verbatim and (cost > room or cost > verbatim):
+                item = self._shortened(item, min(room, verbatim))
                 cost = heading + estimate(item.rendered() + "\n")
             if cost > room:
                 active.remove(section)
