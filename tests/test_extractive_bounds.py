@@ -156,10 +156,6 @@ class TestProperties:
         assert quote(task) in text
         assert quote(newest) in text
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="known bug: costly decisions and artifacts take the space the newest request needs",
-    )
     def test_keeps_the_newest_request_beside_costly_decisions(self) -> None:
         """The property above, on the case a CI-profile run found: long emoji-only
         assistant texts and an emoji path crowd out the newest request."""
