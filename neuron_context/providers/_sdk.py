@@ -35,6 +35,7 @@ from types import ModuleType, TracebackType
 from typing import ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from .._errors import ConfigurationError, ProviderError, show
+from .._extras import install_hint
 from .._messages.content import JSON
 from .._validators import require_str
 from ._base import CompletionRequest, CompletionResponse, Provider
@@ -91,10 +92,7 @@ def import_sdk(name: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        msg = (
-            f"the {name!r} package is required by this provider: "
-            f"install it with `pip install 'neuron-context[{extra}]'`"
-        )
+        msg = f"the {name!r} package is required by this provider: {install_hint(extra)}"
         raise ConfigurationError(msg) from exc
 
 
