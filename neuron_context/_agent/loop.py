@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
 
+from .. import _tracing as tracing
 from .._blocking import run_blocking
 from .._compaction.request import RequestCounter
 from .._counting.calibrated import CalibratedCounter
@@ -279,7 +280,9 @@ class Agent:
         estimated = context.count_request(messages, request.system_prompt, tools)
         started = time.perf_counter()
         try:
-            response = await provider.complete(completion)
+            with tracing.model_call(provider, completion, estimated) as span:
+                response = await provider.complete(completion)
+                span.reply(response)
         except (NeuronContextError, anyio.get_cancelled_exc_class()):
             raise
         except Exception as exc:

@@ -104,6 +104,7 @@ class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
         ```
     """
 
+    provider_name = "anthropic"
     _NAME = _NAME
     _SDK = "anthropic"
     _CLIENT = "AsyncAnthropic"

@@ -91,6 +91,7 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
         ```
     """
 
+    provider_name = "openai"
     _NAME = _NAME
     _SDK = "openai"
     _CLIENT = "AsyncOpenAI"
