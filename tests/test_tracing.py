@@ -40,20 +40,39 @@ from neuron_context.testing import FunctionProvider, RecordingStrategy
 
 pytestmark = pytest.mark.anyio
 
+
+class _Switched(SimpleSpanProcessor):
+    """Exports only while a test of this module runs: the global tracer provider, once
+    set, stays for the whole process, and the other tests' spans are not kept."""
+
+    on = False
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.on:
+            super().on_end(span)
+
+
 _EXPORTER = InMemorySpanExporter()
-_PROVIDER = TracerProvider()
-_PROVIDER.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+_PROCESSOR = _Switched(_EXPORTER)
+_ATTACHED: list[TracerProvider] = []
 
 
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
-    """The exporter every span of this process goes to (the global provider is set once)."""
-    if trace.get_tracer_provider() is not _PROVIDER:
-        trace.set_tracer_provider(_PROVIDER)
-    if trace.get_tracer_provider() is not _PROVIDER:  # pragma: no cover - set by another
-        pytest.skip("another tracer provider is set in this process")
+    """The spans of the test. A process has one global tracer provider, set once: this
+    sets an SDK one unless one is set (the tracing docs page may have), and adds the
+    exporter to it."""
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+        trace.set_tracer_provider(TracerProvider())
+    provider = trace.get_tracer_provider()
+    assert isinstance(provider, TracerProvider)
+    if provider not in _ATTACHED:
+        provider.add_span_processor(_PROCESSOR)
+        _ATTACHED.append(provider)
     _EXPORTER.clear()
+    _PROCESSOR.on = True
     yield _EXPORTER
+    _PROCESSOR.on = False
     _EXPORTER.clear()
 
 
