@@ -2,9 +2,10 @@
 
 Spans go through ``opentelemetry-api`` alone (the ``otel`` extra): the application
 chooses the SDK, the exporter and the backend (Logfire, Langfuse, Phoenix, an OTLP
-collector). The API is imported on the first span, never by ``import neuron_context``;
-when it is not installed every span here is a no-op, and when it is installed but no
-tracer provider is configured, the API's own spans record nothing.
+collector). The API is imported on the first span, never by ``import neuron_context``.
+Until the application sets a tracer provider (or without the API) a span here is a shared
+no-op, a few hundred nanoseconds: many installs carry the API for another package, and
+the agent loop opens a span per model call and per tool call.
 
 The spans follow the OpenTelemetry GenAI semantic conventions (which are still at
 "development" status):
@@ -64,8 +65,9 @@ Attributes = Mapping[str, str | bool | int | float | Sequence[str]]
 
 
 @functools.cache
-def _api() -> tuple[ModuleType, Any] | None:
-    """``opentelemetry.trace`` and our tracer, or ``None`` without the API.
+def _api() -> tuple[ModuleType, Any, type] | None:
+    """``opentelemetry.trace``, our tracer and the API's placeholder provider class, or
+    ``None`` without the API.
 
     The tracer is taken once: before the application sets a tracer provider it is the
     API's proxy, which follows the provider set later.
@@ -74,7 +76,20 @@ def _api() -> tuple[ModuleType, Any] | None:
         trace = importlib.import_module("opentelemetry.trace")
     except ImportError:
         return None
-    return trace, trace.get_tracer(SCOPE, __version__)
+    placeholder = getattr(trace, "ProxyTracerProvider", type(None))
+    return trace, trace.get_tracer(SCOPE, __version__), placeholder
+
+
+def _active() -> tuple[ModuleType, Any] | None:
+    """``opentelemetry.trace`` and our tracer when spans can be recorded: the API is
+    installed and the application has set a tracer provider."""
+    api = _api()
+    if api is None:
+        return None
+    trace, tracer, placeholder = api
+    if isinstance(trace.get_tracer_provider(), placeholder):
+        return None
+    return trace, tracer
 
 
 class _Outcome(Protocol):
@@ -113,9 +128,9 @@ class Span:
 
     def fail(self, error_type: str, exception: BaseException | None = None) -> None:
         """Mark the operation as failed, with ``error.type`` (and the exception, if any)."""
-        self._failed = True
         if self._span is None or self._trace is None:
             return
+        self._failed = True
         self._span.set_attribute("error.type", error_type)
         description = f"{type(exception).__name__}: {exception}" if exception else error_type
         self._span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, description))
@@ -161,19 +176,18 @@ class Span:
 
 
 _NO_SPAN = Span()
+_NOTHING = contextlib.nullcontext(_NO_SPAN)
 
 
 @contextlib.contextmanager
-def _span(name: str, kind: str, attributes: Attributes) -> Iterator[Span]:
-    """A current span named ``name`` (a no-op :class:`Span` without the API).
+def _span(
+    api: tuple[ModuleType, Any], name: str, kind: str, attributes: Attributes
+) -> Iterator[Span]:
+    """A current span named ``name``.
 
     An exception leaving the block fails the span, unless the caller has already said
     how it failed.
     """
-    api = _api()
-    if api is None:
-        yield _NO_SPAN
-        return
     trace, tracer = api
     with tracer.start_as_current_span(
         name,
@@ -202,6 +216,9 @@ def model_call(
     provider: Provider, request: CompletionRequest, tokens: int
 ) -> AbstractContextManager[Span]:
     """The span of one model call (a context manager yielding a :class:`Span`)."""
+    api = _active()
+    if api is None:
+        return _NOTHING
     model = request.model or getattr(provider, "model", None)
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
@@ -216,11 +233,14 @@ def model_call(
     if request.temperature is not None:
         attributes["gen_ai.request.temperature"] = request.temperature
     name = f"chat {model}" if isinstance(model, str) else "chat"
-    return _span(name, "CLIENT", attributes)
+    return _span(api, name, "CLIENT", attributes)
 
 
 def tool_call(use: ToolUse, tool: Tool | None) -> AbstractContextManager[Span]:
     """The span of one tool call (a context manager yielding a :class:`Span`)."""
+    api = _active()
+    if api is None:
+        return _NOTHING
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": use.name,
@@ -229,13 +249,16 @@ def tool_call(use: ToolUse, tool: Tool | None) -> AbstractContextManager[Span]:
     }
     if tool is not None and tool.description:
         attributes["gen_ai.tool.description"] = tool.description
-    return _span(f"execute_tool {use.name}", "INTERNAL", attributes)
+    return _span(api, f"execute_tool {use.name}", "INTERNAL", attributes)
 
 
 def compaction(
     strategy: str, caller: str, tokens: int, messages: int
 ) -> AbstractContextManager[Span]:
     """The span of one compaction (a context manager yielding a :class:`Span`)."""
+    api = _active()
+    if api is None:
+        return _NOTHING
     attributes: Attributes = {
         "gen_ai.operation.name": "compact_context",
         "neuron_context.compaction.strategy": strategy,
@@ -243,4 +266,4 @@ def compaction(
         "neuron_context.compaction.tokens_before": tokens,
         "neuron_context.compaction.messages_before": messages,
     }
-    return _span(f"compact_context {strategy}", "INTERNAL", attributes)
+    return _span(api, f"compact_context {strategy}", "INTERNAL", attributes)
