@@ -20,6 +20,7 @@ from neuron_context import (
     SummarizationError,
     SummarizationStrategy,
     TokenCounter,
+    ToolUse,
 )
 from neuron_context.testing import CompactCall, FunctionProvider, RecordingStrategy
 
@@ -57,6 +58,24 @@ class TestFunctionProvider:
         response = await provider.complete(REQUEST)
         assert response.text == "async ping"
         assert response.stop_reason is StopReason.STOP_SEQUENCE
+
+    @pytest.mark.anyio
+    async def test_message_gets_its_stop_reason(self) -> None:
+        """A returned Message is the reply: ``tool_use`` when it calls tools, else
+        ``end_turn``."""
+        call = ToolUse(id="c1", name="get_time", input={})
+        replies = iter([Message.assistant(tool_uses=[call]), Message.assistant("noon")])
+        provider = FunctionProvider(lambda request: next(replies))
+        first, second = await provider.complete(REQUEST), await provider.complete(REQUEST)
+        assert (first.tool_uses, first.stop_reason) == ((call,), StopReason.TOOL_USE)
+        assert (second.text, second.stop_reason) == ("noon", StopReason.END_TURN)
+
+    @pytest.mark.anyio
+    async def test_a_message_not_from_the_assistant_is_refused(self) -> None:
+        """A reply is an assistant message: a user message is a ConfigurationError."""
+        provider = FunctionProvider(lambda request: Message.user("hi"))
+        with pytest.raises(ConfigurationError, match="assistant message"):
+            await provider.complete(REQUEST)
 
     @pytest.mark.anyio
     async def test_awaitable_from_a_partial(self) -> None:
