@@ -8,6 +8,8 @@ Every error the library raises on purpose is a :class:`NeuronContextError`::
     ├── TokenizerError                             loading or running a tokenizer failed
     ├── ProviderError                              a model provider call failed (.retryable)
     ├── AgentError                                 the agent loop stopped a run
+    │   ├── MiddlewareError (also ConfigurationError) a hook returned what the loop cannot
+    │   │                                          use (.middleware, .hook)
     │   └── AgentLimitError                        a configured limit was reached (.limit, .count)
     │       ├── MaxTurnsExceededError              AgentOptions.max_turns
     │       ├── ModelCallLimitExceededError        ModelCallLimitMiddleware
@@ -36,6 +38,7 @@ __all__ = [
     "ConfigurationError",
     "InvalidConversationError",
     "MaxTurnsExceededError",
+    "MiddlewareError",
     "ModelCallLimitExceededError",
     "NeuronContextError",
     "ProviderError",
@@ -186,6 +189,27 @@ class BudgetExceededError(CompactionError):
 
 class AgentError(NeuronContextError):
     """The agent loop stopped a run; it propagates out of :meth:`Agent.run`."""
+
+
+class MiddlewareError(AgentError, ConfigurationError):
+    """A middleware's hook returned a value the agent loop cannot use (a ``before_model``
+    returning a ``str``, a ``wrap_tool_call`` returning ``None``, a ``before_agent``
+    returning a list that holds something other than messages).
+
+    Raised where the value crosses into the loop, before anything is recorded: the
+    history is left as it was. An :class:`AgentError`, so it stops the run (it is never
+    turned into an error result for the model, retried or sent to a fallback provider);
+    also a :class:`ConfigurationError`, as every bad value is.
+
+    Attributes:
+        middleware: the middleware's name (its class name).
+        hook: the hook (``"after_model"``).
+    """
+
+    def __init__(self, message: str, *, middleware: str, hook: str) -> None:
+        super().__init__(message)
+        self.middleware: str = middleware
+        self.hook: str = hook
 
 
 class AgentLimitError(AgentError):

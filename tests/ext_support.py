@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import anyio
+
 from neuron_context import (
     CompositeStrategy,
     ContextStrategy,
@@ -11,10 +13,11 @@ from neuron_context import (
     Role,
     SlidingWindowStrategy,
     ToolResultClearingStrategy,
+    start_on_user,
     validate,
 )
 
-__all__ = ["one_result_per_message", "stack", "well_formed"]
+__all__ = ["compaction", "one_result_per_message", "stack", "well_formed"]
 
 
 def one_result_per_message(messages: Sequence[Message]) -> list[Message]:
@@ -41,3 +44,28 @@ def well_formed(messages: Sequence[Message]) -> bool:
     """Whether ``messages`` is well formed (no orphan result, no unanswered call)."""
     validate(messages)
     return True
+
+
+def _pending(messages: Sequence[Message]) -> int | None:
+    """Where the trailing exchange whose calls await their results starts, or ``None``."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role is Role.USER:
+            return None
+        if message.role is Role.ASSISTANT:
+            answered = {
+                r.tool_use_id for later in messages[index + 1 :] for r in later.tool_results
+            }
+            waiting = any(use.id not in answered for use in message.tool_uses)
+            return index if waiting else None
+    return None
+
+
+def compaction(strategy: ContextStrategy, messages: Sequence[Message]) -> list[Message]:
+    """What the one compaction step sends for ``messages`` when ``strategy`` fires: its
+    compaction, starting on a user message, with a trailing exchange whose calls still
+    await their results held out and put back as it was."""
+    held = _pending(messages)
+    body = list(messages) if held is None else list(messages[:held])
+    result = start_on_user(anyio.run(strategy.compact, body), body)
+    return result if held is None else [*result, *messages[held:]]

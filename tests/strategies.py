@@ -3,8 +3,10 @@
 Every strategy here generates values the library accepts: texts, content blocks, tool
 calls, whole agent conversations (well formed or deliberately broken), counters, random
 stacks of the built-in strategies, and :func:`cases` tying a strategy to a conversation
-and a budget around its cost. The last section is the opposite: hostile files and
-arguments, which the command line must refuse with one clear line.
+and a budget around its cost. The last sections are the opposite: the hostile values the
+agent loop must refuse where they cross in (:func:`hostile_hook_values`,
+:func:`hostile_replies`), and hostile files and arguments, which the command line must
+refuse with one clear line.
 
 The factories are cached (``functools.cache``) and conversations are drawn by plain
 helpers inside one composite: building a fresh strategy object per draw costs more than
@@ -93,6 +95,15 @@ def long_texts() -> st.SearchStrategy[str]:
 
 
 @functools.cache
+def huge_ints() -> st.SearchStrategy[int]:
+    """Ints beyond what a float holds exactly (``2**53``), up to far beyond what one holds
+    at all (``10**400``): budgets, windows and priorities of any size."""
+    return st.one_of(
+        st.sampled_from([2**53 + 1, 2**63 - 1, 2**64 - 1, 2**64, 10**400]),
+        st.integers(min_value=2**53, max_value=2**1100),
+    )
+
+
 def texts(*, max_size: int = 40) -> st.SearchStrategy[str]:
     """Texts: empty, ASCII, any Unicode, hand-picked non-ASCII (CJK, emoji, accents), long."""
     return st.one_of(
@@ -974,6 +985,84 @@ def collection_user_first_stacks(counter: TokenCounter) -> st.SearchStrategy[Con
     """Composites mixing the collection strategies with leaves that keep a first user
     message (windows with ``start_on_user=True``), all using ``counter``."""
     return _with_counter(_user_first_mixed_factories(), counter)
+
+
+# -- hostile values: what a hook or a provider must not hand back to the loop ------------
+
+HOOKS = (
+    "before_agent",
+    "before_model",
+    "wrap_model_call",
+    "after_model",
+    "wrap_tool_call",
+    "after_agent",
+)
+"""The six middleware hooks, in the order a run with one tool call reaches them."""
+
+
+class _Opaque:
+    """An object of no kind the library knows, with a ``__repr__`` that raises."""
+
+    def __repr__(self) -> str:
+        msg = "no repr"
+        raise RuntimeError(msg)
+
+
+@functools.cache
+def _junk() -> st.SearchStrategy[object]:
+    """Values of no kind a hook returns: scalars, text, bytes, sets, wire dicts, blocks."""
+    return st.one_of(
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=True),
+        st.text(max_size=20),
+        st.binary(max_size=8),
+        st.frozensets(st.integers(), max_size=3),
+        st.fixed_dictionaries({"role": st.just("user"), "content": st.text(max_size=10)}),
+        st.builds(Text, text=texts()),
+        st.builds(_Opaque),
+    )
+
+
+def _not_all_messages(items: list[object]) -> bool:
+    return any(not isinstance(item, Message) for item in items)
+
+
+@functools.cache
+def _junk_lists() -> st.SearchStrategy[list[object]]:
+    """Lists holding at least one thing that is not a message."""
+    return st.lists(st.one_of(_junk(), user_messages()), min_size=1, max_size=4).filter(
+        _not_all_messages
+    )
+
+
+def _tool_message() -> Message:
+    return Message.tool_result("call_x", "a result passed off as something else")
+
+
+@functools.cache
+def hostile_hook_values(hook: str) -> st.SearchStrategy[object]:
+    """Values ``hook`` must not return (``None`` is one only for the wrappers, whose
+    result is the reply or the tool's result itself): junk, lists holding junk, a bare
+    message where a list or a response is expected, a tool message where a reply is."""
+    common = st.one_of(_junk(), st.builds(_tool_message), assistant_messages())
+    if hook in ("before_agent", "after_agent"):
+        return st.one_of(_junk(), _junk_lists(), user_messages(), assistant_messages())
+    if hook in ("before_model", "after_model"):
+        return st.one_of(common, _junk_lists())
+    if hook == "wrap_model_call":
+        return st.one_of(common, st.none(), _junk_lists())
+    if hook == "wrap_tool_call":
+        return st.one_of(common, st.none(), _junk_lists())
+    msg = f"no such hook: {hook}"
+    raise ValueError(msg)
+
+
+@functools.cache
+def hostile_replies() -> st.SearchStrategy[object]:
+    """What a provider's ``complete`` must not return: anything but a
+    ``CompletionResponse`` (a bare message, a str, ``None``, junk)."""
+    return st.one_of(st.none(), _junk(), assistant_messages(), st.builds(_tool_message))
 
 
 # -- hostile files and arguments (the command line must refuse them cleanly) ------------

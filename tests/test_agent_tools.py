@@ -17,6 +17,7 @@ from neuron_context import (
     Tool,
     ToolResult,
     create_agent,
+    validate,
 )
 
 pytestmark = pytest.mark.anyio
@@ -267,7 +268,47 @@ class TestResults:
         result = await agent.run("go")
         (tool_result,) = result.messages[2].tool_results
         assert tool_result.is_error
-        assert tool_result.text.startswith("ValueError: Out of range float values")
+        assert tool_result.text == (
+            "ConfigurationError: tool 'tool_fn': its return value['a'] is nan, "
+            "which JSON cannot represent"
+        )
+
+    @pytest.mark.parametrize(
+        ("value", "problem"),
+        [
+            ({"a": {1, 2}}, "its return value['a'] is a set"),
+            (b"bytes", "its return value is a bytes"),
+            ([10**5000], "its return value[0] is an int with too many digits"),
+        ],
+    )
+    async def test_a_value_that_is_not_json_is_named(self, value: object, problem: str) -> None:
+        """A return value that is not JSON is an error result naming the tool and the
+        path inside the value (the check a tool's input gets), never a raw TypeError."""
+
+        def tool_fn() -> object:
+            return value
+
+        agent = create_agent(scripted([calls(("tool_fn", {})), answer("done")]), [tool_fn])
+        result = await agent.run("go")
+        (tool_result,) = result.messages[2].tool_results
+        assert tool_result.is_error
+        assert tool_result.text.startswith(f"ConfigurationError: tool 'tool_fn': {problem}")
+
+    async def test_a_value_nested_too_deep_is_an_error_result(self) -> None:
+        """A return value nested 2,000 levels deep is an error result, not a RecursionError."""
+        deep: list[object] = []
+        for _ in range(2_000):
+            deep = [deep]
+
+        def tool_fn() -> object:
+            return deep
+
+        agent = create_agent(scripted([calls(("tool_fn", {})), answer("done")]), [tool_fn])
+        result = await agent.run("go")
+        (tool_result,) = result.messages[2].tool_results
+        assert tool_result.is_error
+        assert "is nested deeper than 100 levels" in tool_result.text
+        validate(result.messages)
 
     async def test_sync_tools_do_not_block_each_other(self) -> None:
         """Sync tools run in worker threads, async ones concurrently: calls overlap."""

@@ -25,7 +25,7 @@ from agents import RunConfig, Runner, SQLiteSession, Usage, function_tool
 from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 from cli_run import run
-from ext_support import one_result_per_message
+from ext_support import compaction, one_result_per_message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain.agents import create_agent as create_langchain_agent
@@ -59,7 +59,6 @@ from neuron_context import (
     ToolUse,
     create_agent,
     default_stack,
-    start_on_user,
     validate,
 )
 from neuron_context.events import CompactionFailed
@@ -509,7 +508,7 @@ def _persisting_loop(
         current = [*kept, *history[previous:cut]] if compacted else history[:cut]
         previous = cut
         if strategy.should_compact(current, counter.estimate_messages(current)):
-            result = start_on_user(anyio.run(strategy.compact, current), current)
+            result = compaction(strategy, current)
             if result != current:
                 kept, compacted = result, True
                 current = result

@@ -275,6 +275,53 @@ class TestCompaction:
         assert summary.text == "The agent read every module."
 
 
+class TestEmptyRequests:
+    """A conversation that starts on a user message never compacts to nothing."""
+
+    @pytest.mark.anyio
+    async def test_an_empty_task_before_a_huge_result(self) -> None:
+        """An empty first request is kept, however little room the budget leaves."""
+        messages = [
+            Message.user(""),
+            call("c1", "big.txt"),
+            Message.tool_result("c1", "x" * 2000),
+        ]
+        output = await default_stack(79).compact(messages)
+        assert output
+        assert output[0] is messages[0]
+        validate(output)
+
+    @pytest.mark.anyio
+    async def test_a_lone_empty_request(self) -> None:
+        """A history of one empty user message comes back as it is."""
+        messages = [Message.user("")]
+        assert await default_stack(5).compact(messages) == messages
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("blank", ["   ", "\n\t", ""])
+    async def test_a_blank_newest_request_is_kept(self, blank: str) -> None:
+        """A whitespace-only newest request is still the turn the model answers: kept,
+        so the output ends on it as the input did."""
+        messages = [
+            Message.user("task " * 100),
+            Message.assistant("ok " * 100),
+            Message.user(blank),
+        ]
+        for budget in (20, 40, 200):
+            output = await default_stack(budget).compact(messages)
+            assert output[-1] is messages[-1], budget
+            assert output[0].role is Role.USER
+
+    @pytest.mark.anyio
+    async def test_an_image_only_request_is_kept(self) -> None:
+        """A request holding only an image (no text) is pinned as the newest request."""
+        image = Image(media_type="image/png", url="https://example.com/a.png")
+        photo = Message(role=Role.USER, content=(image,))
+        messages = [*session(40), Message.assistant("Done."), photo]
+        output = await default_stack(800).compact(messages)
+        assert output[-1] is photo
+
+
 class TestCacheAligned:
     """default_stack(cache_aligned=True) sends the agent's own prefix to the summarizer."""
 

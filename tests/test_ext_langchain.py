@@ -7,9 +7,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-import anyio
 import pytest
-from ext_support import one_result_per_message, stack, well_formed
+from ext_support import compaction, one_result_per_message, stack, well_formed
 from hypothesis import given
 from langchain.agents import create_agent
 from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -46,7 +45,6 @@ from neuron_context import (
     ToolResultClearingStrategy,
     ToolUse,
     default_stack,
-    start_on_user,
 )
 from neuron_context.ext.langchain import (
     ContextMiddleware,
@@ -432,7 +430,7 @@ class TestCompactMessages:
         ours = from_langchain(messages)
         strategy = case.strategy
         expected = (
-            start_on_user(anyio.run(strategy.compact, ours), ours)
+            compaction(strategy, ours)
             if strategy.should_compact(ours, strategy.token_estimate(ours))
             else ours
         )

@@ -23,7 +23,7 @@ from agents import (
 )
 from agents.models.interface import Model, ModelTracing
 from agents.run_config import CallModelData, ModelInputData
-from ext_support import one_result_per_message, stack, well_formed
+from ext_support import compaction, one_result_per_message, stack, well_formed
 from hypothesis import given
 from openai.types.responses import (
     ResponseFunctionToolCall,
@@ -50,7 +50,6 @@ from neuron_context import (
     ToolResult,
     ToolUse,
     default_stack,
-    start_on_user,
 )
 from neuron_context.ext.openai_agents import (
     CallModelInputFilter,
@@ -361,7 +360,7 @@ class TestCallModelInputFilter:
         ours = from_responses_items(items)
         strategy = case.strategy
         expected = (
-            start_on_user(anyio.run(strategy.compact, ours), ours)
+            compaction(strategy, ours)
             if strategy.should_compact(ours, strategy.token_estimate(ours))
             else ours
         )

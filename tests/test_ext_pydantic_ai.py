@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import attrs
 import pytest
-from ext_support import one_result_per_message, stack, well_formed
+from ext_support import compaction, one_result_per_message, stack, well_formed
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic_ai import Agent, PydanticAIDeprecationWarning
@@ -52,7 +52,6 @@ from neuron_context import (
     ToolResultClearingStrategy,
     ToolUse,
     default_stack,
-    start_on_user,
 )
 from neuron_context.ext.pydantic_ai import HistoryProcessor, from_pydantic_ai, to_pydantic_ai
 from neuron_context.formats import RAW_ARGUMENTS
@@ -289,7 +288,7 @@ class TestHistoryProcessor:
         ours = from_pydantic_ai(messages)
         strategy = case.strategy
         expected = (
-            start_on_user(anyio.run(strategy.compact, ours), ours)
+            compaction(strategy, ours)
             if strategy.should_compact(ours, strategy.token_estimate(ours))
             else ours
         )

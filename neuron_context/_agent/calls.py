@@ -18,6 +18,7 @@ from typing import Literal
 import anyio
 import attrs
 
+from .. import _tracing as tracing
 from .._errors import AgentError, show
 from .._messages.content import ToolResult, ToolUse
 from .._messages.message import Message, Role
@@ -67,7 +68,7 @@ async def execute_tool(tools: Mapping[str, Tool], request: ToolCallRequest) -> T
         text = f"invalid arguments for {tool.name}: " + "; ".join(problems)
         return ToolResult(tool_use_id=use.id, content=text, is_error=True)
     value = await tool.invoke(use.input, request.context)
-    return result_of(use.id, value)
+    return result_of(use.id, value, f"tool {show(tool.name)}")
 
 
 async def run_tool_calls(
@@ -105,7 +106,9 @@ async def run_tool_calls(
         use = request.tool_use
         started = time.perf_counter()
         try:
-            result = await chain.call_tool(request, innermost)
+            with tracing.tool_call(use, request.tool) as span:
+                result = await chain.call_tool(request, innermost)
+                span.tool_result(result)
         except AgentError as exc:
             stops.append(exc)
             scope.cancel()

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
 
+from .. import _tracing as tracing
 from .._blocking import run_blocking
 from .._compaction.request import RequestCounter
 from .._counting.calibrated import CalibratedCounter
@@ -32,43 +33,42 @@ from .._errors import (
     ConfigurationError,
     InvalidConversationError,
     MaxTurnsExceededError,
+    MiddlewareError,
     NeuronContextError,
     ProviderError,
     show,
 )
 from .._log import logger
+from .._messages.checks import check_messages
 from .._messages.content import JSON
 from .._messages.conversation import first_is_user
 from .._messages.message import Message, ToolDefinition
-from .._messages.wellformed import repair, start_on_user, validate, validate_appended
+from .._messages.wellformed import (
+    repair,
+    start_on_user,
+    validate,
+)
 from .._middleware.chain import MiddlewareChain
 from .._middleware.compacting import compact_history
 from .._middleware.types import ModelRequest, ModelResponse
-from .._prefix import starts_with
 from .._run.events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
 from .._run.run import RunContext
 from .._run.state import AgentState
 from .._run.tools import Tool
 from .._strategies.strategy import counter_of
-from .._validators import require_sequence_of
-from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
+from ..providers._base import (
+    CompletionRequest,
+    CompletionResponse,
+    Provider,
+    StopReason,
+    TokenUsage,
+)
+from .boundary import checked, same, tell, to_input, tools_of
+from .boundary import joined as joined_input
 from .calls import close_calls, run_tool_calls
 from .options import AgentOptions, AgentResult
 
 __all__ = ["Agent", "AgentOptions", "AgentResult", "create_agent"]
-
-
-def _to_input(value: object) -> list[Message]:
-    if isinstance(value, str):
-        return [Message.user(value)]
-    if isinstance(value, Message):
-        return [value]
-    return list(require_sequence_of(value, "Agent.run: messages", Message, "messages (or a str)"))
-
-
-def _same(messages: list[Message], history: list[Message]) -> bool:
-    """Whether ``messages`` are the history's messages, in order (C speed)."""
-    return len(messages) == len(history) and messages == history
 
 
 class Agent:
@@ -102,9 +102,9 @@ class Agent:
         self.chain = MiddlewareChain(options.middleware)
         """Its middlewares."""
         chosen: dict[str, Tool] = {}
-        given: list[Tool | Callable[..., object]] = [tools] if isinstance(tools, Tool) else [*tools]
+        given = [*tools_of(tools, "create_agent: tools")]
         for middleware in options.middleware:
-            given.extend(middleware.tools)
+            given.extend(tools_of(middleware.tools, f"{middleware.name}.tools"))
         for item in given:
             tool = item if isinstance(item, Tool) else Tool.from_function(item)
             if tool.name in chosen:
@@ -155,12 +155,12 @@ class Agent:
             NeuronContextError: the provider failed (and no fallback answered), or a
                 compaction failed with ``context_errors="raise"``.
         """
-        given = _to_input(messages)
+        given = to_input(messages)
         if self._running:
             msg = "Agent.run: this agent is already running (one run at a time)"
             raise AgentError(msg)
-        history = self.state.messages
-        validate_appended(history, given)
+        state = self.state
+        joined = joined_input(state.messages, given)
         self._running = True
         events: list[AgentEvent] = []
         on_event = self.options.on_event
@@ -168,27 +168,21 @@ class Agent:
         def record(event: AgentEvent) -> None:
             events.append(event)
             if on_event is not None:
-                on_event(event)
+                tell(on_event, event)
 
-        state = self.state
+        # The input is part of the history from here on, whatever happens next (a hook
+        # that raises, a cancellation, a provider that fails): a failed run never loses
+        # it, and ``run([])`` continues from it.
+        state.messages = joined
         state.start_run()
         context = RunContext(
             state=state, counter=self.counter, requests=self._requests, sink=record
         )
         try:
-            joined = [*history, *given]
-            started = await self.chain.before_agent(joined)
-            if started is not joined:  # a middleware replaced it
-                started = list(started)
-                if starts_with(started, joined):
-                    validate_appended(joined, started[len(joined) :])
-                else:
-                    validate(started)
-            state.messages = started
+            state.messages = checked(joined, await self.chain.before_agent(list(joined)))
             await self._turns(context)
-            finished = await self.chain.after_agent(state.messages)
-            if finished is not state.messages:
-                state.messages = list(finished)
+            finished = checked(state.messages, await self.chain.after_agent(list(state.messages)))
+            state.messages = finished
         finally:
             close_calls(state.messages, {})
             self._running = False
@@ -226,7 +220,7 @@ class Agent:
                     tools=self._definitions,
                     raise_errors=options.context_errors == "raise",
                 )
-            request = ModelRequest(
+            request = ModelRequest._of_history(
                 state.messages,  # copied: the request's list is its own
                 tools=self._definitions,
                 system_prompt=options.system_prompt,
@@ -251,6 +245,16 @@ class Agent:
 
     # -- the innermost handlers -------------------------------------------------------
 
+    def _check_request(self, messages: list[Message]) -> None:
+        """The request's messages as the wrappers left them (the ``before_model`` hooks'
+        are checked by the chain): messages, or a :class:`MiddlewareError`."""
+        try:
+            check_messages(messages, "ModelRequest.messages")
+        except ConfigurationError as exc:
+            names = ", ".join(m.name for m in self.chain.middlewares) or "a middleware"
+            msg = f"{exc} (left by {names})"
+            raise MiddlewareError(msg, middleware=names, hook="wrap_model_call") from None
+
     async def _call_model(self, request: ModelRequest) -> ModelResponse:
         context = request.context
         provider = request.provider if request.provider is not None else self.provider
@@ -260,8 +264,9 @@ class Agent:
             messages = start_on_user(messages, history)
         # The history is well formed by construction (checked when a run starts and after
         # every compaction); only a request a middleware changed needs the O(n) check.
-        same = _same(messages, history)
-        if not same:
+        unchanged = same(messages, history)
+        if not unchanged:
+            self._check_request(messages)
             try:
                 validate(messages)
             except InvalidConversationError as exc:
@@ -279,7 +284,10 @@ class Agent:
         estimated = context.count_request(messages, request.system_prompt, tools)
         started = time.perf_counter()
         try:
-            response = await provider.complete(completion)
+            with tracing.model_call(provider, completion, estimated) as span:
+                completed = await provider.complete(completion)
+                if isinstance(completed, CompletionResponse):  # else refused just below
+                    span.reply(completed)
         except (NeuronContextError, anyio.get_cancelled_exc_class()):
             raise
         except Exception as exc:
@@ -288,6 +296,9 @@ class Agent:
             msg = f"{type(provider).__name__}.complete failed: {type(exc).__name__}: {exc}"
             raise ProviderError(msg) from exc
         duration = time.perf_counter() - started
+        # The provider's reply crosses in here: a CompletionResponse or a ProviderError
+        # naming the provider; its calls get distinct ids (ModelResponse checks it).
+        response = ModelResponse.of(completed, provider)
         usage = response.usage
         counter = context.counter
         if isinstance(counter, CalibratedCounter) and usage is not None:
@@ -307,7 +318,7 @@ class Agent:
                 duration,
             )
         )
-        return ModelResponse.of(response, provider)
+        return response
 
 
 def create_agent(

@@ -15,7 +15,7 @@ from .._middleware.chain import MiddlewareChain
 from .._middleware.types import AgentMiddleware
 from .._run.events import AgentEvent
 from .._strategies.strategy import ContextStrategy
-from .._validators import instance_of, one_of, optional, positive_int
+from .._validators import callable_, instance_of, number, one_of, optional, positive_int
 from ..providers._base import TokenUsage
 
 __all__ = ["AgentOptions", "AgentResult"]
@@ -67,10 +67,13 @@ class AgentOptions:
     """What a failed compaction does: keep the history and go on, or raise."""
     max_output_tokens: int | None = attrs.field(default=None, validator=optional(positive_int()))
     """The most tokens each reply may have (the ``max_tokens`` of every model call)."""
-    temperature: float | None = attrs.field(default=None)
+    temperature: float | None = attrs.field(default=None, validator=optional(number(minimum=0)))
     """The ``temperature`` of every model call."""
-    on_event: Callable[[AgentEvent], object] | None = attrs.field(default=None)
-    """A plain (sync) function called with every event as it happens, in the run's task."""
+    on_event: Callable[[AgentEvent], object] | None = attrs.field(
+        default=None, validator=optional(callable_())
+    )
+    """A plain (sync) function called with every event as it happens, in the run's task.
+    An observer: an exception it raises is logged and the run goes on."""
 
     def __init__(
         self,

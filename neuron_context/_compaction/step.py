@@ -20,8 +20,16 @@ adapters and the command line. One policy, written here once:
   it: the input is kept); when the input was already malformed (strategies do not
   validate their input) the result is repaired, with a warning, so what is sent is
   well formed either way.
+- **Calls awaiting their results are not compacted.** When the conversation ends on an
+  exchange whose calls are still pending (a long-running tool, a call waiting for a
+  human's approval: :func:`~neuron_context._messages.wellformed.pending_start`), that
+  exchange is held out: the strategy compacts what comes before it, and it is put back
+  after, as it was, so the result that arrives later still has its call. A call the
+  conversation moved on from is not pending but an orphan: the adapters and the loop
+  close it with an error result (``repair``) before it gets here.
 - **Measured once.** The result carries the request's tokens before and after, so the
-  loop's events and the adapters' log lines are made from one value.
+  loop's events, the adapters' log lines and the step's OpenTelemetry span
+  (``compact_context``, see :mod:`neuron_context._tracing`) are made from one value.
 """
 
 from __future__ import annotations
@@ -33,10 +41,11 @@ from typing import Literal, TypeAlias
 import anyio
 import attrs
 
+from .. import _tracing as tracing
 from .._errors import CompactionError, InvalidConversationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
-from .._messages.wellformed import repair, start_on_user, validate
+from .._messages.wellformed import pending_start, repair, start_on_user, validate
 from .._strategies.strategy import ContextStrategy
 from .request import RequestCounter
 
@@ -203,38 +212,46 @@ async def compact_step(
             duration=time.perf_counter() - started,
         )
 
-    try:
-        sent = [system, *messages] if system is not None else messages
-        result = await strategy.compact(sent)
-        if system is not None:
-            result = [message for message in result if message is not system]
-        result = start_on_user(result, messages)
-        outcome = (
-            finished()
-            if _same(result, messages)
-            else finished(_well_formed(result, messages, name))
-        )
-    except anyio.get_cancelled_exc_class() as exc:
-        if report is not None:
-            report(finished(error=exc, cancelled=True))
-        raise
-    except Exception as exc:
-        outcome = finished(error=exc)
-        if report is not None:
-            report(outcome)
-        if errors == "keep":
-            logger.warning(
-                "%s: compaction by %s failed, input kept: %s", label, name, outcome.reason
+    held = pending_start(messages)
+    body = messages if held is None else messages[:held]
+    with tracing.compaction(name, label, tokens, before) as span:
+
+        def tell(outcome: StepResult) -> StepResult:
+            """Say how the step ended: to its span, then to ``report``."""
+            span.compaction(outcome)
+            if report is not None:
+                report(outcome)
+            return outcome
+
+        try:
+            sent = [system, *body] if system is not None else body
+            result = await strategy.compact(sent)
+            if system is not None:
+                result = [message for message in result if message is not system]
+            result = start_on_user(result, body)
+            if held is not None:
+                result = [*result, *messages[held:]]  # the pending exchange, as it was
+            outcome = (
+                finished()
+                if _same(result, messages)
+                else finished(_well_formed(result, messages, name))
             )
-        else:
-            if isinstance(exc, NeuronContextError):
-                raise
-            msg = f"compaction by {name} failed: {outcome.reason}"
-            raise CompactionError(msg) from exc
-        return outcome
-    if report is not None:
-        report(outcome)
-    return outcome
+        except anyio.get_cancelled_exc_class() as exc:
+            tell(finished(error=exc, cancelled=True))
+            raise
+        except Exception as exc:
+            outcome = tell(finished(error=exc))
+            if errors == "keep":
+                logger.warning(
+                    "%s: compaction by %s failed, input kept: %s", label, name, outcome.reason
+                )
+            else:
+                if isinstance(exc, NeuronContextError):
+                    raise
+                msg = f"compaction by {name} failed: {outcome.reason}"
+                raise CompactionError(msg) from exc
+            return outcome
+        return tell(outcome)
 
 
 def _same(result: list[Message], messages: Sequence[Message]) -> bool:

@@ -19,11 +19,18 @@ from __future__ import annotations
 
 from types import TracebackType
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._validators import require_sequence_of
-from .message import Message
+from .message import Message, Role
 
-__all__ = ["DICT_HINT", "CheckOnFailure", "check_messages", "not_messages"]
+__all__ = [
+    "DICT_HINT",
+    "CheckOnFailure",
+    "check_messages",
+    "check_reply",
+    "is_message_list",
+    "not_messages",
+]
 
 DICT_HINT = " (convert provider dicts with neuron_context.formats.from_openai or from_anthropic)"
 """Added to the error when the item that is not a message is a dict."""
@@ -40,6 +47,28 @@ def check_messages(value: object, name: str, *, sequence: bool = True) -> tuple[
     return require_sequence_of(
         value, name, Message, "Message objects", mapping_hint=DICT_HINT, sequence=sequence
     )
+
+
+def is_message_list(value: object) -> bool:
+    """Whether ``value`` is a ``list`` of :class:`Message` objects, at C speed and without
+    a copy: the per-turn fast path of a check whose error :func:`check_messages` gives."""
+    return type(value) is list and all(issubclass(kind, Message) for kind in set(map(type, value)))
+
+
+def check_reply(value: object, name: str) -> Message:
+    """``value`` if it is an assistant :class:`Message` (a model's reply), else a
+    :class:`~neuron_context.ConfigurationError` naming ``name`` (``"ModelResponse.message"``).
+
+    A tool result or a user message passed off as a reply would be recorded as the
+    model's turn: an orphan result, or two user turns in a row.
+    """
+    if not isinstance(value, Message):
+        msg = f"{name} must be an assistant Message, got {type(value).__name__} {show(value, 60)}"
+        raise ConfigurationError(msg)
+    if value.role is not Role.ASSISTANT:
+        msg = f"{name} must be an assistant message, got a {value.role.value} message"
+        raise ConfigurationError(msg)
+    return value
 
 
 def not_messages(value: object, name: str) -> ConfigurationError | None:

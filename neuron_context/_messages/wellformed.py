@@ -11,13 +11,24 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._errors import InvalidConversationError
+from .._errors import InvalidConversationError, show
+from .._log import logger
 from .checks import check_messages
-from .content import ToolResult, ToolUse
+from .content import ContentBlock, ToolResult, ToolUse
 from .conversation import Structure, first_is_user
 from .message import Message, Role
 
-__all__ = ["INTERRUPTED", "repair", "start_on_user", "validate", "validate_appended"]
+__all__ = [
+    "INTERRUPTED",
+    "close_pending",
+    "pending_start",
+    "repair",
+    "start_on_user",
+    "unique_tool_ids",
+    "valid_from",
+    "validate",
+    "validate_appended",
+]
 
 INTERRUPTED = "[no result: the call was interrupted]"
 """The content :func:`repair` gives a call that was never answered."""
@@ -126,6 +137,22 @@ def validate_appended(history: Sequence[Message], new: Sequence[Message]) -> Non
         validate([*history, *new])
 
 
+def valid_from(messages: Sequence[Message], start: int) -> bool:
+    """Whether ``messages`` is well formed, knowing that ``messages[:start]`` is.
+
+    Reads ``messages`` from the last user or assistant message before ``start`` on (as
+    :func:`validate_appended` does): a call that extends a checked conversation costs
+    what it added, not the whole conversation.
+    """
+    begin = 0
+    for index in range(min(start, len(messages)) - 1, -1, -1):
+        if messages[index].role in (Role.USER, Role.ASSISTANT):
+            begin = index
+            break
+    _, problems = _scan(messages[begin:])
+    return not (problems.orphans or problems.duplicates or problems.dangling)
+
+
 def repair(messages: Sequence[Message]) -> list[Message]:
     """Return a well-formed copy of ``messages``.
 
@@ -208,3 +235,92 @@ def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> l
             insert = next(later, len(result))
             return [*result[:insert], message, *result[insert:]]
     return result
+
+
+# -- calls awaiting their results --------------------------------------------------------
+
+
+def pending_start(messages: Sequence[Message]) -> int | None:
+    """The index of the assistant message whose calls await their results, or ``None``.
+
+    A call is *pending* when it belongs to the conversation's last exchange, nothing but
+    tool and system messages follows that exchange, and no result answers it yet: the
+    only place a well-formed conversation can hold an unanswered call (a call the
+    conversation moved on from is an orphan, which :func:`repair` closes). Reads the
+    last exchange only.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role is Role.USER:
+            return None
+        if message.role is Role.ASSISTANT:
+            uses = message.tool_uses
+            answered = {
+                result.tool_use_id
+                for later in messages[index + 1 :]
+                if later.role is Role.TOOL
+                for result in later.tool_results
+            }
+            return index if any(use.id not in answered for use in uses) else None
+    return None
+
+
+def close_pending(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with its pending calls (see :func:`pending_start`) closed as
+    :func:`repair` closes a dangling call: one tool message of interrupted error
+    results, appended. A conversation with none comes back as an equal list."""
+    start = pending_start(messages)
+    out = list(messages)
+    if start is None:
+        return out
+    answered = {
+        result.tool_use_id
+        for later in messages[start + 1 :]
+        if later.role is Role.TOOL
+        for result in later.tool_results
+    }
+    closing: list[ToolResult] = []
+    for use in messages[start].tool_uses:
+        if use.id not in answered:
+            answered.add(use.id)
+            closing.append(ToolResult(tool_use_id=use.id, content=INTERRUPTED, is_error=True))
+    out.append(Message(role=Role.TOOL, content=tuple(closing)))
+    return out
+
+
+def unique_tool_ids(message: Message, owner: str) -> Message:
+    """``message`` with every tool-use id distinct: a repeated id gets a suffix
+    (``call_1`` again becomes ``call_1_2``), logged as a warning naming ``owner``.
+
+    Two calls with one id cannot both be answered (their results would answer one call
+    twice), so an assistant reply is given distinct ids before it is recorded; the ids
+    stay valid for every provider (letters, digits, ``_`` and ``-`` are kept as they
+    are). A message whose ids are distinct is returned as it is (O(its calls)).
+    """
+    uses = message.tool_uses
+    ids = [use.id for use in uses]
+    if len(set(ids)) == len(ids):
+        return message
+    taken = set(ids)
+    seen: set[str] = set()
+    content: list[ContentBlock] = []
+    renamed: list[str] = []
+    for block in message.content:
+        if isinstance(block, ToolUse) and block.id in seen:
+            number = 2
+            while f"{block.id}_{number}" in taken:
+                number += 1
+            fresh = f"{block.id}_{number}"
+            taken.add(fresh)
+            renamed.append(f"{show(block.id, 40)} -> {show(fresh, 40)}")
+            content.append(attrs.evolve(block, id=fresh))
+            continue
+        if isinstance(block, ToolUse):
+            seen.add(block.id)
+        content.append(block)
+    logger.warning(
+        "%s: a reply called several tools with the same id; renamed %s",
+        owner,
+        ", ".join(renamed),
+    )
+    return attrs.evolve(message, content=tuple(content))

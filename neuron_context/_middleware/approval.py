@@ -12,11 +12,12 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Literal, TypeAlias
 
+import anyio
 import attrs
 
-from .._errors import ConfigurationError, show
+from .._errors import ConfigurationError
 from .._messages.content import JSON, ToolResult, ToolUse
-from .._validators import require_names
+from .._validators import callable_, number, optional, require_names
 from .types import (
     AgentMiddleware,
     ModelRequest,
@@ -66,24 +67,34 @@ def _to_names(value: Iterable[str] | None) -> frozenset[str] | None:
 class HumanInTheLoopMiddleware(AgentMiddleware):
     """Asks ``approve`` (sync or async) about each tool call before it runs.
 
-    ``tool_names`` limits the question to some tool names (``None``: every call).
+    ``tool_names`` limits the question to some tool names (``None``: every call);
+    ``timeout`` bounds the wait for a decision (an undecided call is rejected).
 
     Examples:
         >>> hitl = HumanInTheLoopMiddleware(lambda call: call.name != "delete_file")
     """
 
-    approve: Approve = attrs.field()
+    approve: Approve = attrs.field(validator=callable_())
     """Decides about one call."""
+    timeout: float | None = attrs.field(
+        default=None, kw_only=True, validator=optional(number(minimum=0, exclusive_minimum=True))
+    )
+    """Seconds to wait for a decision (``None``: as long as it takes). A call still
+    undecided then is rejected — the model gets an error result saying no decision came —
+    instead of holding the run open. It bounds what ``approve`` awaits (an async
+    ``approve``); a sync one runs to completion."""
     tool_names: frozenset[str] | None = attrs.field(default=None, kw_only=True, converter=_to_names)
     """Only calls of these tools are asked about (``None``: every call); a collection of
     names, never a lone ``str``."""
 
-    def __attrs_post_init__(self) -> None:
-        if not callable(self.approve):
-            msg = f"HumanInTheLoopMiddleware.approve must be callable, got {show(self.approve, 60)}"
-            raise ConfigurationError(msg)
-
     async def _decide(self, use: ToolUse) -> Approval:
+        if self.timeout is None:
+            return await self._ask(use)
+        with anyio.move_on_after(self.timeout):
+            return await self._ask(use)
+        return Approval.reject(f"no decision within {self.timeout:g} seconds")
+
+    async def _ask(self, use: ToolUse) -> Approval:
         decision = self.approve(use)
         if inspect.isawaitable(decision):
             decision = await decision

@@ -12,7 +12,7 @@ import attrs
 
 from .._errors import AgentError, ConfigurationError
 from .._run.events import FallbackUsed
-from .._validators import require_sequence_of
+from .._validators import callable_, require_sequence_of
 from ..providers._base import Provider
 from .retry import any_error
 from .types import (
@@ -60,7 +60,9 @@ class ModelFallbackMiddleware(AgentMiddleware):
         default=None, kw_only=True, converter=_to_models
     )
     """The model to ask each provider for (default: the request's model)."""
-    retry_on: Callable[[Exception], bool] = attrs.field(default=any_error, kw_only=True)
+    retry_on: Callable[[Exception], bool] = attrs.field(
+        default=any_error, kw_only=True, validator=callable_()
+    )
     """Whether a failure moves on to the next provider."""
 
     def __attrs_post_init__(self) -> None:

@@ -6,16 +6,17 @@ cancellation. Waits use :func:`anyio.sleep`, so a cancelled run stops waiting at
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable
 
 import anyio
 import attrs
 
-from .._errors import AgentError, ConfigurationError, show
+from .._errors import AgentError
 from .._messages.content import ToolResult
 from .._run.events import ToolRetried
-from .._validators import non_negative_int, number, require_names
+from .._validators import callable_, non_negative_int, number, require_int, require_names
 from .types import (
     AgentMiddleware,
     ToolCallRequest,
@@ -59,7 +60,9 @@ class ToolRetryMiddleware(AgentMiddleware):
     """The longest wait."""
     jitter: float = attrs.field(default=0.1, kw_only=True, validator=number(minimum=0, maximum=1))
     """The relative spread of each wait."""
-    retry_on: Callable[[Exception], bool] = attrs.field(default=any_error, kw_only=True)
+    retry_on: Callable[[Exception], bool] = attrs.field(
+        default=any_error, kw_only=True, validator=callable_()
+    )
     """Whether an exception is worth a retry."""
     tool_names: frozenset[str] | None = attrs.field(default=None, kw_only=True, converter=_to_names)
     """Only these tools are retried (``None``: all); a collection of names, never a lone
@@ -67,14 +70,19 @@ class ToolRetryMiddleware(AgentMiddleware):
     rng: random.Random = attrs.field(factory=random.Random, kw_only=True, repr=False)
     """The source of jitter (seed it for reproducible waits)."""
 
-    def __attrs_post_init__(self) -> None:
-        if not callable(self.retry_on):
-            msg = f"ToolRetryMiddleware.retry_on must be callable, got {show(self.retry_on, 60)}"
-            raise ConfigurationError(msg)
-
     def delay(self, attempt: int) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        base = min(self.max_delay, self.initial_delay * self.backoff ** (attempt - 1))
+        """Seconds to wait after failed attempt number ``attempt`` (1-based).
+
+        Saturates at ``max_delay``: the growth is computed in floats, and one too large
+        for a float is infinite, so no attempt number overflows or takes long to compute.
+        """
+        attempt = require_int(attempt, "ToolRetryMiddleware.delay: attempt", minimum=1)
+        try:
+            growth = float(self.backoff) ** (attempt - 1)
+        except OverflowError:
+            growth = math.inf
+        initial = float(self.initial_delay)
+        base = min(self.max_delay, initial * growth) if initial else 0.0
         spread = self.rng.uniform(1 - self.jitter, 1 + self.jitter) if self.jitter else 1.0
         return min(self.max_delay, base * spread)
 

@@ -28,10 +28,9 @@ import anyio
 import attrs
 
 from .._counting.counter import compact_json
-from .._errors import ConfigurationError, show
 from .._log import logger as package_logger
 from .._messages.content import JSON, ToolResult
-from .._validators import instance_of, non_negative_int, optional, require_names
+from .._validators import callable_, instance_of, non_negative_int, optional, require_names
 from .types import AgentMiddleware, ToolCallRequest, ToolHandler
 
 __all__ = ["REDACTED", "SECRET_KEYS", "ToolCallLoggingMiddleware", "redact_secrets"]
@@ -74,12 +73,6 @@ def _redact_value(value: JSON, secret_keys: frozenset[str]) -> JSON:
     if isinstance(value, list):
         return [_redact_value(item, secret_keys) for item in value]
     return value
-
-
-def _callable(instance: object, attribute: attrs.Attribute[object], value: object) -> None:
-    if not callable(value):
-        msg = f"{type(instance).__name__}.{attribute.name} must be callable, got {show(value)}"
-        raise ConfigurationError(msg)
 
 
 def _to_logger(value: logging.Logger | None) -> logging.Logger:
@@ -128,7 +121,9 @@ class ToolCallLoggingMiddleware(AgentMiddleware):
         default=SECRET_KEYS, kw_only=True, converter=_secret_keys
     )
     """Parts of argument names whose values are logged as ``"[redacted]"``."""
-    redact: Redactor | None = attrs.field(default=None, kw_only=True, validator=optional(_callable))
+    redact: Redactor | None = attrs.field(
+        default=None, kw_only=True, validator=optional(callable_())
+    )
     """Rewrites the (secret-redacted) arguments before they are logged."""
 
     def arguments(self, name: str, arguments: Mapping[str, JSON]) -> Mapping[str, JSON]:

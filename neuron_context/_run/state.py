@@ -12,13 +12,14 @@ same agent and loads the state into it.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
+from typing import cast
 
 import attrs
 
 from .._errors import ConfigurationError, show
 from .._messages.content import JSON
+from .._messages.jsonvalue import check_json
 from .._messages.message import Message, history_repr
 from ..formats import from_dict, to_dict
 
@@ -43,6 +44,13 @@ def _count(value: object, name: str) -> int:
         msg = f"AgentState.from_dict: {name} must be a non-negative int, got {show(value)}"
         raise ConfigurationError(msg)
     return value
+
+
+def _values(values: Mapping[str, JSON], name: str) -> dict[str, JSON]:
+    """A copy of the middlewares' data, if it is JSON (so the state always serializes):
+    str keys, JSON values nested at most the JSON depth limit, else an error naming
+    ``name`` and the path (``AgentState.values['todos'][3]``)."""
+    return cast("dict[str, JSON]", check_json(dict(values), name))
 
 
 @attrs.define(eq=False)
@@ -94,12 +102,17 @@ class AgentState:
         return sum(self.run_tool_calls.values()), self.run_tool_calls[name]
 
     def to_dict(self) -> dict[str, JSON]:
-        """The state as JSON-ready data (see :meth:`from_dict`)."""
+        """The state as JSON-ready data (see :meth:`from_dict`).
+
+        Raises:
+            ConfigurationError: a middleware stored a value in :attr:`values` that is not
+                JSON (a set, bytes, NaN, nested too deep), naming its path.
+        """
         return {
             "format": FORMAT,
             "version": VERSION,
             "history": to_dict(self.messages),
-            "values": copy.deepcopy(self.values),
+            "values": _values(self.values, "AgentState.values"),
             "runs": self.runs,
             "turns": self.turns,
             "model_calls": self.model_calls,
@@ -113,7 +126,9 @@ class AgentState:
         """Read back what :meth:`to_dict` wrote (possibly in another process).
 
         Raises:
-            ConfigurationError: ``data`` is not such a dict.
+            ConfigurationError: ``data`` is not such a dict (its ``values`` are checked as
+                JSON, as :meth:`to_dict` writes them: no sets, nothing nested deeper than
+                the JSON depth limit), naming the path.
         """
         if not isinstance(data, Mapping) or (data.get("format"), data.get("version")) != (
             FORMAT,
@@ -134,7 +149,7 @@ class AgentState:
             raise ConfigurationError(msg)
         return cls(
             messages=from_dict(history),
-            values=copy.deepcopy(dict(values)),
+            values=_values(values, "AgentState.from_dict: values"),
             runs=_count(data.get("runs", 0), "runs"),
             turns=_count(data.get("turns", 0), "turns"),
             model_calls=_count(data.get("model_calls", 0), "model_calls"),

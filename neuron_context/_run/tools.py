@@ -23,6 +23,7 @@ import attrs
 
 from .._errors import ConfigurationError, show
 from .._messages.content import JSON, ToolResult
+from .._messages.jsonvalue import check_json, compact_json
 from .._messages.message import ToolDefinition
 from .._validators import require_str
 from .run import RunContext
@@ -257,20 +258,23 @@ class Tool:
         return value
 
 
-def result_of(tool_use_id: str, value: object) -> ToolResult:
+def result_of(tool_use_id: str, value: object, name: str = "the tool") -> ToolResult:
     """A tool's return value as its result: a ``str`` as it is, anything else as JSON.
 
     A :class:`~neuron_context.ToolResult` is taken as it is (with ``tool_use_id`` set).
+    Any other value is checked as a tool's input is (:func:`check_json`: no sets, bytes,
+    NaN, cycles, nothing nested deeper than the JSON depth limit), so what reaches the
+    history always serializes.
 
     Raises:
-        TypeError: the value is neither a string nor JSON-serializable.
-        ValueError: the value holds NaN or infinity, which JSON cannot hold.
+        ConfigurationError: the value is not a JSON value, naming ``name`` (the tool)
+            and the path inside the value (the loop answers the call with it as an
+            error result).
     """
     if isinstance(value, ToolResult):
         return attrs.evolve(value, tool_use_id=tool_use_id)
     if isinstance(value, str):
         text = value
     else:
-        # allow_nan=False: NaN or infinity would be written as invalid JSON (`NaN`).
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = compact_json(check_json(value, f"{name}: its return value", copy=False))
     return ToolResult(tool_use_id=tool_use_id, content=text)

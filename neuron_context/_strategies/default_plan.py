@@ -18,6 +18,7 @@ from .._counting.counter import BaseCounter
 from .._messages.conversation import next_safe_cut
 from .._messages.message import Message, Role
 from .._messages.truncation import truncate_message
+from .._numbers import scale
 from .._summary.scan import is_notice, mentioned
 
 __all__ = ["Part", "Plan"]
@@ -48,12 +49,12 @@ def _pins(
     ``free`` space); the newest request whole when ``free`` allows."""
     pinned: dict[int, Message] = {}
     if task is not None and task != newest:
-        space = max(_MIN_TRUNCATED, int(room * _PIN_SHARE), min(_TASK_WHOLE, free // 2))
+        space = max(_MIN_TRUNCATED, scale(room, _PIN_SHARE), min(_TASK_WHOLE, free // 2))
         pinned[task] = truncate_message(messages[task], space, counter)
     if newest is not None:
         # The user's newest words may take all the space the hard budget leaves (the
         # task gives way to them if both do not fit).
-        space = max(int(room * _PIN_SHARE), free)
+        space = max(scale(room, _PIN_SHARE), free)
         pinned[newest] = truncate_message(messages[newest], space, counter)
     return pinned
 
@@ -85,8 +86,13 @@ def _mentions(cut: str) -> str:
 
 def is_request(message: Message) -> bool:
     """Whether ``message`` is a user's request: a user message that is neither a summary
-    nor a harness notice."""
-    return message.role is Role.USER and not message.is_compaction and not is_notice(message.text)
+    nor a harness notice. A message with no text (empty, whitespace, or only images and
+    documents) is a request: a notice is text, and a user's blank turn is still the turn
+    the model answers."""
+    if message.role is not Role.USER or message.is_compaction:
+        return False
+    text = message.text
+    return not text.strip() or not is_notice(text)
 
 
 @attrs.frozen
@@ -144,8 +150,8 @@ class Plan:
         pinned = _pins(messages, counter, task, newest, room=room, free=limit - system_cost)
         pinned_cost = sum(counter.estimate_message(m) for m in pinned.values())
         rest = max(0, room - pinned_cost)
-        space = int(rest * recent)
-        cap = max(_MIN_TRUNCATED, int(space * _MESSAGE_SHARE))
+        space = scale(rest, recent)
+        cap = max(_MIN_TRUNCATED, scale(space, _MESSAGE_SHARE))
         used = 0
         start = len(messages)
         for index in range(len(messages) - 1, -1, -1):

@@ -10,7 +10,12 @@ part that keeps a call cheap lives here, once:
   read back from a checkpointer) converts only the new ones, and the messages it
   converted before are the same objects as last call, so every cache keyed by them
   (costs, the compacted view) hits too. A message changed in place (the same object,
-  edited) is not seen: replace it, as LangGraph's reducers and pydantic-ai do.
+  edited) is not seen: replace it, as LangGraph's reducers and pydantic-ai do. It checks
+  that the conversation is well formed the same way, from where the last check stopped
+  (the new messages), and :meth:`Converted.sendable` repairs one that is not, so an
+  adapter never sends a malformed conversation, compacted or not.
+- :func:`read_at` is the readers' boundary: whatever reading a framework message raises
+  becomes a ``ConfigurationError`` naming its path.
 - :class:`Session` is one conversation: its reader and its
   :class:`~neuron_context._compaction.view.ContextView` (the compacted view, extended
   with the new messages and compacted again only when it crosses the trigger).
@@ -30,8 +35,11 @@ from typing import Generic, TypeVar
 from .._blocking import run_blocking
 from .._compaction.request import RequestCounter
 from .._compaction.view import ContextView
-from .._errors import ConfigurationError, show
+from .._errors import ConfigurationError, InvalidConversationError, show
+from .._extras import install_hint
+from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
+from .._messages.wellformed import repair, valid_from, validate
 from .._prefix import starts_with
 from .._strategies.strategy import ContextStrategy, counter_of
 
@@ -43,6 +51,7 @@ __all__ = [
     "ToolDefinitions",
     "check_strategy",
     "missing_extra",
+    "read_at",
     "run_sync",
     "session_factory",
 ]
@@ -61,10 +70,7 @@ _EXTRAS = {
 def missing_extra(adapter: str) -> ConfigurationError:
     """The error the ``adapter`` module raises (``from`` the ``ImportError``) when its
     framework is not installed: it names the extra to install."""
-    msg = (
-        f"{adapter} needs its framework, which is not installed: "
-        f'pip install "neuron-context[{_EXTRAS[adapter]}]"'
-    )
+    msg = f"{adapter} needs its framework, which is not installed: {install_hint(_EXTRAS[adapter])}"
     return ConfigurationError(msg)
 
 
@@ -74,6 +80,28 @@ def check_strategy(owner: str, strategy: object) -> ContextStrategy:
         msg = f"{owner}.strategy must be a ContextStrategy, got {show(strategy)}"
         raise ConfigurationError(msg)
     return strategy
+
+
+def read_at(path: str, read: Callable[[], T]) -> T:
+    """``read()``, the conversion of the framework message at ``path``; an error it raises
+    names ``path`` (a :class:`ConfigurationError` of our values, ``ToolUse.id must not be
+    empty``, gets it in front; one that names it already is raised as it is), and so does
+    any other exception the framework's own code raises while we read its message (a
+    serializer that cannot serialize, a translator that fails): the reader's one boundary.
+    """
+    try:
+        return read()
+    except ConfigurationError as exc:
+        if str(exc).startswith(path):
+            raise
+        msg = f"{path}: {exc}"
+        raise ConfigurationError(msg) from exc
+    except (RecursionError, MemoryError):
+        msg = f"{path} is nested too deeply to read"
+        raise ConfigurationError(msg) from None
+    except Exception as exc:
+        msg = f"{path} cannot be read: {type(exc).__name__}: {show(str(exc), 200)}"
+        raise ConfigurationError(msg) from exc
 
 
 def run_sync(function: Callable[[], Awaitable[T]]) -> T:
@@ -92,7 +120,7 @@ class Converted(Generic[K, S]):
     """One call's framework messages and what they read as, with the lookups a rebuild
     needs in O(1): where one of our messages stands, which messages answer a tool call."""
 
-    __slots__ = ("_index", "_results", "items", "messages", "sources")
+    __slots__ = ("_index", "_results", "items", "messages", "sources", "well_formed")
 
     def __init__(
         self,
@@ -101,6 +129,8 @@ class Converted(Generic[K, S]):
         sources: list[S],
         index: dict[int, int],
         results: dict[str, list[int]],
+        *,
+        well_formed: bool = True,
     ) -> None:
         self.items = items
         """The framework's messages of this call (the very objects it gave)."""
@@ -108,8 +138,26 @@ class Converted(Generic[K, S]):
         """Ours, read from them (the reader's own list: do not change it)."""
         self.sources = sources
         """Where each of ours came from."""
+        self.well_formed = well_formed
+        """Whether :attr:`messages` is a well-formed conversation."""
         self._index = index
         self._results = results
+
+    def sendable(self, label: str) -> list[Message]:
+        """What may be sent: :attr:`messages`, or their :func:`~neuron_context.repair`
+        when they are not well formed (an orphan result, a call the conversation moved
+        on from, a second answer), logged naming ``label``. A framework's history can
+        be malformed (a bad trim, a crashed tool node); a provider rejects it, so an
+        adapter never passes it on as it is, whether or not its strategy fires."""
+        if self.well_formed:
+            return self.messages
+        try:
+            validate(self.messages)
+        except InvalidConversationError as exc:
+            logger.warning(
+                "%s: the conversation is not well formed (%s); sending it repaired", label, exc
+            )
+        return repair(self.messages)
 
     def __repr__(self) -> str:
         return f"Converted({history_repr(self.messages)})"
@@ -152,6 +200,7 @@ class Reader(Generic[K, S]):
         "_span",
         "_stamp",
         "_stamps",
+        "_valid",
     )
 
     def __init__(
@@ -172,6 +221,7 @@ class Reader(Generic[K, S]):
         self._sources: list[S] = []
         self._index: dict[int, int] = {}
         self._results: dict[str, list[int]] = {}
+        self._valid = 0  # our first _valid messages form a well-formed conversation
 
     def follows(self, items: Sequence[K]) -> bool:
         """Whether ``items`` starts with the messages read last time."""
@@ -201,7 +251,13 @@ class Reader(Generic[K, S]):
             stamp = self._stamp
             if stamp is not None:
                 self._stamps = [stamp(item) for item in self._items[-self.TAIL :]]
-        return Converted(items, self._messages, self._sources, self._index, self._results)
+        messages = self._messages
+        if self._valid < len(messages) and valid_from(messages, self._valid):
+            self._valid = len(messages)  # checked from where the last check stopped
+        well_formed = self._valid == len(messages)
+        return Converted(
+            items, messages, self._sources, self._index, self._results, well_formed=well_formed
+        )
 
     def _first_changed(self, items: Sequence[K]) -> int:
         """The first of the last :data:`TAIL` items read before whose stamp changed (the
@@ -227,6 +283,7 @@ class Reader(Generic[K, S]):
     def _extend(self, keep: int, messages: list[Message], sources: list[S]) -> None:
         """Keep the first ``keep`` messages and append ``messages``."""
         own = self._messages
+        self._valid = min(self._valid, keep)
         for position in range(len(own) - 1, keep - 1, -1):
             self._forget(own[position], position)
         del own[keep:]

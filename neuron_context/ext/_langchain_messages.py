@@ -19,21 +19,28 @@ ours                   LangChain
 ``Image``              an ``image`` block (``base64`` + ``mime_type``, or ``url``;
                        ``width``/``height`` in ``extras``)
 ``Document``           a ``file`` block (data or URL) or a ``text-plain`` block
-                       (text only); other fields in ``extras``
+                       (text only); other fields in ``extras``; an ``audio`` or
+                       ``video`` block for an audio or video media type
 ``Thinking``           a ``reasoning`` block, ``extras.signature``
 ``RedactedThinking``   ``non_standard`` ``{"type": "redacted_thinking", "data": ...}``
 =====================  ===========================================================
 
 So ``from_langchain(to_langchain(m)) == m`` for every conversation, except that a tool
 message with several results comes back as one message per result (LangChain has one
-result per ``ToolMessage``). LangChain content we cannot express is left out of our copy:
-audio and video, file references by ``file_id``, server-side tool calls and results,
-citations, and provider blocks LangChain itself does not translate. (The middleware
-still sends such a message as it was whenever the strategy keeps it.)
+result per ``ToolMessage``). Audio and video blocks are read as a ``Document`` with
+their media type (so they are counted, and kept when a message is edited); OpenAI's
+``image_url`` part holding a plain string (which LangChain leaves untranslated) is an
+``Image``; a reasoning block's ``summary`` is its text when it has no ``reasoning``.
+LangChain content we cannot express is left out of our copy: file references by
+``file_id``, server-side tool calls and results, citations, and provider blocks LangChain
+itself does not translate. (The middleware still sends such a message as it was whenever
+the strategy keeps it.) A message we cannot read is a ``ConfigurationError`` naming its
+path.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
@@ -62,7 +69,8 @@ from .._messages.content import (
 from .._messages.message import Message, Role
 from .._validators import require_sequence_of
 from ..formats import RAW_ARGUMENTS
-from ..formats._common import render_compaction, text_or_compaction
+from ..formats._common import parse_data_url, render_compaction, text_or_compaction
+from ._core import read_at
 
 __all__ = ["from_langchain", "read_message", "stamp", "to_langchain", "tool_message"]
 
@@ -110,8 +118,18 @@ def stamp(message: BaseMessage) -> tuple[object, ...]:
 
 
 def read_message(message: BaseMessage, index: int) -> Message:
-    """Our message for the LangChain message at ``messages[index]``."""
+    """Our message for the LangChain message at ``messages[index]``.
+
+    Raises:
+        ConfigurationError: the message holds what we cannot read (``extras`` that are
+            not an object, a width that is not a number), or LangChain's own reading of
+            its content fails, naming its path (``messages[3]``).
+    """
     path = f"messages[{index}]"
+    return read_at(path, functools.partial(_read_message, message, path))
+
+
+def _read_message(message: BaseMessage, path: str) -> Message:
     if isinstance(message, ToolMessage):
         return Message(role=Role.TOOL, content=(_read_tool_result(message, path),))
     if isinstance(message, AIMessage):
@@ -124,10 +142,29 @@ def read_message(message: BaseMessage, index: int) -> Message:
     raise ConfigurationError(msg)
 
 
+def _mapping(value: object, name: str) -> Mapping[str, Any]:
+    """An optional mapping of a block (its ``extras``, ``value``): ``None`` is empty."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        msg = f"a content block's {name} must be an object, got {type(value).__name__}"
+        raise ConfigurationError(msg)
+    return value
+
+
+def _blocks(message: BaseMessage) -> list[Mapping[str, Any]]:
+    """The standard blocks of ``message``, each an object."""
+    blocks = _standard_blocks(message)
+    for number, block in enumerate(blocks):
+        if not isinstance(block, Mapping):
+            msg = f"content block {number} must be an object, got {type(block).__name__}"
+            raise ConfigurationError(msg)
+    return cast("list[Mapping[str, Any]]", list(blocks))
+
+
 def _read_blocks(message: BaseMessage, *, summaries: bool) -> tuple[ContentBlock, ...]:
     blocks: list[ContentBlock] = []
-    for block in _standard_blocks(message):
-        raw = cast("Mapping[str, Any]", block)
+    for raw in _blocks(message):
         if raw.get("type") == "text":
             text = str(raw.get("text", ""))
             blocks.append(text_or_compaction(text) if summaries else Text(text=text))
@@ -138,7 +175,25 @@ def _read_blocks(message: BaseMessage, *, summaries: bool) -> tuple[ContentBlock
 
 def _read_media(raw: Mapping[str, Any]) -> Image | Document | None:
     kind = raw.get("type")
-    extras: Mapping[str, Any] = raw.get("extras") or {}
+    extras = _mapping(raw.get("extras"), "extras")
+    if kind == "non_standard":
+        # OpenAI's image_url part with a plain string, which LangChain leaves untranslated.
+        value = _mapping(raw.get("value"), "value")
+        url = value.get("image_url")
+        if value.get("type") == "image_url" and isinstance(url, str):
+            parsed = parse_data_url(url)
+            if parsed is None:
+                return Image(url=url)
+            return Image(media_type=parsed[0], data=parsed[1])
+        return None
+    if kind in ("audio", "video") and ("base64" in raw or "url" in raw):
+        # No block of ours is audio or video: a Document with its media type, counted
+        # as a document, written back as the same kind of block.
+        return Document(
+            media_type=raw.get("mime_type") or f"{kind}/*",
+            data=raw.get("base64"),
+            url=None if "base64" in raw else raw.get("url"),
+        )
     if kind == "image" and ("base64" in raw or "url" in raw):
         return Image(
             media_type=raw.get("mime_type"),
@@ -170,17 +225,15 @@ def _read_media(raw: Mapping[str, Any]) -> Image | Document | None:
 def _read_ai(message: AIMessage, path: str) -> Message:
     blocks: list[ContentBlock] = []
     seen: set[str] = set()
-    for block in _standard_blocks(message):
-        raw = cast("Mapping[str, Any]", block)
+    for raw in _blocks(message):
         kind = raw.get("type")
         if kind == "text":
             blocks.append(Text(text=str(raw.get("text", ""))))
         elif kind == "reasoning":
-            extras: Mapping[str, Any] = raw.get("extras") or {}
-            signature = extras.get("signature") or ""
-            blocks.append(Thinking(thinking=str(raw.get("reasoning", "")), signature=signature))
+            signature = _mapping(raw.get("extras"), "extras").get("signature") or ""
+            blocks.append(Thinking(thinking=_reasoning(raw), signature=signature))
         elif kind == "non_standard":
-            value: Mapping[str, Any] = raw.get("value") or {}
+            value = _mapping(raw.get("value"), "value")
             if value.get("type") == "redacted_thinking":
                 blocks.append(RedactedThinking(data=str(value.get("data", ""))))
             elif value.get("type") == "thinking":
@@ -206,6 +259,19 @@ def _read_ai(message: AIMessage, path: str) -> Message:
     return Message(role=Role.ASSISTANT, content=tuple(blocks))
 
 
+def _reasoning(raw: Mapping[str, Any]) -> str:
+    """A reasoning block's text: ``reasoning``, else its ``summary`` (a string, or a
+    list of parts with a ``text``, as providers write it)."""
+    if "reasoning" in raw:
+        return str(raw.get("reasoning") or "")
+    summary = raw.get("summary")
+    if isinstance(summary, str):
+        return summary
+    if isinstance(summary, list):
+        return "\n".join(str(_mapping(part, "summary part").get("text") or "") for part in summary)
+    return ""
+
+
 def _read_call(raw: Mapping[str, Any], path: str) -> ToolUse:
     call_id = raw.get("id")
     if not call_id:
@@ -216,8 +282,7 @@ def _read_call(raw: Mapping[str, Any], path: str) -> ToolUse:
 
 def _read_tool_result(message: ToolMessage, path: str) -> ToolResult:
     items: list[Text | Image] = []
-    for block in _standard_blocks(message):
-        raw = cast("Mapping[str, Any]", block)
+    for raw in _blocks(message):
         if raw.get("type") == "text":
             items.append(Text(text=str(raw.get("text", ""))))
         elif isinstance(media := _read_media(raw), Image):
@@ -326,8 +391,18 @@ def _image_block(image: Image) -> _Block:
 
 
 def _document_block(document: Document) -> _Block:
+    kind = document.media_type.split("/", 1)[0]
+    if kind in ("audio", "video") and (document.data is not None or document.url is not None):
+        out: _Block = {"type": kind}
+        if document.data is not None:
+            out["base64"] = document.data
+        else:
+            out["url"] = document.url
+        if not document.media_type.endswith("/*"):
+            out["mime_type"] = document.media_type
+        return out
     if document.data is None and document.url is None:
-        out: _Block = {"type": "text-plain", "text": document.text, "mime_type": "text/plain"}
+        out = {"type": "text-plain", "text": document.text, "mime_type": "text/plain"}
         media_type = None if document.media_type == "text/plain" else document.media_type
         return _with_extras(out, {"media_type": media_type, "pages": document.pages})
     out = {"type": "file", "mime_type": document.media_type}

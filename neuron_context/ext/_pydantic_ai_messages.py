@@ -18,6 +18,8 @@ pydantic-ai                               ours
 ``RetryPromptPart`` (legacy)              a tool result with ``is_error``, or user text
 ``RetryFeedbackPart``                     user text
 ``TextPart`` / ``ToolCallPart``           ``Text`` / ``ToolUse``
+``FilePart`` (a file the model made)      ``Image`` / ``Document`` in the assistant
+                                          message (its bytes, base64)
 ``ThinkingPart``                          ``Thinking`` (``RedactedThinking`` for the
                                           ``id="redacted_thinking"`` form pydantic-ai
                                           gives Anthropic's redacted blocks)
@@ -31,13 +33,15 @@ a document's ``pages`` and (beside its data or URL) ``text``; base64 data must b
 marked in its ``metadata``. Parts we cannot express (audio, video, uploaded files, native
 tool calls, provider compaction, instruction and capability deltas) are left out of our
 copy; the history processor still returns such a message as it was whenever the strategy
-keeps it.
+keeps it. A part we cannot read (a tool return whose content pydantic cannot serialize,
+content nested too deeply) is a ``ConfigurationError`` naming its path.
 """
 
 from __future__ import annotations
 
 import binascii
 import dataclasses
+import functools
 import json
 from base64 import b64decode, b64encode
 from collections.abc import Iterable, Sequence
@@ -48,6 +52,7 @@ from pydantic_ai.messages import (
     BinaryContent,
     CompactionPart,
     DocumentUrl,
+    FilePart,
     ImageUrl,
     ModelMessage,
     ModelRequest,
@@ -82,6 +87,8 @@ from .._messages.content import (
 from .._messages.message import Message, Role
 from .._validators import require_sequence_of
 from ..formats import RAW_ARGUMENTS
+from ..formats._common import check_depth
+from ._core import read_at
 
 __all__ = [
     "DOCUMENT_METADATA",
@@ -124,12 +131,21 @@ def read(messages: Iterable[ModelMessage], offset: int = 0) -> tuple[list[Messag
 
 
 def read_message(message: ModelMessage, index: int) -> list[tuple[Message, int]]:
-    """Our messages for one pydantic-ai message, each with its part index (``-1``: all)."""
+    """Our messages for one pydantic-ai message, each with its part index (``-1``: all).
+
+    Raises:
+        ConfigurationError: a part holds what we cannot read (a tool return whose content
+            pydantic cannot serialize, content nested too deeply), naming its path
+            (``messages[3].parts[1]``).
+    """
+    path = f"messages[{index}]"
     if isinstance(message, ModelResponse):
-        return [(Message(role=Role.ASSISTANT, content=_response_blocks(message.parts)), -1)]
+        blocks = read_at(path, functools.partial(_response_blocks, message.parts))
+        return [(Message(role=Role.ASSISTANT, content=blocks), -1)]
     out: list[tuple[Message, int]] = []
     for part_index, part in enumerate(message.parts):
-        read_part = _request_message(part)
+        where = f"{path}.parts[{part_index}]"
+        read_part = read_at(where, functools.partial(_request_message, part))
         if read_part is not None:
             out.append((read_part, part_index))
     return out
@@ -182,7 +198,11 @@ def _request_message(part: ModelRequestPart) -> Message | None:
 
 
 def _text(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if isinstance(value, str):
+        return value
+    # Free-form data: the JSON limits hold here too (no RecursionError from json.dumps).
+    check_depth(value, "content")
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _user_blocks(items: Sequence[UserContent]) -> list[ContentBlock]:
@@ -251,7 +271,11 @@ def _tool_text(part: ToolReturnPart, value: object) -> str:
 def _response_blocks(parts: Sequence[ModelResponsePart]) -> tuple[ContentBlock, ...]:
     blocks: list[ContentBlock] = []
     for part in parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, FilePart):
+            media = _media(part.content)
+            if media is not None:
+                blocks.append(media)
+        elif isinstance(part, TextPart):
             blocks.append(Text(text=part.content))
         elif isinstance(part, ThinkingPart):
             if part.id == _REDACTED:
@@ -387,6 +411,11 @@ def response_parts(message: Message) -> list[ModelResponsePart]:
                     content="", id=_REDACTED, signature=block.data, provider_name="anthropic"
                 )
             )
+        elif isinstance(block, Image | Document) and block.data is not None:
+            # A file the model made (pydantic-ai's FilePart): its bytes and media type.
+            media_type = block.media_type or "image/png"
+            content = BinaryContent(data=_decode(block.data, "content"), media_type=media_type)
+            parts.append(FilePart(content=content))
         elif isinstance(block, ToolUse):
             raw = block.input.get(RAW_ARGUMENTS)
             args: str | dict[str, Any] = (

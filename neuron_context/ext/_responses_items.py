@@ -38,7 +38,8 @@ filter keeps or drops them with it, unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._errors import ConfigurationError
@@ -56,7 +57,17 @@ from .._messages.content import (
 from .._messages.message import Message, Role
 from .._validators import require_sequence_of
 from ..formats import arguments_from_openai, arguments_to_openai
-from ..formats._common import parse_data_url, render_compaction, text_or_compaction
+from ..formats._common import (
+    fail,
+    get_list,
+    get_mapping,
+    get_str,
+    get_text,
+    parse_data_url,
+    render_compaction,
+    text_or_compaction,
+)
+from ._core import read_at
 
 __all__ = [
     "Item",
@@ -98,7 +109,13 @@ def read(
 ) -> tuple[list[Message], list[list[int]]]:
     """Our messages and, for each, the indices of the items it was read from (items we
     cannot express are attached to the message read before them, else the first one);
-    indices count from ``offset``, where ``items`` starts in a longer list."""
+    indices count from ``offset``, where ``items`` starts in a longer list.
+
+    Raises:
+        ConfigurationError: an item we read holds a value of the wrong kind (``output:
+            42``, ``content: 5``, ``arguments`` that are not a string), naming its path
+            (``items[3].output``).
+    """
     messages: list[Message] = []
     sources: list[list[int]] = []
     leading: list[int] = []
@@ -116,16 +133,17 @@ def read(
     checked = require_sequence_of(items, "items", Mapping, "Responses input items (dicts)")
     for index, raw in enumerate(checked, offset):
         item = raw if isinstance(raw, Mapping) else {}
+        path = f"items[{index}]"
         kind = _kind(item)
         if _is_assistant_side(item):
             item_stage = {"reasoning": 0, "message": 1, "function_call": 2}[kind]
             if group_items and (stage > item_stage or (stage == item_stage == 1)):
                 close()
             stage = max(stage, item_stage)
-            group.extend(_assistant_blocks(item, kind))
+            group.extend(read_at(path, functools.partial(_assistant_blocks, item, kind, path)))
             group_items.append(index)
             continue
-        message = _other_message(item, kind)
+        message = read_at(path, functools.partial(_other_message, item, kind, path))
         if message is None:
             (group_items if group_items else sources[-1] if sources else leading).append(index)
             continue
@@ -138,11 +156,30 @@ def read(
     return messages, sources
 
 
-def _assistant_blocks(item: Mapping[str, Any], kind: str) -> list[ContentBlock]:
+def _parts(value: object, path: str) -> Sequence[object]:
+    """A content list (``None`` or missing: empty)."""
+    return () if value is None else get_list(value, path)
+
+
+def _summary_texts(item: Mapping[str, Any], key: str, path: str) -> list[str]:
+    """The texts of a reasoning item's ``summary`` or ``content``: a list of parts with a
+    ``text``, or one string (as some providers write a summary)."""
+    value = item.get(key)
+    if isinstance(value, str):
+        return [value]
+    texts: list[str] = []
+    for number, part in enumerate(_parts(value, f"{path}.{key}")):
+        where = f"{path}.{key}[{number}]"
+        text = get_text(get_mapping(part, where), "text", where)
+        texts.append(text or "")
+    return texts
+
+
+def _assistant_blocks(item: Mapping[str, Any], kind: str, path: str) -> list[ContentBlock]:
     if kind == "reasoning":
-        summary = [str(p.get("text", "")) for p in item.get("summary") or () if _is_map(p)]
-        parts = [str(p.get("text", "")) for p in item.get("content") or () if _is_map(p)]
-        encrypted = item.get("encrypted_content") or ""
+        summary = _summary_texts(item, "summary", path)
+        parts = _summary_texts(item, "content", path)
+        encrypted = get_text(item, "encrypted_content", path) or ""
         if not summary and not parts and encrypted:
             return [RedactedThinking(data=encrypted)]
         return [Thinking(thinking="\n".join(summary or parts), signature=encrypted)]
@@ -150,81 +187,96 @@ def _assistant_blocks(item: Mapping[str, Any], kind: str) -> list[ContentBlock]:
         content = item.get("content")
         if isinstance(content, str):
             return [Text(text=content)]
-        return [Text(text=_part_text(p)) for p in content or () if _text_part(p)]
-    arguments = item.get("arguments") or ""
+        where = f"{path}.content"
+        return [
+            Text(text=_part_text(part, f"{where}[{number}]"))
+            for number, part in enumerate(_parts(content, where))
+            if _text_part(get_mapping(part, f"{where}[{number}]"))
+        ]
+    arguments = item.get("arguments")
+    if arguments is not None and not isinstance(arguments, str):
+        kind_name = type(arguments).__name__
+        raise fail(
+            path, f"must be a string (the arguments' JSON text), got {kind_name}", at="arguments"
+        )
     return [
         ToolUse(
-            id=item.get("call_id") or "",
-            name=item.get("name") or "",
-            input=arguments_from_openai(arguments),
+            id=get_str(item, "call_id", path),
+            name=get_text(item, "name", path) or "",
+            input=arguments_from_openai(arguments or "", f"{path}.arguments"),
         )
     ]
 
 
-def _is_map(value: object) -> bool:
-    return isinstance(value, Mapping)
+def _text_part(part: Mapping[str, Any]) -> bool:
+    return part.get("type") in ("input_text", "output_text", "refusal")
 
 
-def _text_part(part: object) -> bool:
-    return isinstance(part, Mapping) and part.get("type") in (
-        "input_text",
-        "output_text",
-        "refusal",
-    )
+def _part_text(part: object, path: str) -> str:
+    """The text of a text part (``refusal`` for a refusal), a string or an error."""
+    mapping = get_mapping(part, path)
+    key = "refusal" if mapping.get("type") == "refusal" else "text"
+    return get_text(mapping, key, path) or ""
 
 
-def _part_text(part: Mapping[str, Any]) -> str:
-    return str(part.get("refusal", "") if part.get("type") == "refusal" else part.get("text", ""))
-
-
-def _other_message(item: Mapping[str, Any], kind: str) -> Message | None:
+def _other_message(item: Mapping[str, Any], kind: str, path: str) -> Message | None:
     if kind == "function_call_output":
         output = item.get("output")
         content: list[Text | Image] = (
-            [Text(text=output)] if isinstance(output, str) else _items(output or ())
+            [Text(text=output)]
+            if isinstance(output, str)
+            else _items(_parts(output, f"{path}.output"), f"{path}.output")
         )
-        result = ToolResult(tool_use_id=item.get("call_id") or "", content=content)
+        result = ToolResult(tool_use_id=get_str(item, "call_id", path), content=content)
         return Message(role=Role.TOOL, content=(result,))
     if kind != "message":
         return None
     role = item.get("role")
     body = item.get("content")
+    where = f"{path}.content"
     if role in ("system", "developer"):
         if isinstance(body, str):
             return Message.system(body)
-        return Message(role=Role.SYSTEM, content=tuple(_user_blocks(body or (), summaries=False)))
+        blocks = _user_blocks(_parts(body, where), where, summaries=False)
+        return Message(role=Role.SYSTEM, content=tuple(blocks))
     if role == "user":
         if isinstance(body, str):
             return Message(role=Role.USER, content=(text_or_compaction(body),))
-        return Message(role=Role.USER, content=tuple(_user_blocks(body or ())))
+        return Message(role=Role.USER, content=tuple(_user_blocks(_parts(body, where), where)))
     return None
 
 
-def _items(parts: Iterable[object]) -> list[Text | Image]:
-    return [b for b in _user_blocks(parts, summaries=False) if isinstance(b, Text | Image)]
+def _items(parts: Sequence[object], path: str) -> list[Text | Image]:
+    blocks = _user_blocks(parts, path, summaries=False)
+    return [b for b in blocks if isinstance(b, Text | Image)]
 
 
-def _user_blocks(parts: Iterable[object], *, summaries: bool = True) -> list[ContentBlock]:
+def _user_blocks(
+    parts: Sequence[object], path: str, *, summaries: bool = True
+) -> list[ContentBlock]:
     blocks: list[ContentBlock] = []
-    for part in parts:
-        if not isinstance(part, Mapping):
-            continue
+    for number, raw in enumerate(parts):
+        where = f"{path}[{number}]"
+        part = get_mapping(raw, where)
         kind = part.get("type")
         if _text_part(part):
-            text = _part_text(part)
+            text = _part_text(part, where)
             blocks.append(text_or_compaction(text) if summaries else Text(text=text))
-        elif kind == "input_image" and isinstance(url := part.get("image_url"), str):
+        elif kind == "input_image":
+            url = get_text(part, "image_url", where)
+            if url is None:
+                continue  # an uploaded file's id: nothing of it to read
             parsed = parse_data_url(url)
             if parsed is None:
                 blocks.append(Image(url=url))
             else:
                 blocks.append(Image(media_type=parsed[0], data=parsed[1]))
         elif kind == "input_file":
-            if isinstance(data := part.get("file_data"), str):
+            if (data := get_text(part, "file_data", where)) is not None:
                 parsed = parse_data_url(data)
                 media_type, payload = parsed if parsed else (None, data)
                 blocks.append(Document(media_type=media_type or "application/pdf", data=payload))
-            elif isinstance(url := part.get("file_url"), str):
+            elif (url := get_text(part, "file_url", where)) is not None:
                 blocks.append(Document(media_type="application/pdf", url=url))
     return blocks
 

@@ -1,7 +1,8 @@
 """LangChain v1: a middleware for ``create_agent`` and conversion of ``langchain_core`` messages.
 
-Install with ``pip install "neuron-context[langchain]"``. :class:`ContextMiddleware` runs
-any :class:`~neuron_context.ContextStrategy` on what each model call receives::
+Install the ``langchain`` extra (``python -m pip install ".[langchain]"`` from a clone).
+:class:`ContextMiddleware` runs any :class:`~neuron_context.ContextStrategy` on what each
+model call receives::
 
     agent = create_agent(model, tools, middleware=[ContextMiddleware(strategy)])
 
@@ -109,13 +110,16 @@ async def acompact_messages(
     """
     originals = list(messages)
     converted = _reader()(originals)
+    start = converted.sendable("compact_messages")
     result = await compact_step(
         strategy,
-        converted.messages,
+        start,
         counter=RequestCounter(counter_of(strategy)),
         label="compact_messages",
     )
-    return _rebuild(result.messages, converted) if result.compacted else originals
+    if not result.compacted and start is converted.messages:
+        return originals
+    return _rebuild(result.messages, converted)
 
 
 def compact_messages(
@@ -174,11 +178,13 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         session = self._sessions.take(items)
         try:
             converted = session.reader(items)
-            decided = session.view.prepare(converted.messages, system_prompt=system, tools=tools)
+            start = converted.sendable("ContextMiddleware")
+            decided = session.view.prepare(start, system_prompt=system, tools=tools)
         except BaseException:
             self._sessions.put(session)
             raise
-        return _Call(request, session, converted, decided, system, tools)
+        repaired = start is not converted.messages
+        return _Call(request, session, converted, decided, system, tools, repaired)
 
     async def _compact(self, call: _Call) -> StepResult:
         return await call.session.view.compact(
@@ -193,7 +199,7 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         request = call.request
         assert request is not None
         try:
-            if not call.session.view.compacted:
+            if not call.session.view.compacted and not call.repaired:
                 return request
             rebuilt = _rebuild(result.messages, call.converted)
         finally:
@@ -251,7 +257,7 @@ class _PersistingContextMiddleware(ContextMiddleware):
             self._sessions.put(session)
             return None
         # Not returned to the pool: once the state is compacted, its messages are new.
-        return _Call(None, session, converted, decided, system, tools)
+        return _Call(None, session, converted, decided, system, tools, repaired=False)
 
     async def _compact_state(self, call: _Call) -> dict[str, Any] | None:
         result = await compact_step(
@@ -299,6 +305,8 @@ class _Call:
     decided: StepResult
     system: str | None
     tools: tuple[ToolDefinition, ...]
+    repaired: bool
+    """Whether the messages were not well formed (what is sent is their repair)."""
 
 
 # -- what a request holds besides its messages --------------------------------------------

@@ -1,8 +1,8 @@
 """The OpenAI Agents SDK: a ``call_model_input_filter``, a compacting session, item conversion.
 
-Install with ``pip install "neuron-context[openai-agents]"``. :class:`CallModelInputFilter`
-runs any :class:`~neuron_context.ContextStrategy` on the Responses-API input items of each
-model call::
+Install the ``openai-agents`` extra (``python -m pip install ".[openai-agents]"`` from a
+clone). :class:`CallModelInputFilter` runs any :class:`~neuron_context.ContextStrategy` on
+the Responses-API input items of each model call::
 
     result = await Runner.run(agent, question, run_config=RunConfig(
         call_model_input_filter=CallModelInputFilter(strategy)))
@@ -36,10 +36,8 @@ from typing import Any, cast
 
 from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step
-from .._errors import InvalidConversationError, NeuronContextError, show
-from .._log import logger
+from .._errors import NeuronContextError, show
 from .._messages.message import Message, ToolDefinition
-from .._messages.wellformed import repair, validate
 from .._strategies.strategy import ContextStrategy, counter_of
 from ._core import (
     Converted,
@@ -76,15 +74,6 @@ __all__ = [
 
 def _reader() -> Reader[Item, list[int]]:
     return Reader(read, span=lambda sources: (sources[0], sources[-1]), regroup=True)
-
-
-def _well_formed(messages: list[Message]) -> list[Message]:
-    try:
-        validate(messages)
-    except InvalidConversationError as exc:
-        logger.info("CompactingSession: the stored history is not well formed (%s); repaired", exc)
-        return repair(messages)
-    return messages
 
 
 def _definition(tool: object) -> ToolDefinition | None:
@@ -132,13 +121,14 @@ class CallModelInputFilter:
         session = self._sessions.take(items)
         try:
             converted = session.reader(items)
+            start = converted.sendable("CallModelInputFilter")
             result = await session.view.update(
-                converted.messages,
+                start,
                 system_prompt=instructions,
                 tools=tools,
                 label="CallModelInputFilter",
             )
-            if not session.view.compacted:
+            if not session.view.compacted and start is converted.messages:
                 return model_data
             rebuilt = _rebuild(result.messages, converted)
         finally:
@@ -173,7 +163,7 @@ class CompactingSession:
         """
         items: list[Any] = await self.session.get_items(limit)
         converted = _reader()(items)
-        start = _well_formed(converted.messages)
+        start = converted.sendable("CompactingSession")
         result = await compact_step(
             self.strategy,
             start,

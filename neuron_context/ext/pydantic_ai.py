@@ -1,7 +1,8 @@
 """pydantic-ai: a history processor and conversion of ``ModelMessage`` s.
 
-Install with ``pip install "neuron-context[pydantic-ai]"``. :class:`HistoryProcessor` runs
-any :class:`~neuron_context.ContextStrategy` on the history before each model request::
+Install the ``pydantic-ai`` extra (``python -m pip install ".[pydantic-ai]"`` from a
+clone). :class:`HistoryProcessor` runs any :class:`~neuron_context.ContextStrategy` on the
+history before each model request::
 
     agent = Agent(model, capabilities=[ProcessHistory(HistoryProcessor(strategy))])
 
@@ -102,17 +103,19 @@ class HistoryProcessor:
         """The history to send: ``messages`` itself, or its compaction."""
         session = self._sessions.take(messages)
         converted = session.reader(messages)
+        start = converted.sendable("HistoryProcessor")
         result = await compact_step(
             self.strategy,
-            converted.messages,
+            start,
             counter=session.view.counter,
             system_prompt=_instructions(messages),
             label="HistoryProcessor",
         )
-        if not result.compacted:
+        if not result.compacted and start is converted.messages:
             self._sessions.put(session)
             return messages
-        # Not returned to the pool: pydantic-ai continues from the compacted history.
+        # Not returned to the pool: pydantic-ai continues from the compacted (or
+        # repaired) history.
         return _rebuild(result.messages, converted)
 
 
