@@ -82,10 +82,38 @@ class TestDemo:
         runs = data["runs"]
         assert isinstance(runs, list)
         by_label = {r["label"]: r["totals"] for r in runs}
-        assert list(by_label) == ["default", "window:12", "langchain trim_messages"]
+        assert list(by_label) == [
+            "default",
+            "window:12",
+            "langchain trim_messages",
+            "langchain SummarizationMiddleware",
+            "langchain ContextEditingMiddleware",
+        ]
         default = by_label["default"]
         assert (default["over_budget"], default["not_on_user"]) == (0, 0)
         assert default["task_kept"] == default["last_kept"] == default["calls"] == 16
         assert by_label["window:12"]["over_budget"] > 0
         assert by_label["langchain trim_messages"]["task_kept"] < 16
+        for middleware in ("SummarizationMiddleware", "ContextEditingMiddleware"):
+            assert by_label[f"langchain {middleware}"]["over_budget"] > 0
         assert data["recommended"] == "default"
+        assert data["not_compared"] == []
+
+
+class TestSampleOutput:
+    """The README's sample output is what the command prints (it cannot drift)."""
+
+    def test_readme_block_is_the_demo_output(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """simulate --demo, 150 columns wide, prints the README's text block exactly."""
+        pytest.importorskip("langchain.agents.middleware")  # the LangChain rows
+        from neuron_context.__main__ import main
+
+        block = re.search(r"```text\n(.*?)```", README, re.DOTALL)
+        assert block is not None
+        monkeypatch.setenv("COLUMNS", "150")
+        monkeypatch.setenv("NO_COLOR", "1")
+        capsys.readouterr()
+        assert main(["simulate", "--demo"]) == 0
+        assert capsys.readouterr().out == block.group(1)
