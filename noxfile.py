@@ -18,7 +18,7 @@ nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 ROOT = Path(__file__).parent
-ALL_EXTRAS = ".[dev,openai,anthropic,otel,bench,cli,langchain,pydantic-ai,openai-agents]"
+ALL_EXTRAS = ".[dev,openai,anthropic,otel,bench,cli,langchain,pydantic-ai,openai-agents,redis]"
 
 DOCS_PAGE = "tests/test_docs_examples.py::TestDocsExamples::test_page_examples_run[{}]"
 KEY_BLOCK = (
@@ -57,6 +57,8 @@ EXTRA_CHECKS: dict[str, tuple[list[str], list[str]]] = {
         ["tests/test_ext_openai_agents.py", DOCS_PAGE.format("adapters/openai-agents.md")],
         [],
     ),
+    # The store contract against a real redis-server (.ci/run installs it).
+    "redis": (["tests/test_stores.py"], []),
     # The tracing tests read spans with the SDK's in-memory exporter: a test dependency.
     "otel": (
         ["tests/test_tracing.py", DOCS_PAGE.format("agent/tracing.md")],
