@@ -14,15 +14,33 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
 from .._log import logger
-from .serialized import Content
+from .._messages.content import Text, ToolResult, ToolUse
+from .._messages.message import Message, Role
+from .serialized import KEY_LENGTH, Content
 from .store import Store
 
-__all__ = ["OffloadFailure", "collect_failures", "offload", "reference"]
+if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
+    from .._counting.counter import BaseCounter
+
+__all__ = [
+    "OffloadFailure",
+    "collect_failures",
+    "describe_call",
+    "is_reference",
+    "largest_reference",
+    "messages_reference",
+    "offload",
+    "referenced",
+    "references_in",
+    "result_content",
+]
 
 
 @attrs.frozen
@@ -75,6 +93,101 @@ def offload(store: Store | None, content: Content, strategy: str) -> str | None:
         return None
 
 
-def reference(what: str, tokens: int, key: str) -> str:
-    """The marker a removal leaves: ``[what, 2,314 tokens — recall: <key>]``."""
-    return f"[{what}, {tokens:,} tokens — recall: {key}]"
+def referenced(placeholder: str, tokens: int, key: str, what: str | None = None) -> str:
+    """``placeholder`` with what it stands for and the key, e.g. ``[tool result cleared]``
+    becomes ``[tool result cleared: read_file src/app.py, 2,314 tokens — recall: <key>]``
+    (``what``: ``read_file src/app.py``; ``tokens``: what the removed content cost)."""
+    body = placeholder.strip()
+    if body.startswith("[") and body.endswith("]"):
+        body = body[1:-1]
+    detail = f": {what}" if what else ""
+    return f"[{body}{detail}, {tokens:,} tokens — recall: {key}]"
+
+
+_KEY = rf"recall: ([0-9a-f]{{{KEY_LENGTH}}})\b"
+_KEY_PATTERN = re.compile(_KEY)
+_REFERENCE = re.compile(rf"\[[^\n]*{_KEY}\]")
+
+
+def is_reference(result: ToolResult) -> bool:
+    """Whether ``result`` is a reference already (one text, ``[... recall: <key>]``):
+    offloading it again would store the reference, not the content."""
+    content = result.content
+    return (
+        len(content) == 1
+        and isinstance(content[0], Text)
+        and _REFERENCE.fullmatch(content[0].text) is not None
+    )
+
+
+def references_in(text: str) -> list[str]:
+    """The keys of the references in ``text`` (``recall: <key>``), in order."""
+    return _KEY_PATTERN.findall(text)
+
+
+_WHAT_CHARS = 60
+"""Characters of a call's argument kept in a reference."""
+
+
+_NAMING_ARGUMENTS = ("command", "path", "file_path", "file", "filename", "url", "query")
+"""Arguments that say what a call did, in the order a reference names them."""
+
+
+def _short(value: str) -> str:
+    text = " ".join(value.split())
+    return text if len(text) <= _WHAT_CHARS else text[: _WHAT_CHARS - 1] + "…"
+
+
+def describe_call(use: ToolUse | None) -> str | None:
+    """A call in a few words: its tool's name and what it acted on (its ``command``,
+    ``path``, ``url``... arguments, else its first string argument), each cut to 60
+    characters; ``None`` for no call."""
+    if use is None:
+        return None
+    named = [
+        _short(value)
+        for key in _NAMING_ARGUMENTS
+        if isinstance(value := use.input.get(key), str) and value.strip()
+    ][:2]
+    if not named:
+        named = [
+            _short(value)
+            for value in use.input.values()
+            if isinstance(value, str) and value.strip()
+        ][:1]
+    return " ".join([use.name, *named])
+
+
+def result_content(result: ToolResult, use: ToolUse | None, *, with_call: bool = False) -> Content:
+    """What is offloaded for a cleared ``result``: its text when it is one text block (and
+    not ``with_call``), else the exchange (the call, when known, and the result) as
+    messages."""
+    if not with_call and len(result.content) == 1 and isinstance(result.content[0], Text):
+        return result.content[0].text
+    messages = [] if use is None else [Message(role=Role.ASSISTANT, content=(use,))]
+    return [*messages, Message(role=Role.TOOL, content=(result,))]
+
+
+def messages_reference(
+    store: Store,
+    removed: Sequence[Message],
+    counter: BaseCounter,
+    strategy: str,
+    *,
+    label: str = "[original messages]",
+) -> str | None:
+    """Offload ``removed`` (messages a summary replaced, or that were cut or dropped) and
+    return the reference to them, ``[original messages: 37, 52,314 tokens — recall:
+    <key>]`` (``None`` when there is nothing to offload or the put failed)."""
+    if not removed:
+        return None
+    key = offload(store, list(removed), strategy)
+    if key is None:
+        return None
+    return referenced(label, counter.estimate_messages(removed), key, f"{len(removed):,}")
+
+
+def largest_reference(label: str = "[original messages]") -> str:
+    """A reference as long as a :func:`messages_reference` can be (a billion tokens, a
+    million messages): what a strategy prices to keep room for the real one."""
+    return referenced(label, 10**9, "f" * KEY_LENGTH, f"{10**6:,}")

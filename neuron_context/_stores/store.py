@@ -19,9 +19,10 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterator
 
+from .._validators import Validator, instance_of, optional
 from .serialized import Content, decode, encode, key_of_encoded
 
-__all__ = ["Store"]
+__all__ = ["Store", "optional_store"]
 
 
 class Store(abc.ABC):
@@ -72,3 +73,8 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def _keys(self) -> Iterator[str]:
         """The keys held."""
+
+
+def optional_store() -> Validator:
+    """The validator of a strategy's ``store=`` field: a :class:`Store` or ``None``."""
+    return optional(instance_of(Store, "a Store"))

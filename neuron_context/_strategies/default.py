@@ -54,6 +54,8 @@ from .._messages.conversation import first_is_user, next_safe_cut, turn_start
 from .._messages.message import Message, Role, ToolDefinition
 from .._messages.truncation import truncate_message, truncate_text
 from .._numbers import scale
+from .._stores.offload import largest_reference, messages_reference
+from .._stores.store import Store, optional_store
 from .._summary.extractive import ExtractiveSummarizer
 from .._summary.format import SUMMARY_HEADING
 from .._validators import bool_, instance_of, number, optional, positive_int
@@ -114,6 +116,10 @@ class DefaultStack(BudgetedStrategy):
     summary_options: SummaryOptions = attrs.field(factory=SummaryOptions, kw_only=True)
     """Extra keyword arguments for the :class:`SummarizationStrategy` that calls
     ``summarizer`` (``instructions``, ``model``, ``timeout``, ``retries``, ...)."""
+    store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
+    """Where every message the output does not keep as it is goes (summarized, cut or
+    dropped): the output then holds one reference to them after the summaries
+    (``[original messages: 37, 52,314 tokens — recall: <key>]``), priced in the budget."""
     _offline: ExtractiveSummarizer = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -165,10 +171,18 @@ class DefaultStack(BudgetedStrategy):
         before = table.total + self._headings(messages)  # what a provider receives
         if before <= target:
             return list(messages)
-        plan = Plan.of(messages, self.counter, limit, target, self.recent, table=table)
-        summaries = await self._summaries(plan, target)
-        parts = plan.assemble(summaries)
+        # With a store, room is kept for the reference: a placeholder as long as it can be,
+        # a part of its own that the last resort never cuts.
+        holder = _reference_message(largest_reference()) if self.store is not None else None
+        room = 0 if holder is None else self._part_cost(Part("reference", holder))
+        plan = Plan.of(messages, self.counter, limit, target - room, self.recent, table=table)
+        summaries = await self._summaries(plan, target - room)
+        parts = plan.assemble([*summaries, holder] if holder else summaries)
+        if holder is not None:
+            parts = [Part("reference", holder) if p.message is holder else p for p in parts]
         parts = self._fit(parts, messages, plan, limit)
+        if holder is not None:
+            parts = self._offload(parts, messages)
         output = [part.message for part in parts]
         after = self._cost(parts)
         if after > before:  # nothing could be saved (the input is all pinned)
@@ -181,6 +195,28 @@ class DefaultStack(BudgetedStrategy):
             {"summarized": len(plan.summarized), "kept": len(plan.tail), "target": target},
         )
         self._check(after, limit)
+        return output
+
+    # -- offloading (with a store) -------------------------------------------------------
+
+    def _offload(self, parts: list[Part], messages: Sequence[Message]) -> list[Part]:
+        """Offload every input message the output does not hold as it is, and put the
+        reference to them where the placeholder reference was (no reference when nothing
+        was removed or the put failed)."""
+        kept = {id(part.message) for part in parts}
+        removed = [message for message in messages if id(message) not in kept]
+        reference = (
+            messages_reference(self.store, removed, self.counter, "DefaultStack")
+            if self.store is not None
+            else None
+        )
+        output: list[Part] = []
+        for part in parts:
+            if part.kind == "reference":
+                if reference is not None:
+                    output.append(Part("reference", _reference_message(reference)))
+            else:
+                output.append(part)
         return output
 
     @property
@@ -374,6 +410,11 @@ class DefaultStack(BudgetedStrategy):
         logger.warning(msg, extra={"tokens_after": cost, "max_tokens": self.max_tokens})
 
 
+def _reference_message(text: str) -> Message:
+    """The message that holds the reference to what a compaction offloaded."""
+    return Message(role=Role.USER, content=(Compaction(content=text),))
+
+
 def _leading_system_cost(messages: Sequence[Message], counter: BaseCounter) -> int:
     """The cost of the system messages at the start of ``messages`` (O(their number))."""
     leading: list[Message] = []
@@ -411,6 +452,7 @@ def default_stack(
     recent: float = 0.5,
     reserve: float = 0.05,
     strict: bool = False,
+    store: Store | None = None,
     **summary_options: Unpack[SummaryOptions],
 ) -> DefaultStack:
     """The stack we recommend, configured once: see :class:`DefaultStack`.
@@ -432,6 +474,9 @@ def default_stack(
         strict: raise :class:`BudgetExceededError` (a ``CompactionError``) when even the
             system messages and the newest request do not fit; by default the best
             result is logged and returned.
+        store: where what a compaction removes goes (a :class:`~neuron_context.Store`);
+            the output then holds a reference to it that the recall tool reads back.
+            ``None`` (the default): removed content is gone, as without offloading.
         **summary_options: passed to the :class:`~neuron_context.SummarizationStrategy`
             that calls ``summarizer`` (``instructions``, ``model``, ``timeout``,
             ``retries``, ``cache_aligned``, ``tools``, ...).
@@ -449,5 +494,6 @@ def default_stack(
         recent=recent,
         reserve=reserve,
         strict=strict,
+        store=store,
         summary_options=summary_options,
     )
