@@ -45,6 +45,7 @@ from typing import TypedDict, Unpack
 import anyio.to_thread
 import attrs
 
+from .._counting.cache import CostTable
 from .._counting.counter import BaseCounter
 from .._errors import BudgetExceededError, ConfigurationError, SummarizationError
 from .._log import log_compaction, logger
@@ -161,6 +162,16 @@ class DefaultStack(BudgetedStrategy):
         """
         with CheckOnFailure(messages, "DefaultStack"):
             table = self.counter.cost_table(messages)
+        output = await self._compact(messages, table, self.store)
+        if output is None:  # the store failed: the compaction it would be without one
+            output = await self._compact(messages, table, None)
+            assert output is not None
+        return output
+
+    async def _compact(
+        self, messages: Sequence[Message], table: CostTable, store: Store | None
+    ) -> list[Message] | None:
+        """:meth:`compact` with ``store`` (``None`` when its put failed)."""
         systems = sum(
             table.cost(index)
             for index, message in enumerate(messages)
@@ -173,7 +184,7 @@ class DefaultStack(BudgetedStrategy):
             return list(messages)
         # With a store, room is kept for the reference: a placeholder as long as it can be,
         # a part of its own that the last resort never cuts.
-        holder = _reference_message(largest_reference()) if self.store is not None else None
+        holder = _reference_message(largest_reference()) if store is not None else None
         room = 0 if holder is None else self._part_cost(Part("reference", holder))
         plan = Plan.of(messages, self.counter, limit, target - room, self.recent, table=table)
         summaries = await self._summaries(plan, target - room)
@@ -181,8 +192,11 @@ class DefaultStack(BudgetedStrategy):
         if holder is not None:
             parts = [Part("reference", holder) if p.message is holder else p for p in parts]
         parts = self._fit(parts, messages, plan, limit)
-        if holder is not None:
-            parts = self._offload(parts, messages)
+        if store is not None:
+            offloaded = self._offload(parts, messages, store)
+            if offloaded is None:
+                return None
+            parts = offloaded
         output = [part.message for part in parts]
         after = self._cost(parts)
         if after > before:  # nothing could be saved (the input is all pinned)
@@ -199,25 +213,18 @@ class DefaultStack(BudgetedStrategy):
 
     # -- offloading (with a store) -------------------------------------------------------
 
-    def _offload(self, parts: list[Part], messages: Sequence[Message]) -> list[Part]:
+    def _offload(
+        self, parts: list[Part], messages: Sequence[Message], store: Store
+    ) -> list[Part] | None:
         """Offload every input message the output does not hold as it is, and put the
-        reference to them where the placeholder reference was (no reference when nothing
-        was removed or the put failed)."""
+        reference to them where the placeholder was (``None`` when the put failed)."""
         kept = {id(part.message) for part in parts}
         removed = [message for message in messages if id(message) not in kept]
-        reference = (
-            messages_reference(self.store, removed, self.counter, "DefaultStack")
-            if self.store is not None
-            else None
-        )
-        output: list[Part] = []
-        for part in parts:
-            if part.kind == "reference":
-                if reference is not None:
-                    output.append(Part("reference", _reference_message(reference)))
-            else:
-                output.append(part)
-        return output
+        reference = messages_reference(store, removed, self.counter, "DefaultStack")
+        if reference is None:
+            return None if removed else [part for part in parts if part.kind != "reference"]
+        message = _reference_message(reference)
+        return [Part("reference", message) if p.kind == "reference" else p for p in parts]
 
     @property
     def _heading(self) -> int:

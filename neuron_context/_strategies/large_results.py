@@ -144,9 +144,12 @@ class TruncateLargeResultsStrategy(PureStrategy):
 
     def _truncate(self, text: str, share: int) -> str:
         """``text`` cut to ``share`` tokens; with a store, the whole text is offloaded and
-        the marker names its key (no key when the put failed)."""
+        the marker names its key (no key when the put failed; no cut when the marker does
+        not fit)."""
         key = offload(self.store, text, "TruncateLargeResultsStrategy")
         if key is None:
             return truncate_text(text, share, self.counter)
         note = f"recall: {key}"
-        return truncate_text(text, share, self.counter, describe=lambda _cut: note)
+        cut = truncate_text(text, share, self.counter, describe=lambda _cut: note)
+        # A text too short for the marker (cut to nothing) stays whole: its key would be lost.
+        return cut if note in cut or cut == text else text
