@@ -48,13 +48,28 @@ EXTRA_CHECKS: dict[str, tuple[list[str], list[str]]] = {
         ["tests/test_anthropic_provider.py", "tests/test_sdk_providers.py", KEY_BLOCK.format(7)],
         [],
     ),
-    "langchain": (["tests/test_ext_langchain.py", DOCS_PAGE.format("adapters/langchain.md")], []),
+    "langchain": (
+        [
+            "tests/test_ext_langchain.py",
+            "tests/test_recall_ext.py::TestLangChain",
+            DOCS_PAGE.format("adapters/langchain.md"),
+        ],
+        [],
+    ),
     "pydantic-ai": (
-        ["tests/test_ext_pydantic_ai.py", DOCS_PAGE.format("adapters/pydantic-ai.md")],
+        [
+            "tests/test_ext_pydantic_ai.py",
+            "tests/test_recall_ext.py::TestPydanticAI",
+            DOCS_PAGE.format("adapters/pydantic-ai.md"),
+        ],
         [],
     ),
     "openai-agents": (
-        ["tests/test_ext_openai_agents.py", DOCS_PAGE.format("adapters/openai-agents.md")],
+        [
+            "tests/test_ext_openai_agents.py",
+            "tests/test_recall_ext.py::TestOpenAIAgents",
+            DOCS_PAGE.format("adapters/openai-agents.md"),
+        ],
         [],
     ),
     # The store contract against a real redis-server (.ci/run installs it).
