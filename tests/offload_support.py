@@ -48,8 +48,11 @@ def keys_in(texts: Iterable[str]) -> list[str]:
     return [key for text in texts for key in _KEY.findall(text)]
 
 
-def recoverable(messages: list[Message], store: Store | None) -> set[str]:
-    """Every text in ``messages`` or reachable from a key in them (transitively)."""
+def recoverable(
+    messages: list[Message], store: Store | None, *, transitive: bool = True
+) -> set[str]:
+    """Every text in ``messages`` or behind a key in them (and, ``transitive``, behind a
+    key in what a key holds)."""
     found = set(block_texts(messages))
     queue = keys_in(found)
     seen: set[str] = set()
@@ -62,12 +65,19 @@ def recoverable(messages: list[Message], store: Store | None) -> set[str]:
         if content is None:
             continue
         texts = {content} if isinstance(content, str) else set(block_texts(content))
-        queue.extend(keys_in(texts - found))
+        if transitive:
+            queue.extend(keys_in(texts - found))
         found |= texts
     return found
 
 
-def unrecoverable(original: list[Message], output: list[Message], store: Store | None) -> list[str]:
+def unrecoverable(
+    original: list[Message],
+    output: list[Message],
+    store: Store | None,
+    *,
+    transitive: bool = True,
+) -> list[str]:
     """The texts of ``original`` that are neither in ``output`` nor behind its keys."""
-    found = recoverable(output, store)
+    found = recoverable(output, store, transitive=transitive)
     return [text for text in block_texts(original) if text not in found]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from .._log import logger
-from .._messages.content import Text, ToolResult, ToolUse
+from .._messages.content import Compaction, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .serialized import KEY_LENGTH, Content
 from .store import Store
@@ -40,6 +40,8 @@ __all__ = [
     "referenced",
     "references_in",
     "result_content",
+    "short_reference",
+    "with_originals",
 ]
 
 
@@ -175,16 +177,57 @@ def messages_reference(
     strategy: str,
     *,
     label: str = "[original messages]",
+    short: bool = False,
 ) -> str | None:
     """Offload ``removed`` (messages a summary replaced, or that were cut or dropped) and
     return the reference to them, ``[original messages: 37, 52,314 tokens — recall:
-    <key>]`` (``None`` when there is nothing to offload or the put failed)."""
+    <key>]``, or with ``short`` only ``[recall: <key>]`` (``None`` when there is nothing
+    to offload or the put failed)."""
     if not removed:
         return None
-    key = offload(store, list(removed), strategy)
+    originals = with_originals(store, removed)
+    key = offload(store, originals, strategy)
     if key is None:
         return None
-    return referenced(label, counter.estimate_messages(removed), key, f"{len(removed):,}")
+    if short:
+        return short_reference(key)
+    return referenced(label, counter.estimate_messages(originals), key, f"{len(originals):,}")
+
+
+def with_originals(store: Store, removed: Sequence[Message]) -> list[Message]:
+    """``removed`` with, before each summary among them, the messages its references'
+    keys hold (read from ``store``; a key it cannot read is skipped).
+
+    A summary that is summarized again, or dropped, takes its reference with it: the new
+    key then reaches the older content directly rather than through a key the request no
+    longer shows (the price: what a long session offloads is stored again with each
+    compaction that merges the summaries; bound it with the store's ``max_age``)."""
+    output: list[Message] = []
+    seen: set[str] = set()
+    for message in removed:
+        if message.is_compaction:
+            for block in message.content:
+                if isinstance(block, Compaction):
+                    for key in references_in(block.content):
+                        if key not in seen:
+                            seen.add(key)
+                            output.extend(_stored_messages(store, key))
+        output.append(message)
+    return output
+
+
+def _stored_messages(store: Store, key: str) -> list[Message]:
+    try:
+        content = store.get(key)
+    except Exception:  # an unreadable key costs only its expansion
+        logger.warning("offload: could not read %s back to expand it", key)
+        return []
+    return content if isinstance(content, list) else []
+
+
+def short_reference(key: str) -> str:
+    """The shortest reference, ``[recall: <key>]``, for a budget with no room for more."""
+    return f"[recall: {key}]"
 
 
 def largest_reference(label: str = "[original messages]") -> str:
