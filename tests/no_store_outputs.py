@@ -21,6 +21,9 @@ import anyio
 from neuron_context import (
     ExtractiveSummarizer,
     Message,
+    SlidingWindowStrategy,
+    StripProcessedImagesStrategy,
+    StripToolCallsStrategy,
     SummarizationStrategy,
     SupersededToolCallsStrategy,
     TokenCounter,
@@ -29,6 +32,7 @@ from neuron_context import (
 )
 from neuron_context.formats import to_json
 from neuron_context.strategies import (
+    CollapseRepeatedCallsStrategy,
     ContextStrategy,
     DedupeFetchesStrategy,
     StaleFileReadsStrategy,
@@ -60,6 +64,10 @@ STRATEGIES: dict[str, Make] = {
     "superseded": lambda budget, **kw: SupersededToolCallsStrategy(WRITERS, **kw),
     "stale_reads": lambda budget, **kw: StaleFileReadsStrategy(**kw),
     "dedupe_fetches": lambda budget, **kw: DedupeFetchesStrategy(**kw),
+    "window": lambda budget, **kw: SlidingWindowStrategy(8, budget, start_on_user=True, **kw),
+    "strip": StripToolCallsStrategy,
+    "images": lambda budget, **kw: StripProcessedImagesStrategy(**kw),
+    "repeats": lambda budget, **kw: CollapseRepeatedCallsStrategy(similarity=0.9, **kw),
 }
 """Each strategy that offloads, as the shared transcripts exercise it."""
 
