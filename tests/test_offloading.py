@@ -23,6 +23,7 @@ from neuron_context import (
     MemoryStore,
     Message,
     Role,
+    SlidingWindowStrategy,
     SummarizationError,
     SummarizationStrategy,
     SupersededToolCallsStrategy,
@@ -312,3 +313,30 @@ class TestNothingLostOnTranscripts:
         assert calls > 1_000
         assert lost > 0  # the budgets do force compaction
         assert (unrecovered, over) == (0, 0)
+
+
+class TestWindowAndStrips:
+    """The strategies that drop or strip messages: one reference after the system prompt."""
+
+    def test_window(self) -> None:
+        """A window's dropped messages are stored; the output starts with their reference."""
+        store = MemoryStore()
+        messages = [Message.system("Be brief."), *_conversation()]
+        output = SlidingWindowStrategy(2, store=store).apply(messages)
+        assert output[0] == messages[0]
+        reference = output[1].content[0]
+        assert isinstance(reference, Compaction)
+        key = content_key(messages[1:6])
+        assert reference.content.startswith("[original messages: 5, ")
+        assert reference.content.endswith(f"recall: {key}]")
+        assert output[2:] == messages[6:]
+        assert store.get(key) == messages[1:6]
+
+    def test_a_window_of_a_window(self) -> None:
+        """Sliding again drops the old reference too: the new key holds everything."""
+        store = MemoryStore()
+        strategy = SlidingWindowStrategy(2, store=store)
+        messages = _conversation()
+        once = strategy.apply(messages)
+        twice = strategy.apply([*once, Message.assistant("On it."), Message.user("Thanks")])
+        assert unrecoverable(messages, twice, store, transitive=False) == []

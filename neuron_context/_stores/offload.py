@@ -42,6 +42,7 @@ __all__ = [
     "result_content",
     "short_reference",
     "with_originals",
+    "with_reference",
 ]
 
 
@@ -234,3 +235,37 @@ def largest_reference(label: str = "[original messages]") -> str:
     """A reference as long as a :func:`messages_reference` can be (a billion tokens, a
     million messages): what a strategy prices to keep room for the real one."""
     return referenced(label, 10**9, "f" * KEY_LENGTH, f"{10**6:,}")
+
+
+def with_reference(
+    messages: Sequence[Message],
+    output: list[Message],
+    store: Store | None,
+    counter: BaseCounter,
+    strategy: str,
+) -> list[Message]:
+    """``output`` with the input messages it does not hold as they are (dropped, or
+    changed: their originals) offloaded to ``store``, and one reference to them after the
+    output's leading system messages (``[original messages: 3, 812 tokens — recall:
+    <key>]``, a summary-like user message).
+
+    ``output`` as it is without a store, with nothing removed, or when the put fails (the
+    compaction as without a store); ``messages`` as they are (nothing compacted, nothing
+    lost) when the reference would make the output cost as much as the input."""
+    if store is None:
+        return output
+    kept = {id(message) for message in output}
+    removed = [message for message in messages if id(message) not in kept]
+    if not removed:
+        return output
+    reference = messages_reference(store, removed, counter, strategy)
+    if reference is None:
+        return output
+    at = 0
+    while at < len(output) and output[at].role is Role.SYSTEM:
+        at += 1
+    note = Message(role=Role.USER, content=(Compaction(content=reference),))
+    referenced_output = [*output[:at], note, *output[at:]]
+    if counter.estimate_messages(referenced_output) >= counter.estimate_messages(messages):
+        return list(messages)
+    return referenced_output
