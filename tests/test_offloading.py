@@ -340,3 +340,25 @@ class TestWindowAndStrips:
         once = strategy.apply(messages)
         twice = strategy.apply([*once, Message.assistant("On it."), Message.user("Thanks")])
         assert unrecoverable(messages, twice, store, transitive=False) == []
+
+
+@given(messages=conversations(max_turns=8), share=st.sampled_from([0.1, 0.25, 0.5]))
+@settings(max_examples=20)
+@pytest.mark.parametrize("name", ["default_stack", "summarization", "window", "strip"])
+def test_one_key_reaches_everything(name: str, messages: list[Message], share: float) -> None:
+    """After clearing and truncating with a store, a strategy that removes those results
+    again stores them as they were: every text of the input is in the output or behind
+    a key the output shows (no chain of keys)."""
+    store = MemoryStore()
+    budget = max(1, int(TokenCounter().estimate_messages(messages) * share))
+    cleared = ToolResultClearingStrategy(1, store=store).apply(messages)
+    cut = TruncateLargeResultsStrategy(max_result_tokens=20, keep_recent=0, store=store).apply(
+        cleared
+    )
+    try:
+        output = anyio.run(STRATEGIES[name](budget, store=store).compact, cut)
+    except SummarizationError:
+        return
+    if unrecoverable(messages, output, store, transitive=False):
+        assert name == "default_stack"  # no room in the budget for even [recall: <key>]
+        assert output == anyio.run(STRATEGIES[name](budget).compact, cut)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
 from .._log import logger
-from .._messages.content import Compaction, Text, ToolResult, ToolUse
+from .._messages.content import Compaction, ContentBlock, Image, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .serialized import KEY_LENGTH, Content
 from .store import Store
@@ -196,34 +196,85 @@ def messages_reference(
 
 
 def with_originals(store: Store, removed: Sequence[Message]) -> list[Message]:
-    """``removed`` with, before each summary among them, the messages its references'
-    keys hold (read from ``store``; a key it cannot read is skipped).
+    """``removed`` as it was before earlier offloads: a tool result cleared or cut with a
+    key gets its content back, and the messages a summary's or a note's key holds come
+    before it (read from ``store``; a key it cannot read is left as it is).
 
-    A summary that is summarized again, or dropped, takes its reference with it: the new
-    key then reaches the older content directly rather than through a key the request no
-    longer shows (the price: what a long session offloads is stored again with each
-    compaction that merges the summaries; bound it with the store's ``max_age``)."""
+    A reference that is removed again takes its content with it: the new key then
+    reaches everything directly rather than through a key the request no longer shows
+    (the price: what a long session offloads is stored again with each compaction that
+    removes it again; bound it with the store's ``max_age``)."""
     output: list[Message] = []
     seen: set[str] = set()
+
+    def before(key: str) -> None:
+        if key not in seen:
+            seen.add(key)
+            content = _stored(store, key)
+            if isinstance(content, list):
+                output.extend(content)
+
     for message in removed:
         if message.is_compaction:
             for block in message.content:
                 if isinstance(block, Compaction):
                     for key in references_in(block.content):
-                        if key not in seen:
-                            seen.add(key)
-                            output.extend(_stored_messages(store, key))
-        output.append(message)
+                        before(key)
+        restore = message.role is Role.TOOL and any(
+            isinstance(block, ToolResult) and references_in(block.text) for block in message.content
+        )
+        output.append(_restored(store, message, before) if restore else message)
     return output
 
 
-def _stored_messages(store: Store, key: str) -> list[Message]:
+def _restored(store: Store, message: Message, before: Callable[[str], None]) -> Message:
+    """``message`` (a tool message) with each result's offloaded content put back."""
+    content: list[ContentBlock] = []
+    for block in message.content:
+        if not isinstance(block, ToolResult):
+            content.append(block)
+            continue
+        items: list[Text | Image] = []
+        for item in block.content:
+            keys = references_in(item.text) if isinstance(item, Text) else []
+            stored = _stored(store, keys[0]) if len(keys) == 1 else None
+            for _ in range(_DEPTH):  # a reference to a reference: follow it
+                inner = references_in(stored) if isinstance(stored, str) else []
+                if len(inner) != 1 or not isinstance(deeper := _stored(store, inner[0]), str):
+                    break
+                stored = deeper
+            if isinstance(stored, str):  # a cleared or cut text: the whole text
+                items.append(Text(text=stored))
+                continue
+            if isinstance(stored, list):  # a cleared exchange, or a note of removed calls
+                original = _result_in(stored, block.tool_use_id)
+                if original is not None:
+                    items.extend(original.content)
+                    continue
+                before(keys[0])
+            items.append(item)
+        content.append(attrs.evolve(block, content=tuple(items)))
+    return Message._of(message.role, tuple(content))
+
+
+_DEPTH = 8
+"""How many references to references :func:`with_originals` follows."""
+
+
+def _result_in(messages: list[Message], tool_use_id: str) -> ToolResult | None:
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, ToolResult) and block.tool_use_id == tool_use_id:
+                return block
+    return None
+
+
+def _stored(store: Store, key: str) -> Content | None:
     try:
-        content = store.get(key)
+        return store.get(key)
     except Exception:  # an unreadable key costs only its expansion
         logger.warning("offload: could not read %s back to expand it", key)
-        return []
-    return content if isinstance(content, list) else []
+        return None
 
 
 def short_reference(key: str) -> str:

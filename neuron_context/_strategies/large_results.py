@@ -29,7 +29,7 @@ from .._messages.content import ContentBlock, Image, Text, Thinking, ToolUse
 from .._messages.conversation import replace_blocks, replace_content, tool_results
 from .._messages.message import Message, Role
 from .._messages.truncation import is_truncated, truncate_text
-from .._stores.offload import offload
+from .._stores.offload import is_reference, offload
 from .._stores.store import Store, optional_store
 from .._validators import non_negative_int, positive_int
 from .strategy import PureStrategy
@@ -113,7 +113,7 @@ class TruncateLargeResultsStrategy(PureStrategy):
         for ref, cost in large:
             result = ref.result
             texts = [item.text for item in result.content if isinstance(item, Text)]
-            if any(is_truncated(text) for text in texts):
+            if any(is_truncated(text) for text in texts) or is_reference(result):
                 continue
             if referenced and not referenced.isdisjoint(distinctive_words(texts)):
                 continue
