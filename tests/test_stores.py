@@ -28,8 +28,9 @@ def make_store(kind: str, tmp: Path, redis_url: str | None = None, **limits: flo
     if kind == "sqlite":
         return SQLiteStore(tmp / f"{uuid.uuid4().hex}.db", **limits)  # type: ignore[arg-type]
     assert redis_url is not None
-    limits.pop("max_items", None)
-    return RedisStore(url=redis_url, prefix=f"test:{uuid.uuid4().hex}:", **limits)
+    return RedisStore(
+        url=redis_url, prefix=f"test:{uuid.uuid4().hex}:", max_age=limits.get("max_age")
+    )
 
 
 @pytest.fixture(params=KINDS)
@@ -142,9 +143,12 @@ class TestLimits:
 
     def test_redis_expiry(self, redis_url: str) -> None:
         """RedisStore hands max_age to Redis (the key carries a time to live)."""
-        store = RedisStore(url=redis_url, prefix="ttl:", max_age=60)
+        import redis
+
+        client = redis.Redis.from_url(redis_url)
+        store = RedisStore(client=client, prefix="ttl:", max_age=60)
         key = store.put("old")
-        assert 0 < store.client.pttl(f"ttl:{key}") <= 60_000
+        assert 0 < client.pttl(f"ttl:{key}") <= 60_000
 
     @pytest.mark.parametrize(
         "make",

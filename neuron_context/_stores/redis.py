@@ -12,7 +12,7 @@ so the package imports without the extra.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -21,6 +21,9 @@ from .._extras import install_hint
 from .._validators import string
 from .growth import max_age_field
 from .store import Store
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 __all__ = ["RedisStore"]
 
@@ -48,30 +51,31 @@ class RedisStore(Store):
 
     url: str = attrs.field(default="redis://127.0.0.1:6379/0", kw_only=True, validator=string())
     """Where the server is (ignored when ``client`` is given)."""
-    client: Any = attrs.field(default=None, kw_only=True, repr=False)
+    client: Redis | None = attrs.field(default=None, kw_only=True, repr=False)
     """A ``redis.Redis`` to use instead of one built from ``url``."""
     prefix: str = attrs.field(default="neuron_context:", kw_only=True, validator=string())
     """What every Redis key this store writes starts with."""
     max_age: float | None = max_age_field()
     """Seconds after its last put that Redis expires an entry (``None``: never)."""
 
+    _redis: Redis = attrs.field(init=False, repr=False, eq=False)
+
     def __attrs_post_init__(self) -> None:
-        if self.client is None:
-            self.client = _connect(self.url)
+        self._redis = self.client if self.client is not None else _connect(self.url)
 
     def _write(self, key: str, text: str) -> None:
         ttl = None if self.max_age is None else max(1, round(self.max_age * 1000))
-        self.client.set(self.prefix + key, text.encode("utf-8"), px=ttl)
+        self._redis.set(self.prefix + key, text.encode("utf-8"), px=ttl)
 
     def _read(self, key: str) -> str | None:
-        data = self.client.get(self.prefix + key)
+        data = self._redis.get(self.prefix + key)
         if data is None:
             return None
         return data.decode("utf-8") if isinstance(data, bytes) else str(data)
 
     def _keys(self) -> Iterator[str]:
         start = len(self.prefix)
-        for name in self.client.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
+        for name in self._redis.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
             text = name.decode("utf-8") if isinstance(name, bytes) else str(name)
             yield text[start:]
 
