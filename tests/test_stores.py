@@ -179,6 +179,25 @@ class TestSQLite:
         assert list(second) == [key]
         second.close()
 
+    def test_two_connections(self, tmp_path: Path) -> None:
+        """Two stores on one file (as two processes would be) write at once and each
+        reads what the other wrote."""
+        path = tmp_path / "shared.db"
+        first, second = SQLiteStore(path), SQLiteStore(path)
+
+        def work(store: SQLiteStore, name: str) -> list[str]:
+            return [store.put(f"{name} {n}") for n in range(50)]
+
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            keys = [
+                *pool.submit(work, first, "a").result(),
+                *pool.submit(work, second, "b").result(),
+            ]
+        assert set(first) == set(second) == set(keys)
+        assert second.get(keys[0]) == "a 0"
+        first.close()
+        second.close()
+
 
 class TestKeys:
     """Keys are a function of the content alone."""
