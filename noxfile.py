@@ -18,7 +18,7 @@ nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 ROOT = Path(__file__).parent
-ALL_EXTRAS = ".[dev,openai,anthropic,otel,bench,cli,langchain,pydantic-ai,openai-agents]"
+ALL_EXTRAS = ".[dev,openai,anthropic,otel,bench,cli,langchain,pydantic-ai,openai-agents,redis]"
 
 DOCS_PAGE = "tests/test_docs_examples.py::TestDocsExamples::test_page_examples_run[{}]"
 KEY_BLOCK = (
@@ -48,15 +48,32 @@ EXTRA_CHECKS: dict[str, tuple[list[str], list[str]]] = {
         ["tests/test_anthropic_provider.py", "tests/test_sdk_providers.py", KEY_BLOCK.format(7)],
         [],
     ),
-    "langchain": (["tests/test_ext_langchain.py", DOCS_PAGE.format("adapters/langchain.md")], []),
+    "langchain": (
+        [
+            "tests/test_ext_langchain.py",
+            "tests/test_recall_ext.py::TestLangChain",
+            DOCS_PAGE.format("adapters/langchain.md"),
+        ],
+        [],
+    ),
     "pydantic-ai": (
-        ["tests/test_ext_pydantic_ai.py", DOCS_PAGE.format("adapters/pydantic-ai.md")],
+        [
+            "tests/test_ext_pydantic_ai.py",
+            "tests/test_recall_ext.py::TestPydanticAI",
+            DOCS_PAGE.format("adapters/pydantic-ai.md"),
+        ],
         [],
     ),
     "openai-agents": (
-        ["tests/test_ext_openai_agents.py", DOCS_PAGE.format("adapters/openai-agents.md")],
+        [
+            "tests/test_ext_openai_agents.py",
+            "tests/test_recall_ext.py::TestOpenAIAgents",
+            DOCS_PAGE.format("adapters/openai-agents.md"),
+        ],
         [],
     ),
+    # The store contract against a real redis-server (.ci/run installs it).
+    "redis": (["tests/test_stores.py"], []),
     # The command line alone: every command, LangChain's rows named instead of run.
     "cli": (["-n", "2", *sorted(str(p) for p in Path("tests").glob("test_cli_*.py"))], []),
     # The tracing tests read spans with the SDK's in-memory exporter: a test dependency.

@@ -11,6 +11,8 @@ namespace named after what it is for, each complete on its own:
 - :mod:`neuron_context.counting`: counters, the running count, the cost table;
 - :mod:`neuron_context.middleware`: the hook protocol and every built-in middleware;
 - :mod:`neuron_context.events`: what a run reports;
+- :mod:`neuron_context.stores`: where compaction offloads what it removes, and the
+  recall tool;
 - :mod:`neuron_context.errors`: the whole exception tree;
 - :mod:`neuron_context.providers`: the provider interface and the built-in providers;
 - :mod:`neuron_context.formats`: our JSON and the wire formats; :mod:`neuron_context.ext`:
@@ -27,6 +29,7 @@ from . import events as events
 from . import formats as formats
 from . import middleware as middleware
 from . import providers as providers
+from . import stores as stores
 from . import strategies as strategies
 from ._agent.loop import Agent as Agent
 from ._agent.loop import create_agent as create_agent
@@ -78,6 +81,10 @@ from ._middleware.types import ToolCallRequest as ToolCallRequest
 from ._run.run import RunContext as RunContext
 from ._run.state import AgentState as AgentState
 from ._run.tools import Tool as Tool
+from ._stores.memory import MemoryStore as MemoryStore
+from ._stores.redis import RedisStore as RedisStore
+from ._stores.sqlite import SQLiteStore as SQLiteStore
+from ._stores.store import Store as Store
 from ._strategies.clearing import ToolResultClearingStrategy as ToolResultClearingStrategy
 from ._strategies.composite import CompositeStrategy as CompositeStrategy
 from ._strategies.composite import FallbackStrategy as FallbackStrategy
@@ -126,6 +133,7 @@ __all__ = [
     "InjectionRule",
     "InjectionTrigger",
     "InvalidConversationError",
+    "MemoryStore",
     "Message",
     "MiddlewareChain",
     "ModelCallLimitMiddleware",
@@ -136,10 +144,13 @@ __all__ = [
     "PersistentContext",
     "Provider",
     "RedactedThinking",
+    "RedisStore",
     "Role",
     "RunContext",
+    "SQLiteStore",
     "SlidingWindowStrategy",
     "StopReason",
+    "Store",
     "StripProcessedImagesStrategy",
     "StripToolCallsStrategy",
     "SummarizationError",
@@ -172,6 +183,7 @@ __all__ = [
     "providers",
     "repair",
     "start_on_user",
+    "stores",
     "strategies",
     "validate",
 ]

@@ -96,3 +96,13 @@ def flavour(request: pytest.FixtureRequest) -> Flavour:
     from fake_llm_server import ANTHROPIC, OPENAI
 
     return OPENAI if request.param == "openai" else ANTHROPIC
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``redis-server`` on 127.0.0.1 for this test session (see redis_server.py)."""
+    from redis_server import redis_server
+
+    pytest.importorskip("redis", reason="the redis extra is not installed")
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url

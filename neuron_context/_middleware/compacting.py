@@ -16,16 +16,23 @@ report through :func:`reporter`, so every caller's events mean the same.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 
 from .._compaction.step import StepReport, StepResult, StepStarted, compact_step
 from .._messages.message import ToolDefinition
-from .._run.events import CompactionCompleted, CompactionFailed, CompactionStarted
+from .._run.events import (
+    CompactionCompleted,
+    CompactionFailed,
+    CompactionStarted,
+    OffloadFailed,
+)
 from .._run.run import RunContext
+from .._stores.offload import collect_failures
 from .._strategies.strategy import ContextStrategy
 from .types import ModelRequest
 
-__all__ = ["compact_history", "compact_request", "reporter"]
+__all__ = ["compact_history", "compact_request", "offload_failures", "reporter"]
 
 
 def reporter(context: RunContext, trigger: str) -> StepReport:
@@ -79,15 +86,29 @@ async def compact_request(
 ) -> StepResult:
     """The compaction step on a model request (what a middleware compacts): its messages,
     counted with its system prompt and tools. The request is left as it is."""
-    return await compact_step(
-        strategy,
-        request.messages,
-        counter=request.context.requests,
-        system_prompt=request.system_prompt,
-        tools=request.tools,
-        report=report,
-        label=label,
-    )
+    with offload_failures(request.context):
+        return await compact_step(
+            strategy,
+            request.messages,
+            counter=request.context.requests,
+            system_prompt=request.system_prompt,
+            tools=request.tools,
+            report=report,
+            label=label,
+        )
+
+
+@contextlib.contextmanager
+def offload_failures(context: RunContext) -> Iterator[None]:
+    """Report each offload that failed inside the block as an :class:`OffloadFailed`."""
+    with collect_failures() as failures:
+        try:
+            yield
+        finally:
+            for failure in failures:
+                context.emit(
+                    OffloadFailed(context.turn, failure.strategy, failure.store, failure.reason)
+                )
 
 
 async def compact_history(
@@ -107,17 +128,18 @@ async def compact_history(
         NeuronContextError: the compaction failed and ``raise_errors`` is set.
     """
     state = context.state
-    result = await compact_step(
-        strategy,
-        state.messages,
-        counter=context.requests,
-        system_prompt=system_prompt,
-        tools=tools,
-        tokens=tokens,
-        errors="raise" if raise_errors else "keep",
-        report=reporter(context, "context"),
-        label="context",
-    )
+    with offload_failures(context):
+        result = await compact_step(
+            strategy,
+            state.messages,
+            counter=context.requests,
+            system_prompt=system_prompt,
+            tools=tools,
+            tokens=tokens,
+            errors="raise" if raise_errors else "keep",
+            report=reporter(context, "context"),
+            label="context",
+        )
     if result.compacted:
         state.messages = list(result.messages)
     return result.compacted

@@ -30,6 +30,7 @@ __all__ = [
     "FallbackUsed",
     "LimitReached",
     "ModelCalled",
+    "OffloadFailed",
     "RequestEdited",
     "RunFinished",
     "ToolCalled",
@@ -144,6 +145,20 @@ class CompactionFailed(AgentEvent):
 
 
 @attrs.frozen
+class OffloadFailed(AgentEvent):
+    """A strategy could not put what it removed in its store: that content is gone, as
+    without a store (the compaction itself went on; the conversation is whole)."""
+
+    type: ClassVar[str] = "offload_failed"
+    strategy: str
+    """The strategy that offloaded."""
+    store: str
+    """The store's class name."""
+    error: str
+    """The store's exception, as ``Type: message``."""
+
+
+@attrs.frozen
 class RequestEdited(AgentEvent):
     """A :class:`ContextEditingMiddleware` edited one request (the history is untouched)."""
 
@@ -227,6 +242,6 @@ class ModelRouted(AgentEvent):
 Event: TypeAlias = (
     "TurnStarted | ModelCalled | ToolCalled | CompactionStarted | CompactionCompleted"
     " | CompactionFailed | RequestEdited | LimitReached | FallbackUsed | ToolRetried"
-    " | RunFinished | ModelRouted"
+    " | RunFinished | ModelRouted | OffloadFailed"
 )
 """Any event a run emits."""

@@ -36,6 +36,14 @@ from .._messages.content import ContentBlock, Text, ToolResult, ToolUse
 from .._messages.conversation import Structure, replace_content, tool_results
 from .._messages.message import Message
 from .._prefix import starts_with
+from .._stores.offload import (
+    describe_call,
+    is_reference,
+    offload,
+    referenced,
+    result_content,
+)
+from .._stores.store import Store, optional_store
 from .._validators import bool_, non_negative_int, require_names, string
 from .strategy import PureStrategy, max_tokens_field
 
@@ -82,6 +90,24 @@ def _cleared_message(
     ref = weakref.ref(message, forget)
     _CLEARED[key] = (ref, blocks, text, cleared)
     return cleared
+
+
+def _referenced(
+    message: Message,
+    at: int,
+    blocks: list[int],
+    references: dict[tuple[int, int], str],
+    placeholder: str,
+) -> Message:
+    """``message`` (``messages[at]``) with each result at ``blocks`` holding its reference
+    (the placeholder where its offload failed)."""
+    content = list(message.content)
+    for index in blocks:
+        result = content[index]
+        assert isinstance(result, ToolResult)
+        text = references.get((at, index), placeholder)
+        content[index] = replace_content(result, (Text(text=text),))
+    return Message._of(message.role, tuple(content))
 
 
 def _exclude_tools(value: Iterable[str]) -> frozenset[str]:
@@ -228,6 +254,10 @@ class ToolResultClearingStrategy(PureStrategy):
     min_reclaim_tokens: int = attrs.field(default=0, kw_only=True, validator=non_negative_int())
     """Clear nothing unless at least this many tokens would be reclaimed (protects the
     provider's prompt cache from churn; Anthropic's ``clear_at_least``)."""
+    store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
+    """Where cleared results go: each placeholder then names the call, its size and the
+    key to recall it by (``[tool result cleared: read_file a.py, 2,314 tokens — recall:
+    <key>]``)."""
     _memo: _Memo = attrs.field(factory=_Memo, init=False, eq=False, repr=False)
 
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
@@ -236,6 +266,7 @@ class ToolResultClearingStrategy(PureStrategy):
             not isinstance(messages, list | tuple)
             or self.exclude_tools
             or self.clear_tool_inputs
+            or self.store is not None
             or type(counter) not in _FROZEN_COUNTERS
             or logger.isEnabledFor(logging.INFO)
         ):
@@ -257,6 +288,33 @@ class ToolResultClearingStrategy(PureStrategy):
                 memo.progress = None
                 raise
 
+    def _offload(
+        self, result: ToolResult, use: ToolUse | None, cost: int, placeholder_cost: int
+    ) -> tuple[str | None, int]:
+        """With a store, put ``result`` in it: the reference that replaces it and its cost
+        (``None`` and the placeholder's cost without a store or when the put failed)."""
+        if self.store is None:
+            return None, placeholder_cost
+        removed = result_content(result, use, with_call=self.clear_tool_inputs)
+        key = offload(self.store, removed, "ToolResultClearingStrategy")
+        if key is None:
+            return None, placeholder_cost
+        reference = referenced(self.placeholder, cost, key, describe_call(use))
+        return reference, self.counter.estimate_text(reference)
+
+    def _cleared(
+        self,
+        messages: Sequence[Message],
+        at: int,
+        blocks: list[int],
+        references: dict[tuple[int, int], str],
+    ) -> Message:
+        """``messages[at]`` with its results at ``blocks`` cleared (each with its
+        reference, when it was offloaded)."""
+        if any((at, block) in references for block in blocks):
+            return _referenced(messages[at], at, blocks, references, self.placeholder)
+        return _cleared_message(messages[at], tuple(blocks), (Text(text=self.placeholder),))
+
     def _clear(self, messages: Sequence[Message]) -> list[Message]:
         positions = list(tool_results(messages))
         candidates = positions[: max(0, len(positions) - self.keep_recent_n)]
@@ -266,10 +324,15 @@ class ToolResultClearingStrategy(PureStrategy):
         placeholder = (Text(text=self.placeholder),)
         placeholder_cost = counter.estimate_text(self.placeholder)
         empty_input_cost = counter.estimate_text(_EMPTY_INPUT_JSON)
-        needs_structure = bool(self.exclude_tools) or self.clear_tool_inputs
-        structure = Structure.of(messages) if needs_structure else None
+        offloading = self.store is not None
+        structure = (
+            Structure.of(messages)
+            if self.exclude_tools or self.clear_tool_inputs or offloading
+            else None
+        )
 
         replaced: dict[int, list[int]] = {}  # tool message index -> blocks to clear
+        references: dict[tuple[int, int], str] = {}  # with a store: what replaces each
         blanked: dict[int, set[str]] = {}  # assistant index -> tool-use ids to blank
         reclaimed = 0
         cleared_ids: list[str] = []
@@ -280,13 +343,18 @@ class ToolResultClearingStrategy(PureStrategy):
                 use = structure.tool_use_for(m_index, result)
                 if use is not None and use.name in self.exclude_tools:
                     continue
-            if result.content == placeholder:
+            if result.content == placeholder or (offloading and is_reference(result)):
                 continue
             cost = counter.estimate_content(result.content)
             if cost <= placeholder_cost:
                 continue
+            reference, marker_cost = self._offload(result, use, cost, placeholder_cost)
+            if cost <= marker_cost:
+                continue
+            if reference is not None:
+                references[m_index, ref.block] = reference
             replaced.setdefault(m_index, []).append(ref.block)
-            reclaimed += cost - placeholder_cost
+            reclaimed += cost - marker_cost
             cleared_ids.append(result.tool_use_id)
             if self.clear_tool_inputs and use is not None and structure is not None:
                 input_cost = counter.estimate_text(compact_json(use.input))
@@ -312,7 +380,7 @@ class ToolResultClearingStrategy(PureStrategy):
 
         output = list(messages)
         for m_index, blocks in replaced.items():
-            output[m_index] = _cleared_message(messages[m_index], tuple(blocks), placeholder)
+            output[m_index] = self._cleared(messages, m_index, blocks, references)
         for a_index, ids in blanked.items():
             message = messages[a_index]
             content: list[ContentBlock] = [

@@ -45,6 +45,7 @@ from typing import TypedDict, Unpack
 import anyio.to_thread
 import attrs
 
+from .._counting.cache import CostTable
 from .._counting.counter import BaseCounter
 from .._errors import BudgetExceededError, ConfigurationError, SummarizationError
 from .._log import log_compaction, logger
@@ -54,6 +55,9 @@ from .._messages.conversation import first_is_user, next_safe_cut, turn_start
 from .._messages.message import Message, Role, ToolDefinition
 from .._messages.truncation import truncate_message, truncate_text
 from .._numbers import scale
+from .._stores.offload import largest_reference, messages_reference, short_reference
+from .._stores.serialized import KEY_LENGTH
+from .._stores.store import Store, optional_store
 from .._summary.extractive import ExtractiveSummarizer
 from .._summary.format import SUMMARY_HEADING
 from .._validators import bool_, instance_of, number, optional, positive_int
@@ -114,6 +118,14 @@ class DefaultStack(BudgetedStrategy):
     summary_options: SummaryOptions = attrs.field(factory=SummaryOptions, kw_only=True)
     """Extra keyword arguments for the :class:`SummarizationStrategy` that calls
     ``summarizer`` (``instructions``, ``model``, ``timeout``, ``retries``, ...)."""
+    store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
+    """Where every message the output does not keep as it is goes (summarized, cut or
+    dropped): the output then holds one reference to them after the summaries
+    (``[original messages: 37, 52,314 tokens — recall: <key>]``), priced in the budget.
+    Where the budget has no room for it, the shortest form (``[recall: <key>]``); where
+    not even that fits, or the store fails, the compaction is the one without a store
+    (logged). A summary or reference that a compaction removes is expanded into the
+    messages its key holds, so one key in the output reaches everything removed so far."""
     _offline: ExtractiveSummarizer = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -155,6 +167,35 @@ class DefaultStack(BudgetedStrategy):
         """
         with CheckOnFailure(messages, "DefaultStack"):
             table = self.counter.cost_table(messages)
+        found = await self._compact(messages, table, self.store)
+        if found is not None and found[1] > found[2]:  # try the shortest reference
+            found = await self._compact(messages, table, self.store, short=True)
+        if found is None or found[1] > found[2]:
+            # The store failed, or the reference does not fit a budget that the output
+            # without it meets: the compaction as it would be without a store.
+            plain = await self._compact(messages, table, None)
+            assert plain is not None
+            if found is not None and plain[1] <= plain[2]:
+                logger.warning(
+                    "DefaultStack: no room for the reference to the offloaded messages "
+                    "within the budget; compacting without offloading"
+                )
+            if found is None or plain[1] <= plain[2]:
+                found = plain
+        output, after, limit = found
+        self._check(after, limit)
+        return output
+
+    async def _compact(
+        self,
+        messages: Sequence[Message],
+        table: CostTable,
+        store: Store | None,
+        *,
+        short: bool = False,
+    ) -> tuple[list[Message], int, int] | None:
+        """:meth:`compact` with ``store`` (and its ``short`` reference): the output, its
+        cost and the limit (``None`` when the put failed)."""
         systems = sum(
             table.cost(index)
             for index, message in enumerate(messages)
@@ -164,11 +205,23 @@ class DefaultStack(BudgetedStrategy):
         target = systems + scale(limit - systems, self.target)
         before = table.total + self._headings(messages)  # what a provider receives
         if before <= target:
-            return list(messages)
-        plan = Plan.of(messages, self.counter, limit, target, self.recent, table=table)
-        summaries = await self._summaries(plan, target)
-        parts = plan.assemble(summaries)
+            return list(messages), before, limit
+        # With a store, room is kept for the reference: a placeholder as long as it can be,
+        # a part of its own that the last resort never cuts.
+        longest = short_reference("f" * KEY_LENGTH) if short else largest_reference()
+        holder = _reference_message(longest) if store is not None else None
+        room = 0 if holder is None else self._part_cost(Part("reference", holder))
+        plan = Plan.of(messages, self.counter, limit, target - room, self.recent, table=table)
+        summaries = await self._summaries(plan, target - room)
+        parts = plan.assemble([*summaries, holder] if holder else summaries)
+        if holder is not None:
+            parts = [Part("reference", holder) if p.message is holder else p for p in parts]
         parts = self._fit(parts, messages, plan, limit)
+        if store is not None:
+            offloaded = self._offload(parts, messages, store, short=short)
+            if offloaded is None:
+                return None
+            parts = offloaded
         output = [part.message for part in parts]
         after = self._cost(parts)
         if after > before:  # nothing could be saved (the input is all pinned)
@@ -180,8 +233,22 @@ class DefaultStack(BudgetedStrategy):
             output,
             {"summarized": len(plan.summarized), "kept": len(plan.tail), "target": target},
         )
-        self._check(after, limit)
-        return output
+        return output, after, limit
+
+    # -- offloading (with a store) -------------------------------------------------------
+
+    def _offload(
+        self, parts: list[Part], messages: Sequence[Message], store: Store, *, short: bool
+    ) -> list[Part] | None:
+        """Offload every input message the output does not hold as it is, and put the
+        reference to them where the placeholder was (``None`` when the put failed)."""
+        kept = {id(part.message) for part in parts}
+        removed = [message for message in messages if id(message) not in kept]
+        reference = messages_reference(store, removed, self.counter, "DefaultStack", short=short)
+        if reference is None:
+            return None if removed else [part for part in parts if part.kind != "reference"]
+        message = _reference_message(reference)
+        return [Part("reference", message) if p.kind == "reference" else p for p in parts]
 
     @property
     def _heading(self) -> int:
@@ -374,6 +441,11 @@ class DefaultStack(BudgetedStrategy):
         logger.warning(msg, extra={"tokens_after": cost, "max_tokens": self.max_tokens})
 
 
+def _reference_message(text: str) -> Message:
+    """The message that holds the reference to what a compaction offloaded."""
+    return Message(role=Role.USER, content=(Compaction(content=text),))
+
+
 def _leading_system_cost(messages: Sequence[Message], counter: BaseCounter) -> int:
     """The cost of the system messages at the start of ``messages`` (O(their number))."""
     leading: list[Message] = []
@@ -411,6 +483,7 @@ def default_stack(
     recent: float = 0.5,
     reserve: float = 0.05,
     strict: bool = False,
+    store: Store | None = None,
     **summary_options: Unpack[SummaryOptions],
 ) -> DefaultStack:
     """The stack we recommend, configured once: see :class:`DefaultStack`.
@@ -432,6 +505,9 @@ def default_stack(
         strict: raise :class:`BudgetExceededError` (a ``CompactionError``) when even the
             system messages and the newest request do not fit; by default the best
             result is logged and returned.
+        store: where what a compaction removes goes (a :class:`~neuron_context.Store`);
+            the output then holds a reference to it that the recall tool reads back.
+            ``None`` (the default): removed content is gone, as without offloading.
         **summary_options: passed to the :class:`~neuron_context.SummarizationStrategy`
             that calls ``summarizer`` (``instructions``, ``model``, ``timeout``,
             ``retries``, ``cache_aligned``, ``tools``, ...).
@@ -449,5 +525,6 @@ def default_stack(
         recent=recent,
         reserve=reserve,
         strict=strict,
+        store=store,
         summary_options=summary_options,
     )

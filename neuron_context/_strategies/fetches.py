@@ -26,6 +26,7 @@ from .._log import log_compaction
 from .._messages.content import JSON
 from .._messages.conversation import Structure, ToolCall, replace_blocks, tool_calls
 from .._messages.message import Message
+from .._stores.store import Store, optional_store
 from .._validators import non_negative_int, require_names, string
 from .strategy import PureStrategy
 from .supersede import clear_results, superseded
@@ -94,6 +95,9 @@ class DedupeFetchesStrategy(PureStrategy):
         validator=string(),
     )
     """What an older fetch's result says instead."""
+    store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
+    """Where cleared results go: each placeholder then names the call, its size and the
+    key to recall it by."""
 
     def _key(self, call: ToolCall) -> Hashable | None:
         name = call.use.name
@@ -108,7 +112,14 @@ class DedupeFetchesStrategy(PureStrategy):
         if not old:
             return list(messages)
         refs = [ref for call, _ in old for ref in call.results]
-        cleared = clear_results(refs, self.placeholder, self.counter)
+        cleared = clear_results(
+            refs,
+            self.placeholder,
+            self.counter,
+            store=self.store,
+            calls=[call for call, _ in old],
+            strategy="DedupeFetchesStrategy",
+        )
         if not cleared:
             return list(messages)
         output = replace_blocks(messages, cleared)

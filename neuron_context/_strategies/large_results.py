@@ -29,6 +29,8 @@ from .._messages.content import ContentBlock, Image, Text, Thinking, ToolUse
 from .._messages.conversation import replace_blocks, replace_content, tool_results
 from .._messages.message import Message, Role
 from .._messages.truncation import is_truncated, truncate_text
+from .._stores.offload import is_reference, offload
+from .._stores.store import Store, optional_store
 from .._validators import non_negative_int, positive_int
 from .strategy import PureStrategy
 
@@ -82,6 +84,9 @@ class TruncateLargeResultsStrategy(PureStrategy):
     """How many of the newest tool results are never cut."""
     recent_turns: int = attrs.field(default=3, kw_only=True, validator=non_negative_int())
     """How many of the newest assistant messages count as referring recently."""
+    store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
+    """Where the whole text of a cut result goes: the marker then ends in ``recall:
+    <key>`` (``[... 41,802 characters (about 10,450 tokens) cut; recall: <key> ...]``)."""
 
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
         counter = self.counter
@@ -108,7 +113,7 @@ class TruncateLargeResultsStrategy(PureStrategy):
         for ref, cost in large:
             result = ref.result
             texts = [item.text for item in result.content if isinstance(item, Text)]
-            if any(is_truncated(text) for text in texts):
+            if any(is_truncated(text) for text in texts) or is_reference(result):
                 continue
             if referenced and not referenced.isdisjoint(distinctive_words(texts)):
                 continue
@@ -119,7 +124,7 @@ class TruncateLargeResultsStrategy(PureStrategy):
             for item in result.content:
                 if isinstance(item, Text) and text_cost:
                     share = room * counter.estimate_text(item.text) // text_cost
-                    items.append(Text(text=truncate_text(item.text, share, counter)))
+                    items.append(Text(text=self._truncate(item.text, share)))
                 else:
                     items.append(item)
             content = tuple(items)
@@ -136,3 +141,15 @@ class TruncateLargeResultsStrategy(PureStrategy):
             {"truncated": len(replaced)},
         )
         return output
+
+    def _truncate(self, text: str, share: int) -> str:
+        """``text`` cut to ``share`` tokens; with a store, the whole text is offloaded and
+        the marker names its key (no key when the put failed; no cut when the marker does
+        not fit)."""
+        key = offload(self.store, text, "TruncateLargeResultsStrategy")
+        if key is None:
+            return truncate_text(text, share, self.counter)
+        note = f"recall: {key}"
+        cut = truncate_text(text, share, self.counter, describe=lambda _cut: note)
+        # A text too short for the marker (cut to nothing) stays whole: its key would be lost.
+        return cut if note in cut or cut == text else text

@@ -29,6 +29,7 @@ from .._counting.counter import compact_json
 from .._log import log_compaction
 from .._messages.conversation import ResultRef, Structure, ToolCall, replace_blocks, tool_calls
 from .._messages.message import Message, Role
+from .._stores.store import Store, optional_store
 from .._validators import non_negative_int, optional, require_names, string
 from .strategy import PureStrategy
 from .supersede import clear_results
@@ -118,6 +119,9 @@ class StaleFileReadsStrategy(PureStrategy):
         validator=string(),
     )
     """What a cleared read says instead."""
+    store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
+    """Where cleared results go: each placeholder then names the call, its size and the
+    key to recall it by."""
 
     def _classify(self, call: ToolCall) -> tuple[_Kind, str] | None:
         name, arguments = call.use.name, call.use.input
@@ -172,7 +176,14 @@ class StaleFileReadsStrategy(PureStrategy):
             stale.extend(call.results)
             if call.succeeded:
                 read.add(again)
-        cleared = clear_results(stale, self.placeholder, self.counter)
+        cleared = clear_results(
+            stale,
+            self.placeholder,
+            self.counter,
+            store=self.store,
+            calls=calls,
+            strategy="StaleFileReadsStrategy",
+        )
         if not cleared:
             return list(messages)
         output = replace_blocks(messages, cleared)

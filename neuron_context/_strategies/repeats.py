@@ -36,6 +36,8 @@ from .._messages.conversation import (
     tool_calls,
 )
 from .._messages.message import Message
+from .._stores.offload import with_reference
+from .._stores.store import Store, optional_store
 from .._validators import non_negative_int, number
 from .strategy import PureStrategy
 from .supersede import group
@@ -89,6 +91,9 @@ class CollapseRepeatedCallsStrategy(PureStrategy):
     """How alike two outputs must be to count as the same (1.0: identical text)."""
     min_repeats: int = attrs.field(default=2, kw_only=True, validator=non_negative_int())
     """Collapse a call only when it returned the same output at least this many times."""
+    store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
+    """Where what it removes goes: the output then starts (after the system messages)
+    with a reference to it, ``[original messages: 3, 812 tokens — recall: <key>]``."""
 
     def _same(self, a: Sequence[Text | Image], b: Sequence[Text | Image]) -> bool:
         if tuple(a) == tuple(b):
@@ -155,7 +160,9 @@ class CollapseRepeatedCallsStrategy(PureStrategy):
             output,
             {"removed_calls": removed, "kept_calls": len(notes)},
         )
-        return output
+        return with_reference(
+            messages, output, self.store, self.counter, "CollapseRepeatedCallsStrategy"
+        )
 
 
 def _same_call(call: ToolCall) -> Hashable:

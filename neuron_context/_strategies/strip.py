@@ -10,6 +10,8 @@ from .._log import log_compaction
 from .._messages.content import ToolUse
 from .._messages.conversation import opens_exchange
 from .._messages.message import Message, Role
+from .._stores.offload import with_reference
+from .._stores.store import Store, optional_store
 from .strategy import PureStrategy, max_tokens_field
 
 __all__ = ["StripToolCallsStrategy"]
@@ -29,6 +31,9 @@ class StripToolCallsStrategy(PureStrategy):
 
     max_tokens: int = max_tokens_field()
     """The trigger: compact when the history costs more than this."""
+    store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
+    """Where what it removes goes: the output then starts (after the system messages)
+    with a reference to it, ``[original messages: 3, 812 tokens — recall: <key>]``."""
 
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
         output: list[Message] = []
@@ -55,4 +60,4 @@ class StripToolCallsStrategy(PureStrategy):
                 output,
                 {"removed_messages": removed_messages, "removed_result_ids": removed_ids},
             )
-        return output
+        return with_reference(messages, output, self.store, self.counter, "StripToolCallsStrategy")

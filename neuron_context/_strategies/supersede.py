@@ -19,6 +19,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from .._counting.counter import BaseCounter, compact_json
 from .._messages.content import JSON, ContentBlock, Text
 from .._messages.conversation import ResultRef, ToolCall, replace_content
+from .._stores.offload import describe_call, is_reference, offload, referenced, result_content
+from .._stores.store import Store
 
 __all__ = ["KeyOf", "clear_results", "group", "hashable", "superseded"]
 
@@ -80,16 +82,40 @@ def group(calls: Iterable[ToolCall], key_of: KeyOf) -> Mapping[Hashable, list[To
 
 
 def clear_results(
-    refs: Iterable[ResultRef], placeholder: str, counter: BaseCounter
+    refs: Iterable[ResultRef],
+    placeholder: str,
+    counter: BaseCounter,
+    *,
+    store: Store | None = None,
+    calls: Iterable[ToolCall] = (),
+    strategy: str = "",
 ) -> dict[tuple[int, int], ContentBlock]:
     """The cleared copies of ``refs`` (content: ``placeholder``), by position, leaving out
     a result that costs no more than the placeholder or already is it (the clearing
-    strategy's rule, so clearing never makes a history bigger)."""
+    strategy's rule, so clearing never makes a history bigger).
+
+    With a ``store``, each result is offloaded and its placeholder names the call (found
+    among ``calls``), its size and its key; a result that is a reference already is left
+    as it is, and one whose put failed gets the plain placeholder."""
     content = (Text(text=placeholder),)
     cost = counter.estimate_text(placeholder)
+    uses = {(ref.message, ref.block): call.use for call in calls for ref in call.results}
     cleared: dict[tuple[int, int], ContentBlock] = {}
     for ref in refs:
         result = ref.result
-        if result.content != content and counter.estimate_content(result.content) > cost:
-            cleared[ref.message, ref.block] = replace_content(result, content)
+        if store is not None and is_reference(result):
+            continue
+        result_cost = counter.estimate_content(result.content)
+        if result.content == content or result_cost <= cost:
+            continue
+        where = (ref.message, ref.block)
+        if store is not None:
+            use = uses.get(where)
+            key = offload(store, result_content(result, use), strategy)
+            if key is not None:
+                text = referenced(placeholder, result_cost, key, describe_call(use))
+                if counter.estimate_text(text) < result_cost:
+                    cleared[where] = replace_content(result, (Text(text=text),))
+                continue
+        cleared[where] = replace_content(result, content)
     return cleared

@@ -22,9 +22,17 @@ import attrs
 
 from .._errors import CompactionError, ConfigurationError, show
 from .._log import log_compaction
-from .._messages.content import JSON
-from .._messages.conversation import Structure, ToolCall, tool_calls
-from .._messages.message import Message
+from .._messages.content import JSON, ContentBlock, Text
+from .._messages.conversation import (
+    Structure,
+    ToolCall,
+    replace_blocks,
+    replace_content,
+    tool_calls,
+)
+from .._messages.message import Message, Role
+from .._stores.offload import describe_call, offload, referenced
+from .._stores.store import Store, optional_store
 from .._validators import non_negative_int
 from .strategy import PureStrategy
 from .supersede import hashable, superseded
@@ -72,6 +80,10 @@ class SupersededToolCallsStrategy(PureStrategy):
     """Tool name → the argument (or function of the arguments) naming what it writes."""
     max_tokens: int = attrs.field(default=0, kw_only=True, validator=non_negative_int())
     """The trigger: compact when the history costs more than this (0: always)."""
+    store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
+    """Where the removed calls and their results go: the newer call's result then ends
+    with a note naming them and the key to recall them by (``[superseded calls removed:
+    create_python_script a.py, 2 calls, 812 tokens — recall: <key>]``)."""
 
     def _key(self, call: ToolCall) -> Hashable | None:
         use = call.use
@@ -102,6 +114,8 @@ class SupersededToolCallsStrategy(PureStrategy):
         remove: dict[int, set[str]] = {}
         for call, _ in old:
             remove.setdefault(call.message, set()).add(call.use.id)
+        if self.store is not None:
+            structure = Structure.of(self._noted(messages, old, self.store))
         output = structure.without_calls(remove)
         log_compaction(
             "SupersededToolCallsStrategy",
@@ -111,3 +125,36 @@ class SupersededToolCallsStrategy(PureStrategy):
             {"removed_calls": sorted(i for ids in remove.values() for i in ids)},
         )
         return output
+
+    def _noted(
+        self, messages: Sequence[Message], old: list[tuple[ToolCall, ToolCall]], store: Store
+    ) -> list[Message]:
+        """``messages`` with the calls each newer call supersedes offloaded, and a note of
+        them after the newer call's result (no note where the put failed)."""
+        by_newer: dict[tuple[int, int], list[ToolCall]] = {}
+        newer_of: dict[tuple[int, int], ToolCall] = {}
+        for call, newer in old:
+            if newer.results:
+                where = (newer.results[0].message, newer.results[0].block)
+                by_newer.setdefault(where, []).append(call)
+                newer_of[where] = newer
+        notes: dict[tuple[int, int], ContentBlock] = {}
+        for where, calls in by_newer.items():
+            removed = [
+                message
+                for call in reversed(calls)  # oldest first
+                for message in (
+                    Message(role=Role.ASSISTANT, content=(call.use,)),
+                    *(Message(role=Role.TOOL, content=(ref.result,)) for ref in call.results),
+                )
+            ]
+            key = offload(store, removed, "SupersededToolCallsStrategy")
+            if key is None:
+                continue
+            newer = newer_of[where]
+            what = f"{describe_call(newer.use)}, {len(calls)} call{'s' if len(calls) > 1 else ''}"
+            tokens = self.counter.estimate_messages(removed)
+            note = Text(text=referenced("[superseded calls removed]", tokens, key, what))
+            result = newer.results[0].result
+            notes[where] = replace_content(result, (*result.content, note))
+        return replace_blocks(messages, notes)

@@ -9,6 +9,8 @@ import attrs
 from .._log import log_compaction
 from .._messages.conversation import cut_keeping_last, turn_start
 from .._messages.message import Message, Role
+from .._stores.offload import with_reference
+from .._stores.store import Store, optional_store
 from .._validators import bool_, non_negative_int
 from .strategy import PureStrategy, max_tokens_field
 
@@ -40,6 +42,9 @@ class SlidingWindowStrategy(PureStrategy):
     start_on_user: bool = attrs.field(default=False, kw_only=True, validator=bool_())
     """Keep the output starting on a user message (off by default: the window then keeps
     exactly its last messages, and may begin on an assistant message)."""
+    store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
+    """Where what it removes goes: the output then starts (after the system messages)
+    with a reference to it, ``[original messages: 3, 812 tokens — recall: <key>]``."""
 
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
         cut = cut_keeping_last(messages, self.window_size)
@@ -55,7 +60,7 @@ class SlidingWindowStrategy(PureStrategy):
             log_compaction(
                 "SlidingWindowStrategy", self.counter, messages, kept, {"dropped": dropped}
             )
-        return kept
+        return with_reference(messages, kept, self.store, self.counter, "SlidingWindowStrategy")
 
 
 def pinned_request(messages: Sequence[Message], cut: int) -> int | None:

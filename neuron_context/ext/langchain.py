@@ -29,6 +29,10 @@ conversation sent is well formed. All of it goes through the one compaction step
 :mod:`neuron_context._compaction.step`: a failing strategy leaves the request as it was
 (logged), it never fails the model call.
 
+Offloading: give the strategy a ``store=`` (ours, or :class:`LangGraphStore` over the
+LangGraph ``BaseStore`` the agent already uses) and add :func:`recall_tool` to the agent's
+tools, so the model can read back what compaction removed.
+
 For code that trims by hand with ``trim_messages``, :func:`compact_messages` (and
 :func:`acompact_messages`) take a list of LangChain messages and a strategy.
 """
@@ -76,14 +80,17 @@ try:
         to_langchain,
         tool_message,
     )
+    from ._langchain_stores import LangGraphStore, recall_tool
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 
 __all__ = [
     "ContextMiddleware",
+    "LangGraphStore",
     "acompact_messages",
     "compact_messages",
     "from_langchain",
+    "recall_tool",
     "to_langchain",
 ]
 

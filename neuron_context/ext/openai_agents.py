@@ -38,6 +38,8 @@ from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step
 from .._errors import NeuronContextError, show
 from .._messages.message import Message, ToolDefinition
+from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, recall
+from .._stores.store import Store
 from .._strategies.strategy import ContextStrategy, counter_of
 from ._core import (
     Converted,
@@ -50,7 +52,7 @@ from ._core import (
 )
 
 try:
-    from agents import Session, SessionSettings, TResponseInputItem
+    from agents import FunctionTool, Session, SessionSettings, TResponseInputItem, function_tool
     from agents.run_config import CallModelData, ModelInputData
 
     from ._responses_items import (
@@ -68,6 +70,7 @@ __all__ = [
     "CallModelInputFilter",
     "CompactingSession",
     "from_responses_items",
+    "recall_tool",
     "to_responses_items",
 ]
 
@@ -221,3 +224,35 @@ def _rebuild(compacted: Sequence[Message], converted: Converted[Item, list[int]]
         else:
             out.extend(message_items(message))
     return out
+
+
+def recall_tool(store: Store) -> FunctionTool:
+    """The recall tool as an Agents SDK function tool (``recall``), for an ``Agent``'s
+    ``tools=[...]``.
+
+    It reads ``store`` in a worker thread (the SDK runs a sync tool there). A function
+    call's output has no error flag, so an unknown key, a bad range or a failing store
+    returns the error's text (``recall: no content under key ...``), never an exception.
+
+    Examples:
+        >>> from neuron_context import MemoryStore
+        >>> recall_tool(MemoryStore()).name
+        'recall'
+    """
+
+    def read(key: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        """Read back content moved out of the conversation.
+
+        Args:
+            key: the key after 'recall:' in a reference.
+            start_line: first line to read (1-based), for part of a long text.
+            end_line: last line to read (inclusive).
+        """
+        return recall(store, key, start_line, end_line).text
+
+    return function_tool(
+        read,
+        name_override=RECALL_TOOL_NAME,
+        description_override=RECALL_DESCRIPTION,
+        strict_mode=False,
+    )

@@ -35,10 +35,13 @@ from typing import Any, cast
 
 from .._compaction.step import compact_step
 from .._messages.message import Message, Role
+from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, recall
+from .._stores.store import Store
 from .._strategies.strategy import ContextStrategy
 from ._core import Converted, Reader, Sessions, check_strategy, missing_extra, session_factory
 
 try:
+    from pydantic_ai import Tool
     from pydantic_ai.messages import (
         ERROR_OUTCOMES,
         ModelMessage,
@@ -62,7 +65,13 @@ try:
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 
-__all__ = ["DOCUMENT_METADATA", "HistoryProcessor", "from_pydantic_ai", "to_pydantic_ai"]
+__all__ = [
+    "DOCUMENT_METADATA",
+    "HistoryProcessor",
+    "from_pydantic_ai",
+    "recall_tool",
+    "to_pydantic_ai",
+]
 
 
 def _reader() -> Reader[ModelMessage, Origin]:
@@ -205,3 +214,31 @@ def _edited_return(
     same_kind = (plain.outcome in ERROR_OUTCOMES) == (fresh.outcome in ERROR_OUTCOMES)
     outcome = plain.outcome if same_kind else fresh.outcome
     return dataclasses.replace(plain, content=fresh.content, outcome=outcome)
+
+
+def recall_tool(store: Store) -> Tool[Any]:
+    """The recall tool as a pydantic-ai :class:`~pydantic_ai.Tool` (``recall``), for an
+    agent's ``tools=[...]``.
+
+    It reads ``store`` in a worker thread (pydantic-ai runs a sync tool there). A tool
+    return has no error flag in pydantic-ai, so an unknown key, a bad range or a failing
+    store returns the error's text (``recall: no content under key ...``): never an
+    exception, and no retry counted against the run.
+
+    Examples:
+        >>> from neuron_context import MemoryStore
+        >>> recall_tool(MemoryStore()).name
+        'recall'
+    """
+
+    def read(key: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        """Read back content moved out of the conversation.
+
+        Args:
+            key: the key after 'recall:' in a reference.
+            start_line: first line to read (1-based), for part of a long text.
+            end_line: last line to read (inclusive).
+        """
+        return recall(store, key, start_line, end_line).text
+
+    return Tool(read, name=RECALL_TOOL_NAME, description=RECALL_DESCRIPTION, takes_ctx=False)

@@ -1,0 +1,1 @@
+"""Offloading: where compacted-away content goes, and how an agent gets it back."""

@@ -1,0 +1,84 @@
+"""The shared store of a fleet: Redis, through the ``redis`` client (the ``redis`` extra).
+
+Workers that serve one session in turn (any of them may compact it, any may answer its
+recall) need one store they all reach; the rest of what a turn needs travels with the
+request. Each entry is a Redis string ``<prefix><key>``, written with ``SET`` (and
+``EX`` for ``max_age``: Redis expires it itself), read with ``GET``, listed with
+``SCAN``. A size cap is Redis's own: set ``maxmemory`` with an eviction policy
+(``allkeys-lru``) on the server. The client is imported when the first store is built,
+so the package imports without the extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .._errors import ConfigurationError
+from .._extras import install_hint
+from .._validators import string
+from .growth import max_age_field
+from .store import Store
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+__all__ = ["RedisStore"]
+
+
+def _connect(url: str) -> Any:
+    try:
+        import redis
+    except ImportError as exc:
+        msg = f"RedisStore needs the redis client: {install_hint('redis')}"
+        raise ConfigurationError(msg) from exc
+    return redis.Redis.from_url(url)
+
+
+@attrs.define
+class RedisStore(Store):
+    """Holds offloaded content in Redis, shared by every process that reaches it.
+
+    Pass a ``url`` (``redis://host:6379/0``) or a ready ``client`` (a ``redis.Redis``,
+    for pools, TLS or a cluster). Like every store it is synchronous; the recall tools
+    call it in a worker thread.
+
+    Examples:
+        >>> store = RedisStore(url="redis://127.0.0.1:6379/0", max_age=86_400)  # doctest: +SKIP
+    """
+
+    url: str = attrs.field(default="redis://127.0.0.1:6379/0", kw_only=True, validator=string())
+    """Where the server is (ignored when ``client`` is given)."""
+    client: Redis | None = attrs.field(default=None, kw_only=True, repr=False)
+    """A ``redis.Redis`` to use instead of one built from ``url``."""
+    prefix: str = attrs.field(default="neuron_context:", kw_only=True, validator=string())
+    """What every Redis key this store writes starts with."""
+    max_age: float | None = max_age_field()
+    """Seconds after its last put that Redis expires an entry (``None``: never)."""
+
+    _redis: Redis = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._redis = self.client if self.client is not None else _connect(self.url)
+
+    def _write(self, key: str, text: str) -> None:
+        ttl = None if self.max_age is None else max(1, round(self.max_age * 1000))
+        self._redis.set(self.prefix + key, text.encode("utf-8"), px=ttl)
+
+    def _read(self, key: str) -> str | None:
+        data = self._redis.get(self.prefix + key)
+        if data is None:
+            return None
+        return data.decode("utf-8") if isinstance(data, bytes) else str(data)
+
+    def _keys(self) -> Iterator[str]:
+        start = len(self.prefix)
+        for name in self._redis.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
+            text = name.decode("utf-8") if isinstance(name, bytes) else str(name)
+            yield text[start:]
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)

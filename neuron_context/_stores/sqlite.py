@@ -1,0 +1,120 @@
+"""The durable store of one deployment: a SQLite file (the standard library's sqlite3).
+
+One table, ``key TEXT PRIMARY KEY, text TEXT, stamp REAL`` (``stamp``: wall-clock
+seconds of the entry's last put). The database is opened in WAL mode so that several
+processes on one machine share the file (readers never wait for a writer); within a
+process one connection is shared by all threads behind a lock (SQLite's own
+serialization, made explicit), and each put commits before it returns, so what a put
+acknowledged survives a crash of the process.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+
+import attrs
+
+from .._validators import fail, number, optional, positive_int
+from .growth import max_age_field
+from .store import Store
+
+__all__ = ["SQLiteStore"]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS neuron_context_store "
+    "(key TEXT PRIMARY KEY, text TEXT NOT NULL, stamp REAL NOT NULL)"
+)
+
+
+def _path(value: object) -> str:
+    if isinstance(value, str | os.PathLike):
+        return os.fspath(value)
+    where, problem = "SQLiteStore.path", f"must be a str or a path, got {type(value).__name__}"
+    raise fail(where, problem)
+
+
+@attrs.define
+class SQLiteStore(Store):
+    """Holds offloaded content in a SQLite file: durable across restarts, one file per
+    deployment (``":memory:"`` for a private in-memory database).
+
+    Examples:
+        >>> store = SQLiteStore(":memory:", max_age=7 * 24 * 3600)
+        >>> store.get(store.put("a long build log"))
+        'a long build log'
+    """
+
+    path: str = attrs.field(converter=_path)
+    """The database file (created with its table when missing)."""
+    max_items: int | None = attrs.field(
+        default=None, kw_only=True, validator=optional(positive_int())
+    )
+    """Keep at most this many entries: a put beyond it deletes the oldest (``None``: no cap)."""
+    max_age: float | None = max_age_field()
+    """Forget an entry this many seconds after its last put (``None``: never)."""
+    timeout: float = attrs.field(default=5.0, kw_only=True, validator=number(minimum=0))
+    """Seconds a write waits for another process's lock before it fails."""
+    _connection: sqlite3.Connection = attrs.field(init=False, repr=False, eq=False)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        connection = sqlite3.connect(
+            self.path, timeout=self.timeout, check_same_thread=False, isolation_level=None
+        )
+        if self.path != ":memory:":
+            connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute(_SCHEMA)
+        self._connection = connection
+
+    def _oldest_kept(self) -> float:
+        return -1.0 if self.max_age is None else time.time() - self.max_age
+
+    def _write(self, key: str, text: str) -> None:
+        now = time.time()
+        with self._lock:
+            db = self._connection
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(
+                    "INSERT INTO neuron_context_store (key, text, stamp) VALUES (?, ?, ?) "
+                    "ON CONFLICT(key) DO UPDATE SET stamp = excluded.stamp",
+                    (key, text, now),
+                )
+                if self.max_age is not None:
+                    db.execute(
+                        "DELETE FROM neuron_context_store WHERE stamp < ?", (self._oldest_kept(),)
+                    )
+                if self.max_items is not None:
+                    db.execute(
+                        "DELETE FROM neuron_context_store WHERE key NOT IN (SELECT key FROM "
+                        "neuron_context_store ORDER BY stamp DESC, rowid DESC LIMIT ?)",
+                        (self.max_items,),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _read(self, key: str) -> str | None:
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT text FROM neuron_context_store WHERE key = ? AND stamp >= ?",
+                (key, self._oldest_kept()),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def _keys(self) -> Iterator[str]:
+        with self._lock:
+            rows = self._connection.execute(
+                "SELECT key FROM neuron_context_store WHERE stamp >= ?", (self._oldest_kept(),)
+            ).fetchall()
+        return iter([str(row[0]) for row in rows])
+
+    def close(self) -> None:
+        """Close the database connection (the store cannot be used afterwards)."""
+        with self._lock:
+            self._connection.close()

@@ -1,0 +1,83 @@
+"""Helpers for the offloading tests: what a compacted history lets an agent recover."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+
+from neuron_context import Compaction, Message, Store, Text, ToolResult, ToolUse
+
+__all__ = ["FailingStore", "block_texts", "keys_in", "recoverable", "unrecoverable"]
+
+_KEY = re.compile(r"recall: ([0-9a-f]{16})\b")
+
+
+class FailingStore(Store):
+    """A store whose every call raises (a Redis that went away)."""
+
+    def _write(self, key: str, text: str) -> None:
+        msg = "the store is down"
+        raise ConnectionError(msg)
+
+    def _read(self, key: str) -> str | None:
+        msg = "the store is down"
+        raise ConnectionError(msg)
+
+    def _keys(self) -> Iterator[str]:
+        msg = "the store is down"
+        raise ConnectionError(msg)
+
+
+def block_texts(messages: Iterable[Message]) -> Iterator[str]:
+    """Every text a history holds: text, tool-result text, summaries, tool inputs."""
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, Text):
+                yield block.text
+            elif isinstance(block, ToolResult):
+                yield from (item.text for item in block.content if isinstance(item, Text))
+            elif isinstance(block, Compaction):
+                yield block.content
+            elif isinstance(block, ToolUse):
+                yield json.dumps([block.id, block.name, block.input], sort_keys=True)
+
+
+def keys_in(texts: Iterable[str]) -> list[str]:
+    """The keys of the references in ``texts``."""
+    return [key for text in texts for key in _KEY.findall(text)]
+
+
+def recoverable(
+    messages: list[Message], store: Store | None, *, transitive: bool = True
+) -> set[str]:
+    """Every text in ``messages`` or behind a key in them (and, ``transitive``, behind a
+    key in what a key holds)."""
+    found = set(block_texts(messages))
+    queue = keys_in(found)
+    seen: set[str] = set()
+    while queue and store is not None:
+        key = queue.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        content = store.get(key)
+        if content is None:
+            continue
+        texts = {content} if isinstance(content, str) else set(block_texts(content))
+        if transitive:
+            queue.extend(keys_in(texts - found))
+        found |= texts
+    return found
+
+
+def unrecoverable(
+    original: list[Message],
+    output: list[Message],
+    store: Store | None,
+    *,
+    transitive: bool = True,
+) -> list[str]:
+    """The texts of ``original`` that are neither in ``output`` nor behind its keys."""
+    found = recoverable(output, store, transitive=transitive)
+    return [text for text in block_texts(original) if text not in found]

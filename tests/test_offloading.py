@@ -1,0 +1,364 @@
+"""Offloading in the strategies: what they remove goes to the store, a reference stays;
+without a store every output is what it was before stores existed."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import anyio
+import pytest
+from agent_support import answer, calls
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from no_store_outputs import GOLDEN, STRATEGIES, outputs
+from offload_support import FailingStore, unrecoverable
+from strategies import conversations
+from transcripts import load_transcript, requires_transcripts, transcript_paths
+
+from neuron_context import (
+    AgentOptions,
+    Compaction,
+    MemoryStore,
+    Message,
+    Role,
+    SlidingWindowStrategy,
+    SummarizationError,
+    SummarizationStrategy,
+    SupersededToolCallsStrategy,
+    Text,
+    TokenCounter,
+    ToolResult,
+    ToolResultClearingStrategy,
+    ToolUse,
+    create_agent,
+    default_stack,
+)
+from neuron_context.events import OffloadFailed
+from neuron_context.stores import content_key
+from neuron_context.strategies import (
+    DedupeFetchesStrategy,
+    StaleFileReadsStrategy,
+    TruncateLargeResultsStrategy,
+)
+from neuron_context.testing import FunctionProvider
+
+
+@requires_transcripts
+class TestWithoutStore:
+    """``store=None`` changes nothing."""
+
+    def test_outputs_unchanged(self) -> None:
+        """Every offloading strategy's output on the shared transcripts at 10%, 25% and
+        50% of their size hashes as it did before stores existed."""
+        expected = json.loads(GOLDEN.read_text())
+        found = outputs()
+        assert found.keys() == expected.keys()
+        changed = sorted(key for key in expected if found[key] != expected[key])
+        assert changed == [], f"{len(changed)} outputs changed, e.g. {changed[:3]}"
+
+
+def _conversation(result: str = "x = 1\n" * 400) -> list[Message]:
+    return [
+        Message.user("Fix the bug in src/app.py"),
+        Message.assistant(
+            "Reading it.",
+            tool_uses=[ToolUse(id="c1", name="read_file", input={"path": "src/app.py"})],
+        ),
+        Message.tool_result("c1", result),
+        Message.assistant(
+            "Running the tests.",
+            tool_uses=[ToolUse(id="c2", name="bash", input={"command": "pytest -q"})],
+        ),
+        Message.tool_result("c2", "1 failed\n" * 300),
+        Message.assistant("Found it."),
+        Message.user("Now fix it."),
+    ]
+
+
+class TestClearing:
+    """ToolResultClearingStrategy(store=...)."""
+
+    def test_reference(self) -> None:
+        """A cleared result names the call, its size and the key of its exact text."""
+        store = MemoryStore()
+        messages = _conversation()
+        output = ToolResultClearingStrategy(0, store=store).apply(messages)
+        result = output[2].content[0]
+        assert isinstance(result, ToolResult)
+        original = messages[2].content[0]
+        assert isinstance(original, ToolResult)
+        tokens = TokenCounter().estimate_content(original.content)
+        key = content_key("x = 1\n" * 400)
+        expected = f"[tool result cleared: read_file src/app.py, {tokens:,} tokens — recall: {key}]"
+        assert result.content == (Text(text=expected),)
+        assert store.get(key) == "x = 1\n" * 400
+
+    def test_references_are_kept(self) -> None:
+        """Clearing a cleared history again changes nothing and stores nothing more."""
+        store = MemoryStore()
+        strategy = ToolResultClearingStrategy(0, store=store)
+        once = strategy.apply(_conversation())
+        keys = set(store)
+        assert strategy.apply(once) == once
+        assert set(store) == keys
+
+
+class TestTruncation:
+    """TruncateLargeResultsStrategy(store=...)."""
+
+    def test_marker_names_the_key(self) -> None:
+        """The cut marker ends in the key of the whole text."""
+        store = MemoryStore()
+        text = "".join(f"line {n}\n" for n in range(2_000))
+        output = TruncateLargeResultsStrategy(
+            max_result_tokens=200, keep_recent=0, store=store
+        ).apply(_conversation(text))
+        cut = output[2].content[0]
+        assert isinstance(cut, ToolResult)
+        assert f"recall: {content_key(text)} ...]" in cut.text
+        assert store.get(content_key(text)) == text
+
+
+class TestSummarization:
+    """SummarizationStrategy(store=...)."""
+
+    @pytest.mark.anyio
+    async def test_summary_references_the_messages(self) -> None:
+        """The summary ends with the key of exactly the messages it replaced."""
+        store = MemoryStore()
+        messages = _conversation()
+        strategy = SummarizationStrategy(
+            FunctionProvider(lambda request: "They fixed a bug."), 2, store=store
+        )
+        output = await strategy.compact(messages)
+        summary = output[0].content[0]
+        assert isinstance(summary, Compaction)
+        key = content_key(messages[:5])
+        assert summary.content.startswith("They fixed a bug.\n\n[original messages: 5, ")
+        assert summary.content.endswith(f"recall: {key}]")
+        assert store.get(key) == messages[:5]
+
+
+class TestSuperseded:
+    """SupersededToolCallsStrategy(store=...)."""
+
+    def test_note_after_the_newer_result(self) -> None:
+        """The removed call and its result are stored; the newer result says so."""
+        store = MemoryStore()
+        write = [
+            Message.user("Write it twice"),
+            Message.assistant(
+                "",
+                tool_uses=[
+                    ToolUse(id="w1", name="write_file", input={"path": "a.py", "text": "v1"})
+                ],
+            ),
+            Message.tool_result("w1", "wrote a.py (v1)"),
+            Message.assistant(
+                "",
+                tool_uses=[
+                    ToolUse(id="w2", name="write_file", input={"path": "a.py", "text": "v2"})
+                ],
+            ),
+            Message.tool_result("w2", "wrote a.py (v2)"),
+        ]
+        output = SupersededToolCallsStrategy({"write_file": "path"}, store=store).apply(write)
+        assert len(output) == 3
+        texts = [block.text for block in output[2].content[0].content]  # type: ignore[union-attr]
+        assert texts[0] == "wrote a.py (v2)"
+        assert texts[1].startswith("[superseded calls removed: write_file a.py, 1 call, ")
+        assert unrecoverable(write, output, store) == []
+
+
+class TestStaleReadsAndFetches:
+    """StaleFileReadsStrategy and DedupeFetchesStrategy(store=...)."""
+
+    def test_stale_read(self) -> None:
+        """A read made stale by a later read of the same file is stored and referenced."""
+        store = MemoryStore()
+        messages = [
+            Message.user("Read it twice"),
+            Message.assistant(
+                "", tool_uses=[ToolUse(id="r1", name="read_file", input={"path": "a.py"})]
+            ),
+            Message.tool_result("r1", "old content " * 50),
+            Message.assistant(
+                "", tool_uses=[ToolUse(id="r2", name="read_file", input={"path": "a.py"})]
+            ),
+            Message.tool_result("r2", "new content " * 50),
+        ]
+        output = StaleFileReadsStrategy(store=store).apply(messages)
+        cleared = output[2].content[0]
+        assert isinstance(cleared, ToolResult)
+        assert "read_file a.py, " in cleared.text
+        assert unrecoverable(messages, output, store) == []
+
+    def test_refetch(self) -> None:
+        """A page fetched again is stored and referenced."""
+        store = MemoryStore()
+        url = {"url": "https://example.com/docs"}
+        messages = [
+            Message.user("Fetch it twice"),
+            Message.assistant("", tool_uses=[ToolUse(id="f1", name="fetch", input=url)]),
+            Message.tool_result("f1", "page v1 " * 50),
+            Message.assistant("", tool_uses=[ToolUse(id="f2", name="fetch", input=url)]),
+            Message.tool_result("f2", "page v2 " * 50),
+        ]
+        output = DedupeFetchesStrategy(store=store).apply(messages)
+        cleared = output[2].content[0]
+        assert isinstance(cleared, ToolResult)
+        assert "fetch https://example.com/docs, " in cleared.text
+        assert unrecoverable(messages, output, store) == []
+
+
+class TestFailingStore:
+    """A store that fails on put costs only the offload."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("name", sorted(STRATEGIES))
+    async def test_as_without_a_store(self, name: str, caplog: pytest.LogCaptureFixture) -> None:
+        """Each strategy's output with a failing store is its output without one, and
+        each lost offload is logged."""
+        messages = _conversation()
+        budget = TokenCounter().estimate_messages(messages) // 4
+        without = await STRATEGIES[name](budget).compact(messages)
+        with caplog.at_level(logging.WARNING, logger="neuron_context"):
+            failing = await STRATEGIES[name](budget, store=FailingStore()).compact(messages)
+        assert failing == without
+        if without != messages:
+            assert "offload to FailingStore failed" in caplog.text
+
+    def test_agent_reports_an_event(self) -> None:
+        """The agent loop reports each lost offload as an OffloadFailed event and runs on."""
+        replies = iter(
+            [
+                calls(("read_file", {"path": "a.py"})),
+                calls(("read_file", {"path": "b.py"})),
+                answer("done"),
+            ]
+        )
+
+        def read_file(path: str) -> str:
+            """Read a file."""
+            return f"contents of {path}\n" * 300
+
+        agent = create_agent(
+            FunctionProvider(lambda request: next(replies)),
+            [read_file],
+            AgentOptions(context=ToolResultClearingStrategy(0, 10, store=FailingStore())),
+        )
+        result = agent.run_sync("Read both")
+        assert result.text == "done"
+        failed = [event for event in result.events if isinstance(event, OffloadFailed)]
+        assert failed
+        assert failed[0].to_dict()["store"] == "FailingStore"
+        assert "ConnectionError: the store is down" in failed[0].error
+
+
+@given(messages=conversations(max_turns=8), share=st.sampled_from([0.1, 0.25, 0.5]))
+@settings(max_examples=20)
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_nothing_is_lost(name: str, messages: list[Message], share: float) -> None:
+    """With a store, every text of the input is in the output or behind a key in it;
+    only where the budget has no room for even ``[recall: <key>]`` does default_stack
+    keep the budget instead (its output is then the one without a store)."""
+    store = MemoryStore()
+    budget = max(1, int(TokenCounter().estimate_messages(messages) * share))
+    try:
+        output = anyio.run(STRATEGIES[name](budget, store=store).compact, messages)
+    except SummarizationError:  # nothing to summarize: the caller keeps its messages
+        return
+    if unrecoverable(messages, output, store):
+        assert name == "default_stack"
+        assert output == anyio.run(STRATEGIES[name](budget).compact, messages)
+
+
+def _replay(path: Path, share: float) -> tuple[int, int, int, int]:
+    """An agent loop over one transcript with default_stack and a store, the budget the
+    system messages plus ``share`` of the rest: (calls, texts lost from the request,
+    texts unrecoverable, calls over budget)."""
+    counter = TokenCounter()
+    messages = load_transcript(path)
+    systems = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
+    budget = systems + int((counter.estimate_messages(messages) - systems) * share)
+    store = MemoryStore()
+    stack = default_stack(budget, store=store)
+    history: list[Message] = []
+    calls = lost = unrecovered = over = 0
+    for index, message in enumerate(messages):
+        if message.role is Role.ASSISTANT and index > 0:
+            calls += 1
+            if stack.should_compact(history, stack.token_estimate(history)):
+                history = anyio.run(stack.compact, history)
+            over += counter.estimate_messages(history) > budget
+            lost += len(unrecoverable(messages[:index], history, None))
+            unrecovered += len(unrecoverable(messages[:index], history, store, transitive=False))
+        history.append(message)
+    return calls, lost, unrecovered, over
+
+
+@requires_transcripts
+class TestNothingLostOnTranscripts:
+    """The shared transcripts replayed as agent loops with default_stack and a store."""
+
+    @pytest.mark.parametrize("share", [0.1, 0.25, 0.5])
+    def test_every_text_recoverable_within_budget(self, share: float) -> None:
+        """At 10%, 25% and 50% of each transcript (beyond its system messages), every text
+        the history held before a call is in that call's request or behind a key the
+        request shows (no chain of keys), and no request is over the budget."""
+        totals = [_replay(path, share) for path in transcript_paths()]
+        calls, lost, unrecovered, over = (sum(column) for column in zip(*totals, strict=True))
+        assert calls > 1_000
+        assert lost > 0  # the budgets do force compaction
+        assert (unrecovered, over) == (0, 0)
+
+
+class TestWindowAndStrips:
+    """The strategies that drop or strip messages: one reference after the system prompt."""
+
+    def test_window(self) -> None:
+        """A window's dropped messages are stored; the output starts with their reference."""
+        store = MemoryStore()
+        messages = [Message.system("Be brief."), *_conversation()]
+        output = SlidingWindowStrategy(2, store=store).apply(messages)
+        assert output[0] == messages[0]
+        reference = output[1].content[0]
+        assert isinstance(reference, Compaction)
+        key = content_key(messages[1:6])
+        assert reference.content.startswith("[original messages: 5, ")
+        assert reference.content.endswith(f"recall: {key}]")
+        assert output[2:] == messages[6:]
+        assert store.get(key) == messages[1:6]
+
+    def test_a_window_of_a_window(self) -> None:
+        """Sliding again drops the old reference too: the new key holds everything."""
+        store = MemoryStore()
+        strategy = SlidingWindowStrategy(2, store=store)
+        messages = _conversation()
+        once = strategy.apply(messages)
+        twice = strategy.apply([*once, Message.assistant("On it."), Message.user("Thanks")])
+        assert unrecoverable(messages, twice, store, transitive=False) == []
+
+
+@given(messages=conversations(max_turns=8), share=st.sampled_from([0.1, 0.25, 0.5]))
+@settings(max_examples=20)
+@pytest.mark.parametrize("name", ["default_stack", "summarization", "window", "strip"])
+def test_one_key_reaches_everything(name: str, messages: list[Message], share: float) -> None:
+    """After clearing and truncating with a store, a strategy that removes those results
+    again stores them as they were: every text of the input is in the output or behind
+    a key the output shows (no chain of keys)."""
+    store = MemoryStore()
+    budget = max(1, int(TokenCounter().estimate_messages(messages) * share))
+    cleared = ToolResultClearingStrategy(1, store=store).apply(messages)
+    cut = TruncateLargeResultsStrategy(max_result_tokens=20, keep_recent=0, store=store).apply(
+        cleared
+    )
+    try:
+        output = anyio.run(STRATEGIES[name](budget, store=store).compact, cut)
+    except SummarizationError:
+        return
+    if unrecoverable(messages, output, store, transitive=False):
+        assert name == "default_stack"  # no room in the budget for even [recall: <key>]
+        assert output == anyio.run(STRATEGIES[name](budget).compact, cut)
