@@ -178,7 +178,8 @@ class TestBoundedWork:
         for index in range(len(messages) - 400, len(messages), 2):  # errors near the end
             if messages[index].role is Role.TOOL:
                 use_id = messages[index].tool_results[0].tool_use_id
-                messages[index] = watched(Message.tool_result(use_id, "boom", is_error=True))
+                text = f"boom: E{index:05d} in parse_{index}"  # with facts to note
+                messages[index] = watched(Message.tool_result(use_id, text, is_error=True))
         _READ.clear()
         ExtractiveSummarizer(max_mentions=5, read_per_token=10_000).summarize(plain(messages, 300))
         others = [i for i in read_indices(messages) if messages[i].role is not Role.USER]
