@@ -4,10 +4,13 @@ When a budget must hold and nothing else can shrink the history (one tool result
 than the whole budget; a pasted log in the user's request), a text is cut in the
 middle: its head and its tail are kept, since the head of a file or log says what it
 is and the tail holds how it ended (a test summary, the last error), and a marker in
-between says how much was cut, so neither the model nor the user mistakes the rest for
-the whole::
+between says what was cut, so neither the model nor the user mistakes the rest for the
+whole: how many lines, characters and tokens, and, when the caller can name them, the
+names the cut part held (its identifiers, numbers with their keys, paths), counted, as
+many as a share of the space allows::
 
-    [... 41,802 characters (about 10,450 tokens) cut ...]
+    [... 212 lines (41,802 characters, about 10,450 tokens) cut, naming 64: HAT170,
+    price=1286, src/app.py, ... and 51 more ...]
 
 Everything here is priced by the caller's counter, so "fits" means what the budget
 means. Images, documents and thinking (signed by the provider) are left as they are; tool
@@ -17,7 +20,7 @@ uses, ids and flags are never touched, so truncation keeps a conversation well f
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
@@ -30,23 +33,44 @@ if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at r
 
 __all__ = ["HEAD_SHARE", "Describe", "marker", "truncate_message", "truncate_text"]
 
-Describe: TypeAlias = Callable[[str], str]
-"""Given the part of a text that is cut, a short note for the marker (or ``""``)."""
+Describe: TypeAlias = Callable[[str], Sequence[str]]
+"""Given the part of a text that is cut, the names it holds, most telling first (the
+marker counts them and shows as many as its share of the space allows)."""
 
 HEAD_SHARE = 0.6
 """The share of what is kept that comes from the head of the text (the rest: its tail)."""
+
+NOTE_SHARE = 0.3
+"""The most of a truncated text's space the names in its marker may take."""
 
 _MIN_KEEP = 16
 """Characters below which a text is not worth cutting: it is replaced by the marker."""
 
 
-def marker(cut_chars: int, cut_tokens: int) -> str:
-    """The line that replaces ``cut_chars`` characters (about ``cut_tokens`` tokens)."""
-    return f"\n[... {cut_chars:,} characters (about {cut_tokens:,} tokens) cut ...]\n"
+def marker(
+    cut_chars: int, cut_tokens: int, *, lines: int = 0, names: Sequence[str] = (), named: int = 0
+) -> str:
+    """The line that replaces ``cut_chars`` characters (about ``cut_tokens`` tokens) of
+    ``lines`` lines; ``named`` is how many names the cut part held, ``names`` those shown."""
+    size = f"{cut_chars:,} characters, about {cut_tokens:,} tokens"
+    what = f"{lines:,} line{'s' if lines != 1 else ''} ({size})" if lines else f"({size})"
+    note = ""
+    if named:
+        more = named - len(names)
+        shown = ", ".join(names)
+        if more > 0:
+            shown = f"{shown} and {more:,} more" if shown else f"{more:,} names"
+        note = f", naming {named:,}: {shown}"
+    return f"\n[... {what} cut{note} ...]\n"
 
 
-_MARKER = re.compile(r"\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?:;[^\n]*)? \.\.\.\]")
-"""What :func:`marker` writes, with or without the note a ``describe`` function adds."""
+_MARKER = re.compile(
+    r"\[\.\.\. (?:[\d,]+ lines? )?\([\d,]+ characters, about [\d,]+ tokens\) cut"
+    r"(?:, naming [^\n]*)? \.\.\.\]"
+    r"|\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?:;[^\n]*)? \.\.\.\]"
+)
+"""What :func:`marker` writes (and the shorter marker of earlier releases, which a stored
+history may hold)."""
 
 
 def is_truncated(text: str) -> bool:
@@ -72,9 +96,10 @@ def truncate_text(
     if cost <= max_tokens:
         return text
     keep = int(len(text) * max(max_tokens, 0) / cost)
+    note_chars = int(keep * NOTE_SHARE)
     best = ""
     for _ in range(12):
-        candidate = _cut(text, keep, cost, counter, describe)
+        candidate = _cut(text, keep, cost, counter, describe=describe, note_chars=note_chars)
         if counter.estimate_text(candidate) <= max_tokens:
             return candidate
         best = candidate
@@ -86,21 +111,56 @@ def truncate_text(
     return best if counter.estimate_text(best) <= max_tokens else ""
 
 
-def _cut(text: str, keep: int, cost: int, counter: BaseCounter, describe: Describe | None) -> str:
-    if keep < _MIN_KEEP:
-        head, tail = "", ""
-    else:
-        head_chars = int(keep * HEAD_SHARE)
-        head = text[:head_chars]
-        tail = text[len(text) - (keep - head_chars) :]
-    cut_chars = len(text) - len(head) - len(tail)
-    cut_tokens = max(0, cost - counter.estimate_text(head) - counter.estimate_text(tail))
-    line = marker(cut_chars, cut_tokens)
+def _cut(
+    text: str,
+    keep: int,
+    cost: int,
+    counter: BaseCounter,
+    *,
+    describe: Describe | None,
+    note_chars: int,
+) -> str:
+    """``text`` with all but ``keep`` characters cut; the names shown take at most
+    ``note_chars`` of those characters (the head and the tail give them room)."""
+    names: list[str] = []
+    named = 0
     if describe is not None:
-        note = describe(text[len(head) : len(text) - len(tail)])
-        if note:
-            line = line.removesuffix(" cut ...]\n") + f" cut; {note} ...]\n"
+        used = _fitting(describe(_middle(text, keep)), note_chars, names)
+        if names:
+            keep = max(0, keep - used)
+            found = describe(_middle(text, keep))  # the names of what is now cut
+            named, names = len(found), []
+            _fitting(found, used, names)
+    head, tail = _ends(text, keep)
+    cut = text[len(head) : len(text) - len(tail)]
+    cut_tokens = max(0, cost - counter.estimate_text(head) - counter.estimate_text(tail))
+    line = marker(len(cut), cut_tokens, lines=cut.count("\n") + 1, names=names, named=named)
     return head.rstrip(" ") + line + tail.lstrip(" ")
+
+
+def _ends(text: str, keep: int) -> tuple[str, str]:
+    """The head and the tail kept of ``text`` when ``keep`` characters are kept."""
+    if keep < _MIN_KEEP:
+        return "", ""
+    head_chars = int(keep * HEAD_SHARE)
+    return text[:head_chars], text[len(text) - (keep - head_chars) :]
+
+
+def _middle(text: str, keep: int) -> str:
+    head, tail = _ends(text, keep)
+    return text[len(head) : len(text) - len(tail)]
+
+
+def _fitting(found: Sequence[str], chars: int, names: list[str]) -> int:
+    """Append to ``names`` the first of ``found`` that fit in ``chars`` characters (as
+    shown, with their separators); the characters they take."""
+    used = 0
+    for name in found:
+        if used + len(name) + 2 > chars:
+            break
+        names.append(name)
+        used += len(name) + 2
+    return used
 
 
 def _text_cost(block: ContentBlock | Text | Image, counter: BaseCounter) -> int:

@@ -265,7 +265,9 @@ class ExtractiveSummarizer(Provider):
             chunk: list[Fact] = []
             size = 0
             number = 0
-            for fact in [*group.facts, None]:
+            # A fact its call already names (the id it looked up) is not repeated.
+            noted = [fact for fact in group.facts if fact.text not in group.label]
+            for fact in [*noted, None]:
                 if fact is not None and (not chunk or size + len(fact.text) <= _CHUNK):
                     chunk.append(fact)
                     size += len(fact.text) + 2

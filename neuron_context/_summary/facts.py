@@ -66,6 +66,11 @@ _DEFINITION = re.compile(
 _C_FUNCTION = re.compile(r"[A-Za-z_][\w \t*&:<>,]{0,80}?[\s*&]([A-Za-z_]\w*)\s*\(")
 """An unindented C-family function definition: ``static ast_t* make_pattern_type(``."""
 _KEY = re.compile(r"[A-Za-z_][\w .-]{0,39}")
+_JSON_PAIR = re.compile(
+    r'"([A-Za-z_][\w .-]{0,39})"\s{0,4}:\s{0,4}'
+    r'("(?:[^"\\\n]|\\.){1,80}"|-?\d[\d.eE+-]{0,30}|true|false)'
+)
+"""A ``"key": value`` pair of JSON that is not whole (the middle of a truncated result)."""
 _SALIENT_VALUE = re.compile(r"[\w$@#+-]*[\dA-Z][\w .,:/$@#+-]*")
 _TRIM = ".,;:!?'\"`()[]{}<>"
 _COMMON_KEYS = frozenset(("http", "https", "note", "warning", "error", "info", "debug"))
@@ -159,6 +164,12 @@ class _Collector:
     def text(self, text: str) -> None:
         definitions: list[str] = []
         pairs: list[str] = []
+        for match in _JSON_PAIR.finditer(text):
+            if self.full:
+                break
+            key, value = match.group(1), match.group(2).strip('"')
+            self.seen.update((key, value))  # neither is noted again as a token
+            self.found.append(Fact(f"{key}={value}"))
         for raw in _lines(text):
             line = raw[:_LINE]
             number = ""
