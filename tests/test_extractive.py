@@ -183,8 +183,10 @@ class TestExtractiveSummarizer:
         assert "- command=pytest tests/test_cli.py -q: bash\n" in text
         assert "write_file failed: permission denied" in text
         assert "bash: KeyError: 'verbose'" in text
-        assert "Mentioned: https://docs.python.org/3/library/argparse.html" in text
-        assert "Mentioned: docs/usage.md" in text
+        assert (
+            "- Mentioned: docs/usage.md · https://docs.python.org/3/library/argparse.html · x.py\n"
+            in text
+        )
         decisions = text.split(HEADINGS[1])[1].split(HEADINGS[2])[0]
         assert "Assistant: I'll read the CLI first." in decisions
         assert "Last said: Decided to use argparse's store_true" in text.split(HEADINGS[5])[1]

@@ -234,7 +234,8 @@ class TestNewestFirst:
         assert "command=python reproduce_bug.py: bash" in text
 
     def test_mentions_newest_first(self) -> None:
-        """Paths said in the conversation are listed newest first, then those in output."""
+        """Paths said in the conversation are listed newest first, then those in output,
+        a few to a line."""
         history = [
             Message.user("Look at docs/old.md and then docs/new.md"),
             call("c1", "bash", command="ls"),
@@ -244,8 +245,5 @@ class TestNewestFirst:
         text = ExtractiveSummarizer().summarize(plain(history, 1000))
         mentions = [line for line in text.split("\n") if line.startswith("- Mentioned: ")]
         assert mentions == [
-            "- Mentioned: docs/newest.md",
-            "- Mentioned: docs/old.md",
-            "- Mentioned: docs/new.md",
-            "- Mentioned: build/out.log",
+            "- Mentioned: docs/newest.md · docs/old.md · docs/new.md · build/out.log"
         ]

@@ -98,7 +98,7 @@ class DefaultStack(BudgetedStrategy):
         default=0.6, kw_only=True, validator=number(minimum=0.05, maximum=1.0)
     )
     """Compaction brings the history down to this share of the budget."""
-    recent: float = attrs.field(default=0.5, kw_only=True, validator=number(minimum=0, maximum=1))
+    recent: float = attrs.field(default=0.35, kw_only=True, validator=number(minimum=0, maximum=1))
     """The share of the target's free space given to recent messages kept as they are;
     the summary fills the rest."""
     reserve: float = attrs.field(
@@ -300,7 +300,7 @@ def default_stack(
     counter: BaseCounter | None = None,
     summarizer: Provider | None = None,
     target: float = 0.6,
-    recent: float = 0.5,
+    recent: float = 0.35,
     reserve: float = 0.05,
     strict: bool = False,
     **summary_options: Unpack[SummaryOptions],

@@ -29,6 +29,7 @@ from .._messages.content import Compaction
 from .._messages.conversation import first_is_user, next_safe_cut, turn_start
 from .._messages.message import Message, Role
 from .._messages.truncation import truncate_message, truncate_text
+from .._summary.facts import condense
 from .._summary.plan import PLAN_CLOSE, PLAN_OPEN
 from .default_plan import Part, Plan, describe_cut
 
@@ -58,7 +59,7 @@ def shrink(message: Message, excess: int, counter: BaseCounter, *, floor: int = 
             role=Role.USER,
             content=(Compaction(content=_cut_summary(block.content, space, counter)),),
         )
-    return truncate_message(message, goal, counter, describe=describe_cut)
+    return truncate_message(message, goal, counter, describe=describe_cut, condense=condense)
 
 
 def _cut_summary(text: str, space: int, counter: BaseCounter) -> str:
@@ -116,7 +117,9 @@ def fit(
                 return
             size, index = max(sizes)
             goal = max(_MIN_TRUNCATED, size - excess, size // 2)
-            shorter = truncate_message(parts[index].message, goal, counter, describe=describe_cut)
+            shorter = truncate_message(
+                parts[index].message, goal, counter, describe=describe_cut, condense=condense
+            )
             if counter.estimate_message(shorter) >= size:
                 return
             replace(index, Part(kind, shorter))

@@ -32,7 +32,7 @@ from .._counting.counter import BaseCounter
 from .._messages.conversation import next_safe_cut, opens_exchange
 from .._messages.message import Message, Role
 from .._messages.truncation import truncate_message
-from .._summary.facts import facts
+from .._summary.facts import condense, facts
 from .._summary.scan import is_notice, mentioned
 
 __all__ = ["Part", "Plan", "describe_cut", "step_in_progress"]
@@ -149,7 +149,9 @@ def _tail(
         elif message.role is Role.SYSTEM or costs[index] <= cap:
             tail.append(message)
         else:
-            tail.append(truncate_message(message, cap, counter, describe=describe_cut))
+            tail.append(
+                truncate_message(message, cap, counter, describe=describe_cut, condense=condense)
+            )
     return tail
 
 

@@ -31,7 +31,7 @@ import attrs
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._messages.message import Message
-from .._messages.truncation import truncate_text
+from .._messages.truncation import SEPARATOR, truncate_text
 from .._validators import non_negative_int, require_int
 from ..providers._base import (
     CompletionRequest,
@@ -62,7 +62,7 @@ _TIER = 1_000_000
 _WEIGHTS = {
     PLAN: 100.0,
     GOAL: 4.0,
-    ARTIFACTS: 4.0,
+    ARTIFACTS: 30.0,
     FACTS: 6.0,
     ERRORS: 2.0,
     NEXT: 1.5,
@@ -243,8 +243,17 @@ class ExtractiveSummarizer(Provider):
         known = index.names()
         mentions = [m for m in found.mentioned if m not in known]
         mentions += [m for m in found.in_output if m not in found.mentioned and m not in known]
+        # Mentions share their lines, a few to a line: ``Mentioned: a.py · b/c.md · ...``
+        # (a comma may be part of a path or URL: it cannot separate them).
+        width = 0
         for position, mention in enumerate(mentions[: self.max_mentions]):
-            add(ARTIFACTS, 4 * _TIER + position, f"Mentioned: {mention}")
+            rank = 4 * _TIER + position
+            if width and width + len(mention) <= _CHUNK:
+                add(ARTIFACTS, rank, mention, order=len(items), continues=SEPARATOR)
+                width += len(mention) + 2
+            else:
+                add(ARTIFACTS, rank, f"Mentioned: {mention}")
+                width = len(mention) + 12
         self._facts(found, add)
         for position, line in enumerate(found.errors):
             add(ERRORS, position, line)
