@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from strategies import counters, well_formed_conversations
 
 from neuron_context import (
+    BaseCounter,
     Compaction,
     CompactionError,
     CompletionRequest,
@@ -22,6 +23,7 @@ from neuron_context import (
     Role,
     Text,
     TokenCounter,
+    TokenizerCounter,
     ToolResult,
     ToolUse,
     default_stack,
@@ -56,7 +58,7 @@ def first_non_system(messages: list[Message]) -> Message | None:
     return next((m for m in messages if m.role is not Role.SYSTEM), None)
 
 
-def cost(messages: list[Message], counter: TokenCounter) -> int:
+def cost(messages: list[Message], counter: BaseCounter) -> int:
     """What a provider receives: the messages, and the heading of a summary."""
     heading = counter.estimate_text(HEADING) if any(m.is_compaction for m in messages) else 0
     return counter.estimate_messages(messages) + heading
@@ -99,6 +101,36 @@ class TestConfiguration:
         assert stack.should_compact([], 901)
         with pytest.raises(ConfigurationError, match="token_count"):
             stack.should_compact([], float("nan"))  # type: ignore[arg-type]
+
+
+class TestDefaultCounter:
+    """With no counter given, the budget holds in real o200k_base tokens."""
+
+    def test_is_exact_o200k(self) -> None:
+        """The default counter is the exact o200k_base counter (loaded on first use)."""
+        stack = default_stack(10_000)
+        assert isinstance(stack.counter, TokenizerCounter)
+        assert stack.counter.encoding == "o200k_base"
+        assert stack.counter == TokenizerCounter.from_encoding("o200k_base")
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("kind", ["code", "ids", "digits"])
+    async def test_holds_where_the_heuristic_undercounts(self, kind: str) -> None:
+        """Code, hex ids and numbers cost more tokens than bytes / 4 says; the
+        default stack's output fits the budget counted exactly all the same."""
+        texts = {
+            "code": "if(a[i]!=b[j]){x+=1;}else{y-=2;}\n" * 60,
+            "ids": " ".join(f"{n * 2654435761 % 2**32:08x}" for n in range(300)),
+            "digits": " ".join(str(n * 7919 % 100003) for n in range(400)),
+        }
+        messages = session(12, output=texts[kind])
+        exact = TokenizerCounter.from_encoding("o200k_base")
+        heuristic = TokenCounter()
+        assert exact.estimate_messages(messages) > heuristic.estimate_messages(messages)
+        budget = exact.estimate_messages(messages) // 4
+        output = await default_stack(budget).compact(messages)
+        assert cost(output, exact) <= budget
+        assert output[1] == messages[1]  # the task kept
 
 
 class TestCompaction:

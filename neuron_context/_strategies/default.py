@@ -46,6 +46,8 @@ import anyio.to_thread
 import attrs
 
 from .._counting.counter import BaseCounter
+from .._counting.heuristic import to_counter
+from .._counting.tokenizer import TokenizerCounter
 from .._errors import BudgetExceededError, ConfigurationError, SummarizationError
 from .._log import log_compaction, logger
 from .._messages.checks import CheckOnFailure
@@ -69,6 +71,13 @@ _DELTA_SHARE = 0.3
 all are merged into one."""
 
 
+def _exact_counter(value: BaseCounter | None) -> BaseCounter:
+    """The given counter, or exact ``o200k_base`` counts loaded on first use."""
+    if value is None:
+        return TokenizerCounter.lazy("o200k_base")
+    return to_counter(value)
+
+
 class SummaryOptions(TypedDict, total=False):
     """What ``default_stack`` passes on to the :class:`~neuron_context.SummarizationStrategy`
     that calls its summarizer (each as that class documents it)."""
@@ -90,6 +99,9 @@ class DefaultStack(BudgetedStrategy):
     max_tokens: int = attrs.field(validator=positive_int())
     """The budget: the output costs at most this (less the reserve) whenever the system
     messages and the newest request fit."""
+    counter: BaseCounter = attrs.field(default=None, kw_only=True, converter=_exact_counter)
+    """Prices messages (default: exact ``o200k_base`` counts, the encoding loaded on
+    first use; see :func:`default_stack`)."""
     summarizer: Provider | None = attrs.field(
         default=None, kw_only=True, validator=optional(instance_of(Provider, "a Provider"))
     )
@@ -310,8 +322,12 @@ def default_stack(
     Args:
         max_tokens: the budget. Whenever the system messages plus the newest user request
             fit, the output fits (less ``reserve``).
-        counter: prices messages (default: the heuristic ``TokenCounter``); use the
-            counter of your model's tokenizer for a budget that holds exactly.
+        counter: prices messages. Default: exact ``o200k_base`` counts
+            (:meth:`TokenizerCounter.lazy <neuron_context.TokenizerCounter.lazy>`, loaded
+            on the first count), so the budget holds in real tokens for OpenAI's current
+            models; for other tokenizers (Claude's is unpublished) pass a
+            :class:`~neuron_context.CalibratedCounter` or a smaller budget, as the docs
+            of the default stack say.
         summarizer: writes the summaries: an LLM :class:`~neuron_context.Provider`, or
             ``None`` for the offline :class:`~neuron_context.ExtractiveSummarizer`. An
             LLM summarizer that fails falls back to the offline one.

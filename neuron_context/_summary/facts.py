@@ -300,7 +300,7 @@ def _table(node: object) -> _Table | None:
     names = list(columns)
     cells = [[row.get(name, "") for name in names] for row in flat]
     if keyed:
-        keys = [str(k) for k in node]  # type: ignore[union-attr]
+        keys = [str(k) for k in node]
         # The key is shown unless a column already holds it (item_id repeats it).
         if not any(
             all(r[i] == k for r, k in zip(cells, keys, strict=True)) for i in range(len(names))
