@@ -17,7 +17,8 @@ namespace named after what it is for, each complete on its own:
   the framework adapters; :mod:`neuron_context.testing`: test doubles.
 
 The implementation lives in private rooms (``_messages``, ``_counting``,
-``_strategies``, ...); only these modules are public.
+``_strategies``, ...); only these modules are public. ``neuron_context.__version__`` is
+the installed version (what ``neuron-context --version`` prints).
 """
 
 from . import counting as counting
@@ -87,6 +88,7 @@ from ._strategies.strip import StripToolCallsStrategy as StripToolCallsStrategy
 from ._strategies.summarization import SummarizationStrategy as SummarizationStrategy
 from ._strategies.superseded import SupersededToolCallsStrategy as SupersededToolCallsStrategy
 from ._strategies.window import SlidingWindowStrategy as SlidingWindowStrategy
+from ._version import __version__ as __version__
 from .providers import AnthropicProvider as AnthropicProvider
 from .providers import CompletionRequest as CompletionRequest
 from .providers import CompletionResponse as CompletionResponse

@@ -7,9 +7,15 @@ is named as itself) and raises :class:`~neuron_context.ConfigurationError`, a
 named by the caller (``require_int(n, "SlidingWindowStrategy.window_size")``).
 
 Why one module: a rule such as "a non-negative int, not a bool" holds with one wording
-wherever it applies, and cannot drift between copies. Numbers are checked for finiteness
-and range here, once, so no ``float('nan')`` or ``10**400`` reaches arithmetic that would
-overflow later.
+wherever it applies, and cannot drift between copies. Floats are checked for finiteness
+and range here, once, so no ``float('nan')`` or ``10**400`` reaches arithmetic that
+would overflow later. Ints have no upper bound by default: a Python int does not
+overflow, so a budget, a count or a priority may be any size (``2**64 - 1``, "never
+compact", is a common idiom), and the few places where one meets a float take a share of
+it through :func:`~neuron_context._numbers.scale`, exactly. A bound (:data:`MAX_INT`) is
+kept only where a value feeds float formulas of its own (an image's pixels, a document's
+pages, a counter's fixed prices, which are part of every count) or is read from a JSON
+state that could not hold more (a calibration's count of observations).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import attrs
 from ._errors import ConfigurationError, show
 
 __all__ = [
+    "MAX_INT",
     "Validator",
     "bool_",
     "callable_",
@@ -46,8 +53,8 @@ __all__ = [
 Validator: TypeAlias = "Callable[[Any, attrs.Attribute[Any], Any], None]"
 
 MAX_INT = 2**53
-"""Counts beyond this are nonsense for tokens, messages or turns (and lose precision as
-floats); rejecting them keeps every later computation in range."""
+"""The bound of the ints that feed float formulas (an image's pixels, a document's pages,
+a counter's fixed prices) or are read from JSON state: beyond it a float is not exact."""
 
 
 def fail(name: str, problem: str) -> ConfigurationError:
@@ -67,12 +74,20 @@ def _type_name(value: object) -> str:
 # -- plain checks (return the value, so they can be used inline) ---------------------
 
 
-def require_int(value: object, name: str, *, minimum: int = 0, maximum: int = MAX_INT) -> int:
-    """``value`` if it is an ``int`` (not a ``bool``) in ``minimum..maximum``."""
+def require_int(
+    value: object, name: str, *, minimum: int | None = 0, maximum: int | None = None
+) -> int:
+    """``value`` if it is an ``int`` (not a ``bool``) in ``minimum..maximum`` (``None``:
+    unbounded on that side)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise fail(name, f"must be an int, got {_type_name(value)} {show(value)}")
-    if not minimum <= value <= maximum:
-        bound = f">= {minimum}" if maximum == MAX_INT else f"in {minimum}..{maximum}"
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        if maximum is None:
+            bound = f">= {minimum}"
+        elif minimum is None:
+            bound = f"<= {maximum}"
+        else:
+            bound = f"in {minimum}..{maximum}"
         raise fail(name, f"must be {bound}, got {show(value)}")
     return value
 
@@ -193,8 +208,8 @@ def require_callable(value: object, name: str) -> object:
 # -- attrs validators ------------------------------------------------------------------
 
 
-def non_negative_int(*, maximum: int = MAX_INT) -> Validator:
-    """An ``int`` >= 0 (not a ``bool``)."""
+def non_negative_int(*, maximum: int | None = None) -> Validator:
+    """An ``int`` >= 0 (not a ``bool``), of any size unless ``maximum`` is given."""
 
     def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         require_int(value, _name(instance, attribute), maximum=maximum)
@@ -202,8 +217,8 @@ def non_negative_int(*, maximum: int = MAX_INT) -> Validator:
     return check
 
 
-def positive_int(*, maximum: int = MAX_INT) -> Validator:
-    """An ``int`` >= 1 (not a ``bool``)."""
+def positive_int(*, maximum: int | None = None) -> Validator:
+    """An ``int`` >= 1 (not a ``bool``), of any size unless ``maximum`` is given."""
 
     def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         require_int(value, _name(instance, attribute), minimum=1, maximum=maximum)

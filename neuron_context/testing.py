@@ -27,7 +27,7 @@ from .providers._base import CompletionRequest, CompletionResponse, Provider, St
 
 __all__ = ["CompactCall", "FunctionProvider", "RecordingStrategy", "Reply"]
 
-Reply: TypeAlias = "CompletionResponse | str"
+Reply: TypeAlias = "CompletionResponse | Message | str"
 """What a :class:`FunctionProvider` function returns (or its awaitable resolves to)."""
 
 
@@ -36,8 +36,10 @@ class FunctionProvider(Provider):
 
     ``fn`` is called with each :class:`~neuron_context.CompletionRequest`; it may be a
     sync or an async function (an awaitable result is awaited) and returns a
-    :class:`~neuron_context.CompletionResponse` or a ``str``, which becomes an assistant
-    text reply with ``stop_reason="end_turn"``. Exceptions it raises propagate as they
+    :class:`~neuron_context.CompletionResponse`, an assistant
+    :class:`~neuron_context.Message` or a ``str`` (an assistant text reply). A message or a
+    ``str`` gets the stop reason a model would give it: ``"tool_use"`` when the message
+    calls tools, else ``"end_turn"``. Exceptions it raises propagate as they
     are, so tests can inject failures. Every request is recorded in :attr:`requests`
     before ``fn`` runs.
 
@@ -50,6 +52,20 @@ class FunctionProvider(Provider):
         >>> async def echo(request):
         ...     return request.messages[-1].text
         >>> provider = FunctionProvider(echo)
+
+        A model that calls a tool, then answers:
+
+        >>> from neuron_context import ToolUse
+        >>> def model(request):
+        ...     if len(request.messages) == 1:
+        ...         call = ToolUse(id="c1", name="get_time", input={})
+        ...         return Message.assistant(tool_uses=[call])
+        ...     return "It is noon."
+        >>> import anyio
+        >>> request = CompletionRequest([Message.user("What time is it?")])
+        >>> reply = anyio.run(FunctionProvider(model).complete, request)
+        >>> reply.stop_reason.value
+        'tool_use'
     """
 
     __slots__ = ("fn", "requests")
@@ -76,12 +92,15 @@ class FunctionProvider(Provider):
             result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
         if inspect.isawaitable(result):
             result = await result
-        if isinstance(result, str):
-            return CompletionResponse(Message.assistant(result), stop_reason=StopReason.END_TURN)
         if isinstance(result, CompletionResponse):
             return result
+        if isinstance(result, str):
+            result = Message.assistant(result)
+        if isinstance(result, Message):
+            stop = StopReason.TOOL_USE if result.tool_uses else StopReason.END_TURN
+            return CompletionResponse(result, stop_reason=stop)
         msg = (
-            "FunctionProvider.fn must return a CompletionResponse or a str, "
+            "FunctionProvider.fn must return a CompletionResponse, a Message or a str, "
             f"got {type(result).__name__}"
         )
         raise ConfigurationError(msg)

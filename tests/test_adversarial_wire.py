@@ -42,6 +42,7 @@ from neuron_context import (
     formats,
 )
 from neuron_context.errors import ProviderError
+from neuron_context.providers import AnthropicProvider, OpenAIProvider
 
 # -- hostile values --------------------------------------------------------------------
 
@@ -419,6 +420,12 @@ class TestInjectorWithHostileInput:
 class TestProviderRequestBodies:
     """What an SDK provider would send, for any conversation it is given."""
 
+    @pytest.fixture
+    def provider(self, flavour: Flavour) -> OpenAIProvider | AnthropicProvider:
+        """The flavour's provider, built once for every example (an SDK client costs
+        tens of milliseconds to build, more than an example)."""
+        return flavour.provider("m", base_url="http://127.0.0.1:9", api_key="k")
+
     @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(
         messages=well_formed_conversations(max_turns=6),
@@ -427,13 +434,12 @@ class TestProviderRequestBodies:
     )
     def test_request_body_is_json(
         self,
-        flavour: Flavour,
+        provider: OpenAIProvider | AnthropicProvider,
         messages: list[Message],
         tools: list[ToolDefinition],
         system: str | None,
     ) -> None:
         """The body is plain JSON, or the request is refused with a ConfigurationError."""
-        provider = flavour.provider("m", base_url="http://127.0.0.1:9", api_key="k")
         request = CompletionRequest(messages, system=system, tools=tools)
         body = _outcome(lambda: provider.request_body(request))
         if not isinstance(body, NeuronContextError):

@@ -2,26 +2,39 @@
 
 Every ```` ```python ```` block of ``docs/`` runs, page by page in the order of the page,
 in one namespace per page (a later block may use what an earlier one defined). A block
-that needs an API key is fenced ```` ```python title="needs an API key" ```` and is not
-run; the test below pins exactly which blocks those are.
+that needs an API key is fenced ```` ```python title="needs an API key" ````: it does not
+run with the page, but on its own, in a fresh interpreter whose SDK finds its key and base
+URL in the environment, pointed at a fake server on 127.0.0.1 (``fake_llm_server``). The
+test below pins exactly which blocks those are.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 import pytest
+
+if TYPE_CHECKING:
+    from fake_llm_server import FakeLLMServer
 
 DOCS = Path(__file__).parents[1] / "docs"
 NEEDS_KEY = 'title="needs an API key"'
 FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
-SKIPPED = {("strategies/summarization.md", 6)}
+SKIPPED = {("strategies/summarization.md", 6), ("strategies/summarization.md", 7)}
 """``(page, block index)`` of every block marked as needing an API key."""
+
+SDK_OF_PROVIDER = {"OpenAIProvider": "openai", "AnthropicProvider": "anthropic"}
+"""Which SDK a key block needs, by the provider it imports."""
 
 
 @attrs.frozen
@@ -92,6 +105,40 @@ class TestDocsExamples:
             if block.needs_key
         }
         assert marked == SKIPPED
+
+    @pytest.mark.parametrize(
+        "key_block",
+        sorted(SKIPPED),
+        ids=[f"{page}-{index}" for page, index in sorted(SKIPPED)],
+    )
+    def test_api_key_blocks_run_against_a_local_server(
+        self, key_block: tuple[str, int], server: FakeLLMServer
+    ) -> None:
+        """A block that needs an API key runs as written, alone, with its SDK's key and
+        base URL in the environment pointing at the fake server."""
+        page, index = key_block
+        block = blocks(DOCS / page)[index]
+        sdks = {sdk for name, sdk in SDK_OF_PROVIDER.items() if name in block.source}
+        for sdk in sorted(sdks):
+            if importlib.util.find_spec(sdk) is None:
+                pytest.skip(f"the {sdk!r} SDK is not installed")
+        environment = {
+            **os.environ,
+            "OPENAI_API_KEY": "test-key",
+            "OPENAI_BASE_URL": server.openai_base_url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "ANTHROPIC_BASE_URL": server.url,
+        }
+        result = subprocess.run(
+            [sys.executable, "-c", block.source],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=environment,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        assert server.requests, "the example made no call"
 
     def test_docs_have_examples(self) -> None:
         """The documentation holds runnable examples on its main pages."""

@@ -38,6 +38,11 @@ REFERENCE: dict[str, Any] = json.loads(
 CASES: list[dict[str, Any]] = REFERENCE["cases"]
 
 
+def _cached_name(name: str) -> str:
+    """The file name ``name`` converted is cached under (versioned by the ranks' package)."""
+    return _encodings._cache_file(name).name
+
+
 @pytest.fixture(scope="session")
 def loaded(session_cache_dir: Path) -> dict[tuple[str, str], Tokenizer]:
     """Tokenizers loaded so far, by encoding name and source; each is loaded once."""
@@ -51,7 +56,7 @@ def _tokenizer(store: dict[tuple[str, str], Tokenizer], name: str, source: str) 
         if source == "built":
             store[key] = build_encoding(name)
         else:
-            path = cache_dir() / f"{name}.v1.tokenizer.json"
+            path = cache_dir() / _cached_name(name)
             if not path.is_file():
                 _encodings._write_cache(path, _tokenizer(store, name, "built"))
             store[key] = load_encoding(name)
@@ -273,7 +278,7 @@ class TestDiskCache:
         monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
         first = load_encoding("o200k_base")
         files = list((tmp_path / "cache").iterdir())
-        assert [f.name for f in files] == ["o200k_base.v1.tokenizer.json"]
+        assert [f.name for f in files] == [_cached_name("o200k_base")]
         second = load_encoding("o200k_base")
         assert builds == ["o200k_base"]
         assert second is not first
@@ -289,7 +294,7 @@ class TestDiskCache:
         load_encoding("cl100k_base")
         assert builds == ["o200k_base", "cl100k_base"]
         names = sorted(f.name for f in tmp_path.iterdir())
-        assert names == ["cl100k_base.v1.tokenizer.json", "o200k_base.v1.tokenizer.json"]
+        assert names == [_cached_name("cl100k_base"), _cached_name("o200k_base")]
 
     def test_corrupt_file_is_rebuilt(
         self,
@@ -300,7 +305,7 @@ class TestDiskCache:
     ) -> None:
         """An unreadable cache file is logged, rebuilt and replaced."""
         monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
-        path = tmp_path / "cl100k_base.v1.tokenizer.json"
+        path = tmp_path / _cached_name("cl100k_base")
         path.write_text('{"not": "a tokenizer"', encoding="utf-8")
         with caplog.at_level(logging.WARNING, logger="neuron_context"):
             tokenizer = load_encoding("cl100k_base")
@@ -339,9 +344,9 @@ class TestDiskCache:
     ) -> None:
         """A failed write leaves no temporary file behind."""
         monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
-        (tmp_path / "o200k_base.v1.tokenizer.json" / "taken").mkdir(parents=True)
+        (tmp_path / _cached_name("o200k_base") / "taken").mkdir(parents=True)
         assert load_encoding("o200k_base").encode("hello").ids == [1]
-        assert [p.name for p in tmp_path.iterdir()] == ["o200k_base.v1.tokenizer.json"]
+        assert [p.name for p in tmp_path.iterdir()] == [_cached_name("o200k_base")]
 
     @pytest.mark.parametrize("value", [None, ""])
     def test_default_directory(self, monkeypatch: pytest.MonkeyPatch, value: str | None) -> None:

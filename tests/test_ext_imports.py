@@ -92,7 +92,9 @@ class TestLazyImports:
                 print(exc)
             """
         )
-        assert f'pip install "neuron-context[{extra}]"' in message
+        # Not on a registry: the hint says how to install from a clone.
+        assert f'python -m pip install ".[{extra}]"' in message
+        assert "neuron-context[" not in message
         assert adapter in message
 
 

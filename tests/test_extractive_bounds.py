@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
@@ -17,7 +18,9 @@ from neuron_context import (
     Message,
     Role,
     SummarizationStrategy,
+    Text,
     TokenCounter,
+    ToolResult,
     ToolUse,
 )
 
@@ -57,20 +60,37 @@ def read_indices(messages: Sequence[Message]) -> list[int]:
 
 def session(size: int, *, paths: bool = True) -> list[Message]:
     """A long agent session of about ``size`` messages: the task first, a new request
-    every 100 messages, each step a call and a 1,000-character result."""
-    messages = [Message.user("TASK: port the parser to Rust.")]
-    step = 0
-    while len(messages) < size - 1:
-        if step % 33 == 32:
-            messages.append(Message.user(f"request {step:06d}: keep going"))
-        argument = {"path": f"src/module_{step:06d}.rs"} if paths else {"topic": "why"}
-        use = ToolUse(id=f"c{step}", name="read_file", input=argument)
-        messages.append(Message.assistant(f"Step {step:06d}.", tool_uses=[use]))
-        output = f"line of module {step:06d} without a single name in it\n" * 20
-        messages.append(Message.tool_result(f"c{step}", output))
-        step += 1
-    messages.append(Message.user("NEWEST: now write the tests."))
-    return [watched(m) for m in messages]
+    every 100 messages, each step a call and a 1,000-character result.
+
+    The messages are built as :class:`Watched` ones directly, with the cyclic garbage
+    collector paused: they hold no cycles, and a session of 100,000 messages (some
+    700,000 objects) would otherwise be walked by it again and again as it grows.
+    """
+    user, assistant, tool = Role.USER, Role.ASSISTANT, Role.TOOL
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        task = Text(text="TASK: port the parser to Rust.")
+        messages: list[Message] = [Watched(role=user, content=(task,))]
+        step = 0
+        while len(messages) < size - 1:
+            if step % 33 == 32:
+                request = Text(text=f"request {step:06d}: keep going")
+                messages.append(Watched(role=user, content=(request,)))
+            argument = {"path": f"src/module_{step:06d}.rs"} if paths else {"topic": "why"}
+            use = ToolUse(id=f"c{step}", name="read_file", input=argument)
+            content = (Text(text=f"Step {step:06d}."), use)
+            messages.append(Watched(role=assistant, content=content))
+            output = f"line of module {step:06d} without a single name in it\n" * 20
+            result = ToolResult(tool_use_id=f"c{step}", content=output)
+            messages.append(Watched(role=tool, content=(result,)))
+            step += 1
+        newest = Text(text="NEWEST: now write the tests.")
+        messages.append(Watched(role=user, content=(newest,)))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return messages
 
 
 def quote(text: str) -> str:
@@ -135,6 +155,29 @@ class TestProperties:
         text = ExtractiveSummarizer().summarize(request)
         assert quote(task) in text
         assert quote(newest) in text
+
+    def test_keeps_the_newest_request_beside_costly_decisions(self) -> None:
+        """The property above, on the case a CI-profile run found: long emoji-only
+        assistant texts and an emoji path crowd out the newest request."""
+        empty = Message.user("")
+        uses = [ToolUse(id=i, name="get_time", input={}) for i in ("a", "b", "c")]
+        uses.append(ToolUse(id="d", name="get_time", input={"path": "\U0001f642" * 74}))
+        results = tuple(ToolResult(tool_use_id=use.id, content="") for use in uses)
+        history = [
+            Message.user("TASK"),
+            empty,
+            Message.assistant(tool_uses=uses),
+            Message(role=Role.TOOL, content=results),
+            empty,
+            Message.assistant("\U0001f642" * 129),
+            Message.assistant("\U0001f642" * 224),
+            Message.user("NEWEST"),
+        ]
+        counter = TokenCounter()
+        budget = 4 * (counter.estimate_text(quote("TASK")) + counter.estimate_text(quote("NEWEST")))
+        text = ExtractiveSummarizer().summarize(plain(history, budget + 400))
+        assert quote("TASK") in text
+        assert quote("NEWEST") in text
 
 
 # -- bounded work -----------------------------------------------------------------------

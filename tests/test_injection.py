@@ -281,10 +281,10 @@ class TestSystemInjectorValidation:
 
     @pytest.mark.parametrize(
         ("turn", "tokens"),
-        [(2.0, 0), (True, 0), (None, 0), (1, None), (1, 2.5), (-1, 0), (0, -1), (10**20, 0)],
+        [(2.0, 0), (True, 0), (None, 0), (1, None), (1, 2.5), (-1, 0), (0, -1), (-(10**20), 0)],
     )
     def test_bad_check_arguments(self, turn: object, tokens: object) -> None:
-        """check() takes ints >= 0 and records nothing when refused."""
+        """check() takes ints >= 0 (of any size) and records nothing when refused."""
         injector = _injector()
         before = injector.state()
         with pytest.raises(ConfigurationError, match=r"SystemInjector\.check"):

@@ -119,7 +119,8 @@ class TestPersistentContextValidation:
         with pytest.raises(ConfigurationError, match=r"remove_section: label"):
             PersistentContext().remove_section(None)  # type: ignore[arg-type]
 
-    def test_huge_priority(self) -> None:
-        """A priority beyond 2**53 is refused, naming the field."""
+    @pytest.mark.parametrize("priority", [1.5, "1", None, True])
+    def test_priority_is_an_int(self, priority: object) -> None:
+        """A priority that is not an int is refused, naming the field."""
         with pytest.raises(ConfigurationError, match=r"ContextSection\.priority"):
-            ContextSection("a", "b", 10**400)
+            ContextSection("a", "b", priority)  # type: ignore[arg-type]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.metadata
 import inspect
+import re
 import types
 from pathlib import Path
 
@@ -69,6 +71,13 @@ class TestAll:
             if not name.startswith("_") and not isinstance(value, types.ModuleType)
         }
         assert public <= set(neuron_context.__all__)
+
+    def test_version(self) -> None:
+        """``__version__`` is the installed distribution's version, a PEP 440 string."""
+        assert neuron_context.__version__ == importlib.metadata.version("neuron-context")
+        assert re.fullmatch(
+            r"\d+\.\d+\.\d+((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?", neuron_context.__version__
+        )
 
 
 def _ruff_key(name: str) -> tuple[int, str]:

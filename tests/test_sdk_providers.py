@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import email.utils
+import importlib.metadata
 import json
+import re
 import subprocess
 import sys
 import time
@@ -250,6 +252,15 @@ class TestProviderErrors:
         assert (info.value.retryable, info.value.status_code) == (True, None)
         assert isinstance(info.value.__cause__, flavour.sdk.APIConnectionError)
 
+    async def test_cut_off_body_is_retryable(self, flavour: Flavour, server: FakeLLMServer) -> None:
+        """A reply whose body stops short (the connection dropped) raises a retryable
+        ProviderError naming what happened; the SDK's own exception is chained."""
+        server.enqueue(Reply.cut_off())
+        error = await _error_of(flavour, server)
+        assert (error.retryable, error.status_code) == (True, None)
+        assert isinstance(error.__cause__, flavour.sdk.APIConnectionError)
+        assert "RemoteProtocolError" in str(error)
+
     async def test_sdk_retries_stack_before_the_error(
         self, flavour: Flavour, server: FakeLLMServer
     ) -> None:
@@ -355,7 +366,7 @@ class TestProviderConstruction:
     def test_missing_sdk(self, flavour: Flavour, monkeypatch: pytest.MonkeyPatch) -> None:
         """Without the SDK package, building one says which extra to install."""
         monkeypatch.setitem(sys.modules, flavour.name, None)
-        with pytest.raises(ConfigurationError, match=rf"neuron-context\[{flavour.name}\]"):
+        with pytest.raises(ConfigurationError, match=rf'pip install "\.\[{flavour.name}\]"'):
             flavour.provider("m", api_key="k")
 
 
@@ -379,8 +390,36 @@ class TestSDKImports:
         result = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
         )
-        assert "neuron-context[openai]" in result.stdout
-        assert "neuron-context[anthropic]" in result.stdout
+        # Not on a registry: the hint says how to install from a clone.
+        assert 'python -m pip install ".[openai]"' in result.stdout
+        assert 'python -m pip install ".[anthropic]"' in result.stdout
+        assert "neuron-context[" not in result.stdout
+
+    def test_providers_need_only_their_sdk(self, flavour: Flavour, server: FakeLLMServer) -> None:
+        """A provider is built and answers with nothing installed but its SDK and what the
+        SDK depends on: ``httpx`` is blocked unless the installed SDK requires it (openai 3
+        and anthropic 2 are built on ``httpx2``)."""
+        requires = importlib.metadata.requires(flavour.name) or []
+        needs_httpx = any(re.match(r"httpx\b(?!2)", requirement) for requirement in requires)
+        code = (
+            "import sys\n"
+            f"if not {needs_httpx}:\n"
+            "    sys.modules['httpx'] = None\n"
+            "import anyio\n"
+            "from neuron_context import CompletionRequest, Message\n"
+            f"from neuron_context.providers import {flavour.provider.__name__} as P\n"
+            "async def main():\n"
+            f"    async with P('m', base_url={flavour.base_url(server)!r}, api_key='k',\n"
+            "                 max_retries=0) as provider:\n"
+            "        reply = await provider.complete(CompletionRequest([Message.user('hi')]))\n"
+            "    print(reply.text)\n"
+            "anyio.run(main)\n"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "ok"
 
 
 class TestProviderSummarization:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import threading
-import time
 
 import anyio
 import pytest
@@ -21,6 +20,7 @@ from neuron_context import (
     SummarizationError,
     SummarizationStrategy,
     TokenCounter,
+    ToolUse,
 )
 from neuron_context.testing import CompactCall, FunctionProvider, RecordingStrategy
 
@@ -60,6 +60,24 @@ class TestFunctionProvider:
         assert response.stop_reason is StopReason.STOP_SEQUENCE
 
     @pytest.mark.anyio
+    async def test_message_gets_its_stop_reason(self) -> None:
+        """A returned Message is the reply: ``tool_use`` when it calls tools, else
+        ``end_turn``."""
+        call = ToolUse(id="c1", name="get_time", input={})
+        replies = iter([Message.assistant(tool_uses=[call]), Message.assistant("noon")])
+        provider = FunctionProvider(lambda request: next(replies))
+        first, second = await provider.complete(REQUEST), await provider.complete(REQUEST)
+        assert (first.tool_uses, first.stop_reason) == ((call,), StopReason.TOOL_USE)
+        assert (second.text, second.stop_reason) == ("noon", StopReason.END_TURN)
+
+    @pytest.mark.anyio
+    async def test_a_message_not_from_the_assistant_is_refused(self) -> None:
+        """A reply is an assistant message: a user message is a ConfigurationError."""
+        provider = FunctionProvider(lambda request: Message.user("hi"))
+        with pytest.raises(ConfigurationError, match="assistant message"):
+            await provider.complete(REQUEST)
+
+    @pytest.mark.anyio
     async def test_awaitable_from_a_partial(self) -> None:
         """An awaitable returned by a plain callable is awaited."""
         provider = FunctionProvider(functools.partial(async_reply))
@@ -95,20 +113,23 @@ class TestFunctionProvider:
     async def test_blocking_sync_function_honours_a_timeout(self) -> None:
         """A sync function that blocks does not block the loop: the caller's timeout fires."""
         release = threading.Event()
+        returned = threading.Event()
 
         def blocking(request: CompletionRequest) -> str:
-            release.wait(5.0)
+            release.wait(30.0)  # released once the test has seen the timeout
+            returned.set()
             return "late"
 
         provider = FunctionProvider(blocking)
-        started = time.monotonic()
         try:
             with pytest.raises(TimeoutError):
                 with anyio.fail_after(0.2):
                     await provider.complete(REQUEST)
+            # The timeout fired while the function still blocked (a blocked loop would
+            # only get to the deadline after the function returned).
+            assert not returned.is_set()
         finally:
             release.set()
-        assert time.monotonic() - started < 2.0
 
     @pytest.mark.anyio
     async def test_late_result_is_not_used(self) -> None:

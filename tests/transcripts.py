@@ -2,7 +2,9 @@
 
 The data lives next to the repository (``../shared/data/transcripts``, see its
 README.md): 40 conversations in OpenAI Chat Completions form, 14 of them also in their
-native Anthropic Messages form under ``anthropic/``.
+native Anthropic Messages form under ``anthropic/``. A clone without it skips the tests
+that replay them, saying where the data is expected; under CI (``$CI`` set), which always
+has it, they fail instead (the ``shared_transcripts`` fixture in conftest.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = [
     "anthropic_transcript_paths",
     "load_record",
     "load_transcript",
+    "missing_transcripts",
     "requires_transcripts",
     "transcript_paths",
 ]
@@ -40,20 +43,34 @@ DANGLING_CALLS: dict[str, tuple[str, ...]] = {
 """The only tool calls of the data set that never got a result (README), by file name:
 each is the agent's final ``finish`` call, in the conversation's last message."""
 
-requires_transcripts = pytest.mark.skipif(
-    not TRANSCRIPTS_DIR.is_dir(), reason=f"transcripts not found at {TRANSCRIPTS_DIR}"
-)
-"""Skips a test when the shared data set is not next to the repository."""
+requires_transcripts = pytest.mark.usefixtures("shared_transcripts")
+"""Marks a test (or class) that needs the data set: without it, the test is skipped, or
+fails under CI."""
+
+
+def missing_transcripts() -> str:
+    """Why a test that needs the data set cannot run: where the data is expected."""
+    return (
+        f"the shared transcripts are not at {TRANSCRIPTS_DIR}: clone the shared data set "
+        "beside this repository (../shared/data/transcripts)"
+    )
 
 
 def transcript_paths() -> list[Path]:
-    """The OpenAI-form transcript files, sorted; empty when the data set is absent."""
-    return sorted(TRANSCRIPTS_DIR.glob("*.json")) if TRANSCRIPTS_DIR.is_dir() else []
+    """The OpenAI-form transcript files, sorted. Without the data set, the folder itself
+    stands in for them, so a test parametrized by them is still collected, once, and
+    reports the missing data (see :data:`requires_transcripts`)."""
+    if not TRANSCRIPTS_DIR.is_dir():
+        return [TRANSCRIPTS_DIR]
+    return sorted(TRANSCRIPTS_DIR.glob("*.json"))
 
 
 def anthropic_transcript_paths() -> list[Path]:
-    """The Anthropic-form transcript files, sorted; empty when the data set is absent."""
-    return sorted(ANTHROPIC_DIR.glob("*.json")) if ANTHROPIC_DIR.is_dir() else []
+    """The Anthropic-form transcript files, sorted (the folder itself without the data
+    set, as for :func:`transcript_paths`)."""
+    if not ANTHROPIC_DIR.is_dir():
+        return [ANTHROPIC_DIR]
+    return sorted(ANTHROPIC_DIR.glob("*.json"))
 
 
 def load_record(path: Path) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Literal
 import anyio
 import attrs
 
+from .. import _tracing as tracing
 from .._errors import AgentError, show
 from .._messages.content import ToolResult, ToolUse
 from .._messages.message import Message, Role
@@ -105,7 +106,9 @@ async def run_tool_calls(
         use = request.tool_use
         started = time.perf_counter()
         try:
-            result = await chain.call_tool(request, innermost)
+            with tracing.tool_call(use, request.tool) as span:
+                result = await chain.call_tool(request, innermost)
+                span.tool_result(result)
         except AgentError as exc:
             stops.append(exc)
             scope.cancel()

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
 
+from .. import _tracing as tracing
 from .._blocking import run_blocking
 from .._compaction.request import RequestCounter
 from .._counting.calibrated import CalibratedCounter
@@ -55,7 +56,13 @@ from .._run.run import RunContext
 from .._run.state import AgentState
 from .._run.tools import Tool
 from .._strategies.strategy import counter_of
-from ..providers._base import CompletionRequest, Provider, StopReason, TokenUsage
+from ..providers._base import (
+    CompletionRequest,
+    CompletionResponse,
+    Provider,
+    StopReason,
+    TokenUsage,
+)
 from .boundary import checked, same, tell, to_input, tools_of
 from .boundary import joined as joined_input
 from .calls import close_calls, run_tool_calls
@@ -277,7 +284,10 @@ class Agent:
         estimated = context.count_request(messages, request.system_prompt, tools)
         started = time.perf_counter()
         try:
-            completed = await provider.complete(completion)
+            with tracing.model_call(provider, completion, estimated) as span:
+                completed = await provider.complete(completion)
+                if isinstance(completed, CompletionResponse):  # else refused just below
+                    span.reply(completed)
         except (NeuronContextError, anyio.get_cancelled_exc_class()):
             raise
         except Exception as exc:

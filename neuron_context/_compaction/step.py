@@ -28,7 +28,8 @@ adapters and the command line. One policy, written here once:
   conversation moved on from is not pending but an orphan: the adapters and the loop
   close it with an error result (``repair``) before it gets here.
 - **Measured once.** The result carries the request's tokens before and after, so the
-  loop's events and the adapters' log lines are made from one value.
+  loop's events, the adapters' log lines and the step's OpenTelemetry span
+  (``compact_context``, see :mod:`neuron_context._tracing`) are made from one value.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Literal, TypeAlias
 import anyio
 import attrs
 
+from .. import _tracing as tracing
 from .._errors import CompactionError, InvalidConversationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
@@ -212,40 +214,44 @@ async def compact_step(
 
     held = pending_start(messages)
     body = messages if held is None else messages[:held]
-    try:
-        sent = [system, *body] if system is not None else body
-        result = await strategy.compact(sent)
-        if system is not None:
-            result = [message for message in result if message is not system]
-        result = start_on_user(result, body)
-        if held is not None:
-            result = [*result, *messages[held:]]  # the pending exchange, as it was
-        outcome = (
-            finished()
-            if _same(result, messages)
-            else finished(_well_formed(result, messages, name))
-        )
-    except anyio.get_cancelled_exc_class() as exc:
-        if report is not None:
-            report(finished(error=exc, cancelled=True))
-        raise
-    except Exception as exc:
-        outcome = finished(error=exc)
-        if report is not None:
-            report(outcome)
-        if errors == "keep":
-            logger.warning(
-                "%s: compaction by %s failed, input kept: %s", label, name, outcome.reason
+    with tracing.compaction(name, label, tokens, before) as span:
+
+        def tell(outcome: StepResult) -> StepResult:
+            """Say how the step ended: to its span, then to ``report``."""
+            span.compaction(outcome)
+            if report is not None:
+                report(outcome)
+            return outcome
+
+        try:
+            sent = [system, *body] if system is not None else body
+            result = await strategy.compact(sent)
+            if system is not None:
+                result = [message for message in result if message is not system]
+            result = start_on_user(result, body)
+            if held is not None:
+                result = [*result, *messages[held:]]  # the pending exchange, as it was
+            outcome = (
+                finished()
+                if _same(result, messages)
+                else finished(_well_formed(result, messages, name))
             )
-        else:
-            if isinstance(exc, NeuronContextError):
-                raise
-            msg = f"compaction by {name} failed: {outcome.reason}"
-            raise CompactionError(msg) from exc
-        return outcome
-    if report is not None:
-        report(outcome)
-    return outcome
+        except anyio.get_cancelled_exc_class() as exc:
+            tell(finished(error=exc, cancelled=True))
+            raise
+        except Exception as exc:
+            outcome = tell(finished(error=exc))
+            if errors == "keep":
+                logger.warning(
+                    "%s: compaction by %s failed, input kept: %s", label, name, outcome.reason
+                )
+            else:
+                if isinstance(exc, NeuronContextError):
+                    raise
+                msg = f"compaction by {name} failed: {outcome.reason}"
+                raise CompactionError(msg) from exc
+            return outcome
+        return tell(outcome)
 
 
 def _same(result: list[Message], messages: Sequence[Message]) -> bool:

@@ -17,6 +17,7 @@ import attrs
 from .._errors import ConfigurationError, show
 from .._messages.content import ContentBlock
 from .._messages.message import Message, ToolDefinition
+from .._numbers import ceil_scale
 from .._validators import MAX_INT, instance_of, number, require_int
 from .cache import CostTable
 from .counter import BaseCounter, RunningCount
@@ -43,10 +44,11 @@ def _as_number(value: object) -> float | None:
 
 
 def _scale(count: int, factor: float) -> int:
-    """``ceil(count * factor)``; a count above 0 stays above 0, however small the factor."""
+    """``ceil(count * factor)``; a count above 0 stays above 0, however small the factor
+    (exact for counts of any size)."""
     if count <= 0:
         return 0
-    return max(1, math.ceil(count * factor - _EPSILON))
+    return max(1, ceil_scale(count, factor, slack=_EPSILON))
 
 
 @attrs.define(eq=False)
@@ -181,16 +183,18 @@ class CalibratedCounter(BaseCounter):
         Raises:
             ConfigurationError: ``reported_input_tokens`` is not an ``int``, or negative.
         """
-        require_int(
-            reported_input_tokens,
-            "CalibratedCounter.observe: reported_input_tokens",
-            maximum=MAX_INT,
+        reported = require_int(
+            reported_input_tokens, "CalibratedCounter.observe: reported_input_tokens"
         )
         base = self.base
         estimated = base.estimate_messages(messages) + base.estimate_tools(tools)
-        if reported_input_tokens == 0 or estimated <= 0:
+        if reported == 0 or estimated <= 0:
             return False
-        sample = min(self.max_factor, max(self.min_factor, reported_input_tokens / estimated))
+        # Compared before dividing: a report of any size is clamped, never a float overflow.
+        if reported >= estimated * self.max_factor:
+            sample = self.max_factor
+        else:
+            sample = min(self.max_factor, max(self.min_factor, reported / estimated))
         if self._observations == 0:
             factor = sample
         else:

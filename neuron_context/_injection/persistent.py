@@ -8,14 +8,14 @@ import attrs
 
 from .._errors import ConfigurationError, show
 from .._messages.message import Message
-from .._validators import MAX_INT, require_int, string
+from .._validators import require_int, string
 
 __all__ = ["ContextSection", "PersistentContext"]
 
 
 def _check_priority(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    # Any int, negative ones too (they render first).
-    require_int(value, f"ContextSection.{attribute.name}", minimum=-MAX_INT)
+    # Any int, of any size, negative ones too (they render first).
+    require_int(value, f"ContextSection.{attribute.name}", minimum=None)
 
 
 @attrs.frozen

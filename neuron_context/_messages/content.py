@@ -8,7 +8,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._errors import show
-from .._validators import bool_, fail, non_negative_int, optional, string
+from .._validators import MAX_INT, bool_, fail, non_negative_int, optional, string
 from .jsonvalue import check_json, compact_json, parsed_json, utf8_size
 
 __all__ = [
@@ -73,10 +73,14 @@ class Image:
     """Base64-encoded bytes."""
     url: str | None = attrs.field(default=None, validator=optional(string()))
     """Where the image can be fetched."""
-    width: int | None = attrs.field(default=None, validator=optional(non_negative_int()))
-    """Width in pixels, when known (used only by size-aware pricing)."""
-    height: int | None = attrs.field(default=None, validator=optional(non_negative_int()))
-    """Height in pixels, when known (used only by size-aware pricing)."""
+    width: int | None = attrs.field(
+        default=None, validator=optional(non_negative_int(maximum=MAX_INT))
+    )
+    """Width in pixels, when known (used only by size-aware pricing, at most 2**53)."""
+    height: int | None = attrs.field(
+        default=None, validator=optional(non_negative_int(maximum=MAX_INT))
+    )
+    """Height in pixels, when known (used only by size-aware pricing, at most 2**53)."""
 
     type: Literal["image"] = attrs.field(default="image", init=False, repr=False)
 
@@ -97,8 +101,10 @@ class Document:
     """Where the document can be fetched."""
     text: str | None = attrs.field(default=None, validator=optional(string()))
     """The document's text, for plain-text documents or extracted text."""
-    pages: int | None = attrs.field(default=None, validator=optional(non_negative_int()))
-    """Page count, when known (used only by size-aware pricing)."""
+    pages: int | None = attrs.field(
+        default=None, validator=optional(non_negative_int(maximum=MAX_INT))
+    )
+    """Page count, when known (used only by size-aware pricing, at most 2**53)."""
 
     type: Literal["document"] = attrs.field(default="document", init=False, repr=False)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -48,10 +48,12 @@ _CLEARED: dict[int, _Entry] = {}
 """``id(original)`` -> (weak reference to it, blocks cleared, placeholder, cleared copy)."""
 
 
-def _forget(ref: weakref.ref[Message], key: int) -> None:
-    entry = _CLEARED.get(key)
+def _forget(ref: weakref.ref[Message], key: int, cache: dict[int, _Entry] = _CLEARED) -> None:
+    # The cache is bound as a default: at interpreter exit the module's globals may be
+    # gone before the last messages die.
+    entry = cache.get(key)
     if entry is not None and entry[0] is ref:
-        _CLEARED.pop(key, None)
+        cache.pop(key, None)
 
 
 def _cleared_message(
@@ -74,8 +76,8 @@ def _cleared_message(
         )
     cleared = Message._of(message.role, tuple(content))
 
-    def forget(dead: weakref.ref[Message]) -> None:
-        _forget(dead, key)
+    def forget(dead: weakref.ref[Message], forget_entry: Callable[..., None] = _forget) -> None:
+        forget_entry(dead, key)
 
     ref = weakref.ref(message, forget)
     _CLEARED[key] = (ref, blocks, text, cleared)

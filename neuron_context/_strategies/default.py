@@ -53,6 +53,7 @@ from .._log import log_compaction, logger
 from .._messages.checks import CheckOnFailure
 from .._messages.content import Compaction
 from .._messages.message import Message, Role, ToolDefinition
+from .._numbers import scale
 from .._summary.extractive import ExtractiveSummarizer
 from .._summary.format import SUMMARY_HEADING
 from .._validators import bool_, instance_of, number, optional, positive_int
@@ -131,12 +132,12 @@ class DefaultStack(BudgetedStrategy):
     def _limit(self, systems: int) -> int:
         """What the counter may measure: the budget less the reserve, a share of what
         the system messages (``systems`` tokens, priced exactly) leave."""
-        return self.max_tokens - int(max(0, self.max_tokens - systems) * self.reserve)
+        return self.max_tokens - scale(max(0, self.max_tokens - systems), self.reserve)
 
     def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
         """Whether ``token_count`` is over the budget less the reserve."""
         token_count = check_token_count(token_count, "DefaultStack")
-        if token_count <= self.max_tokens * (1 - self.reserve):
+        if token_count <= scale(self.max_tokens, 1 - self.reserve):
             return False  # under even the smallest limit: no need to look at the messages
         return token_count > self._limit(_leading_system_cost(messages, self.counter))
 
@@ -169,7 +170,7 @@ class DefaultStack(BudgetedStrategy):
             if message.role is Role.SYSTEM
         )
         limit = self._limit(systems)
-        target = systems + int((limit - systems) * self.target)
+        target = systems + scale(limit - systems, self.target)
         before = table.total + self._headings(messages)  # what a provider receives
         if before <= target:
             return list(messages)
@@ -225,7 +226,7 @@ class DefaultStack(BudgetedStrategy):
         if self.summary_options.get("cache_aligned"):
             # The agent's own prefix, as its last call sent it, so the cache serves it.
             return await self._summary(list(plan.messages[: plan.cut]), space)
-        if plan.previous and space - kept >= max(_MIN_SUMMARY, int(space * _DELTA_SHARE)):
+        if plan.previous and space - kept >= max(_MIN_SUMMARY, scale(space, _DELTA_SHARE)):
             new = await self._summary(plan.summarized, space - kept)
             return [*plan.previous, *new]
         return await self._summary([*plan.previous, *plan.summarized], space)

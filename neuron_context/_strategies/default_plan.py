@@ -32,6 +32,7 @@ from .._counting.counter import BaseCounter
 from .._messages.conversation import next_safe_cut, opens_exchange
 from .._messages.message import Message, Role
 from .._messages.truncation import truncate_message
+from .._numbers import scale
 from .._summary.facts import condense, facts
 from .._summary.scan import is_notice, mentioned
 
@@ -66,14 +67,14 @@ def _pins(
     pinned: dict[int, Message] = {}
     task_cost = 0
     if task is not None and task != newest:
-        space = max(_MIN_TRUNCATED, int(room * _PIN_SHARE), min(_TASK_WHOLE, free // 2))
+        space = max(_MIN_TRUNCATED, scale(room, _PIN_SHARE), min(_TASK_WHOLE, free // 2))
         pinned[task] = truncate_message(messages[task], space, counter)
         task_cost = counter.estimate_message(pinned[task])
     if newest is not None:
         # The user's newest words may take all the space the hard budget leaves, less
         # the task's when the task fits beside a request cut to the floor: a short task
         # never gives way to a longer request that must be cut anyway.
-        space = max(int(room * _PIN_SHARE), free)
+        space = max(scale(room, _PIN_SHARE), free)
         if task_cost and task_cost + _MIN_TRUNCATED <= free:
             space = max(_MIN_TRUNCATED, min(space, free - task_cost))
         pinned[newest] = truncate_message(messages[newest], space, counter)
@@ -246,8 +247,8 @@ class Plan:
         step_cost = sum(costs[i] for i in step)
         # The step in progress is kept whole while the room allows, the summary keeping
         # at least its floor share when there is anything older to summarize.
-        space = max(int(rest * recent), min(step_cost, int(rest * (1 - _SUMMARY_FLOOR))))
-        cap = max(_MIN_TRUNCATED, int(space * _MESSAGE_SHARE))
+        space = max(scale(rest, recent), min(step_cost, scale(rest, 1 - _SUMMARY_FLOOR)))
+        cap = max(_MIN_TRUNCATED, scale(space, _MESSAGE_SHARE))
         used = 0
         start = len(messages)
         for index in range(len(messages) - 1, -1, -1):

@@ -32,6 +32,7 @@ from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._messages.message import Message
 from .._messages.truncation import SEPARATOR, truncate_text
+from .._numbers import scale
 from .._validators import non_negative_int, require_int
 from ..providers._base import (
     CompletionRequest,
@@ -74,6 +75,9 @@ _CHUNK = 160
 _STRIDE = 4
 """How far down the ranking each further chunk of one result's facts goes: the newest
 result's second chunk comes after the first chunks of the four results before it."""
+_PINNED_RANK = 101
+"""Quoted requests ranked up to this are the task (99 carried, 100 new) and the newest
+request (101): placed before any other item."""
 _VERBATIM_SHARE = 0.4
 """The most of the budget one quoted request may take; a longer one is cut in the middle."""
 
@@ -329,36 +333,44 @@ class ExtractiveSummarizer(Provider):
         for item in sorted(items, key=lambda i: (i.rank, i.order)):
             by_section.setdefault(item.section, []).append(item)
         estimate = self.counter.estimate_text
+        verbatim = scale(budget, _VERBATIM_SHARE)
         chosen: list[_Item] = []
         costs: list[int] = []
-        used = 0
         spent = dict.fromkeys(by_section, 0)
+
+        def place(section: int, item: _Item) -> bool:
+            """Add ``item`` if it fits (a quoted request cut to fit); whether it did."""
+            heading = estimate(f"\n{HEADINGS[section]}\n") if not spent[section] else 0
+            cost = heading + estimate(item.rendered() + "\n")
+            room = budget - sum(costs)
+            if item.verbatim and (cost > room or cost > verbatim):
+                item = self._shortened(item, min(room, verbatim))
+                cost = heading + estimate(item.rendered() + "\n")
+            if cost > room:
+                return False
+            chosen.append(item)
+            costs.append(cost)
+            spent[section] += cost
+            return True
+
+        # The task and the newest request go first: the user's own words are what a
+        # session cannot lose, so no other section's turn may take their space.
+        goal = by_section.get(GOAL, [])
+        for item in [i for i in goal if i.verbatim and i.rank <= _PINNED_RANK]:
+            goal.remove(item)
+            place(GOAL, item)
         taken = dict.fromkeys(by_section, 0)
-        # Sections share the space by weight: the next item comes from the section that
-        # has spent the least for its weight (in priority order on ties), so a few long
-        # requests cannot crowd out the index, and space one section leaves goes to the
-        # others.
+        # Sections share the rest of the space by weight: the next item comes from the
+        # section that has spent the least for its weight (in priority order on ties),
+        # so a few long requests cannot crowd out the index, and space one section
+        # leaves goes to the others.
         active = [s for s in _PRIORITY if s in by_section]
         while active:
             section = min(active, key=lambda s: spent[s] / _WEIGHTS[s])
             queue = by_section[section]
-            if taken[section] >= len(queue):
+            if taken[section] >= len(queue) or not place(section, queue[taken[section]]):
                 active.remove(section)
                 continue
-            item = queue[taken[section]]
-            heading = estimate(f"\n{HEADINGS[section]}\n") if not spent[section] else 0
-            cost = heading + estimate(item.rendered() + "\n")
-            room = budget - used
-            if item.verbatim and (cost > room or cost > budget * _VERBATIM_SHARE):
-                item = self._shortened(item, min(room, int(budget * _VERBATIM_SHARE)))
-                cost = heading + estimate(item.rendered() + "\n")
-            if cost > room:
-                active.remove(section)
-                continue
-            chosen.append(item)
-            costs.append(cost)
-            used += cost
-            spent[section] += cost
             taken[section] += 1
         while chosen:
             text = _render(chosen)

@@ -36,6 +36,7 @@ from .._blocking import run_blocking
 from .._compaction.request import RequestCounter
 from .._compaction.view import ContextView
 from .._errors import ConfigurationError, InvalidConversationError, show
+from .._extras import install_hint
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import repair, valid_from, validate
@@ -69,10 +70,7 @@ _EXTRAS = {
 def missing_extra(adapter: str) -> ConfigurationError:
     """The error the ``adapter`` module raises (``from`` the ``ImportError``) when its
     framework is not installed: it names the extra to install."""
-    msg = (
-        f"{adapter} needs its framework, which is not installed: "
-        f'pip install "neuron-context[{_EXTRAS[adapter]}]"'
-    )
+    msg = f"{adapter} needs its framework, which is not installed: {install_hint(_EXTRAS[adapter])}"
     return ConfigurationError(msg)
 
 

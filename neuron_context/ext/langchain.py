@@ -1,7 +1,8 @@
 """LangChain v1: a middleware for ``create_agent`` and conversion of ``langchain_core`` messages.
 
-Install with ``pip install "neuron-context[langchain]"``. :class:`ContextMiddleware` runs
-any :class:`~neuron_context.ContextStrategy` on what each model call receives::
+Install the ``langchain`` extra (``python -m pip install ".[langchain]"`` from a clone).
+:class:`ContextMiddleware` runs any :class:`~neuron_context.ContextStrategy` on what each
+model call receives::
 
     agent = create_agent(model, tools, middleware=[ContextMiddleware(strategy)])
 

@@ -1,8 +1,8 @@
 """The OpenAI Agents SDK: a ``call_model_input_filter``, a compacting session, item conversion.
 
-Install with ``pip install "neuron-context[openai-agents]"``. :class:`CallModelInputFilter`
-runs any :class:`~neuron_context.ContextStrategy` on the Responses-API input items of each
-model call::
+Install the ``openai-agents`` extra (``python -m pip install ".[openai-agents]"`` from a
+clone). :class:`CallModelInputFilter` runs any :class:`~neuron_context.ContextStrategy` on
+the Responses-API input items of each model call::
 
     result = await Runner.run(agent, question, run_config=RunConfig(
         call_model_input_filter=CallModelInputFilter(strategy)))

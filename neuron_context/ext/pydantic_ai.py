@@ -1,7 +1,8 @@
 """pydantic-ai: a history processor and conversion of ``ModelMessage`` s.
 
-Install with ``pip install "neuron-context[pydantic-ai]"``. :class:`HistoryProcessor` runs
-any :class:`~neuron_context.ContextStrategy` on the history before each model request::
+Install the ``pydantic-ai`` extra (``python -m pip install ".[pydantic-ai]"`` from a
+clone). :class:`HistoryProcessor` runs any :class:`~neuron_context.ContextStrategy` on the
+history before each model request::
 
     agent = Agent(model, capabilities=[ProcessHistory(HistoryProcessor(strategy))])
 

@@ -86,8 +86,8 @@ class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
             ``base_url``, ``timeout``, ``max_retries``, ``http_client``, ...).
 
     Raises:
-        ConfigurationError: the ``anthropic`` package is not installed (install
-            ``neuron-context[anthropic]``), both ``client`` and ``client_kwargs`` were
+        ConfigurationError: the ``anthropic`` package is not installed (install the
+            ``anthropic`` extra), both ``client`` and ``client_kwargs`` were
             given, or a value is invalid.
 
     Examples:
@@ -104,6 +104,7 @@ class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
         ```
     """
 
+    provider_name = "anthropic"
     _NAME = _NAME
     _SDK = "anthropic"
     _CLIENT = "AsyncAnthropic"

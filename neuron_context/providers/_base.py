@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -174,6 +174,11 @@ class Provider(abc.ABC):
     (with ``retryable`` set when trying again may help); they must not retry
     endlessly themselves and must let cancellation propagate.
     """
+
+    provider_name: ClassVar[str | None] = None
+    """Who serves the model, as OpenTelemetry's ``gen_ai.provider.name`` says it
+    (``"openai"``, ``"anthropic"``): the model-call spans of the agent loop carry it.
+    ``None``: the spans name the class instead."""
 
     @abc.abstractmethod
     async def complete(self, request: CompletionRequest) -> CompletionResponse:

@@ -76,8 +76,8 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
             ``timeout``, ``max_retries``, ``http_client``, ...).
 
     Raises:
-        ConfigurationError: the ``openai`` package is not installed (install
-            ``neuron-context[openai]``), both ``client`` and ``client_kwargs`` were
+        ConfigurationError: the ``openai`` package is not installed (install the
+            ``openai`` extra), both ``client`` and ``client_kwargs`` were
             given, a value is invalid, or the SDK could not build a client (no API key).
 
     Examples:
@@ -91,6 +91,7 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
         ```
     """
 
+    provider_name = "openai"
     _NAME = _NAME
     _SDK = "openai"
     _CLIENT = "AsyncOpenAI"

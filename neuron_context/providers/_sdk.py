@@ -14,6 +14,11 @@ body with ``json.loads`` and checking it is an object keeps one path for every r
 every failure of :meth:`SDKProvider.complete` is a ``ProviderError``; our readers
 (:mod:`neuron_context.formats`) then check each field.
 
+Only the SDK's own exception types are caught. Each SDK wraps the errors of the HTTP
+library it is built on (``httpx`` up to openai 2 and anthropic 1, ``httpx2`` since) in
+its ``APIConnectionError`` and ``APITimeoutError``, and reads a non-streamed body before
+it returns, so a provider needs nothing the SDK does not depend on.
+
 A subclass keeps only what differs: the SDK's names, the endpoint, the request body and
 how a reply is read.
 """
@@ -30,6 +35,7 @@ from types import ModuleType, TracebackType
 from typing import ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from .._errors import ConfigurationError, ProviderError, show
+from .._extras import install_hint
 from .._messages.content import JSON
 from .._validators import require_str
 from ._base import CompletionRequest, CompletionResponse, Provider
@@ -55,7 +61,7 @@ class _Client(Protocol):
 
 
 class _HTTPResponse(Protocol):
-    """What :class:`SDKProvider` needs of an ``httpx.Response``."""
+    """What :class:`SDKProvider` needs of the SDK's HTTP response (``httpx2.Response``)."""
 
     async def aread(self) -> bytes: ...
 
@@ -86,10 +92,7 @@ def import_sdk(name: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        msg = (
-            f"the {name!r} package is required by this provider: "
-            f"install it with `pip install 'neuron-context[{extra}]'`"
-        )
+        msg = f"the {name!r} package is required by this provider: {install_hint(extra)}"
         raise ConfigurationError(msg) from exc
 
 
@@ -188,8 +191,6 @@ class SDKProvider(Provider, Generic[ClientT]):
         require_str(model, f"{owner}.model", nonempty=True)
         params = request_params_copy(owner, request_params, self._RESERVED)
         sdk = import_sdk(self._SDK, self._SDK)
-        # The SDKs are built on httpx: reading a body can fail with its errors.
-        self._httpx: ModuleType = import_sdk("httpx", self._SDK)
         owns_client = client is None
         if client is None:
             factory = cast("Callable[..., ClientT]", getattr(sdk, self._CLIENT))
@@ -300,19 +301,27 @@ class SDKProvider(Provider, Generic[ClientT]):
         call = cast("Callable[..., Awaitable[_RawResponse]]", self._endpoint())
         try:
             response = await call(**arguments, extra_body=dict(extra) or None)
-            # Both SDKs have read a non-streamed body already; this only returns it.
+            # The SDK has read the whole body (a non-streamed call): this only returns it.
             content = await response.http_response.aread()
         except sdk.APIStatusError as exc:
             raise status_error(name, exc.status_code, exc.message, exc.response.headers) from exc
         except sdk.APITimeoutError as exc:
             raise transport_error(name, "the request timed out") from exc
         except sdk.APIConnectionError as exc:
-            raise transport_error(name, f"could not connect: {exc}") from exc
+            raise transport_error(name, f"the connection failed: {_cause(exc)}") from exc
         except sdk.APIError as exc:
             raise malformed_response(name, exc) from exc
         except ValueError as exc:  # the SDK refused the call before sending it
             msg = f"the {self._SDK} SDK refused the request: {exc}"
             raise ProviderError(msg, retryable=False) from exc
-        except self._httpx.HTTPError as exc:  # the body was cut off
-            raise transport_error(name, f"the reply was cut off: {exc}") from exc
         return content
+
+
+def _cause(exc: BaseException) -> str:
+    """``exc``'s message and, when it wraps one, its cause's: the SDK's connection error
+    says only "Connection error."; its cause says what happened (a refused connection, a
+    body cut off)."""
+    cause = exc.__cause__
+    if cause is None or not str(cause):
+        return str(exc)
+    return f"{exc} ({type(cause).__name__}: {cause})"

@@ -1,0 +1,397 @@
+"""OpenTelemetry spans: one per compaction, model call and tool call, through the API only.
+
+The spans are read back with the OpenTelemetry SDK's in-memory exporter (the SDK is a test
+dependency; the library needs only ``opentelemetry-api``, and nothing without it).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator, Sequence
+
+import anyio
+import pytest
+from agent_support import answer, calls, scripted
+
+pytest.importorskip("opentelemetry.sdk.trace")
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from neuron_context import (
+    AgentOptions,
+    CompletionRequest,
+    CompletionResponse,
+    ContextEditingMiddleware,
+    Message,
+    SlidingWindowStrategy,
+    TokenUsage,
+    create_agent,
+    validate,
+)
+from neuron_context.errors import ProviderError
+from neuron_context.events import CompactionCompleted
+from neuron_context.testing import FunctionProvider, RecordingStrategy
+
+pytestmark = pytest.mark.anyio
+
+
+class _Switched(SimpleSpanProcessor):
+    """Exports only while a test of this module runs: the global tracer provider, once
+    set, stays for the whole process, and the other tests' spans are not kept."""
+
+    on = False
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.on:
+            super().on_end(span)
+
+
+_EXPORTER = InMemorySpanExporter()
+_PROCESSOR = _Switched(_EXPORTER)
+_ATTACHED: list[TracerProvider] = []
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """The spans of the test. A process has one global tracer provider, set once: this
+    sets an SDK one unless one is set (the tracing docs page may have), and adds the
+    exporter to it."""
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+        trace.set_tracer_provider(TracerProvider())
+    provider = trace.get_tracer_provider()
+    assert isinstance(provider, TracerProvider)
+    if provider not in _ATTACHED:
+        provider.add_span_processor(_PROCESSOR)
+        _ATTACHED.append(provider)
+    _EXPORTER.clear()
+    _PROCESSOR.on = True
+    yield _EXPORTER
+    _PROCESSOR.on = False
+    _EXPORTER.clear()
+
+
+def ours(exporter: InMemorySpanExporter, operation: str | None = None) -> list[ReadableSpan]:
+    """The spans of neuron_context (an SDK may trace its own calls too), oldest first."""
+    found = [
+        span
+        for span in exporter.get_finished_spans()
+        if span.instrumentation_scope is not None
+        and span.instrumentation_scope.name == "neuron_context"
+    ]
+    if operation is not None:
+        found = [s for s in found if (s.attributes or {}).get("gen_ai.operation.name") == operation]
+    return sorted(found, key=lambda span: span.start_time or 0)
+
+
+def read_file(path: str) -> str:
+    """Read a file.
+
+    Args:
+        path: the file.
+    """
+    return f"# {path}\n" + "x = 1\n" * 100
+
+
+def reading_agent(reads: int = 3) -> FunctionProvider:
+    """A provider that reads ``reads`` files, one per turn, then answers."""
+    replies = [calls(("read_file", {"path": f"f{n}.py"})) for n in range(reads)]
+    return scripted([*replies, answer("All read.")])
+
+
+class TestCompactionSpans:
+    """The compaction step's span: one per compaction, with its figures."""
+
+    async def test_one_span_per_compaction_with_its_token_counts(
+        self, spans: InMemorySpanExporter
+    ) -> None:
+        """Each compaction of a run is one ``compact_context`` span whose figures are the
+        ones its event reports."""
+        agent = create_agent(
+            reading_agent(reads=4),
+            [read_file],
+            AgentOptions(context=SlidingWindowStrategy(2, 300)),
+        )
+        result = await agent.run("Read the files.")
+        events = [e for e in result.events if isinstance(e, CompactionCompleted)]
+        found = ours(spans, "compact_context")
+        assert events
+        assert len(found) == len(events)
+        for span, event in zip(found, events, strict=True):
+            attributes = span.attributes or {}
+            assert span.name == "compact_context SlidingWindowStrategy"
+            assert span.kind is SpanKind.INTERNAL
+            assert span.status.status_code is StatusCode.UNSET
+            assert attributes["neuron_context.compaction.strategy"] == "SlidingWindowStrategy"
+            assert attributes["neuron_context.compaction.caller"] == "context"
+            assert attributes["neuron_context.compaction.tokens_before"] == event.tokens_before
+            assert attributes["neuron_context.compaction.tokens_after"] == event.tokens_after
+            assert attributes["neuron_context.compaction.tokens_removed"] == (
+                event.tokens_before - event.tokens_after
+            )
+            assert attributes["neuron_context.compaction.messages_before"] == event.messages_before
+            assert attributes["neuron_context.compaction.messages_after"] == event.messages_after
+            assert attributes["neuron_context.compaction.messages_removed"] == (
+                event.messages_removed
+            )
+            assert attributes["neuron_context.compaction.compacted"] is True
+            assert span.end_time is not None
+            assert span.start_time is not None
+            assert span.end_time >= span.start_time  # the span lasts the compaction
+
+    async def test_no_span_when_the_trigger_does_not_fire(
+        self, spans: InMemorySpanExporter
+    ) -> None:
+        """A step that decides not to compact did nothing, and traces nothing."""
+        agent = create_agent(
+            reading_agent(reads=1),
+            [read_file],
+            AgentOptions(context=SlidingWindowStrategy(50, 10**6)),
+        )
+        await agent.run("Read the file.")
+        assert ours(spans, "compact_context") == []
+        assert len(ours(spans, "chat")) == 2
+
+    async def test_a_failed_compaction_is_an_error_span(self, spans: InMemorySpanExporter) -> None:
+        """A strategy that raises: the history is kept, the span has status ERROR, the
+        exception's class as ``error.type`` and the exception as an event."""
+
+        class Broken(SlidingWindowStrategy):
+            async def compact(self, messages: Sequence[Message]) -> list[Message]:
+                msg = "the summarizer is down"
+                raise RuntimeError(msg)
+
+        agent = create_agent(reading_agent(reads=0), options=AgentOptions(context=Broken(2, 0)))
+        result = await agent.run("Hi.")
+        assert result.text == "All read."
+        (span,) = ours(spans, "compact_context")
+        attributes = span.attributes or {}
+        assert span.status.status_code is StatusCode.ERROR
+        assert attributes["error.type"] == "RuntimeError"
+        assert attributes["neuron_context.compaction.compacted"] is False
+        assert attributes["neuron_context.compaction.tokens_removed"] == 0
+        assert [event.name for event in span.events] == ["exception"]
+
+    async def test_the_compaction_span_is_current_while_it_runs(
+        self, spans: InMemorySpanExporter
+    ) -> None:
+        """What a strategy traces (a summarizer's HTTP call, say) is a child of the
+        compaction's span."""
+        tracer = trace.get_tracer("a summarizer's SDK")
+
+        class Traced(SlidingWindowStrategy):
+            async def compact(self, messages: Sequence[Message]) -> list[Message]:
+                with tracer.start_as_current_span("POST /v1/chat/completions"):
+                    return await super().compact(messages)
+
+        agent = create_agent(reading_agent(), [read_file], AgentOptions(context=Traced(2, 300)))
+        await agent.run("Read the files.")
+        compaction = ours(spans, "compact_context")[0]
+        inner = next(s for s in spans.get_finished_spans() if s.name.startswith("POST"))
+        assert inner.parent is not None
+        assert compaction.context is not None
+        assert inner.parent.span_id == compaction.context.span_id
+
+    async def test_every_caller_gets_the_span(self, spans: InMemorySpanExporter) -> None:
+        """The middlewares compact through the same step, and are traced by it too."""
+        recorder = RecordingStrategy(SlidingWindowStrategy(1, 0))
+        agent = create_agent(
+            scripted([answer("ok")]),
+            options=AgentOptions(middleware=[ContextEditingMiddleware(recorder)]),
+        )
+        await agent.run([Message.user("a"), Message.assistant("b"), Message.user("c")])
+        (span,) = ours(spans, "compact_context")
+        assert (span.attributes or {})["neuron_context.compaction.caller"] == (
+            "ContextEditingMiddleware"
+        )
+        assert len(recorder.calls) == 1
+
+
+class TestModelCallSpans:
+    """The agent loop's model calls: GenAI ``chat`` spans."""
+
+    async def test_attributes_of_a_call(self, spans: InMemorySpanExporter) -> None:
+        """Provider, model, request settings, usage and finish reason, as the GenAI
+        conventions name them."""
+
+        class Acme(FunctionProvider):
+            provider_name = "acme"
+
+        def reply(request: CompletionRequest) -> CompletionResponse:
+            return CompletionResponse(
+                Message.assistant("hi"), stop_reason="end_turn", usage=TokenUsage(120, 7)
+            )
+
+        agent = create_agent(
+            Acme(reply), options=AgentOptions(model="acme-1", max_output_tokens=64, temperature=0.5)
+        )
+        await agent.run("Hello.")
+        (span,) = ours(spans)
+        attributes = dict(span.attributes or {})
+        assert span.name == "chat acme-1"
+        assert span.kind is SpanKind.CLIENT
+        assert attributes.pop("neuron_context.request.tokens") == agent.count_request(
+            [Message.user("Hello.")]
+        )
+        assert attributes == {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "acme",
+            "gen_ai.request.model": "acme-1",
+            "gen_ai.request.max_tokens": 64,
+            "gen_ai.request.temperature": 0.5,
+            "gen_ai.usage.input_tokens": 120,
+            "gen_ai.usage.output_tokens": 7,
+            "gen_ai.response.finish_reasons": ("end_turn",),
+            "neuron_context.request.messages": 1,
+        }
+
+    async def test_a_provider_without_a_name_or_model(self, spans: InMemorySpanExporter) -> None:
+        """Without ``provider_name`` the span names the class; without a model, ``chat``."""
+        await create_agent(FunctionProvider(lambda request: "hi")).run("Hello.")
+        (span,) = ours(spans)
+        assert span.name == "chat"
+        assert (span.attributes or {})["gen_ai.provider.name"] == "FunctionProvider"
+        assert "gen_ai.request.model" not in (span.attributes or {})
+
+    async def test_a_failed_call(self, spans: InMemorySpanExporter) -> None:
+        """A provider that raises: the span is an error with the exception's class."""
+
+        def down(request: CompletionRequest) -> str:
+            msg = "503"
+            raise ConnectionError(msg)
+
+        with pytest.raises(ProviderError):
+            await create_agent(FunctionProvider(down)).run("Hello.")
+        (span,) = ours(spans)
+        assert span.status.status_code is StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == "ConnectionError"
+
+
+class TestToolCallSpans:
+    """The agent loop's tool calls: GenAI ``execute_tool`` spans."""
+
+    async def test_a_run_traces_every_call(self, spans: InMemorySpanExporter) -> None:
+        """A run of three tool turns: the spans are in the order of the loop."""
+        result = await create_agent(reading_agent(), [read_file]).run("Read the files.")
+        validate(result.messages)
+        names = [span.name for span in ours(spans)]
+        assert names == ["chat", "execute_tool read_file"] * 3 + ["chat"]
+        tool = ours(spans, "execute_tool")[0]
+        assert dict(tool.attributes or {}) == {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "read_file",
+            "gen_ai.tool.call.id": result.messages[1].tool_uses[0].id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.tool.description": "Read a file.",
+        }
+        assert tool.status.status_code is StatusCode.UNSET
+
+    async def test_failures(self, spans: InMemorySpanExporter) -> None:
+        """A tool that raises has its exception's class as ``error.type``; an error
+        result (an unknown tool) is ``tool_error``."""
+
+        def explode(path: str) -> str:
+            """Fail.
+
+            Args:
+                path: the file.
+            """
+            msg = "disk on fire"
+            raise OSError(msg)
+
+        provider = scripted([calls(("explode", {"path": "a"}), ("nothing", {}))])
+        await create_agent(provider, [explode]).run("Go.")
+        by_name = {span.name: span for span in ours(spans, "execute_tool")}  # concurrent
+        first, second = by_name["execute_tool explode"], by_name["execute_tool nothing"]
+        assert (first.attributes or {})["error.type"] == "OSError"
+        assert first.status.status_code is StatusCode.ERROR
+        assert [event.name for event in first.events] == ["exception"]
+        assert (second.attributes or {})["error.type"] == "tool_error"
+        assert "gen_ai.tool.description" not in (second.attributes or {})
+
+    async def test_a_cancelled_call(self, spans: InMemorySpanExporter) -> None:
+        """A run cancelled mid-tool ends the tool's span as ``cancelled``."""
+
+        async def wait(path: str) -> str:
+            """Wait.
+
+            Args:
+                path: the file.
+            """
+            await anyio.sleep(10)
+            return "never"
+
+        agent = create_agent(scripted([calls(("wait", {"path": "a"}))]), [wait])
+        with anyio.move_on_after(0.2):
+            await agent.run("Go.")
+        (span,) = ours(spans, "execute_tool")
+        assert (span.attributes or {})["error.type"] == "cancelled"
+        assert span.events == ()  # a cancellation is not an exception to record
+
+
+class TestWithoutTheSDK:
+    """What the library does when nobody set a tracer provider, or without the API."""
+
+    @staticmethod
+    def _run(code: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    def test_import_does_not_import_opentelemetry(self) -> None:
+        """``import neuron_context`` imports nothing of OpenTelemetry."""
+        result = self._run(
+            """
+            import sys
+            import neuron_context
+            print(sorted(m for m in sys.modules if m.startswith("opentelemetry")))
+            """
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "[]"
+
+    def test_a_run_without_the_api(self) -> None:
+        """Without ``opentelemetry-api`` a run that compacts and calls tools works, and
+        traces nothing."""
+        result = self._run(
+            """
+            import sys
+            sys.modules["opentelemetry"] = None  # not installed
+            from neuron_context import (
+                AgentOptions, Message, SlidingWindowStrategy, ToolUse, create_agent,
+            )
+            from neuron_context.testing import FunctionProvider
+
+            turns = iter(range(3))
+
+            def model(request):
+                n = next(turns, None)
+                if n is None:
+                    return "done"
+                call = ToolUse(id=f"c{n}", name="echo", input={"text": "x" * 400})
+                return Message.assistant(tool_uses=[call])
+
+            def echo(text: str) -> str:
+                "Echo."
+                return text
+
+            agent = create_agent(
+                FunctionProvider(model), [echo],
+                AgentOptions(context=SlidingWindowStrategy(2, 100)),
+            )
+            result = agent.run_sync("Go.")
+            assert any(e.type == "compaction_completed" for e in result.events)
+            print(result.text)
+            """
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "done"
