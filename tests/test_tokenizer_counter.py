@@ -554,20 +554,6 @@ class TestLazy:
         assert restored == lazy
         assert restored.message_overhead == 3
 
-    def test_failed_load_is_a_tokenizer_error(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """A vocabulary that cannot be loaded is a TokenizerError at the first count."""
-        from neuron_context._counting import tokenizer as module
-
-        def fail(name: str) -> Tokenizer:
-            msg = f"cannot load {name}"
-            raise TokenizerError(msg)
-
-        monkeypatch.setattr(module, "_SHARED", {})
-        monkeypatch.setattr(module, "load_encoding", fail)
-        lazy = TokenizerCounter.lazy("o200k_base")  # making it loads nothing
-        with pytest.raises(TokenizerError, match="cannot load o200k_base"):
-            lazy.estimate_text("hello")
-
     def test_made_without_importing_tokenizers(self, session_cache_dir: Path) -> None:
         """Making a lazy counter (and default_stack, whose default it is) imports nothing;
         the first count loads the encoding."""
