@@ -4,11 +4,17 @@ shape, and the official SDKs talking to a server on 127.0.0.1)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from agent_support import answer
 from fake_llm_server import FakeLLMServer, Flavour, Reply
+from overflow_support import (
+    ANTHROPIC_BODY,
+    ANTHROPIC_TEXT,
+    OPENAI_BODY,
+    OPENAI_RESPONSES_BODY,
+    anthropic_error,
+    openai_error,
+)
 
 from neuron_context import (
     AgentOptions,
@@ -23,61 +29,6 @@ from neuron_context import (
 from neuron_context.errors import ContextOverflowError, Overflow, ProviderError, context_overflow
 from neuron_context.strategies import DefaultStack
 from neuron_context.testing import FunctionProvider
-
-# The official SDKs' own exception classes (the file is skipped where one is missing: an
-# extra installed alone).
-openai = pytest.importorskip("openai")
-anthropic = pytest.importorskip("anthropic")
-httpx = pytest.importorskip("httpx2")
-
-OPENAI_TEXT = (
-    "This model's maximum context length is 128000 tokens. However, your messages "
-    "resulted in 130542 tokens. Please reduce the length of the messages."
-)
-OPENAI_BODY = {
-    "error": {
-        "message": OPENAI_TEXT,
-        "type": "invalid_request_error",
-        "param": "messages",
-        "code": "context_length_exceeded",
-    }
-}
-OPENAI_RESPONSES_BODY = {
-    "error": {
-        "message": "Your input exceeds the context window of this model. Please adjust "
-        "your input and try again.",
-        "type": "invalid_request_error",
-        "param": "input",
-        "code": "context_length_exceeded",
-    }
-}
-ANTHROPIC_TEXT = "prompt is too long: 210000 tokens > 200000 maximum"
-ANTHROPIC_BODY = {
-    "type": "error",
-    "error": {"type": "invalid_request_error", "message": ANTHROPIC_TEXT},
-}
-
-
-def _response(status: int, url: str) -> Any:
-    return httpx.Response(status, request=httpx.Request("POST", url))
-
-
-def openai_error(body: dict[str, Any] = OPENAI_BODY) -> Exception:
-    """The OpenAI SDK's own exception, as it raises it for a 400 with ``body``."""
-    response = _response(400, "https://api.openai.com/v1/chat/completions")
-    error: Exception = openai.BadRequestError(
-        f"Error code: 400 - {body}", response=response, body=body
-    )
-    return error
-
-
-def anthropic_error(body: dict[str, Any] = ANTHROPIC_BODY) -> Exception:
-    """The Anthropic SDK's own exception, as it raises it for a 400 with ``body``."""
-    response = _response(400, "https://api.anthropic.com/v1/messages")
-    error: Exception = anthropic.BadRequestError(
-        f"Error code: 400 - {body}", response=response, body=body
-    )
-    return error
 
 
 def _chained(cause: BaseException, wrapper: BaseException) -> BaseException:

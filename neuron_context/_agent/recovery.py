@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from .._compaction.overflow import budget_of, shrunk
+from .._compaction.overflow import budget_of, refused_again, shrunk
 from .._compaction.step import compact_step
 from .._counting.calibrated import CalibratedCounter
 from .._errors import ContextOverflowError, ProviderError
@@ -92,15 +92,9 @@ async def model_turn(
     try:
         response = await turn(retry)
     except ProviderError as exc:
-        again = context_overflow(exc)
-        if again is None:
+        error = refused_again(exc, budget)
+        if error is None:
             raise
-        msg = (
-            f"the request is still too long for the model after compacting it to "
-            f"{budget} tokens and retrying: {again.message[:300]}"
-        )
-        raise ContextOverflowError(
-            msg, tokens=again.tokens, limit=again.limit, status_code=exc.status_code
-        ) from exc
+        raise error from exc
     state.messages = list(result.messages)
     return response
