@@ -311,6 +311,58 @@ class TestCompaction:
         assert summary.text == "The agent read every module."
 
 
+class TestWhatTheNextStepNeeds:
+    """Task before length; cuts that move back; the step in progress cut last."""
+
+    @pytest.mark.anyio
+    async def test_a_short_task_is_not_dropped_for_a_long_request(self) -> None:
+        """The system prompt and a long retried instruction overflow the budget: the
+        50-token task stays whole, the longer request is cut."""
+        counter = TokenizerCounter.from_encoding("o200k_base")
+        task = Message.user("Find me a cheap hotel in Lisbon for two nights in May.")
+        instruction = Message.user(
+            "Retry. Use the tools in this order and mind every constraint: " + "step " * 700
+        )
+        messages = [
+            Message.system("You are a travel agent. " * 40),
+            task,
+            *session(3)[2:],
+            instruction,
+        ]
+        budget = counter.estimate_messages([messages[0], instruction]) - 100
+        output = await default_stack(budget).compact(messages)
+        assert task in output  # whole
+        assert cost(output, counter) <= budget
+        kept = next(m for m in output if m.text.startswith("Retry."))
+        assert counter.estimate_message(kept) < counter.estimate_message(instruction)
+
+    @pytest.mark.anyio
+    async def test_a_cut_inside_the_newest_exchange_moves_back(self) -> None:
+        """The newest exchange (five results the model has not answered) does not fit
+        the recent space: it is kept, its results cut, rather than nothing recent."""
+        counter = TokenizerCounter.from_encoding("o200k_base")
+        uses = [ToolUse(id=f"p{i}", name="get_product", input={"id": f"P{i}"}) for i in range(5)]
+        step = [
+            Message.assistant(tool_uses=uses),
+            *(
+                Message.tool_result(f"p{i}", f'{{"id": "P{i}", "price": {100 + i}.5}}\n' * 60)
+                for i in range(5)
+            ),
+        ]
+        messages = [*session(20), *step]
+        output = await default_stack(3_000).compact(messages)
+        validate(output)
+        assert step[0] in output  # the calls, as they were
+        answered = {r.tool_use_id for m in output for r in m.tool_results}
+        assert answered >= {f"p{i}" for i in range(5)}  # every result of the step, cut or whole
+        texts = [
+            t.text for m in output for r in m.tool_results for t in r.content if isinstance(t, Text)
+        ]
+        for i in range(5):  # each result's facts are still there
+            assert any(f'"price": {100 + i}.5' in text for text in texts)
+        assert cost(output, counter) <= 3_000
+
+
 class TestEmptyRequests:
     """A conversation that starts on a user message never compacts to nothing."""
 
