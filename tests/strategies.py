@@ -3,9 +3,10 @@
 Every strategy here generates values the library accepts: texts, content blocks, tool
 calls, whole agent conversations (well formed or deliberately broken), counters, random
 stacks of the built-in strategies, and :func:`cases` tying a strategy to a conversation
-and a budget around its cost — except the last section, which generates the hostile
-values the agent loop must refuse where they cross in (:func:`hostile_hook_values`,
-:func:`hostile_replies`).
+and a budget around its cost. The last sections are the opposite: the hostile values the
+agent loop must refuse where they cross in (:func:`hostile_hook_values`,
+:func:`hostile_replies`), and hostile files and arguments, which the command line must
+refuse with one clear line.
 
 The factories are cached (``functools.cache``) and conversations are drawn by plain
 helpers inside one composite: building a fresh strategy object per draw costs more than
@@ -15,6 +16,7 @@ drawing from it, and the property suite must stay fast.
 from __future__ import annotations
 
 import functools
+import json
 import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Generic, TypeVar
@@ -1061,3 +1063,170 @@ def hostile_replies() -> st.SearchStrategy[object]:
     """What a provider's ``complete`` must not return: anything but a
     ``CompletionResponse`` (a bare message, a str, ``None``, junk)."""
     return st.one_of(st.none(), _junk(), assistant_messages(), st.builds(_tool_message))
+
+
+# -- hostile files and arguments (the command line must refuse them cleanly) ------------
+
+HOSTILE_STRINGS = (
+    "\ud800",
+    "lone \udfff surrogate",
+    "[/]",
+    "[bold]x",
+    "$\\frac$",
+    "\x1b[31mred",
+    "\u202eevil",
+    "a\x00b",
+    "",
+    " ",
+    "🙂" * 50,
+)
+"""Strings that break naive code: lone surrogates (valid JSON escapes), rich markup,
+matplotlib math, terminal escapes, NUL, empty."""
+
+_HOSTILE_KEYS = (
+    "role", "content", "type", "text", "id", "name", "input", "tool_calls", "tool_call_id",
+    "tool_use_id", "function", "arguments", "messages", "system", "format", "version",
+    "source", "data", "media_type", "url", "image_url", "is_error", "cache_control",
+    "uuid", "parentUuid", "isSidechain", "message", "payload", "call_id", "output",
+    "kind", "parts", "part_kind", "tool_name", "args", "summary", "tools",
+)  # fmt: skip
+_HOSTILE_TYPES = (
+    "user", "assistant", "system", "tool", "developer", "text", "image", "tool_use",
+    "tool_result", "thinking", "redacted_thinking", "function", "image_url", "file",
+    "human", "ai", "request", "response", "message", "function_call",
+    "function_call_output", "reasoning", "response_item", "session_meta", "user-prompt",
+    "tool-call", "tool-return", "summary", "neuron-context", "openai-chat",
+    "anthropic-messages", "compaction", "junk",
+)  # fmt: skip
+
+
+@functools.cache
+def _hostile_leaves() -> st.SearchStrategy[object]:
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(10**30), max_value=10**30),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.sampled_from(HOSTILE_STRINGS),
+        st.sampled_from(_HOSTILE_TYPES),
+        st.text(max_size=12),
+    )
+
+
+@functools.cache
+def hostile_json() -> st.SearchStrategy[object]:
+    """JSON-shaped values built from the keys and type names of every transcript format,
+    with hostile leaves: what a corrupt, foreign or malicious transcript holds."""
+    return st.recursive(
+        _hostile_leaves(),
+        lambda children: st.one_of(
+            st.lists(children, max_size=4),
+            st.dictionaries(st.sampled_from(_HOSTILE_KEYS), children, max_size=5),
+        ),
+        max_leaves=25,
+    )
+
+
+@st.composite
+def hostile_messages(draw: st.DrawFn) -> dict[str, object]:
+    """A message of any format, almost right: a real role and content, a wrong field."""
+    message: dict[str, object] = {
+        "role": draw(st.sampled_from(("user", "assistant", "system", "tool", "robot"))),
+        "content": draw(st.one_of(st.sampled_from(HOSTILE_STRINGS), hostile_json())),
+    }
+    extra = draw(st.dictionaries(st.sampled_from(_HOSTILE_KEYS), hostile_json(), max_size=3))
+    return {**message, **extra}
+
+
+def _deep(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@st.composite
+def hostile_files(draw: st.DrawFn) -> bytes:
+    """The bytes of a hostile transcript file: JSON or JSONL of almost-messages and of
+    anything, lone surrogates, nesting deeper than any parser, 5,000-digit integers,
+    truncation, invalid UTF-8, a byte-order mark, binary data."""
+    documents = st.one_of(
+        hostile_json(),
+        st.lists(hostile_messages(), max_size=4),
+        st.builds(dict, messages=st.lists(hostile_messages(), max_size=4)),
+        st.fixed_dictionaries(
+            {"system": hostile_json(), "messages": st.lists(hostile_messages(), max_size=3)}
+        ),
+    )
+    document = draw(documents)
+    layout = draw(st.sampled_from(("json", "ascii", "lines", "truncated", "bytes", "special")))
+    if layout == "special":
+        return draw(
+            st.sampled_from(
+                (
+                    _deep(100_000).encode(),
+                    b'{"messages": [{"role": "user", "content": "x", "n": ' + b"9" * 5000 + b"}]}",
+                    b'[{"role": "user", "content": "\\ud800"}]',
+                    b"\xef\xbb\xbf[]",
+                    b"\xff\xfe\x00garbage",
+                    b"NaN",
+                    b"",
+                    ('{"messages": [{"role": "user", "content": ' + _deep(500) + "}]}").encode(),
+                )
+            )
+        )
+    if layout == "bytes":
+        return draw(st.binary(max_size=64))
+    if layout == "lines" and isinstance(document, list):
+        text = "\n".join(json.dumps(item) for item in document) + "\n"
+    else:
+        text = json.dumps(document, ensure_ascii=layout == "ascii")
+    if layout == "truncated":
+        text = text[: draw(st.integers(0, max(0, len(text) - 1)))]
+    return text.encode("utf-8", "surrogatepass")
+
+
+_HOSTILE_SPECS = (
+    "default", "window:2", "clear-tools:keep=1,window:3", "window:[/]",
+    "summarize:keep=" + "9" * 40, "x" * 5000, ",", "default:target=nan",
+)  # fmt: skip
+
+
+@functools.cache
+def hostile_arguments() -> st.SearchStrategy[list[str]]:
+    """Options a user (or a script gone wrong) may pass: budgets out of range, unknown
+    steps and providers, odd tokenizer names."""
+    budget = st.one_of(
+        st.tuples(
+            st.just("--max-tokens"),
+            st.sampled_from(("0", "-5", "1", "100", "9" * 32, "9" * 5000, "1e3", "nan", "")),
+        ),
+        st.tuples(
+            st.just("--fraction"),
+            st.sampled_from(("0", "0.25", "1", "2", "nan", "inf", "-1", "1e-300", "x")),
+        ),
+    )
+    extras = st.lists(
+        st.one_of(
+            st.tuples(
+                st.just("--strategy"),
+                st.one_of(st.sampled_from(_HOSTILE_SPECS), st.text(max_size=20)),
+            ),
+            st.tuples(
+                st.just("--format"),
+                st.sampled_from(("openai", "anthropic", "neuron-context", "nope")),
+            ),
+            st.tuples(st.just("--tokenizer"), st.sampled_from(("nope", "/dev/null", "\ud800"))),
+            st.tuples(st.just("--provider"), st.sampled_from(("extractive", "x:", "openai"))),
+            st.tuples(st.sampled_from(("--repair", "--json", "-v"))),
+        ),
+        max_size=3,
+    )
+    unknown = st.lists(st.sampled_from(("--nope", "-x", "--max-tokens")), max_size=1)
+    return st.builds(
+        lambda b, e, u: [*b, *(word for option in e for word in option), *u],
+        budget,
+        extras,
+        unknown,
+    )
+
+
+COUNT_REFUSES = ("--max-tokens", "--fraction", "--strategy", "--provider")
+"""The options of :func:`hostile_arguments` that ``count`` does not take (with a value)."""

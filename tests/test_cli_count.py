@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from cli_run import run
 
-from neuron_context import TokenCounter
+from neuron_context import Message, TokenCounter, ToolDefinition
 from neuron_context.data import load_record
-from neuron_context.formats import from_openai
+from neuron_context.formats import (
+    from_anthropic,
+    from_openai,
+    to_anthropic,
+    to_openai,
+    tools_to_anthropic,
+    tools_to_openai,
+)
 
 GOLDEN = """\
 demo:sweagent-pydicom__pydicom-1458: 27 messages, 14,524 (heuristic) tokens
@@ -124,3 +133,60 @@ class TestImport:
         )
         assert "'rich'" not in done.stdout
         assert "'matplotlib'" not in done.stdout
+
+
+class TestToolDefinitions:
+    """The tool definitions a request sends count, as the agent loop counts them."""
+
+    @pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+    def test_tools_are_counted(
+        self,
+        fmt: str,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """A record's tools are a kind of their own and in the total."""
+        tool = ToolDefinition(
+            name="read_file",
+            description="Read a file of the repository.",
+            input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
+        )
+        history = [Message.user("Read a.py."), Message.assistant("Done.")]
+        data: dict[str, object]
+        if fmt == "openai":
+            data = {"messages": to_openai(history), "tools": tools_to_openai([tool])}
+        else:
+            _, turns = to_anthropic(history)
+            data = {"system": "Be brief.", "messages": turns, "tools": tools_to_anthropic([tool])}
+        source = tmp_path / "request.json"
+        source.write_text(json.dumps(data), encoding="utf-8")
+        result = run(capsys, monkeypatch, "count", source, "--json")
+        assert result.code == 0, result.err
+        counted = result.json()
+        tools = TokenCounter().estimate_tools([tool])
+        by_kind = counted["by_kind"]
+        assert isinstance(by_kind, list)
+        kinds = {row["label"]: row for row in by_kind}
+        assert kinds["tool definitions"]["count"] == 1
+        assert kinds["tool definitions"]["tokens"] == [tools]
+        messages = from_anthropic(turns, system="Be brief.") if fmt == "anthropic" else history
+        assert counted["total"] == [TokenCounter().estimate_messages(messages) + tools]
+
+
+class TestVersion:
+    """--version prints the library's version."""
+
+    def test_version(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """neuron-context --version is the package's version, exit code 0."""
+        from importlib import metadata
+
+        import neuron_context
+
+        expected = getattr(neuron_context, "__version__", None) or metadata.version(
+            "neuron-context"
+        )
+        result = run(capsys, monkeypatch, "--version")
+        assert (result.code, result.out) == (0, f"neuron-context {expected}\n")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib.figure
@@ -153,7 +156,9 @@ class TestComparison:
     def test_langchain_row(
         self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """--compare-langchain adds trim_messages as a row (langchain-core is installed)."""
+        """--compare-langchain adds LangChain's trim_messages and its two context
+        middlewares as rows (langchain is installed)."""
+        pytest.importorskip("langchain.agents", reason="the langchain extra is not installed")
         result = run(
             capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
             "--strategy", "window:2", "--compare-langchain", "--json",
@@ -161,7 +166,12 @@ class TestComparison:
         runs = result.json()["runs"]
         assert isinstance(runs, list)
         labels = [r["label"] for r in runs]
-        assert labels == ["window:2", "langchain trim_messages"]
+        assert labels == [
+            "window:2",
+            "langchain trim_messages",
+            "langchain SummarizationMiddleware",
+            "langchain ContextEditingMiddleware",
+        ]
         totals = _totals(result.json(), 1)
         assert totals["calls"] == 3
         assert totals["not_on_user"] == 0
@@ -216,6 +226,29 @@ class TestPlot:
         assert "window:4" in series
         markers = [line for line in axes.get_lines() if line.get_marker() == "v"]
         assert np.asarray(markers[0].get_ydata()).tolist() == [26, 26]
+        assert [text.get_text() for text in axes.texts] == ["small.json"]
+
+    def test_each_transcript_is_labelled(
+        self,
+        small: Path,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Transcripts summed in one plot are each labelled with their name."""
+        saved: list[matplotlib.figure.Figure] = []
+        monkeypatch.setattr(
+            matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: saved.append(fig)
+        )
+        other = tmp_path / "second.json"
+        other.write_bytes(small.read_bytes())
+        result = run(
+            capsys, monkeypatch, "simulate", small, other, "--max-tokens", "40",
+            "--strategy", "window:2", "--plot", tmp_path / "plot.png",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        (axes,) = saved[0].axes
+        assert [text.get_text() for text in axes.texts] == ["small.json", "second.json"]
 
 
 class TestProgress:
@@ -247,3 +280,37 @@ class TestProgress:
         assert result.code == 0
         assert ("replaying" in result.err) is terminal
         assert result.json()["runs"][0]["totals"]["calls"] == 250  # type: ignore[index]
+
+
+class TestContenders:
+    """LangChain's context managers run as LangChain runs them; without the extra that
+    installs one, the report says which extra adds it."""
+
+    def test_demo_without_langchain_names_the_extras(self) -> None:
+        """With LangChain not installed, the demo compares our stacks and names the
+        extras that add the LangChain rows."""
+        script = """
+import sys
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"langchain", "langchain_core", "langgraph"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, Block())
+from neuron_context.__main__ import main
+sys.exit(main(["simulate", "--demo"]))
+"""
+        env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        assert "langchain" not in done.stdout.split("budget:")[0]
+        assert (
+            "not compared, not installed: LangChain's trim_messages (the bench extra); "
+            "LangChain's SummarizationMiddleware (the langchain extra); LangChain's "
+            "ContextEditingMiddleware (the langchain extra); "
+            'python -m pip install ".[bench,langchain]" adds them'
+        ) in " ".join(done.stdout.split())

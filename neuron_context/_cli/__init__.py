@@ -7,9 +7,12 @@ a replay of the transcript as an agent loop, stacks side by side, with a plot).
 
 One concept per module: ``app`` (the commands and exit codes), ``args`` (the parser),
 ``inputs`` (transcripts, counter, summarizer and budget from the arguments), ``files``
-(reading, detecting and writing transcript formats), ``spec`` (stack specs for
-``--strategy``), ``census`` (``count``'s breakdown), ``diff`` (``compact``'s
-before/after), ``simulate`` (the replay), ``report`` (rich tables) and ``plot``
+(reading and writing transcript files), ``transcripts`` (one codec per file format and
+the lossless writer), ``storage`` (reading only regular files, writing only whole ones,
+printing any text), ``alignment`` (which input message each output message came from),
+``spec`` (stack specs for ``--strategy``), ``census`` (``count``'s breakdown), ``diff``
+(``compact``'s before/after), ``simulate`` (the replay), ``contenders`` (other
+frameworks' context managers in the replay), ``report`` (rich tables) and ``plot``
 (matplotlib).
 rich and matplotlib (the ``cli`` extra) are imported only when a report or plot is made.
 """

@@ -2,8 +2,9 @@
 
 Exit codes: 0 success; 1 a compaction whose result does not fit or is not well formed
 (``compact``), or a compaction error; 2 bad input or usage — a file that cannot be read
-as a conversation, an unknown stack step, a missing extra — always as one line on
-stderr, never a traceback.
+as a conversation, an output that cannot be written, an unknown stack step, a missing
+extra; 3 an unexpected error (a bug). Every failure is one line on stderr, never a
+traceback (``-v`` adds the traceback of a bug).
 """
 
 from __future__ import annotations
@@ -29,19 +30,41 @@ from .._log import logger
 from .._messages.message import Message, Role
 from .._strategies.strategy import ContextStrategy
 from . import inputs
-from .args import parser
+from .args import UsageError, parser
 from .files import Transcript, dumps
-from .simulate import LangChainTrim, Replayer, Run, StackReplayer, replay
+from .simulate import Replayer, Run, StackReplayer, replay
 from .spec import StackSpec, parse_spec
+from .storage import check_target, json_text, printable, write_atomic
 
-__all__ = ["PROGRESS_FROM", "main"]
+__all__ = ["INTERNAL_ERROR", "PROGRESS_FROM", "main"]
 
+INTERNAL_ERROR = 3
+"""The exit code of an unexpected error (a bug), reported on one line like any other."""
 PROGRESS_FROM = 200
 """Model calls (times stacks) from which ``simulate`` shows a progress bar on a terminal."""
 
 
+def _ascii_stdout() -> bool:
+    """Whether stdout cannot take every character (a terminal in a legacy encoding):
+    JSON written there uses its ``\\u`` escapes instead."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        "\u00e9\U0001f642".encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return True
+    return False
+
+
+def _emit(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def _emit_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    if _ascii_stdout():
+        _emit(json.dumps(data, ensure_ascii=True, indent=1) + "\n")
+    else:
+        _emit(json_text(data) + "\n")
 
 
 # -- commands ---------------------------------------------------------------------------
@@ -65,14 +88,19 @@ def _count(args: argparse.Namespace) -> int:
     return 0
 
 
-def _why(messages: Sequence[Message], tokens: int, budget: int, counter: BaseCounter) -> str:
+def _why(
+    messages: Sequence[Message], tokens: int, budget: int, counter: BaseCounter, tools: int
+) -> str:
+    """Why ``messages`` (``tokens`` with the ``tools`` tokens of the tool definitions) do
+    not fit ``budget``."""
     over = f"{tokens - budget:,} tokens over"
-    system = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
-    if system > budget:
-        return f"{over}: the system messages alone cost {system:,} tokens"
+    fixed = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM]) + tools
+    what = "the system messages and the tool definitions" if tools else "the system messages"
+    if fixed > budget:
+        return f"{over}: {what} alone cost {fixed:,} tokens"
     requests = [m for m in messages if m.role is Role.USER and not m.is_compaction]
-    if requests and system + counter.estimate_message(requests[-1]) > budget:
-        return f"{over}: the system messages and the newest user request alone exceed the budget"
+    if requests and fixed + counter.estimate_message(requests[-1]) > budget:
+        return f"{over}: {what} and the newest user request alone exceed the budget"
     return (
         f"{over}: the stack's steps could remove no more; end it with a window or "
         "summarization, or try --strategy default"
@@ -82,6 +110,9 @@ def _why(messages: Sequence[Message], tokens: int, budget: int, counter: BaseCou
 def _compact(args: argparse.Namespace) -> int:
     from .diff import diff
 
+    output = Path(args.output) if args.output and args.output != "-" else None
+    if output is not None:
+        check_target(output, option="-o")
     (transcript, *rest) = inputs.transcripts(args, many=False)
     if rest:
         source = transcript.name.rsplit(":", 1)[0]
@@ -91,27 +122,37 @@ def _compact(args: argparse.Namespace) -> int:
     spec = parse_spec(args.strategy)
     provider = inputs.provider(args.provider)
     messages = list(transcript.messages)
-    budget = inputs.budget(args, messages, counter)
+    tools = transcript.tools
+    budget = inputs.budget(args, messages, counter, tools)
     stack = spec.build(budget, counter, provider)
     step = run_blocking(
         lambda: compact_step(
-            stack, messages, counter=RequestCounter(counter), errors="raise", label="compact"
+            stack,
+            messages,
+            counter=RequestCounter(counter),
+            tools=tools,
+            errors="raise",
+            label="compact",
         )
     )
     result = list(step.messages)
     change = diff(messages, result, counter)
     problem: str | None = None  # the step returns a well-formed conversation or raises
-    fits = change.tokens_after <= budget
-    why = "" if fits else _why(result, change.tokens_after, budget, counter)
+    tools_tokens = counter.estimate_tools(tools) if tools else 0
+    fits = change.tokens_after + tools_tokens <= budget
+    why = (
+        ""
+        if fits
+        else _why(result, change.tokens_after + tools_tokens, budget, counter, tools_tokens)
+    )
     label = spec.label + (f" (summarizer: {args.provider})" if spec.summarizes else "")
     written = None
     if args.output:
-        text = dumps(result, transcript.layout)
-        if args.output == "-":
-            sys.stdout.write(text)
+        if output is None:
+            _emit(dumps(transcript, result, ascii_only=_ascii_stdout()))
         else:
-            Path(args.output).write_text(text, encoding="utf-8")
-            written = f"{args.output} ({transcript.layout.format.value})"
+            write_atomic(output, dumps(transcript, result).encode("utf-8"), option="-o")
+            written = f"{printable(args.output)} ({transcript.source.codec.name})"
     if args.json:
         _emit_json(
             {
@@ -120,6 +161,7 @@ def _compact(args: argparse.Namespace) -> int:
                 "summarizer": args.provider if spec.summarizes else None,
                 "counter": name,
                 "budget": budget,
+                "tool_definitions": {"count": len(tools), "tokens": tools_tokens},
                 "diff": attrs.asdict(change),
                 "well_formed": problem is None,
                 "fits": fits,
@@ -128,10 +170,13 @@ def _compact(args: argparse.Namespace) -> int:
             }
         )
     else:
-        from .report import console, print_compaction
+        from .report import console, plain, print_compaction
 
         out = console(stderr=args.output == "-")
-        out.print(f"transcript: {transcript.name} ({len(messages)} messages, counted with {name})")
+        out.print(
+            f"transcript: {plain(transcript.name)} ({len(messages)} messages, "
+            f"counted with {plain(name)})"
+        )
         print_compaction(
             out,
             label=label,
@@ -141,18 +186,21 @@ def _compact(args: argparse.Namespace) -> int:
             why=why,
             well_formed=problem,
             written=written,
+            tools=(len(tools), tools_tokens),
         )
     return 0 if fits and problem is None else 1
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    if args.plot:
+        check_target(args.plot, option="--plot")
     transcripts = inputs.transcripts(args, many=True)
     name, counter = inputs.counter(args.tokenizer)
     provider = inputs.provider(args.provider)
     specs: list[StackSpec] = [parse_spec(s) for s in (args.strategy or [])]
     if not specs:
         specs = [parse_spec(s) for s in (inputs.DEMO_STACKS if args.demo else ("default",))]
-    budgets = [inputs.budget(args, t.messages, counter) for t in transcripts]
+    budgets = [inputs.budget(args, t.messages, counter, t.tools) for t in transcripts]
     replayers: list[Replayer] = []
     for spec in specs:
         spec.build(budgets[0], counter, provider)  # a bad spec fails before the replay
@@ -161,14 +209,12 @@ def _simulate(args: argparse.Namespace) -> int:
             return spec.build(budget, counter, provider)
 
         replayers.append(StackReplayer(spec.label, build))
+    missing: list[str] = []
     if args.compare_langchain or (args.demo and not args.strategy):
-        try:
-            replayers.append(LangChainTrim())
-        except ImportError:
-            if args.compare_langchain:
-                sys.stderr.write(
-                    "neuron-context: langchain-core is not installed; no trim_messages row\n"
-                )
+        from .contenders import available
+
+        contenders, missing = available(provider)
+        replayers.extend(contenders)
     model_calls = sum(
         1
         for t in transcripts
@@ -181,9 +227,9 @@ def _simulate(args: argparse.Namespace) -> int:
         f"{model_calls:,} model calls, tokens counted with {name}"
     ) + (f", summaries by {args.provider}" if any(s.summarizes for s in specs) else "")
     if args.plot:
-        from .plot import figure, save
+        from .plot import figure, png
 
-        save(figure(runs, title=title), args.plot)
+        write_atomic(args.plot, png(figure(runs, title=title)), option="--plot")
     if args.json:
         from .report import best
 
@@ -202,15 +248,24 @@ def _simulate(args: argparse.Namespace) -> int:
                 ],
                 "recommended": best(runs).label,
                 "plot": str(args.plot) if args.plot else None,
+                "not_compared": missing,
             }
         )
         return 0
-    from .report import console, print_runs
+    from .report import console, plain, print_runs
 
     out = console()
     print_runs(out, runs, title=title, budget=inputs.budget_text(args))
+    if missing:
+        extras = sorted({note.rsplit("(the ", 1)[1].split(" ")[0] for note in missing})
+        out.print(
+            plain(
+                f"not compared, not installed: {'; '.join(missing)}; "
+                f'python -m pip install ".[{",".join(extras)}]" adds them'
+            )
+        )
     if args.plot:
-        out.print(f"plot: {args.plot}")
+        out.print(f"plot: {plain(str(args.plot))}")
     return 0
 
 
@@ -247,7 +302,7 @@ def _run_all(
 
 class _OneLine(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        text = " ".join(super().format(record).split())
+        text = printable(" ".join(super().format(record).split()))
         return f"neuron-context: {record.levelname.lower()}: {text}"
 
 
@@ -271,7 +326,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``neuron-context`` with ``argv`` (default: the process's); returns the exit code."""
     try:
         args = parser().parse_args(argv)
-    except SystemExit as exc:  # --help, or a usage error argparse has printed
+    except UsageError as exc:
+        _fail(str(exc))
+        return 2
+    except SystemExit as exc:  # --help or --version, printed
         return exc.code if isinstance(exc.code, int) else 2
     command = {"count": _count, "compact": _compact, "simulate": _simulate}[args.command]
     # compact shows the library's warnings (a summarizer that failed, a stack still over
@@ -296,8 +354,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader of stdout went away (`| head`)
+        return 1
+    except Exception as exc:  # a bug: still one line, never a traceback
+        if args.verbose:
+            import traceback
+
+            traceback.print_exc()
+        _fail(
+            f"unexpected {type(exc).__name__}: {exc} (a bug in neuron-context: please "
+            "report it with the command; -v shows where it happened)"
+        )
+        return INTERNAL_ERROR
 
 
 def _fail(message: str) -> None:
-    line = " ".join(message.split())
+    line = printable(" ".join(message.split()))
     sys.stderr.write(f"neuron-context: error: {line}\n")

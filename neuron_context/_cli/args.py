@@ -10,24 +10,56 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import NoReturn
 
-from .files import Format
+from .files import FORMATS
 from .spec import KINDS
 
-__all__ = ["parser"]
+__all__ = ["UsageError", "parser", "version"]
 
 _STEPS = ", ".join(
     f"{k}" + (f":{v[0]}=N" if v and v[0] == "keep" else "") for k, v in KINDS.items()
 )
 
 
+def version() -> str:
+    """The library's version: ``neuron_context.__version__`` when it has one, else the
+    installed distribution's (``"unknown"`` when neither is there: a bare checkout)."""
+    import neuron_context
+
+    declared = getattr(neuron_context, "__version__", None)
+    if isinstance(declared, str):
+        return declared
+    from importlib import metadata
+
+    try:
+        return metadata.version("neuron-context")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class UsageError(Exception):
+    """A usage error argparse found; :func:`~neuron_context._cli.app.main` prints it on one
+    line (argparse's own report is the usage block and the error)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        msg = f"{message} (see {self.prog} --help)"
+        raise UsageError(msg)
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of ``neuron-context``."""
-    main_parser = argparse.ArgumentParser(
+    main_parser = _Parser(
         prog="neuron-context",
-        description="Count, compact and simulate agent transcripts "
-        "(OpenAI Chat Completions, Anthropic Messages or neuron-context JSON/JSONL).",
+        description="Count, compact and simulate agent transcripts: Claude Code and Codex "
+        "sessions, LangChain, pydantic-ai and Agents SDK dumps, OpenAI Chat Completions, "
+        "Anthropic Messages or neuron-context JSON/JSONL.",
         epilog="Try: neuron-context simulate --demo",
+    )
+    main_parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {version()}", help="print the version"
     )
     commands = main_parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -44,7 +76,7 @@ def parser() -> argparse.ArgumentParser:
         sub.add_argument("--demo", action="store_true", help="use a bundled real transcript")
         sub.add_argument(
             "--format",
-            choices=[f.value for f in Format],
+            choices=FORMATS,
             help="the input format (default: detected)",
         )
         sub.add_argument(

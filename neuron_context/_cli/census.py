@@ -7,7 +7,9 @@ for the user's own agent, and which tools are worth excluding or clearing first.
 
 Every figure is computed once per counter (the heuristic always, an exact tokenizer when
 asked), so the two columns can be compared side by side. A message's cost is its
-blocks plus the counter's per-message overhead, shown as its own kind.
+blocks plus the counter's per-message overhead, shown as its own kind. The tool
+definitions a file's request holds (its ``tools``) are sent with every model call, so
+they count too, as the agent loop counts them: a kind of their own, in the total.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class Census:
     messages: int
     """How many messages."""
     total: tuple[int, ...]
-    """All their tokens, per counter."""
+    """All their tokens, per counter (the tool definitions included)."""
     by_role: tuple[Row, ...]
     """Per role, largest first."""
     by_tool: tuple[Row, ...]
@@ -136,6 +138,10 @@ def census(transcripts: Sequence[Transcript], counters: Mapping[str, BaseCounter
     total = [0] * width
     messages = 0
     for transcript in transcripts:
+        if transcript.tools:  # sent with every request, as the agent loop counts them
+            definitions = [c.estimate_tools(transcript.tools) for c in counters.values()]
+            total = [t + c for t, c in zip(total, definitions, strict=True)]
+            kinds.add("tool definitions", definitions, count=len(transcript.tools))
         called: dict[str, str] = {}  # tool_use_id -> tool name, for the results
         for index, message in enumerate(transcript.messages):
             messages += 1

@@ -5,11 +5,8 @@ report that counts after the last step would say "0 results cleared" when a summ
 later replaced the cleared messages. So the report is computed from the input and the
 final output alone, by matching every output message to the input message it came from.
 
-The built-in strategies keep the order of what they keep: they drop messages, change
-one in place (clear a result, strip calls, truncate a text) and put one summary among
-them. So the match walks both lists backwards: an output message matches the nearest
-earlier input message of its role (a tool message: with the same result ids). An input
-message that nothing matched was dropped: *summarized* when the output holds a new
+Each output message is matched to the input message it came from (:mod:`.alignment`).
+An input message that nothing matched was dropped: *summarized* when the output holds a new
 summary (a window that ran after a summary would have dropped the summary first, as it
 is the oldest non-system message), else *removed*; a tool message whose call is still
 there was *removed* with that call (strip-tools). A matched message that changed is
@@ -25,6 +22,7 @@ import attrs
 
 from .._counting.counter import BaseCounter
 from .._messages.message import Message, Role
+from .alignment import align
 
 __all__ = ["Change", "Diff", "diff"]
 
@@ -68,47 +66,12 @@ class Diff:
     """What the new summaries cost."""
 
 
-def _ids(message: Message) -> tuple[str, ...]:
-    return tuple(result.tool_use_id for result in message.tool_results)
-
-
-def _matches(out: Message, original: Message) -> bool:
-    if out.role is not original.role or out.is_compaction != original.is_compaction:
-        return False
-    return out.role is not Role.TOOL or _ids(out) == _ids(original)
-
-
 def _change_kind(out: Message, original: Message) -> str:
     if out.role is Role.TOOL:
         return "cleared"
     if len(out.tool_uses) < len(original.tool_uses):
         return "stripped"
     return "truncated"
-
-
-def _nearest(out: Message, before: Sequence[Message], cursor: int) -> int:
-    """The index of the nearest input message at or before ``cursor`` that ``out`` came
-    from, or -1."""
-    j = cursor
-    while j >= 0 and not _matches(out, before[j]):
-        j -= 1
-    return j
-
-
-def _align(before: Sequence[Message], after: Sequence[Message]) -> list[int | None]:
-    """For each output message, the index of the input message it came from (``None``:
-    a new summary, or a message of the caller's own strategy)."""
-    origin: list[int | None] = [None] * len(after)
-    cursor = len(before) - 1
-    for position in range(len(after) - 1, -1, -1):
-        out = after[position]
-        if out.is_compaction and out not in before:
-            continue
-        j = _nearest(out, before, cursor)
-        if j >= 0:
-            origin[position] = j
-            cursor = j - 1
-    return origin
 
 
 def _caller(before: Sequence[Message], index: int) -> int | None:
@@ -121,7 +84,7 @@ def _caller(before: Sequence[Message], index: int) -> int | None:
 
 def diff(before: Sequence[Message], after: Sequence[Message], counter: BaseCounter) -> Diff:
     """Compare a compaction's input ``before`` with its output ``after``."""
-    origin = _align(before, after)
+    origin = align(before, after)
     summaries = [m for m, o in zip(after, origin, strict=True) if o is None and m.is_compaction]
     matched = {o for o in origin if o is not None}
     changed: dict[str, list[tuple[int, int]]] = {kind: [] for kind in KINDS}

@@ -1,22 +1,17 @@
-"""Transcript files: reading, detecting and writing the three formats, as JSON or JSONL.
+"""Transcript files: JSON or JSONL, read in whatever format they are, written back losslessly.
 
-A user points the tool at whatever their agent saved, so the reader accepts every shape
-in which a conversation is commonly stored and works out which one it is:
+A user points the tool at whatever their agent saved, so a file may be:
 
-- OpenAI Chat Completions: ``{"messages": [...]}`` or a bare list of messages;
-- Anthropic Messages: ``{"system": ..., "messages": [...]}`` (or a bare list);
-- our own JSON (:func:`neuron_context.formats.to_dict`);
-- the shared transcripts' records, which say what they are
-  (``{"format": "openai-chat" | "anthropic-messages", "messages": [...], ...}``);
-- JSONL: either one message per line (one conversation) or one record per line (several).
+- one JSON document: an object whose ``messages`` is the conversation (its other fields
+  are the record's, kept as they were), or a bare list;
+- JSONL holding one conversation (one message, row or item per line);
+- JSONL of records, one conversation per line (each an object with ``messages``).
 
-Detection looks at what only one format has (``tool_calls``, a ``tool`` or ``system``
-role and ``tool_call_id`` are OpenAI's; ``tool_use``/``tool_result``/``thinking`` blocks
-and a top-level ``system`` are Anthropic's); a conversation of plain text messages reads
-the same either way. ``--format`` overrides it.
-
-What the tool writes back keeps the input's layout (object or list, JSON or JSONL) and
-the record's other top-level fields, so a compacted transcript can replace the original.
+Its format is detected (:mod:`.transcripts`), and ``--format`` overrides it. What the
+tool writes back is the same file with the compacted conversation in it
+(:func:`dumps`): an unchanged conversation is the original text, byte for byte, and a
+compacted one keeps the record's fields, the container and every field of the messages
+that the compaction did not change.
 
 A malformed file is a :class:`~neuron_context.ConfigurationError` whose message is one
 line naming the file and the path of what is wrong, e.g. ``t.json: messages[3].content[1]
@@ -25,62 +20,46 @@ line naming the file and the path of what is wrong, e.g. ``t.json: messages[3].c
 
 from __future__ import annotations
 
-import enum
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
 
 import attrs
 
 from .._errors import ConfigurationError, InvalidConversationError
-from .._messages.message import Message, history_repr
+from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import repair, validate
-from ..formats import from_anthropic, from_dict, from_openai, to_anthropic, to_dict, to_openai
+from .storage import json_text, loads, printable, read_bytes
+from .transcripts import CODECS, Codec, Container, Parsed, by_name, detect, rewrite
 
-__all__ = [
-    "Format",
-    "Layout",
-    "Transcript",
-    "dumps",
-    "expand",
-    "parse_document",
-    "read_file",
-]
+__all__ = ["FORMATS", "Source", "Transcript", "dumps", "expand", "parse_document", "read_file"]
+
+FORMATS = tuple(codec.name for codec in CODECS)
+"""The ``--format`` values."""
 
 _MAX_ERROR = 240
 """Characters of an error message shown on the one error line."""
-
-
-class Format(enum.StrEnum):
-    """A wire format of a transcript."""
-
-    OPENAI = "openai"
-    ANTHROPIC = "anthropic"
-    NEURON = "neuron-context"
-
-
-_RECORD_FORMATS = {
-    "openai-chat": Format.OPENAI,
-    "openai": Format.OPENAI,
-    "anthropic-messages": Format.ANTHROPIC,
-    "anthropic": Format.ANTHROPIC,
-    "neuron-context": Format.NEURON,
-}
-_OPENAI_ROLES = frozenset({"system", "developer", "tool"})
-_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
+_PATH = re.compile(r"^messages\[(\d+)\]")
 
 
 @attrs.frozen
-class Layout:
-    """How a transcript was stored, so it can be written back the same way."""
+class Source:
+    """Where a transcript was read from, all that writing it back needs."""
 
-    format: Format
-    """Its wire format."""
-    container: Literal["object", "list", "lines"]
-    """``{"messages": [...]}``, a bare list, or JSONL with one message per line."""
-    extra: Mapping[str, object] = attrs.field(factory=dict)
-    """The record's other top-level fields (``source``, ``license``, ...), kept as they were."""
+    codec: Codec
+    """Its format."""
+    container: Container
+    """Where its units were: an object's ``messages``, a list, JSONL lines."""
+    units: tuple[object, ...] = attrs.field(repr=False)
+    """The units as read."""
+    parsed: Parsed = attrs.field(repr=False)
+    """What they read as, and where each message came from."""
+    header: Mapping[str, object] = attrs.field(factory=dict, repr=False)
+    """The object's fields (``messages`` included); empty for a list or lines."""
+    texts: tuple[str, ...] = attrs.field(default=(), repr=False)
+    """The original text: of the document, or of each line (to write unchanged units
+    back byte for byte)."""
 
 
 @attrs.frozen
@@ -92,8 +71,13 @@ class Transcript:
     ``demo:<name>`` for a bundled transcript."""
     messages: tuple[Message, ...] = attrs.field(repr=history_repr)
     """The conversation, well formed."""
-    layout: Layout
-    """How it was stored."""
+    source: Source
+    """Its format and what it was read from."""
+
+    @property
+    def tools(self) -> tuple[ToolDefinition, ...]:
+        """The tool definitions the file's request holds (sent with every model call)."""
+        return self.source.parsed.tools
 
 
 def _one_line(text: str) -> str:
@@ -105,78 +89,60 @@ def _error(name: str, problem: str) -> ConfigurationError:
     return ConfigurationError(_one_line(f"{name}: {problem}"))
 
 
-def _detect_messages(messages: Sequence[object]) -> Format:
-    for raw in messages:
-        if not isinstance(raw, Mapping):
-            continue
-        if raw.get("role") in _OPENAI_ROLES or "tool_calls" in raw or "tool_call_id" in raw:
-            return Format.OPENAI
-        content = raw.get("content")
-        if isinstance(content, list):
-            for block in content:
-                if isinstance(block, Mapping) and (
-                    block.get("type") in _ANTHROPIC_BLOCKS or "source" in block
-                ):
-                    return Format.ANTHROPIC
-    return Format.OPENAI
+def _where(problem: str, container: Container, lines: Sequence[int]) -> str:
+    """A reader's error with ``messages[i]`` named as the line of a JSONL file."""
+    if container != "lines":
+        return problem
+    match = _PATH.match(problem)
+    if match is None or int(match.group(1)) >= len(lines):
+        return problem
+    rest = problem[match.end() :].lstrip(".")
+    return f"line {lines[int(match.group(1))]}" + (f": {rest}" if rest else "")
 
 
-def _detect(document: object, name: str) -> tuple[Format, Sequence[object]]:
-    """The format of ``document`` and its list of messages."""
-    if isinstance(document, list):
-        return _detect_messages(document), document
-    if not isinstance(document, Mapping):
-        kind = "null" if document is None else type(document).__name__
-        raise _error(name, f"must be a list of messages or an object with 'messages', got {kind}")
-    messages = document.get("messages")
-    if not isinstance(messages, list):
-        raise _error(name, "messages must be a list of messages")
-    declared = document.get("format")
-    if isinstance(declared, str) and declared in _RECORD_FORMATS:
-        return _RECORD_FORMATS[declared], messages
-    if "system" in document:
-        return Format.ANTHROPIC, messages
-    return _detect_messages(messages), messages
-
-
-def _read(fmt: Format, document: object, messages: Sequence[object]) -> list[Message]:
-    if fmt is Format.OPENAI:
-        return from_openai(messages)  # type: ignore[arg-type]  # checked by the reader
-    if fmt is Format.ANTHROPIC:
-        system = document.get("system") if isinstance(document, Mapping) else None
-        return from_anthropic(messages, system=system)  # type: ignore[arg-type]
-    if isinstance(document, Mapping) and "format" in document:
-        return from_dict(document)
-    return from_dict({"format": "neuron-context", "version": 1, "messages": messages})
-
-
-def parse_document(
-    document: object,
+def _read_units(  # noqa: PLR0917  # the document's parts, passed on as they are
     name: str,
+    container: Container,
+    units: Sequence[object],
+    header: Mapping[str, object],
+    fmt: str | None,
+    lines: Sequence[int] = (),
+) -> tuple[Codec, Parsed]:
+    codecs = [by_name(fmt)] if fmt else detect(container, units, header)
+    if not codecs:
+        tried = ", ".join(codec.title for codec in CODECS if container in codec.containers)
+        raise _error(name, f"is not a transcript in a known format (tried: {tried})")
+    problems: list[str] = []
+    for codec in codecs:
+        try:
+            return codec, codec.read(units, header)
+        except ConfigurationError as exc:
+            problems.append(_where(str(exc), container, lines))
+    first = problems[0]
+    if fmt:
+        raise _error(name, f"{first} (read as {codecs[0].title}, as --format says)")
+    titles = [codec.title for codec in codecs[1:]]
+    also = f"; also tried {_and(titles)}" if titles else ""
+    raise _error(name, f"{first} (read as {codecs[0].title}{also}; --format chooses another)")
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def _transcript(
+    name: str,
+    container: Container,
+    units: Sequence[object],
+    header: Mapping[str, object],
     *,
-    fmt: Format | None = None,
-    fix: bool = False,
-    container: Literal["object", "list", "lines"] | None = None,
+    fmt: str | None,
+    fix: bool,
+    texts: tuple[str, ...],
+    lines: Sequence[int] = (),
 ) -> Transcript:
-    """Read one conversation from a parsed JSON ``document``.
-
-    Args:
-        document: a record, an object with ``messages`` or a list of messages.
-        name: what to call it in errors and reports.
-        fmt: the format, or ``None`` to detect it.
-        fix: repair a conversation that is not well formed instead of rejecting it.
-        container: the layout to record (default: from the document's type).
-
-    Raises:
-        ConfigurationError: the document is not a conversation in the format, or is not
-            well formed (unless ``fix``); one line naming ``name`` and the path.
-    """
-    detected, raw_messages = _detect(document, name)
-    fmt = fmt or detected
-    try:
-        messages = _read(fmt, document, raw_messages)
-    except ConfigurationError as exc:
-        raise _error(name, str(exc)) from exc
+    codec, parsed = _read_units(name, container, units, header, fmt, lines)
+    messages = list(parsed.messages)
     if fix:
         messages = repair(messages)
     else:
@@ -184,29 +150,47 @@ def parse_document(
             validate(messages)
         except InvalidConversationError as exc:
             raise _error(name, f"{exc} (pass --repair to fix it)") from exc
-    extra: dict[str, object] = {}
-    if isinstance(document, Mapping):
-        extra = {k: v for k, v in document.items() if k not in ("messages", "system")}
-        if fmt is Format.ANTHROPIC and "system" in document:
-            extra["system"] = None  # remembers that the record had the key
-    shape = container or ("list" if isinstance(document, list) else "object")
-    return Transcript(name=name, messages=tuple(messages), layout=Layout(fmt, shape, extra))
+    source = Source(codec, container, tuple(units), parsed, header, texts)
+    return Transcript(name=name, messages=tuple(messages), source=source)
+
+
+def parse_document(
+    document: object,
+    name: str,
+    *,
+    fmt: str | None = None,
+    fix: bool = False,
+    text: str = "",
+) -> Transcript:
+    """Read one conversation from a parsed JSON ``document`` (an object with ``messages``
+    or a list); ``text`` is the document's text, if it came from a file.
+
+    Raises:
+        ConfigurationError: the document is not a conversation in a known format (or in
+            ``fmt``), or is not well formed (unless ``fix``); one line naming ``name``.
+    """
+    texts = (text,) if text else ()
+    if isinstance(document, list):
+        return _transcript(name, "list", document, {}, fmt=fmt, fix=fix, texts=texts)
+    if not isinstance(document, Mapping):
+        kind = "null" if document is None else type(document).__name__
+        raise _error(name, f"must be a list of messages or an object with 'messages', got {kind}")
+    units = document.get("messages")
+    if not isinstance(units, list):
+        problem = "messages is missing" if units is None else "messages must be a list"
+        raise _error(name, f"{problem}: not a transcript in a known format ({', '.join(FORMATS)})")
+    return _transcript(name, "object", units, document, fmt=fmt, fix=fix, texts=texts)
 
 
 def _load_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise _error(str(path), "no such file") from exc
-    except OSError as exc:
-        raise _error(str(path), exc.strerror or str(exc)) from exc
+    data = read_bytes(path)
     if b"\x00" in data[:8192]:
-        raise _error(str(path), "is a binary file, not JSON or JSONL")
+        raise _error(printable(str(path)), "is a binary file, not JSON or JSONL")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         problem = f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        raise _error(str(path), problem) from exc
+        raise _error(printable(str(path)), problem) from exc
 
 
 def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
@@ -215,80 +199,94 @@ def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
     return f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
 
 
-def read_file(path: Path, *, fmt: Format | None = None, fix: bool = False) -> list[Transcript]:
+def read_file(path: Path, *, fmt: str | None = None, fix: bool = False) -> list[Transcript]:
     """The conversations in the file at ``path`` (one, or one per record of a JSONL file).
 
     Raises:
-        ConfigurationError: the file is missing, binary, not JSON/JSONL or not a
-            conversation; the message is one line naming the file and what is wrong.
+        ConfigurationError: the file is missing, not a regular file, binary, not
+            JSON/JSONL or not a conversation; one line naming the file and what is wrong.
     """
-    name = str(path)
+    name = printable(str(path))
     text = _load_text(path)
     if not text.strip():
         raise _error(name, "is empty")
     try:
-        document = json.loads(text)
+        document = loads(text, name)
     except json.JSONDecodeError as whole:
         lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         if len(lines) < 2 or path.suffix == ".json":
             raise _error(name, _json_problem(whole, text)) from whole
         return _read_lines(name, lines, fmt=fmt, fix=fix)
-    return [parse_document(document, name, fmt=fmt, fix=fix)]
+    if isinstance(document, Mapping) and not isinstance(document.get("messages"), list):
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+        if len(lines) == 1 and path.suffix == ".jsonl":  # a JSONL file of one row
+            return _read_lines(name, lines, fmt=fmt, fix=fix)
+    return [parse_document(document, name, fmt=fmt, fix=fix, text=text)]
 
 
 def _read_lines(
-    name: str, lines: list[tuple[int, str]], *, fmt: Format | None, fix: bool
+    name: str, lines: list[tuple[int, str]], *, fmt: str | None, fix: bool
 ) -> list[Transcript]:
-    documents: list[tuple[int, object]] = []
+    rows: list[object] = []
     for number, line in lines:
         try:
-            documents.append((number, json.loads(line)))
+            rows.append(loads(line, f"{name}: line {number}"))
         except json.JSONDecodeError as exc:
             problem = f"line {number} is not valid JSON: {exc.msg} at column {exc.colno}"
             raise _error(name, problem) from exc
-    if all(isinstance(d, Mapping) and "role" in d for _, d in documents):
-        messages = [d for _, d in documents]
-        return [parse_document(messages, name, fmt=fmt, fix=fix, container="lines")]
-    return [parse_document(d, f"{name}:{n}", fmt=fmt, fix=fix) for n, d in documents]
+    if all(isinstance(row, Mapping) and isinstance(row.get("messages"), list) for row in rows):
+        return [
+            parse_document(row, f"{name}:{number}", fmt=fmt, fix=fix, text=line)
+            for (number, line), row in zip(lines, rows, strict=True)
+        ]
+    texts = tuple(line for _, line in lines)
+    numbers = [number for number, _ in lines]
+    return [_transcript(name, "lines", rows, {}, fmt=fmt, fix=fix, texts=texts, lines=numbers)]
 
 
 def expand(paths: Sequence[Path]) -> list[Path]:
     """The files named by ``paths``: a folder stands for its ``*.json`` and ``*.jsonl``."""
     out: list[Path] = []
     for path in paths:
-        if path.is_dir():
+        try:
+            folder = path.is_dir()
             found = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl"))
+        except (OSError, ValueError):
+            folder, found = False, []
+        if folder:
             if not found:
-                raise _error(str(path), "holds no .json or .jsonl file")
+                raise _error(printable(str(path)), "holds no .json or .jsonl file")
             out.extend(found)
         else:
             out.append(path)
     return out
 
 
-def dumps(messages: Sequence[Message], layout: Layout) -> str:
-    """``messages`` as text in ``layout`` (the format and shape they were read in)."""
-    extra = dict(layout.extra)
-    system: str | None = None
-    rendered: list[object]
-    if layout.format is Format.OPENAI:
-        rendered = list(to_openai(messages))
-    elif layout.format is Format.ANTHROPIC:
-        system, anthropic = to_anthropic(messages)
-        rendered = list(anthropic)
-    else:
-        body = to_dict(messages)
-        rendered = list(body["messages"])  # type: ignore[arg-type]  # to_dict writes a list
-        extra = {**extra, "format": body["format"], "version": body["version"]}
-    if layout.container == "lines" and system is None:
-        return "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in rendered)
-    if layout.container == "list" and system is None and layout.format is not Format.NEURON:
-        return json.dumps(rendered, ensure_ascii=False, indent=1) + "\n"
-    document: dict[str, object] = {}
-    for key, value in extra.items():
-        if key != "system":
-            document[key] = value
-    if layout.format is Format.ANTHROPIC and (system is not None or "system" in extra):
-        document["system"] = system
-    document["messages"] = rendered
-    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+def dumps(transcript: Transcript, messages: Sequence[Message], *, ascii_only: bool = False) -> str:
+    """The text of ``transcript``'s file holding ``messages`` instead (see the module
+    docstring): the original text where nothing changed.
+
+    Raises:
+        ConfigurationError: a message cannot be written in the file's format.
+    """
+    source = transcript.source
+    units = rewrite(source.codec, source.parsed, source.units, messages)
+    header = source.codec.header(source.header, source.parsed.messages, messages)
+    same = len(units) == len(source.units) and all(
+        a is b for a, b in zip(units, source.units, strict=True)
+    )
+
+    def dump(value: object, *, indent: int | None = 1) -> str:
+        if ascii_only:
+            return json.dumps(value, ensure_ascii=True, indent=indent)
+        return json_text(value, indent=indent)
+
+    if source.container == "lines":
+        original = {} if ascii_only else dict(zip(map(id, source.units), source.texts, strict=True))
+        return "".join((original.get(id(u)) or dump(u, indent=None)) + "\n" for u in units)
+    if same and header is source.header and source.texts and not ascii_only:
+        return source.texts[0]
+    if source.container == "list":
+        return dump(units) + "\n"
+    document = {key: (units if key == "messages" else value) for key, value in header.items()}
+    return dump(document) + "\n"

@@ -14,11 +14,13 @@ from pathlib import Path
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._errors import ConfigurationError, NeuronContextError, show
-from .._messages.message import Message
+from .._messages.message import Message, ToolDefinition
+from .._validators import MAX_INT
 from ..data import load_record, transcript_names
 from ..providers._base import Provider
-from .files import Format, Transcript, expand, parse_document, read_file
+from .files import Transcript, expand, parse_document, read_file
 from .simulate import fraction_budget
+from .storage import check_file, printable
 
 __all__ = [
     "DEMO_FRACTION",
@@ -39,14 +41,14 @@ DEMO_STACKS = ("default", "window:12")
 """What ``simulate --demo`` compares (with LangChain's ``trim_messages`` when installed)."""
 
 
-def _demo(name: str, *, fmt: Format | None, fix: bool) -> Transcript:
+def _demo(name: str, *, fmt: str | None, fix: bool) -> Transcript:
     return parse_document(load_record(name), f"demo:{name}", fmt=fmt, fix=fix)
 
 
 def transcripts(args: argparse.Namespace, *, many: bool) -> list[Transcript]:
     """The transcripts the arguments name (files, folders, ``--demo``); ``many``: the
     command takes several (``count``, ``simulate``)."""
-    fmt = Format(args.format) if args.format else None
+    fmt: str | None = args.format
     files: list[Path] = (args.files or []) if many else ([args.files] if args.files else [])
     if args.demo:
         names = transcript_names() if many and args.command == "simulate" else [DEMO_TRANSCRIPT]
@@ -68,10 +70,16 @@ def counter(spec: str | None) -> tuple[str, BaseCounter]:
         return "heuristic", TokenCounter()
     from .._counting.tokenizer import TokenizerCounter
 
+    if spec not in ("o200k_base", "cl100k_base"):
+        try:
+            check_file(spec)
+        except ConfigurationError as exc:
+            msg = f"--tokenizer {exc}"
+            raise ConfigurationError(msg) from exc
     try:
         if spec in ("o200k_base", "cl100k_base"):
             return spec, TokenizerCounter.from_encoding(spec)
-        return Path(spec).name, TokenizerCounter.from_file(spec)
+        return printable(Path(spec).name), TokenizerCounter.from_file(spec)
     except (NeuronContextError, OSError, ValueError) as exc:
         msg = f"--tokenizer {spec}: {exc}"
         raise ConfigurationError(msg) from exc
@@ -100,11 +108,19 @@ def provider(spec: str) -> Provider:
     raise ConfigurationError(msg)
 
 
-def budget(args: argparse.Namespace, messages: Sequence[Message], counter: BaseCounter) -> int:
-    """The budget for ``messages``: ``--max-tokens``, or ``--fraction`` of them."""
+def budget(
+    args: argparse.Namespace,
+    messages: Sequence[Message],
+    counter: BaseCounter,
+    tools: Sequence[ToolDefinition] = (),
+) -> int:
+    """The budget for ``messages`` (sent with ``tools``): ``--max-tokens``, or
+    ``--fraction`` of them."""
     if args.max_tokens is not None:
-        if args.max_tokens < 1:
-            msg = f"--max-tokens must be at least 1, got {args.max_tokens}"
+        if not 1 <= args.max_tokens <= MAX_INT:
+            msg = (
+                f"--max-tokens must be a whole number from 1 to {MAX_INT:,}, got {args.max_tokens}"
+            )
             raise ConfigurationError(msg)
         return int(args.max_tokens)
     fraction = (
@@ -116,7 +132,7 @@ def budget(args: argparse.Namespace, messages: Sequence[Message], counter: BaseC
     if not 0 < fraction <= 1:
         msg = f"--fraction must be in (0, 1], got {fraction}"
         raise ConfigurationError(msg)
-    return fraction_budget(messages, fraction, counter)
+    return fraction_budget(messages, fraction, counter, tools)
 
 
 def budget_text(args: argparse.Namespace) -> str:

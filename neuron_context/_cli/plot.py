@@ -5,7 +5,7 @@ grows until the budget line, then a stack that compacts well below it (a saw wit
 teeth: few compactions, a warm prompt cache) or one that hugs the line (compacting on
 almost every call). Compactions are marked on each line, the budget is drawn as a step
 line (budgets given as a fraction differ per transcript), and where several transcripts
-are summed a thin vertical line marks where each begins.
+are summed a thin vertical line marks where each begins; each is labelled with its name.
 
 matplotlib is imported only here, with the headless Agg backend, so the plot works on a
 server or in CI; ``figure()`` returns the figure so tests can read its series.
@@ -13,16 +13,32 @@ server or in CI; ``figure()`` returns the figure so tests can read its series.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .simulate import Run
+from .storage import printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["figure", "save"]
+__all__ = ["figure", "png"]
+
+_LABEL = 28
+"""Characters of a transcript's name on the plot."""
+
+
+def _text(text: str) -> str:
+    """``text`` drawn as it is: ``$`` would start matplotlib's math mode, a lone
+    surrogate cannot be rendered."""
+    return printable(text).replace("$", r"\$")
+
+
+def _short(name: str) -> str:
+    """A transcript's name as the plot labels it: the file (or bundled transcript) alone."""
+    name = name.removeprefix("demo:").replace("\\", "/").rsplit("/", 1)[-1]
+    return name if len(name) <= _LABEL else name[: _LABEL - 1] + "…"
 
 
 def figure(runs: Sequence[Run], *, title: str) -> Figure:
@@ -37,7 +53,7 @@ def figure(runs: Sequence[Run], *, title: str) -> Figure:
     for run in runs:
         x = list(range(1, len(run.calls) + 1))
         y = [call.tokens for call in run.calls]
-        (line,) = axes.plot(x, y, linewidth=1.4, label=run.label)
+        (line,) = axes.plot(x, y, linewidth=1.4, label=_text(run.label))
         marks = [(i, c.tokens) for i, c in zip(x, run.calls, strict=True) if c.compacted]
         if marks:
             axes.plot(
@@ -63,9 +79,20 @@ def figure(runs: Sequence[Run], *, title: str) -> Figure:
         starts = [i for i in range(1, len(calls)) if calls[i].transcript != calls[i - 1].transcript]
         for start in starts:
             axes.axvline(start + 0.5, color="grey", linewidth=0.5, alpha=0.5)
+        for start in [0, *starts]:  # which transcript is which
+            axes.text(
+                start + 0.7,
+                0.98,
+                _text(_short(calls[start].transcript)),
+                transform=axes.get_xaxis_transform(),
+                fontsize=7,
+                color="dimgrey",
+                va="top",
+                rotation=90 if len(starts) > 6 else 0,
+            )
     axes.set_xlabel("model call")
     axes.set_ylabel("context tokens sent")
-    axes.set_title(title, fontsize=10)
+    axes.set_title(_text(title), fontsize=10)
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     handles, labels = axes.get_legend_handles_labels()
@@ -78,6 +105,8 @@ def figure(runs: Sequence[Run], *, title: str) -> Figure:
     return fig
 
 
-def save(fig: Figure, path: Path) -> None:
-    """Write ``fig`` as a PNG at ``path``."""
-    fig.savefig(path, format="png")
+def png(fig: Figure) -> bytes:
+    """``fig`` as PNG bytes (the caller writes them whole, see :mod:`.storage`)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()

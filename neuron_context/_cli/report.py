@@ -12,24 +12,36 @@ the most calls, then costs the least — and, for the others, what they got wron
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 from .census import Census, Row
 from .diff import Diff
 from .simulate import Run, Totals
+from .storage import SafeStream, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["best", "console", "print_census", "print_compaction", "print_runs"]
+__all__ = ["best", "console", "plain", "print_census", "print_compaction", "print_runs"]
 
 
 def console(*, stderr: bool = False) -> Console:
-    """A console on stdout (or stderr), plain when not a terminal."""
+    """A console on stdout (or stderr), plain when not a terminal; text its encoding
+    cannot hold is escaped, never an error."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    stream = cast("IO[str]", SafeStream(sys.stderr if stderr else sys.stdout))
+    return Console(file=stream, highlight=False, soft_wrap=True)
+
+
+def plain(text: str) -> str:
+    """``text`` from a transcript or an argument, shown as it is: rich markup in it
+    (``[bold]``, ``[/]``) is escaped, lone surrogates written as escapes."""
+    from rich.markup import escape
+
+    return escape(printable(text))
 
 
 def _n(value: int | float) -> str:
@@ -50,7 +62,7 @@ def _tokens_table(
     table.add_column("share", justify="right")
     for row in rows:
         share = f"{row.tokens[0] / total:.0%}"
-        table.add_row(row.label, _n(row.count), *(_n(t) for t in row.tokens), share)
+        table.add_row(plain(row.label), _n(row.count), *(_n(t) for t in row.tokens), share)
     return table
 
 
@@ -61,6 +73,7 @@ def print_census(out: Console, census: Census) -> None:
     names = ", ".join(census.transcripts)
     if len(census.transcripts) > 3:
         names = f"{len(census.transcripts)} transcripts ({census.transcripts[0]}, …)"
+    names = plain(names)
     totals = ", ".join(f"{_n(t)} ({c})" for t, c in zip(census.total, census.counters, strict=True))
     out.print(f"[bold]{names}[/]: {_n(census.messages)} messages, {totals} tokens")
     out.print()
@@ -86,7 +99,7 @@ def print_census(out: Console, census: Census) -> None:
     several = len(census.transcripts) > 1
     for item in census.largest:
         where = f"{item.transcript}:{item.index}" if several else str(item.index)
-        table.add_row(where, item.role, *(_n(t) for t in item.tokens), item.preview)
+        table.add_row(plain(where), item.role, *(_n(t) for t in item.tokens), plain(item.preview))
     out.print(table)
 
 
@@ -100,17 +113,25 @@ def print_compaction(
     why: str,
     well_formed: str | None,
     written: str | None,
+    tools: tuple[int, int] = (0, 0),
 ) -> None:
-    """Print a compaction's before/after report."""
+    """Print a compaction's before/after report; ``tools``: how many tool definitions the
+    request sends, and their tokens."""
     from rich.table import Table
 
-    out.print(f"stack: [bold]{label}[/]   budget: {_n(budget)} tokens")
+    out.print(f"stack: [bold]{plain(label)}[/]   budget: {_n(budget)} tokens")
     table = Table(show_edge=False, pad_edge=False)
     for column in ("", "before", "after"):
         table.add_column(column, justify="right" if column else "left")
     table.add_row("messages", _n(diff.messages_before), _n(diff.messages_after))
     table.add_row("tokens", _n(diff.tokens_before), _n(diff.tokens_after))
     out.print(table)
+    if tools[0]:
+        what = "tool definition" if tools[0] == 1 else "tool definitions"
+        out.print(
+            f"and {_n(tools[0])} {what}: {_n(tools[1])} tokens in every request, "
+            "counted in the budget"
+        )
     out.print()
     if diff.changes or diff.summaries:
         changes = Table(
@@ -138,11 +159,11 @@ def print_compaction(
     if well_formed is None:
         out.print("well formed: yes (every tool call is answered, no result without its call)")
     else:
-        out.print(f"well formed: [red]NO[/] — {well_formed}")
-    verdict = "yes" if fits else f"[red]no[/] — {why}"
+        out.print(f"well formed: [red]NO[/] — {plain(well_formed)}")
+    verdict = "yes" if fits else f"[red]no[/] — {plain(why)}"
     out.print(f"fits the budget: {verdict}")
     if written:
-        out.print(f"written: {written}")
+        out.print(f"written: {plain(written)}")
 
 
 def _score(totals: Totals) -> tuple[int, float]:
@@ -196,10 +217,10 @@ def print_runs(out: Console, runs: Sequence[Run], *, title: str, budget: str) ->
     """Print the comparison of ``runs`` (one column per stack) and the verdict."""
     from rich.table import Table
 
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    table = Table(title=plain(title), title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("", no_wrap=True)
     for run in runs:
-        table.add_column(run.label, justify="right", overflow="fold")
+        table.add_column(plain(run.label), justify="right", overflow="fold")
     rows = list(_ROWS)
     if any(run.totals.failed for run in runs):
         rows.append(("failed compactions", "failed"))
@@ -213,16 +234,16 @@ def print_runs(out: Console, runs: Sequence[Run], *, title: str, budget: str) ->
             cells.append(cell)
         table.add_row(name, *cells)
     out.print(table)
-    out.print(f"budget: {budget}")
+    out.print(f"budget: {plain(budget)}")
     out.print()
     chosen = best(runs)
     faults = _faults(chosen.totals)
     if faults:
-        out.print(f"[bold]best of these: {chosen.label}[/], but: " + "; ".join(faults))
+        out.print(f"[bold]best of these: {plain(chosen.label)}[/], but: " + "; ".join(faults))
     else:
         t = chosen.totals
         out.print(
-            f"[bold]use {chosen.label}[/]: every call within budget, starting on a user"
+            f"[bold]use {plain(chosen.label)}[/]: every call within budget, starting on a user"
             f" message and holding the task and the newest request; input cost {_n(t.input_cost)}"
         )
     for run in runs:
@@ -232,4 +253,4 @@ def print_runs(out: Console, runs: Sequence[Run], *, title: str, budget: str) ->
         if not problems:
             extra = run.totals.input_cost - chosen.totals.input_cost
             problems = [f"costs {_n(extra)} more" if extra > 0 else "as good"]
-        out.print(f"  {run.label}: " + "; ".join(problems))
+        out.print(f"  {plain(run.label)}: " + "; ".join(problems))

@@ -8,7 +8,8 @@ runs (the stack's ``should_compact``, then ``compact``) and keeps the result, as
 does (a compaction that fails keeps the history it was given). What the model would
 have received is then measured:
 
-- its tokens, and whether they exceed the budget;
+- its tokens (the tool definitions the transcript's request holds included, as the agent
+  loop counts them), and whether they exceed the budget;
 - whether it starts on a user message where the uncompacted history did (Anthropic
   rejects a conversation whose first message is an assistant message);
 - whether it still holds the task (the first user request) and the newest user request,
@@ -21,8 +22,8 @@ have received is then measured:
   reads: ``tokens - 0.9 * cached``.
 
 A *replayer* decides what each request is: a stack (compacting, keeping the result), or
-LangChain's ``trim_messages`` applied to the full history for each request, as LangChain
-agents use it (nothing is kept). Several transcripts are summed like one.
+another framework's context manager run the way that framework runs it
+(:mod:`.contenders`). Several transcripts are summed like one.
 """
 
 from __future__ import annotations
@@ -37,13 +38,12 @@ from .._compaction.step import compact_step
 from .._counting.counter import BaseCounter
 from .._messages.content import Compaction, Text, ToolResult
 from .._messages.conversation import first_is_user
-from .._messages.message import Message, Role
+from .._messages.message import Message, Role, ToolDefinition
 from .._strategies.strategy import ContextStrategy, counter_of
 from .files import Transcript
 
 __all__ = [
     "Call",
-    "LangChainTrim",
     "Replayer",
     "Run",
     "StackReplayer",
@@ -69,8 +69,9 @@ class Replayer(abc.ABC):
     """Compactions that raised (the history was kept as it was)."""
 
     @abc.abstractmethod
-    def start(self, budget: int) -> None:
-        """Prepare for a new transcript with ``budget`` tokens."""
+    def start(self, budget: int, tools: Sequence[ToolDefinition] = ()) -> None:
+        """Prepare for a new transcript with ``budget`` tokens, whose requests send
+        ``tools``."""
 
     @abc.abstractmethod
     async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
@@ -85,10 +86,12 @@ class StackReplayer(Replayer):
         self._build = build
         self._stack: ContextStrategy | None = None
         self._requests: RequestCounter | None = None
+        self._tools: Sequence[ToolDefinition] = ()
 
-    def start(self, budget: int) -> None:
+    def start(self, budget: int, tools: Sequence[ToolDefinition] = ()) -> None:
         self._stack = stack = self._build(budget)
         self._requests = RequestCounter(counter_of(stack))
+        self._tools = tools
 
     async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
         stack = self._stack
@@ -96,51 +99,15 @@ class StackReplayer(Replayer):
             msg = "StackReplayer.start() was not called"
             raise RuntimeError(msg)
         requests = self._requests or RequestCounter(counter_of(stack))
-        step = await compact_step(stack, history, counter=requests, label=self.label)
+        step = await compact_step(
+            stack, history, counter=requests, tools=self._tools, label=self.label
+        )
         if step.failed:
             self.failures += 1
         if not step.triggered or step.failed:
             return history, history, False
         compacted = list(step.messages)
         return compacted, compacted, True
-
-
-class LangChainTrim(Replayer):
-    """LangChain's ``trim_messages`` on the full history for each request (nothing kept).
-
-    Configured as LangChain's docs recommend for chat models: keep the last messages,
-    the system message, and start on a human message; it counts with its own
-    ``count_tokens_approximately``.
-    """
-
-    label = "langchain trim_messages"
-
-    def __init__(self) -> None:
-        from langchain_core.messages import convert_to_messages, convert_to_openai_messages
-        from langchain_core.messages.utils import count_tokens_approximately, trim_messages
-
-        self._to_lc = convert_to_messages
-        self._to_openai = convert_to_openai_messages
-        self._count = count_tokens_approximately
-        self._trim = trim_messages
-        self._budget = 0
-
-    def start(self, budget: int) -> None:
-        self._budget = budget
-
-    async def request(self, history: list[Message]) -> tuple[list[Message], list[Message], bool]:
-        from ..formats import from_openai, to_openai
-
-        trimmed = self._trim(
-            self._to_lc(to_openai(history)),
-            max_tokens=self._budget,
-            strategy="last",
-            token_counter=self._count,
-            include_system=True,
-            start_on="human",
-        )
-        request = from_openai(self._to_openai(trimmed))
-        return request, history, len(request) != len(history)
 
 
 @attrs.frozen
@@ -271,11 +238,18 @@ def _common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
     return k
 
 
-def fraction_budget(messages: Sequence[Message], fraction: float, counter: BaseCounter) -> int:
-    """The system messages plus ``fraction`` of the rest (at least 1 token)."""
+def fraction_budget(
+    messages: Sequence[Message],
+    fraction: float,
+    counter: BaseCounter,
+    tools: Sequence[ToolDefinition] = (),
+) -> int:
+    """The system messages and the tool definitions plus ``fraction`` of the rest (at
+    least 1 token)."""
     system = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
     rest = counter.estimate_messages(messages) - system
-    return max(1, system + int(rest * fraction))
+    fixed = system + (counter.estimate_tools(tools) if tools else 0)
+    return max(1, fixed + int(rest * fraction))
 
 
 async def replay(
@@ -294,7 +268,8 @@ async def replay(
     finals: list[int] = []
     failed_before = replayer.failures
     for transcript, budget in zip(transcripts, budgets, strict=True):
-        replayer.start(budget)
+        replayer.start(budget, transcript.tools)
+        overhead = counter.estimate_tools(transcript.tools) if transcript.tools else 0
         holds_task, holds_last = _Holds(), _Holds()
         history: list[Message] = []
         first_role: Role | None = None  # of the uncompacted history's first non-system message
@@ -305,15 +280,18 @@ async def replay(
         for message in transcript.messages:
             if message.role is Role.ASSISTANT and history:
                 request, history, compacted = await replayer.request(history)
-                tokens = counter.estimate_messages(request)
+                tokens = overhead + counter.estimate_messages(request)
                 shared = _common_prefix(previous, request) if previous is not None else 0
+                cached = counter.estimate_messages(request[:shared]) if shared else 0
+                if previous is not None:
+                    cached += overhead  # the tool definitions come first, unchanged
                 calls.append(
                     Call(
                         transcript=transcript.name,
                         tokens=tokens,
                         budget=budget,
                         compacted=compacted,
-                        cached=counter.estimate_messages(request[:shared]) if shared else 0,
+                        cached=cached,
                         on_user=first_is_user(request) or first_role is not Role.USER,
                         task_kept=holds_task(task and task[:NEEDLE], request),
                         last_kept=holds_last(last and last[:NEEDLE], request),

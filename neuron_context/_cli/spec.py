@@ -45,6 +45,7 @@ from .._strategies.strip import StripToolCallsStrategy
 from .._strategies.summarization import SummarizationStrategy
 from .._strategies.window import SlidingWindowStrategy
 from ..providers._base import Provider
+from .storage import printable, read_bytes
 
 __all__ = ["KINDS", "StackSpec", "Step", "parse_spec"]
 
@@ -201,12 +202,16 @@ def _parse_text(text: str, where: str) -> tuple[Step, ...]:
 
 
 def _parse_toml(path: Path) -> StackSpec:
-    where = str(path)
+    where = printable(str(path))
+    raw = read_bytes(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         msg = f"{where}: cannot read the stack: {exc}"
         raise ConfigurationError(msg) from exc
+    except RecursionError:
+        msg = f"{where}: cannot read the stack: it is nested too deeply"
+        raise ConfigurationError(msg) from None
     label = data.get("name", path.stem)
     if "stack" in data:
         return StackSpec(str(label), _parse_text(str(data["stack"]), where))
@@ -228,6 +233,13 @@ def _parse_toml(path: Path) -> StackSpec:
     return StackSpec(str(label), tuple(steps))
 
 
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a spec too long to be a file name
+        return False
+
+
 def parse_spec(text: str) -> StackSpec:
     """The stack that ``text`` names: a spec string, or the path of a ``.toml`` file.
 
@@ -235,6 +247,6 @@ def parse_spec(text: str) -> StackSpec:
         ConfigurationError: an unknown step or option, or an unreadable TOML file; the
             message names the spec and what is wrong.
     """
-    if text.endswith(".toml") or Path(text).is_file():
+    if text.endswith(".toml") or _is_file(text):
         return _parse_toml(Path(text))
     return StackSpec(text, _parse_text(text, f"--strategy {show(text)}"))

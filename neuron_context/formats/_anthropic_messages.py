@@ -39,7 +39,7 @@ from ._common import (
     text_or_compaction,
 )
 
-__all__ = ["SYSTEM_REMINDER", "from_anthropic", "to_anthropic"]
+__all__ = ["SYSTEM_REMINDER", "from_anthropic", "read_anthropic", "read_block", "to_anthropic"]
 
 SYSTEM_REMINDER = "<system-reminder>\n{text}\n</system-reminder>"
 """How :func:`to_anthropic` renders a system message that comes after the conversation
@@ -206,12 +206,26 @@ def from_anthropic(
         ConfigurationError: the input is not Messages API messages; the message names
             the offending path, e.g. ``messages[3].content[1].tool_use_id``.
     """
+    return read_anthropic(messages, system=system)[0]
+
+
+def read_anthropic(
+    messages: Iterable[Mapping[str, object]],
+    *,
+    system: str | Sequence[Mapping[str, object]] | None = None,
+) -> tuple[list[Message], list[tuple[int, ...]]]:
+    """:func:`from_anthropic`, and for each message the index of the API message it was
+    read from (``()`` for the system message read from ``system``)."""
     out: list[Message] = []
+    origins: list[tuple[int, ...]] = []
     if system is not None:
         out.append(_read_system(system))
+        origins.append(())
     for index, raw in enumerate(get_messages(messages)):
-        out.extend(_read_message(raw, f"messages[{index}]"))
-    return out
+        read = _read_message(raw, f"messages[{index}]")
+        out.extend(read)
+        origins.extend((index,) for _ in read)
+    return out, origins
 
 
 def _read_message(raw: object, path: str) -> list[Message]:
@@ -225,7 +239,7 @@ def _read_message(raw: object, path: str) -> list[Message]:
         blocks = [text_or_compaction(content)] if content else []
     else:
         raw_blocks = get_list(content, f"{path}.content")
-        blocks = [_read_block(b, f"{path}.content[{k}]") for k, b in enumerate(raw_blocks)]
+        blocks = [read_block(b, f"{path}.content[{k}]") for k, b in enumerate(raw_blocks)]
     if role == "assistant":
         return [build(path, lambda: Message(role=Role.ASSISTANT, content=blocks))]
     out: list[Message] = []
@@ -251,7 +265,8 @@ def _read_system(system: str | Sequence[Mapping[str, object]]) -> Message:
     return Message(role=Role.SYSTEM, content=blocks)
 
 
-def _read_block(raw: object, path: str) -> ContentBlock:
+def read_block(raw: object, path: str) -> ContentBlock:
+    """One content block of a Messages API message, read from ``raw`` at ``path``."""
     block = get_mapping(raw, path)
     kind = get_str(block, "type", path)
     if kind == "text":

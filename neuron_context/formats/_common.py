@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from .._errors import ConfigurationError, show
-from .._messages.content import Compaction, Text
+from .._messages.content import Compaction, Text, ToolUse
 from .._messages.jsonvalue import MAX_JSON_DEPTH
 from .._messages.message import Message
 from .._summary.format import SUMMARY_HEADING
@@ -30,6 +30,7 @@ __all__ = [
     "get_messages",
     "get_str",
     "get_text",
+    "make_tool_use",
     "parse_data_url",
     "parse_json",
     "render_compaction",
@@ -219,3 +220,12 @@ def parse_data_url(url: str) -> tuple[str | None, str] | None:
     if match is None:
         return None
     return (match.group(1) or None), match.group(3)
+
+
+def make_tool_use(path: str, use_id: str, name: str, tool_input: Mapping[str, object]) -> ToolUse:
+    """A :class:`ToolUse` read at ``path``; a :class:`ConfigurationError` names ``path``."""
+    try:
+        return ToolUse(id=use_id, name=name, input=tool_input)
+    except ConfigurationError as exc:
+        msg = f"{path}: {exc}"
+        raise ConfigurationError(msg) from exc

@@ -50,7 +50,7 @@ from ._openai_images import (
     with_images,
 )
 
-__all__ = ["RAW_ARGUMENTS", "TOOL_IMAGES_HEADING", "from_openai", "to_openai"]
+__all__ = ["RAW_ARGUMENTS", "TOOL_IMAGES_HEADING", "from_openai", "read_openai", "to_openai"]
 
 
 RAW_ARGUMENTS = "_raw"
@@ -253,7 +253,16 @@ def from_openai(messages: Iterable[Mapping[str, object]]) -> list[Message]:
         ConfigurationError: the input is not Chat Completions messages; the message
             names the offending path, e.g. ``messages[3].tool_calls[0].id``.
     """
+    return read_openai(messages)[0]
+
+
+def read_openai(
+    messages: Iterable[Mapping[str, object]],
+) -> tuple[list[Message], list[tuple[int, ...]]]:
+    """:func:`from_openai`, and for each message the indices of the OpenAI messages it was
+    read from (its own, and the user message that carried its images, if any)."""
     out: list[Message] = []
+    origins: list[tuple[int, ...]] = []
     run: list[tuple[str, int]] = []  # (tool_call_id, index in `out`) since the last turn
     for index, raw in enumerate(get_messages(messages)):
         path = f"messages[{index}]"
@@ -263,12 +272,14 @@ def from_openai(messages: Iterable[Mapping[str, object]]) -> list[Message]:
             result = _read_tool(item, path)
             run.append((result.tool_use_id, len(out)))
             out.append(Message._of(Role.TOOL, (result,)))
+            origins.append((index,))
             continue
         if role == "user" and run:
             groups = read_tool_images(item.get("content"), run, path)
             if groups is not None:
                 for target, images in groups:
                     out[target] = with_images(out[target], images)
+                    origins[target] = (*origins[target], index)
                 run = []
                 continue
         if role in ("user", "assistant"):
@@ -280,7 +291,8 @@ def from_openai(messages: Iterable[Mapping[str, object]]) -> list[Message]:
         else:
             problem = f"must be system, developer, user, assistant or tool, got {show(role)}"
             raise fail(path, problem, at="role")
-    return out
+        origins.append((index,))
+    return out, origins
 
 
 def _read_plain(item: Mapping[str, object], path: str, role: Role) -> Message:

@@ -1,0 +1,289 @@
+"""compact writes a file back in its own format without losing what it did not change.
+
+An unchanged conversation comes back byte for byte; a compacted one keeps every field the
+compaction did not change — ``cache_control`` breakpoints above all — and reads back as
+exactly the conversation the stack returned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_run import run
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from strategies import well_formed_conversations
+
+from neuron_context import ConfigurationError, Message
+from neuron_context.formats import (
+    from_anthropic,
+    from_dict,
+    from_openai,
+    to_anthropic,
+    to_dict,
+    to_openai,
+)
+
+HUGE = "1000000"
+SPECS = (
+    "default",
+    "clear-tools:keep=1",
+    "clear-tools:keep=0,window:4",
+    "strip-tools",
+    "summarize:keep=2",
+    "window:3,start-on-user=true",
+)
+EPHEMERAL = {"type": "ephemeral"}
+
+
+def _anthropic_request() -> dict[str, Any]:
+    """A request as an application sends it: cache breakpoints on the system block and on
+    a tool result, string content, fields the library does not model."""
+    return {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "system": [{"type": "text", "text": "You are careful.", "cache_control": EPHEMERAL}],
+        "messages": [
+            {"role": "user", "content": "Read a.py and b.py."},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Reading a.py."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"p": "a"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_1",
+                        "content": "x = 1\n" * 300,
+                        "cache_control": EPHEMERAL,
+                    }
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_2", "name": "read", "input": {"p": "b"}}
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_2",
+                        "content": [{"type": "text", "text": "y = 2\n" * 300, "citations": None}],
+                        "is_error": False,
+                    },
+                    {"type": "text", "text": "Then stop.", "cache_control": EPHEMERAL},
+                ],
+            },
+            {"role": "assistant", "content": "They set x and y."},
+        ],
+    }
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+class TestAnthropic:
+    """The review's case: a request with cache breakpoints and string content."""
+
+    def test_unchanged_request_is_written_byte_for_byte(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Nothing changed: the output file is the input file."""
+        source = _write(tmp_path / "in.json", json.dumps(_anthropic_request(), indent=2))
+        out = tmp_path / "out.json"
+        result = run(capsys, monkeypatch, "compact", source, "--max-tokens", HUGE, "-o", out)
+        assert result.code == 0, result.err
+        assert "nothing changed" in result.out
+        assert out.read_bytes() == source.read_bytes()
+
+    def test_cleared_results_keep_their_breakpoints(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Clearing rewrites only the results' content: cache_control, citations, the
+        is_error flag, the system blocks and every other turn stay as they were."""
+        request = _anthropic_request()
+        source = _write(tmp_path / "in.json", json.dumps(request))
+        out = tmp_path / "out.json"
+        result = run(
+            capsys, monkeypatch, "compact", source, "--max-tokens", "300",
+            "--strategy", "clear-tools:keep=0", "-o", out,
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        written = json.loads(out.read_text(encoding="utf-8"))
+        assert {k: v for k, v in written.items() if k != "messages"} == {
+            k: v for k, v in request.items() if k != "messages"
+        }
+        before, after = request["messages"], written["messages"]
+        assert [after[i] for i in (0, 1, 3, 5)] == [before[i] for i in (0, 1, 3, 5)]
+        assert after[2]["content"][0] == {
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": "[tool result cleared]",
+            "cache_control": EPHEMERAL,
+        }
+        assert after[4]["content"] == [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_2",
+                "content": [{"type": "text", "text": "[tool result cleared]", "citations": None}],
+                "is_error": False,
+            },
+            {"type": "text", "text": "Then stop.", "cache_control": EPHEMERAL},
+        ]
+
+    def test_compacted_request_keeps_system_blocks_and_breakpoints(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The default stack drops the exchanges: the system block list keeps its
+        breakpoint, and the text that shared a turn with a dropped result keeps its own."""
+        request = _anthropic_request()
+        source = _write(tmp_path / "in.json", json.dumps(request))
+        out = tmp_path / "out.json"
+        result = run(capsys, monkeypatch, "compact", source, "--max-tokens", "150", "-o", out)
+        assert result.code == 0, result.err
+        written = json.loads(out.read_text(encoding="utf-8"))
+        assert written["system"] == request["system"]
+        assert written["messages"] == [
+            request["messages"][0],
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Then stop.", "cache_control": EPHEMERAL}],
+            },
+            request["messages"][-1],
+        ]
+
+
+class TestOpenAI:
+    """Keys Chat Completions readers ignore stay on the messages they belong to."""
+
+    def test_cleared_tool_message_keeps_its_name(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A cleared result keeps its tool message's name; untouched messages stay whole."""
+        messages: list[dict[str, Any]] = [
+            {"role": "user", "content": "Read a.py.", "name": "alice"},
+            {
+                "role": "assistant",
+                "content": None,
+                "refusal": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "read", "arguments": '{"p": "a"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "name": "read", "content": "x\n" * 900},
+            {"role": "assistant", "content": "Done.", "annotations": []},
+        ]
+        source = _write(tmp_path / "in.json", json.dumps({"messages": messages, "n": 1}))
+        out = tmp_path / "out.json"
+        result = run(
+            capsys, monkeypatch, "compact", source, "--max-tokens", "60",
+            "--strategy", "clear-tools:keep=0", "-o", out,
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        written = json.loads(out.read_text(encoding="utf-8"))
+        assert written["n"] == 1
+        assert written["messages"][:2] == messages[:2]
+        assert written["messages"][3] == messages[3]
+        assert written["messages"][2] == {**messages[2], "content": "[tool result cleared]"}
+
+
+def _openai_object(messages: list[Message]) -> str:
+    return json.dumps({"messages": to_openai(messages), "source": "test"})
+
+
+def _openai_lines(messages: list[Message]) -> str:
+    return "".join(json.dumps(m) + "\n" for m in to_openai(messages))
+
+
+def _anthropic(messages: list[Message]) -> str:
+    system, turns = to_anthropic(messages)
+    return json.dumps({"system": system, "messages": turns, "model": "m"}, indent=2)
+
+
+def _read_openai_object(text: str) -> list[Message]:
+    return from_openai(json.loads(text)["messages"])
+
+
+def _read_openai_lines(text: str) -> list[Message]:
+    return from_openai([json.loads(line) for line in text.splitlines() if line.strip()])
+
+
+def _read_anthropic(text: str) -> list[Message]:
+    data = json.loads(text)
+    return from_anthropic(data["messages"], system=data["system"])
+
+
+FORMATS: dict[str, tuple[str, Callable[[list[Message]], str], Callable[[str], list[Message]]]] = {
+    "openai": (".json", _openai_object, _read_openai_object),
+    "openai-lines": (".jsonl", _openai_lines, _read_openai_lines),
+    "anthropic": (".json", _anthropic, _read_anthropic),
+}
+
+
+class TestEveryFormat:
+    """Property: for each format, any conversation, any stack, any budget."""
+
+    @settings(
+        deadline=None,
+        max_examples=25,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(
+        messages=well_formed_conversations(max_turns=6, running=False),
+        spec=st.sampled_from(SPECS),
+        budget=st.integers(20, 3000),
+        name=st.sampled_from(sorted(FORMATS)),
+    )
+    def test_written_file_reads_back_as_the_compaction(
+        self,
+        *,
+        messages: list[Message],
+        spec: str,
+        budget: int,
+        name: str,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Unchanged, the file comes back byte for byte; compacted, it reads back as the
+        same conversation that the stack writes in our own format (as far as the format
+        can hold it: Anthropic turns have no empty text)."""
+        suffix, render, read = FORMATS[name]
+        try:
+            text = render(messages)
+        except ConfigurationError:
+            assume(False)  # a conversation the format cannot hold (an image without type)
+        assume(text.strip())  # an empty JSONL file is refused as empty
+        source = _write(tmp_path / f"in{suffix}", text)
+        as_read = read(text)
+        native = _write(tmp_path / "in.nc.json", json.dumps(to_dict(as_read)))
+        out, native_out = tmp_path / f"out{suffix}", tmp_path / "out.nc.json"
+        for path, target in ((source, out), (native, native_out)):
+            result = run(
+                capsys, monkeypatch, "compact", path, "--max-tokens", str(budget),
+                "--strategy", spec, "-o", target, "--json",
+            )  # fmt: skip
+            assert result.code in (0, 1), result.err
+        compacted = from_dict(json.loads(native_out.read_text(encoding="utf-8")))
+        written = read(out.read_text(encoding="utf-8"))
+        if written != compacted:  # only what the format cannot hold (an empty text) differs
+            assert read(render(written)) == read(render(compacted))
+        if compacted == as_read:
+            assert out.read_bytes() == source.read_bytes()
