@@ -19,6 +19,7 @@ from typing import Any, cast
 import anyio
 import attrs
 import pytest
+from agent_support import answer, scripted
 from agents import Agent as SdkAgent
 from agents import ModelResponse as SdkResponse
 from agents import RunConfig, Runner, SQLiteSession, Usage, function_tool
@@ -56,6 +57,7 @@ from neuron_context import (
     SlidingWindowStrategy,
     SummarizationMiddleware,
     TokenCounter,
+    Tool,
     ToolUse,
     create_agent,
     default_stack,
@@ -553,3 +555,50 @@ class TestTheViewIsAPersistedHistory:
             request = LangChainRequest(model=model, messages=cast("list[AnyMessage]", items[:cut]))
             anyio.run(middleware.awrap_model_call, request, handler)
         assert sent == expected
+
+
+def _long_run(turns: int) -> list[Message]:
+    """A task, then ``turns`` exchanges of a question, a call, a long result, an answer."""
+    messages = [Message.user("Audit the records and report every inconsistency.")]
+    for turn in range(turns):
+        messages += [
+            Message.user(f"Check record {turn}."),
+            Message.assistant(tool_uses=[ToolUse(id=f"c{turn}", name="read", input={"n": turn})]),
+            Message.tool_result(f"c{turn}", f"record {turn}: " + "field=value; " * 60),
+            Message.assistant(f"Record {turn} is consistent."),
+        ]
+    return messages
+
+
+class TestTheWholeRequestFits:
+    """The tool definitions are part of the request a strategy must fit: the step hands
+    the strategy a stand-in for them beside the system prompt, and takes both out."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("tool_count", [1, 8, 40])
+    @pytest.mark.parametrize("room", [300, 1_500])
+    async def test_every_request_fits_with_its_tools(self, tool_count: int, room: int) -> None:
+        """In the loop, every request's messages + system prompt + tools are within the
+        budget, with the task and the newest request, and no stand-in in the history."""
+        tools = [
+            Tool(
+                name=f"tool_{n}",
+                description="Reads a record by its id and returns every field of it. " * 3,
+                input_schema={"type": "object", "properties": {"id": {"type": "string"}}},
+                function=lambda id: id,
+            )
+            for n in range(tool_count)
+        ]
+        system = "You are a careful agent. " * 10
+        options = AgentOptions(system_prompt=system)
+        budget = create_agent(scripted([]), tools, options).count_request([]) + room
+        provider = scripted([answer("Record 30 is consistent.")])
+        context = default_stack(budget, counter=TokenCounter())
+        agent = create_agent(provider, tools, attrs.evolve(options, context=context))
+        agent.state.messages = _long_run(30)
+        await agent.run("Check record 30.")
+        (request,) = provider.requests
+        assert agent.count_request(request.messages) <= budget
+        assert request.messages[0] == agent.state.messages[0]  # the task
+        assert request.messages[-1].text == "Check record 30."
+        assert all(m.role.value != "system" for m in agent.state.messages)

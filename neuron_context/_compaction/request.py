@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._counting.cache import CacheKey, store_cost
 from .._counting.counter import BaseCounter
+from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
 
 __all__ = ["RequestCounter"]
@@ -25,13 +27,14 @@ class RequestCounter:
     replaced whole, never changed in place.
     """
 
-    __slots__ = ("_system", "_tools", "counter")
+    __slots__ = ("_stand_in", "_system", "_tools", "counter")
 
     def __init__(self, counter: BaseCounter) -> None:
         self.counter = counter
         """The counter every count goes through."""
         self._system: tuple[str, Message, int] | None = None
         self._tools: tuple[tuple[ToolDefinition, ...], int] = ((), 0)
+        self._stand_in: tuple[tuple[ToolDefinition, ...], Message] | None = None
 
     def __repr__(self) -> str:
         return f"RequestCounter({self.counter!r})"
@@ -42,6 +45,33 @@ class RequestCounter:
         if not prompt:
             return None
         return self._system_entry(prompt)[1]
+
+    def tools_message(self, tools: Sequence[ToolDefinition]) -> Message | None:
+        """A system message standing for the tool definitions while a strategy compacts
+        (the same object while the tools are the same), or ``None`` without tools.
+
+        A strategy budgets the messages it is given; the tools are part of the request
+        it must fit, so the compaction step hands it this message beside the system
+        prompt and takes it out of the result. Its text is the definitions as the
+        counting rules price them (name, description, compact JSON schema), so any
+        counter prices it about right; under the request's own counter its cost is
+        exactly :meth:`overhead`'s share for the tools.
+        """
+        if not tools:
+            return None
+        entry = self._stand_in
+        if entry is not None and (tools is entry[0] or tuple(tools) == entry[0]):
+            return entry[1]
+        known = tuple(tools)
+        text = "\n".join(
+            f"{tool.name}\n{tool.description}\n{compact_json(tool.input_schema)}" for tool in known
+        )
+        message = Message.system(text)
+        key = getattr(self.counter, "_key", None)
+        if isinstance(key, CacheKey):  # a rules counter: the tools' own price, pinned
+            store_cost(message, key, self.overhead(None, known))
+        self._stand_in = (known, message)
+        return message
 
     def overhead(self, system_prompt: str | None, tools: Sequence[ToolDefinition]) -> int:
         """What the system prompt and the tools add to any request."""

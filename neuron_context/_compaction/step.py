@@ -7,8 +7,9 @@ adapters and the command line. One policy, written here once:
 - **What is counted** is what the provider receives: the messages, the system prompt
   and the tool definitions (:class:`~neuron_context._compaction.request.RequestCounter`).
   The strategy's trigger gets that count; ``compact`` gets the messages with the system
-  prompt before them as a system message (so a budget-aware strategy prices it, and
-  never drops it), which the step takes out of the result again.
+  prompt and a stand-in for the tool definitions before them as system messages (so a
+  budget-aware strategy prices both and never drops them: the whole request fits its
+  budget), which the step takes out of the result again.
 - **A failure keeps the input.** Whatever the strategy raises (a library error or an
   exception of a user's strategy), the step returns the input unchanged with the error,
   and logs a warning; with ``errors="raise"`` it raises instead (a
@@ -194,6 +195,7 @@ async def compact_step(
     if report is not None:
         report(StepStarted(name, tokens, before))
     system = counter.system_message(system_prompt)
+    stand_ins = [m for m in (system, counter.tools_message(tools)) if m is not None]
     started = time.perf_counter()
 
     def finished(
@@ -224,10 +226,10 @@ async def compact_step(
             return outcome
 
         try:
-            sent = [system, *body] if system is not None else body
+            sent = [*stand_ins, *body] if stand_ins else body
             result = await strategy.compact(sent)
-            if system is not None:
-                result = [message for message in result if message is not system]
+            if stand_ins:
+                result = [m for m in result if not any(m is s for s in stand_ins)]
             result = start_on_user(result, body)
             if held is not None:
                 result = [*result, *messages[held:]]  # the pending exchange, as it was
