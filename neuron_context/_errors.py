@@ -7,6 +7,8 @@ Every error the library raises on purpose is a :class:`NeuronContextError`::
     ├── InvalidConversationError (also ValueError) a conversation that is not well formed
     ├── TokenizerError                             loading or running a tokenizer failed
     ├── ProviderError                              a model provider call failed (.retryable)
+    │   └── ContextOverflowError                   the request stayed too long for the model
+    │                                              after one compaction and retry (.tokens, .limit)
     ├── AgentError                                 the agent loop stopped a run
     │   ├── MiddlewareError (also ConfigurationError) a hook returned what the loop cannot
     │   │                                          use (.middleware, .hook)
@@ -157,6 +159,30 @@ class ProviderError(NeuronContextError):
         self.retryable: bool = retryable
         self.status_code: int | None = status_code
         self.retry_after: float | None = _seconds(retry_after)
+
+
+class ContextOverflowError(ProviderError):
+    """The provider refused a request as too long for the model, and still did after the
+    caller (the agent loop, an adapter) compacted it to the size the refusal implied and
+    retried once. The caller's history is as it was before the refused call; the second
+    refusal is chained as ``__cause__``.
+
+    Attributes:
+        tokens: the provider's count of the last refused request, when it said.
+        limit: the model's window as the provider stated it, when it said.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tokens: int | None = None,
+        limit: int | None = None,
+        status_code: int | None = None,
+    ) -> None:
+        super().__init__(message, retryable=False, status_code=status_code)
+        self.tokens: int | None = tokens
+        self.limit: int | None = limit
 
 
 def _seconds(value: object) -> float | None:

@@ -10,6 +10,7 @@ from ._errors import (
     BudgetExceededError,
     CompactionError,
     ConfigurationError,
+    ContextOverflowError,
     InvalidConversationError,
     MaxTurnsExceededError,
     MiddlewareError,
@@ -20,6 +21,7 @@ from ._errors import (
     TokenizerError,
     ToolCallLimitExceededError,
 )
+from ._overflow import Overflow, context_overflow
 
 __all__ = [
     "AgentError",
@@ -27,13 +29,16 @@ __all__ = [
     "BudgetExceededError",
     "CompactionError",
     "ConfigurationError",
+    "ContextOverflowError",
     "InvalidConversationError",
     "MaxTurnsExceededError",
     "MiddlewareError",
     "ModelCallLimitExceededError",
     "NeuronContextError",
+    "Overflow",
     "ProviderError",
     "SummarizationError",
     "TokenizerError",
     "ToolCallLimitExceededError",
+    "context_overflow",
 ]

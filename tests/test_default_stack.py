@@ -4,6 +4,7 @@ the task and the user's words kept, compaction to a target below the trigger."""
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 from hypothesis import assume, given
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from strategies import counters, well_formed_conversations
 
 from neuron_context import (
+    BaseCounter,
     Compaction,
     CompactionError,
     CompletionRequest,
@@ -21,6 +23,7 @@ from neuron_context import (
     Role,
     Text,
     TokenCounter,
+    TokenizerCounter,
     ToolResult,
     ToolUse,
     default_stack,
@@ -55,7 +58,7 @@ def first_non_system(messages: list[Message]) -> Message | None:
     return next((m for m in messages if m.role is not Role.SYSTEM), None)
 
 
-def cost(messages: list[Message], counter: TokenCounter) -> int:
+def cost(messages: list[Message], counter: BaseCounter) -> int:
     """What a provider receives: the messages, and the heading of a summary."""
     heading = counter.estimate_text(HEADING) if any(m.is_compaction for m in messages) else 0
     return counter.estimate_messages(messages) + heading
@@ -98,6 +101,36 @@ class TestConfiguration:
         assert stack.should_compact([], 901)
         with pytest.raises(ConfigurationError, match="token_count"):
             stack.should_compact([], float("nan"))  # type: ignore[arg-type]
+
+
+class TestDefaultCounter:
+    """With no counter given, the budget holds in real o200k_base tokens."""
+
+    def test_is_exact_o200k(self) -> None:
+        """The default counter is the exact o200k_base counter (loaded on first use)."""
+        stack = default_stack(10_000)
+        assert isinstance(stack.counter, TokenizerCounter)
+        assert stack.counter.encoding == "o200k_base"
+        assert stack.counter == TokenizerCounter.from_encoding("o200k_base")
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("kind", ["code", "ids", "digits"])
+    async def test_holds_where_the_heuristic_undercounts(self, kind: str) -> None:
+        """Code, hex ids and numbers cost more tokens than bytes / 4 says; the
+        default stack's output fits the budget counted exactly all the same."""
+        texts = {
+            "code": "if(a[i]!=b[j]){x+=1;}else{y-=2;}\n" * 60,
+            "ids": " ".join(f"{n * 2654435761 % 2**32:08x}" for n in range(300)),
+            "digits": " ".join(str(n * 7919 % 100003) for n in range(400)),
+        }
+        messages = session(12, output=texts[kind])
+        exact = TokenizerCounter.from_encoding("o200k_base")
+        heuristic = TokenCounter()
+        assert exact.estimate_messages(messages) > heuristic.estimate_messages(messages)
+        budget = exact.estimate_messages(messages) // 4
+        output = await default_stack(budget).compact(messages)
+        assert cost(output, exact) <= budget
+        assert output[1] == messages[1]  # the task kept
 
 
 class TestCompaction:
@@ -209,8 +242,11 @@ class TestCompaction:
         output = await default_stack(3000, counter=counter).compact(messages)
         assert cost(output, counter) <= 3000
         text = output[-1].tool_results[0].content[0]
-        assert "characters (about" in str(text)
-        assert "src/module_0.py" in str(text)
+        assert isinstance(text, Text)
+        assert re.search(
+            r"\[\.\.\. [\d,]+ lines \([\d,]+ characters, about [\d,]+ tokens\) cut", text.text
+        )
+        assert "src/module_0.py" in text.text
 
     @pytest.mark.anyio
     async def test_nothing_to_do_returns_an_equal_list(self) -> None:
@@ -273,6 +309,58 @@ class TestCompaction:
         assert seen[0] > 500
         summary = next(m for m in output if m.is_compaction)
         assert summary.text == "The agent read every module."
+
+
+class TestWhatTheNextStepNeeds:
+    """Task before length; cuts that move back; the step in progress cut last."""
+
+    @pytest.mark.anyio
+    async def test_a_short_task_is_not_dropped_for_a_long_request(self) -> None:
+        """The system prompt and a long retried instruction overflow the budget: the
+        50-token task stays whole, the longer request is cut."""
+        counter = TokenizerCounter.from_encoding("o200k_base")
+        task = Message.user("Find me a cheap hotel in Lisbon for two nights in May.")
+        instruction = Message.user(
+            "Retry. Use the tools in this order and mind every constraint: " + "step " * 700
+        )
+        messages = [
+            Message.system("You are a travel agent. " * 40),
+            task,
+            *session(3)[2:],
+            instruction,
+        ]
+        budget = counter.estimate_messages([messages[0], instruction]) - 100
+        output = await default_stack(budget).compact(messages)
+        assert task in output  # whole
+        assert cost(output, counter) <= budget
+        kept = next(m for m in output if m.text.startswith("Retry."))
+        assert counter.estimate_message(kept) < counter.estimate_message(instruction)
+
+    @pytest.mark.anyio
+    async def test_a_cut_inside_the_newest_exchange_moves_back(self) -> None:
+        """The newest exchange (five results the model has not answered) does not fit
+        the recent space: it is kept, its results cut, rather than nothing recent."""
+        counter = TokenizerCounter.from_encoding("o200k_base")
+        uses = [ToolUse(id=f"p{i}", name="get_product", input={"id": f"P{i}"}) for i in range(5)]
+        step = [
+            Message.assistant(tool_uses=uses),
+            *(
+                Message.tool_result(f"p{i}", f'{{"id": "P{i}", "price": {100 + i}.5}}\n' * 60)
+                for i in range(5)
+            ),
+        ]
+        messages = [*session(20), *step]
+        output = await default_stack(3_000).compact(messages)
+        validate(output)
+        assert step[0] in output  # the calls, as they were
+        answered = {r.tool_use_id for m in output for r in m.tool_results}
+        assert answered >= {f"p{i}" for i in range(5)}  # every result of the step, cut or whole
+        texts = [
+            t.text for m in output for r in m.tool_results for t in r.content if isinstance(t, Text)
+        ]
+        for i in range(5):  # each result's facts are still there
+            assert any(f'"price": {100 + i}.5' in text for text in texts)
+        assert cost(output, counter) <= 3_000
 
 
 class TestEmptyRequests:

@@ -212,8 +212,11 @@ class TestConversion:
             from_langchain([ai])
 
 
-def _assert_requests_fit(requests: Sequence[Sequence[BaseMessage]], budget: int) -> None:
-    strategy = stack(budget)
+def _assert_requests_fit(
+    requests: Sequence[Sequence[BaseMessage]], budget: int, strategy: ContextStrategy | None = None
+) -> None:
+    """Every request is well formed and fits ``budget`` as ``strategy`` counts it."""
+    strategy = strategy if strategy is not None else stack(budget)
     assert requests
     for request in requests:
         ours = from_langchain(request)
@@ -233,8 +236,9 @@ class TestContextMiddleware:
     def test_long_run_stays_within_budget(self, make: Callable[[int], ContextStrategy]) -> None:
         """Twenty large tool results later, every request fits and is well formed."""
         model = ScriptedChatModel(messages=_script(20))
-        result = _agent(model, ContextMiddleware(make(BUDGET))).invoke(_question())
-        _assert_requests_fit(model.requests, BUDGET)
+        strategy = make(BUDGET)
+        result = _agent(model, ContextMiddleware(strategy)).invoke(_question())
+        _assert_requests_fit(model.requests, BUDGET, strategy)
         assert len(result["messages"]) == 42  # the state keeps everything
         assert COUNTER.estimate_messages(from_langchain(result["messages"])) > 20_000
 

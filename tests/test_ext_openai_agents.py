@@ -308,15 +308,15 @@ class TestCallModelInputFilter:
     ) -> None:
         """Twenty large function outputs later, every input fits and is well formed."""
         model = ScriptedModel(20)
-        result = await Runner.run(
-            _agent(model), "go", max_turns=30, run_config=_config(make(BUDGET))
-        )
+        strategy = make(BUDGET)
+        result = await Runner.run(_agent(model), "go", max_turns=30, run_config=_config(strategy))
         assert result.final_output == "done"
         assert len(model.requests) == 21
         for request in model.requests:
             ours = from_responses_items(request)
             assert well_formed(ours)
-            assert COUNTER.estimate_messages([Message.system(INSTRUCTIONS), *ours]) <= BUDGET
+            sent = [Message.system(INSTRUCTIONS), *ours]
+            assert strategy.token_estimate(sent) <= BUDGET  # as the strategy counts
         assert model.instructions[-1] == INSTRUCTIONS
         # The run keeps the whole history: the filter edits only what the model is sent.
         history = from_responses_items(result.to_input_list())

@@ -247,13 +247,14 @@ class TestHistoryProcessor:
     def test_long_run_stays_within_budget(self, make: Callable[[int], ContextStrategy]) -> None:
         """Twenty large tool returns later, every request fits and is well formed."""
         requests: list[list[ModelMessage]] = []
-        result = _run(_agent(_scripted(20, requests), HistoryProcessor(make(BUDGET))))
+        strategy = make(BUDGET)
+        result = _run(_agent(_scripted(20, requests), HistoryProcessor(strategy)))
         assert result.output == "done"
         assert len(requests) == 21
         for request in requests:
             ours = from_pydantic_ai(request)
             assert well_formed(ours)
-            assert COUNTER.estimate_messages(ours) <= BUDGET
+            assert strategy.token_estimate(ours) <= BUDGET  # as the strategy counts
 
     def test_test_model_run(self) -> None:
         """pydantic-ai's TestModel runs through the processor to its final output."""

@@ -81,10 +81,11 @@ HEADINGS = (
     "## Goal and constraints",
     "## Decisions",
     "## Artifacts",
+    "## Facts",
     "## Errors and fixes",
     "## Next steps",
 )
-"""The sections of a summary, in order."""
+"""The sections of a summary of SESSION, in order (it holds no plan)."""
 
 
 def whitespace_normalized(messages: Sequence[Message]) -> list[Message]:
@@ -182,11 +183,14 @@ class TestExtractiveSummarizer:
         assert "- command=pytest tests/test_cli.py -q: bash\n" in text
         assert "write_file failed: permission denied" in text
         assert "bash: KeyError: 'verbose'" in text
-        assert "Mentioned: https://docs.python.org/3/library/argparse.html" in text
-        assert "Mentioned: docs/usage.md" in text
+        assert (
+            "- Mentioned: docs/usage.md · https://docs.python.org/3/library/argparse.html · x.py\n"
+            in text
+        )
         decisions = text.split(HEADINGS[1])[1].split(HEADINGS[2])[0]
         assert "Assistant: I'll read the CLI first." in decisions
-        assert "Last said: Decided to use argparse's store_true" in text.split(HEADINGS[4])[1]
+        assert "Last said: Decided to use argparse's store_true" in text.split(HEADINGS[5])[1]
+        assert "- bash command=pytest tests/test_cli.py -q: KeyError" in text
         assert "Unanswered user request: Also update docs/usage.md please." in text
 
     def test_deterministic(self) -> None:

@@ -221,7 +221,8 @@ class TestBoundedWork:
         for index in range(len(messages) - 400, len(messages), 2):  # errors near the end
             if messages[index].role is Role.TOOL:
                 use_id = messages[index].tool_results[0].tool_use_id
-                messages[index] = watched(Message.tool_result(use_id, "boom", is_error=True))
+                text = f"boom: E{index:05d} in parse_{index}"  # with facts to note
+                messages[index] = watched(Message.tool_result(use_id, text, is_error=True))
         _READ.clear()
         ExtractiveSummarizer(max_mentions=5, read_per_token=10_000).summarize(plain(messages, 300))
         others = [i for i in read_indices(messages) if messages[i].role is not Role.USER]
@@ -276,7 +277,8 @@ class TestNewestFirst:
         assert "command=python reproduce_bug.py: bash" in text
 
     def test_mentions_newest_first(self) -> None:
-        """Paths said in the conversation are listed newest first, then those in output."""
+        """Paths said in the conversation are listed newest first, then those in output,
+        a few to a line."""
         history = [
             Message.user("Look at docs/old.md and then docs/new.md"),
             call("c1", "bash", command="ls"),
@@ -286,8 +288,5 @@ class TestNewestFirst:
         text = ExtractiveSummarizer().summarize(plain(history, 1000))
         mentions = [line for line in text.split("\n") if line.startswith("- Mentioned: ")]
         assert mentions == [
-            "- Mentioned: docs/newest.md",
-            "- Mentioned: docs/old.md",
-            "- Mentioned: docs/new.md",
-            "- Mentioned: build/out.log",
+            "- Mentioned: docs/newest.md · docs/old.md · docs/new.md · build/out.log"
         ]

@@ -284,7 +284,7 @@ def _replay(path: Path, share: float) -> tuple[int, int, int, int]:
     systems = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
     budget = systems + int((counter.estimate_messages(messages) - systems) * share)
     store = MemoryStore()
-    stack = default_stack(budget, store=store)
+    stack = default_stack(budget, counter=counter, store=store)
     history: list[Message] = []
     calls = lost = unrecovered = over = 0
     for index, message in enumerate(messages):

@@ -519,3 +519,68 @@ class TestCopyAndPickle:
         assert restored.document_tokens == 7
         assert restored.estimate_text("<|endoftext|> hello") == ENDOFTEXT_PIECES + 1
         assert restored.tokenizer.padding is None
+
+
+class TestLazy:
+    """TokenizerCounter.lazy: an encoding's counter that loads it on first use."""
+
+    @pytest.mark.parametrize("name", ["p50k_base", "gpt-4o", "", None])
+    def test_unknown_encoding(self, name: Any) -> None:
+        """An unknown encoding is a ConfigurationError when the counter is made."""
+        with pytest.raises(ConfigurationError, match="encoding must be one of"):
+            TokenizerCounter.lazy(name)
+
+    def test_bad_option(self) -> None:
+        """Options are checked when the counter is made, as from_encoding does."""
+        with pytest.raises(ConfigurationError):
+            TokenizerCounter.lazy("o200k_base", image_tokens=-1)
+
+    def test_counts_as_from_encoding(self, counter: TokenizerCounter) -> None:
+        """It counts exactly as the eager counter of the same encoding, shares its
+        tokenizer and its cached costs (it is equal to it)."""
+        name = counter.encoding
+        assert name is not None
+        lazy = TokenizerCounter.lazy(name)
+        assert lazy == counter
+        assert hash(lazy) == hash(counter)
+        messages = [Message.user("def main():\n    return 4_096 * 2"), Message.user("héllo 世界")]
+        assert lazy.estimate_messages(messages) == counter.estimate_messages(messages)
+        assert lazy.tokenizer is counter.tokenizer
+
+    def test_pickle_stays_lazy(self) -> None:
+        """A pickled lazy counter comes back equal (and lazy while nothing loaded it)."""
+        lazy = TokenizerCounter.lazy("cl100k_base", message_overhead=3)
+        restored = pickle.loads(pickle.dumps(lazy))
+        assert restored == lazy
+        assert restored.message_overhead == 3
+
+    def test_made_without_importing_tokenizers(self, session_cache_dir: Path) -> None:
+        """Making a lazy counter (and default_stack, whose default it is) imports nothing;
+        the first count loads the encoding."""
+        import os
+        import subprocess
+        import sys
+        import textwrap
+
+        code = """
+            import sys
+            import neuron_context as nc
+            stack = nc.default_stack(1_000)
+            assert "tokenizers" not in sys.modules, "imported when made"
+            print(stack.counter.estimate_text("hello world"))
+            assert "tokenizers" in sys.modules
+        """
+        root = Path(__file__).parents[1]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=120,
+        )
+        assert done.stdout.strip() == "2"

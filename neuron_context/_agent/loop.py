@@ -4,6 +4,7 @@ One turn is one model call::
 
     count what the provider receives ── compact the history if AgentOptions.context says so
     before_model* ── wrap_model_call* ── provider.complete ── after_model*
+    (refused as too long: compact to the size the refusal shows, retry once; see recovery)
     record the reply; if it calls tools: run them concurrently (wrap_tool_call* each)
     record their results in one tool message; next turn
 
@@ -55,7 +56,7 @@ from .._run.events import AgentEvent, LimitReached, ModelCalled, RunFinished, Tu
 from .._run.run import RunContext
 from .._run.state import AgentState
 from .._run.tools import Tool
-from .._strategies.strategy import counter_of
+from .._strategies.strategy import ContextStrategy, counter_of
 from ..providers._base import (
     CompletionRequest,
     CompletionResponse,
@@ -63,6 +64,7 @@ from ..providers._base import (
     StopReason,
     TokenUsage,
 )
+from . import recovery
 from .boundary import checked, same, tell, to_input, tools_of
 from .boundary import joined as joined_input
 from .calls import close_calls, run_tool_calls
@@ -121,6 +123,11 @@ class Agent:
         """What it measures requests with."""
         self._running = False
         self._requests = RequestCounter(self.counter)
+        self._learned: ContextStrategy | None = None
+        """The context strategy sized to the window a provider's overflow error showed."""
+
+    def _learn(self, strategy: ContextStrategy) -> None:
+        self._learned = strategy
 
     def __repr__(self) -> str:
         return f"Agent({self.provider!r}, tools={list(self.tools)!r})"
@@ -214,10 +221,11 @@ class Agent:
             # The history grew since the last count: only its new messages are counted.
             tokens = context.count_request(state.messages, options.system_prompt, self._definitions)
             context.emit(TurnStarted(context.turn, len(state.messages), tokens))
-            if options.context is not None:
+            strategy = self._learned or options.context
+            if strategy is not None:
                 await compact_history(
                     context,
-                    options.context,
+                    strategy,
                     tokens,
                     system_prompt=options.system_prompt,
                     tools=self._definitions,
@@ -231,7 +239,16 @@ class Agent:
                 context=context,
             )
             state.count_model_call()
-            response = await self.chain.model_turn(request, self._call_model)
+            response = await recovery.model_turn(
+                functools.partial(self.chain.model_turn, handler=self._call_model),
+                request,
+                context,
+                strategy=strategy,
+                learn=self._learn,
+                tools=self._definitions,
+                system_prompt=options.system_prompt,
+                model=options.model,
+            )
             state.messages.append(response.message)
             uses = response.message.tool_uses
             if not uses:

@@ -19,8 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._messages.message import Message, ToolDefinition
+from .._overflow import Overflow
 from .._prefix import starts_with
-from .._strategies.strategy import ContextStrategy
+from .._strategies.strategy import ContextStrategy, counter_of
+from .overflow import budget_of, shrunk
 from .request import RequestCounter
 from .step import Errors, StepReport, StepResult, compact_step, decide
 
@@ -130,3 +132,36 @@ class ContextView:
             report=report,
             label=label,
         )
+
+    async def recover(
+        self,
+        overflow: Overflow,
+        messages: Sequence[Message],
+        *,
+        system_prompt: str | None = None,
+        tools: Sequence[ToolDefinition] = (),
+        label: str = "overflow",
+    ) -> tuple[StepResult, int]:
+        """``messages`` (what was sent) compacted to the size ``overflow`` showed, and
+        that budget: the view's strategy becomes the smaller one (kept for the next
+        calls) and the view is the result.
+
+        Raises:
+            NeuronContextError: the compaction failed.
+        """
+        counted = self.counter.count(messages, system_prompt, tools)
+        budget = overflow.budget(counted, budget_of(self.strategy))
+        self.strategy = shrunk(self.strategy, budget, counter_of(self.strategy))
+        result = await compact_step(
+            self.strategy,
+            messages,
+            counter=self.counter,
+            system_prompt=system_prompt,
+            tools=tools,
+            tokens=counted,
+            errors="raise",
+            label=label,
+        )
+        if result.compacted:
+            self._view = list(result.messages)
+        return result, budget

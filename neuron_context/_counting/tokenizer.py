@@ -109,8 +109,7 @@ class TokenizerCounter(RuleCounter):
             Python components).
     """
 
-    tokenizer: Tokenizer = attrs.field(eq=False, repr=False)
-    """The tokenizer that counts (the counter's own copy when one was needed)."""
+    _tokenizer: Tokenizer | None = attrs.field(eq=False, repr=False, alias="tokenizer")
     encoding: str | None = attrs.field(kw_only=True)
     """The tiktoken encoding name for counters made by :meth:`from_encoding`, else ``None``."""
 
@@ -178,8 +177,37 @@ class TokenizerCounter(RuleCounter):
             raise ConfigurationError(msg)
         return cls._make(_shared_encoding(name), name, options)
 
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer that counts (the counter's own copy when one was needed; for an
+        encoding, the one shared by the process, loaded on first use by a lazy counter)."""
+        tokenizer = self._tokenizer
+        if tokenizer is None:
+            assert self.encoding is not None  # only an encoding's counter defers it
+            return _shared_encoding(self.encoding)
+        return tokenizer
+
     @classmethod
-    def _make(cls, tokenizer: Tokenizer, encoding: str | None, options: CounterOptions) -> Self:
+    def lazy(cls, name: str, **options: Unpack[CounterOptions]) -> Self:
+        """A counter of the encoding ``name`` (see :meth:`from_encoding`) that loads it
+        when it first counts a text: making one costs nothing, and imports nothing
+        (``tokenizers`` included). The first count pays the load (reading the converted
+        vocabulary from the disk cache takes about a second; converting it the first
+        time on a machine, a few more), and raises :class:`TokenizerError` if it fails.
+
+        Raises:
+            ConfigurationError: ``name`` is not a known encoding, or an option has a bad
+                value.
+        """
+        if not isinstance(name, str) or name not in ENCODING_NAMES:
+            msg = f"encoding must be one of {list(ENCODING_NAMES)}, got {show(name)}"
+            raise ConfigurationError(msg)
+        return cls._make(None, name, options)
+
+    @classmethod
+    def _make(
+        cls, tokenizer: Tokenizer | None, encoding: str | None, options: CounterOptions
+    ) -> Self:
         _check_options(options)
         ident: Hashable = (
             ("encoding", encoding, FORMAT_VERSION)
@@ -196,7 +224,8 @@ class TokenizerCounter(RuleCounter):
     def __reduce__(self) -> tuple[Any, ...]:
         options = {name: getattr(self, name) for name in CounterOptions.__annotations__}
         if self.encoding is not None:
-            return (_from_encoding, (self.encoding, options))
+            lazy = self._tokenizer is None and self.encoding not in _SHARED
+            return (_lazy if lazy else _from_encoding, (self.encoding, options))
         return (_from_json, (self.tokenizer.to_str(), options))
 
     def __copy__(self) -> TokenizerCounter:
@@ -339,6 +368,10 @@ def _shared_encoding(name: str) -> Tokenizer:
 
 def _from_encoding(name: str, options: CounterOptions) -> TokenizerCounter:
     return TokenizerCounter.from_encoding(name, **options)
+
+
+def _lazy(name: str, options: CounterOptions) -> TokenizerCounter:
+    return TokenizerCounter.lazy(name, **options)
 
 
 def _from_json(text: str, options: CounterOptions) -> TokenizerCounter:

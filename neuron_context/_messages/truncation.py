@@ -4,10 +4,13 @@ When a budget must hold and nothing else can shrink the history (one tool result
 than the whole budget; a pasted log in the user's request), a text is cut in the
 middle: its head and its tail are kept, since the head of a file or log says what it
 is and the tail holds how it ended (a test summary, the last error), and a marker in
-between says how much was cut, so neither the model nor the user mistakes the rest for
-the whole::
+between says what was cut, so neither the model nor the user mistakes the rest for the
+whole: how many lines, characters and tokens, and, when the caller can name them, the
+names the cut part held (its identifiers, numbers with their keys, paths), counted, as
+many as a share of the space allows::
 
-    [... 41,802 characters (about 10,450 tokens) cut ...]
+    [... 212 lines (41,802 characters, about 10,450 tokens) cut, naming 64: HAT170 ·
+    price=1286 · src/app.py · ... and 51 more ...]
 
 Everything here is priced by the caller's counter, so "fits" means what the budget
 means. Images, documents and thinking (signed by the provider) are left as they are; tool
@@ -17,7 +20,7 @@ uses, ids and flags are never touched, so truncation keeps a conversation well f
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
@@ -28,25 +31,84 @@ from .message import Message
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
     from .._counting.counter import BaseCounter
 
-__all__ = ["HEAD_SHARE", "Describe", "marker", "truncate_message", "truncate_text"]
+__all__ = [
+    "HEAD_SHARE",
+    "SEPARATOR",
+    "Condense",
+    "Describe",
+    "condensed_marker",
+    "marker",
+    "truncate_message",
+    "truncate_text",
+]
 
-Describe: TypeAlias = Callable[[str], str]
-"""Given the part of a text that is cut, a short note for the marker (or ``""``)."""
+Condense: TypeAlias = Callable[[str], str]
+"""Given a text, a shorter rendering that keeps every value it holds (a JSON result as
+the index of its values), or ``""`` when there is none."""
+
+Describe: TypeAlias = Callable[[str], Sequence[str]]
+"""Given the part of a text that is cut, the names it holds, most telling first (the
+marker counts them and shows as many as its share of the space allows)."""
 
 HEAD_SHARE = 0.6
 """The share of what is kept that comes from the head of the text (the rest: its tail)."""
+
+SEPARATOR = " · "
+"""Between the names of a marker: no path or URL holds it (a comma may be part of one)."""
+
+NOTE_SHARE = (0.3, 0.7)
+"""The most of a truncated text's space the names in its marker may take: the first
+share when little is cut, growing with the share cut up to the second (a text cut to a
+tenth of itself keeps a head and a tail that say little; the names of what was cut
+say more)."""
+
+_SHOWN = 1_000
+"""The most names priced for one marker (it shows no more)."""
 
 _MIN_KEEP = 16
 """Characters below which a text is not worth cutting: it is replaced by the marker."""
 
 
-def marker(cut_chars: int, cut_tokens: int) -> str:
-    """The line that replaces ``cut_chars`` characters (about ``cut_tokens`` tokens)."""
-    return f"\n[... {cut_chars:,} characters (about {cut_tokens:,} tokens) cut ...]\n"
+def marker(
+    cut_chars: int,
+    cut_tokens: int,
+    *,
+    lines: int = 0,
+    names: Sequence[str] = (),
+    named: int = 0,
+    reference: str = "",
+) -> str:
+    """The line that replaces ``cut_chars`` characters (about ``cut_tokens`` tokens) of
+    ``lines`` lines; ``named`` is how many names the cut part held, ``names`` those shown;
+    ``reference`` (``recall: <key>``) says where the whole text is."""
+    size = f"{cut_chars:,} characters, about {cut_tokens:,} tokens"
+    what = f"{lines:,} line{'s' if lines != 1 else ''} ({size})" if lines else f"({size})"
+    note = ""
+    if named:
+        more = named - len(names)
+        shown = SEPARATOR.join(names)
+        if more > 0:
+            shown = f"{shown} and {more:,} more" if shown else f"{more:,} names"
+        note = f", naming {named:,}: {shown}"
+    if reference:
+        note = f"{note}; {reference}"
+    return f"\n[... {what} cut{note} ...]\n"
 
 
-_MARKER = re.compile(r"\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?:;[^\n]*)? \.\.\.\]")
-"""What :func:`marker` writes, with or without the note a ``describe`` function adds."""
+def condensed_marker(chars: int, tokens: int) -> str:
+    """The line before a condensed rendering of ``chars`` characters (``tokens``)."""
+    size = f"{chars:,} characters (about {tokens:,} tokens)"
+    return f"[condensed: {size} shown as an index of their values]\n"
+
+
+_MARKER = re.compile(
+    r"\[condensed: [\d,]+ characters \(about [\d,]+ tokens\) shown as an index of their values\]|"
+    r"\[\.\.\. (?:[\d,]+ lines? )?\([\d,]+ characters, about [\d,]+ tokens\) cut"
+    r"(?:, naming [^\n]*)?(?:; [^\n]*)? \.\.\.\]"
+    r"|\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?:;[^\n]*)? \.\.\.\]"
+)
+"""What :func:`marker` writes (and the shorter marker of earlier releases, which a stored
+history may hold)."""
 
 
 def is_truncated(text: str) -> bool:
@@ -56,7 +118,13 @@ def is_truncated(text: str) -> bool:
 
 
 def truncate_text(
-    text: str, max_tokens: int, counter: BaseCounter, *, describe: Describe | None = None
+    text: str,
+    max_tokens: int,
+    counter: BaseCounter,
+    *,
+    describe: Describe | None = None,
+    condense: Condense | None = None,
+    reference: str = "",
 ) -> str:
     """``text`` if it costs at most ``max_tokens``, else its head and tail around a
     :func:`marker`, costing at most ``max_tokens``; ``""`` when not even the marker fits.
@@ -65,42 +133,104 @@ def truncate_text(
         text: the text.
         max_tokens: what the result may cost.
         counter: prices the text.
-        describe: given the part that is cut, a short note added to the marker (for
+        describe: given the part that is cut, the names it holds, for the marker (for
             example the paths it mentions), or ``None``.
+        condense: given the text, a shorter rendering that keeps its values; when it
+            has one, that rendering (after a :func:`condensed_marker`) is what is kept,
+            and cut if it still costs too much.
+        reference: where the whole text can be read back (``recall: <key>``), written
+            in the marker whatever else it leaves out.
     """
     cost = counter.estimate_text(text)
     if cost <= max_tokens:
         return text
-    keep = int(len(text) * max(max_tokens, 0) / cost)
+    if condense is not None:
+        short = condense(text)
+        if short:
+            line = condensed_marker(len(text), cost)
+            body = _truncated(
+                short, max_tokens - counter.estimate_text(line), counter, describe, reference
+            )
+            if body and counter.estimate_text(line + body) <= max_tokens:
+                return line + body
+    return _truncated(text, max_tokens, counter, describe, reference)
+
+
+def _truncated(
+    text: str,
+    max_tokens: int,
+    counter: BaseCounter,
+    describe: Describe | None,
+    reference: str = "",
+) -> str:
+    """:func:`truncate_text` without condensing.
+
+    The names in the marker get their share of ``max_tokens`` first (a larger share the
+    more is cut, see :data:`NOTE_SHARE`); the head and the tail share the rest. Each try
+    that comes out too long shrinks the head and the tail by the overshoot, then the
+    names."""
+    cost = counter.estimate_text(text)
+    if cost <= max_tokens:
+        return text
+    low, high = NOTE_SHARE
+    kept = max(max_tokens, 0) / cost
+    note = int(max(max_tokens, 0) * min(high, low + (high - low) * (1 - kept))) if describe else 0
+    bare = counter.estimate_text(
+        marker(len(text), cost, lines=text.count("\n") + 1, reference=reference)
+    )
+    keep = int(len(text) * max(0, max_tokens - bare - note) / cost)
     best = ""
     for _ in range(12):
-        candidate = _cut(text, keep, cost, counter, describe)
-        if counter.estimate_text(candidate) <= max_tokens:
+        head, tail = _ends(text, keep)
+        cut = text[len(head) : len(text) - len(tail)]
+        names: list[str] = []
+        named = 0
+        if describe is not None and note > 0:
+            found = describe(cut)
+            named = len(found)
+            names = _fitting(found, note, counter)
+        cut_tokens = max(0, cost - counter.estimate_text(head) - counter.estimate_text(tail))
+        line = marker(
+            len(cut),
+            cut_tokens,
+            lines=cut.count("\n") + 1,
+            names=names,
+            named=named,
+            reference=reference,
+        )
+        candidate = head.rstrip(" ") + line + tail.lstrip(" ")
+        over = counter.estimate_text(candidate) - max_tokens
+        if over <= 0:
             return candidate
         best = candidate
-        if keep <= 0:
+        if keep > 0:  # shrink the head and tail by the overshoot, at this text's density
+            keep = max(0, keep - max(int(over * len(text) / cost * 1.1), keep // 10, 1))
+        elif note > 0:
+            note = max(0, note - over - 1)
+        else:
             break
-        over = counter.estimate_text(candidate) - max_tokens
-        # Shrink by the overshoot (in characters at this text's density) and a bit more.
-        keep = max(0, keep - max(int(over * len(text) / cost * 1.1), keep // 10, 1))
     return best if counter.estimate_text(best) <= max_tokens else ""
 
 
-def _cut(text: str, keep: int, cost: int, counter: BaseCounter, describe: Describe | None) -> str:
+def _ends(text: str, keep: int) -> tuple[str, str]:
+    """The head and the tail kept of ``text`` when ``keep`` characters are kept."""
     if keep < _MIN_KEEP:
-        head, tail = "", ""
-    else:
-        head_chars = int(keep * HEAD_SHARE)
-        head = text[:head_chars]
-        tail = text[len(text) - (keep - head_chars) :]
-    cut_chars = len(text) - len(head) - len(tail)
-    cut_tokens = max(0, cost - counter.estimate_text(head) - counter.estimate_text(tail))
-    line = marker(cut_chars, cut_tokens)
-    if describe is not None:
-        note = describe(text[len(head) : len(text) - len(tail)])
-        if note:
-            line = line.removesuffix(" cut ...]\n") + f" cut; {note} ...]\n"
-    return head.rstrip(" ") + line + tail.lstrip(" ")
+        return "", ""
+    head_chars = int(keep * HEAD_SHARE)
+    return text[:head_chars], text[len(text) - (keep - head_chars) :]
+
+
+def _fitting(found: Sequence[str], tokens: int, counter: BaseCounter) -> list[str]:
+    """The first of ``found`` that fit in ``tokens`` tokens as shown (each with its
+    separator)."""
+    shown: list[str] = []
+    used = 0
+    for name, cost in zip(found, counter.estimate_texts(list(found[:_SHOWN])), strict=False):
+        used += cost + 2
+        if used > tokens:
+            break
+        shown.append(name)
+    return shown
 
 
 def _text_cost(block: ContentBlock | Text | Image, counter: BaseCounter) -> int:
@@ -112,7 +242,11 @@ def _text_cost(block: ContentBlock | Text | Image, counter: BaseCounter) -> int:
 
 
 def _shrink(
-    block: ContentBlock, share: float, counter: BaseCounter, describe: Describe | None
+    block: ContentBlock,
+    share: float,
+    counter: BaseCounter,
+    describe: Describe | None,
+    condense: Condense | None,
 ) -> ContentBlock:
     if isinstance(block, Text):
         limit = int(counter.estimate_text(block.text) * share)
@@ -122,7 +256,9 @@ def _shrink(
         for item in block.content:
             if isinstance(item, Text):
                 limit = int(counter.estimate_text(item.text) * share)
-                text = truncate_text(item.text, limit, counter, describe=describe)
+                text = truncate_text(
+                    item.text, limit, counter, describe=describe, condense=condense
+                )
                 items.append(Text(text=text))
             else:
                 items.append(item)
@@ -131,12 +267,19 @@ def _shrink(
 
 
 def truncate_message(
-    message: Message, max_tokens: int, counter: BaseCounter, *, describe: Describe | None = None
+    message: Message,
+    max_tokens: int,
+    counter: BaseCounter,
+    *,
+    describe: Describe | None = None,
+    condense: Condense | None = None,
 ) -> Message:
     """``message`` if it costs at most ``max_tokens``, else a copy whose texts (text and
     tool-result text) are cut in proportion to their size until it fits, or are as short
     as they can be. Its role, tool uses, ids and flags are unchanged, and so is thinking
-    (a provider checks its signature)."""
+    (a provider checks its signature). ``describe`` and ``condense`` are
+    :func:`truncate_text`'s (``condense`` applies to tool results only: a user's or
+    the assistant's words are never rewritten)."""
     cost = counter.estimate_message(message)
     if cost <= max_tokens:
         return message
@@ -146,7 +289,9 @@ def truncate_message(
     share = max(0.0, 1 - (cost - max_tokens) / texts)
     best = message
     for _ in range(8):
-        content = tuple(_shrink(block, share, counter, describe) for block in message.content)
+        content = tuple(
+            _shrink(block, share, counter, describe, condense) for block in message.content
+        )
         candidate = attrs.evolve(message, content=content)
         candidate_cost = counter.estimate_message(candidate)
         best = candidate

@@ -5,6 +5,20 @@ cost comes from the counter's cost table, made once for the compaction): which u
 messages are pinned, where the kept recent part starts (a safe cut, so no tool use
 loses its result), what is summarized, and what the kept part costs, so the summary can
 be given exactly the space that is left.
+
+What the next model call needs most is kept first:
+
+- **The step in progress**: the last assistant message's calls and the results the
+  model has not answered yet (:func:`step_in_progress`). They are kept whole while the
+  room allows (the summary keeping its floor share), and cut last: the other kept
+  messages share what they leave.
+- **A cut moves back into the newest exchange, not past it.** A cut inside an exchange
+  moves forward to the next safe cut (a tool use never loses its result), except in the
+  newest exchange, where that would keep nothing recent: there the cut moves back to the
+  exchange's start and its members are cut to fit instead.
+- **A task before length.** The task (the first request) is pinned before the newest
+  request, which gets the space the task leaves: a task that fits is never dropped to
+  keep more of a longer message.
 """
 
 from __future__ import annotations
@@ -15,13 +29,14 @@ import attrs
 
 from .._counting.cache import CostTable
 from .._counting.counter import BaseCounter
-from .._messages.conversation import next_safe_cut
+from .._messages.conversation import next_safe_cut, opens_exchange
 from .._messages.message import Message, Role
 from .._messages.truncation import truncate_message
 from .._numbers import scale
+from .._summary.facts import condense, facts
 from .._summary.scan import is_notice, mentioned
 
-__all__ = ["Part", "Plan"]
+__all__ = ["Part", "Plan", "describe_cut", "step_in_progress"]
 
 _PIN_SHARE = 0.25
 """The most of the target one pinned request may take; a longer one is cut in the middle."""
@@ -31,8 +46,10 @@ hard budget leaves (requests are short; a long one, such as a pasted document, i
 _MESSAGE_SHARE = 0.25
 """The most of the recent space one kept message may take (a huge tool result is cut)."""
 _MIN_TRUNCATED = 48
-_MARKER_MENTIONS = 40
-"""The most paths and URLs a truncation marker names from the part it cut."""
+_SUMMARY_FLOOR = 0.25
+"""The share of the room below the target the step in progress leaves to the summary."""
+_MARKER_NAMES = 400
+"""The most names a truncation marker counts from the part it cut."""
 
 
 def _pins(
@@ -48,13 +65,18 @@ def _pins(
     target (a short task kept whole while it takes at most half of the hard budget's
     ``free`` space); the newest request whole when ``free`` allows."""
     pinned: dict[int, Message] = {}
+    task_cost = 0
     if task is not None and task != newest:
         space = max(_MIN_TRUNCATED, scale(room, _PIN_SHARE), min(_TASK_WHOLE, free // 2))
         pinned[task] = truncate_message(messages[task], space, counter)
+        task_cost = counter.estimate_message(pinned[task])
     if newest is not None:
-        # The user's newest words may take all the space the hard budget leaves (the
-        # task gives way to them if both do not fit).
+        # The user's newest words may take all the space the hard budget leaves, less
+        # the task's when the task fits beside a request cut to the floor: a short task
+        # never gives way to a longer request that must be cut anyway.
         space = max(scale(room, _PIN_SHARE), free)
+        if task_cost and task_cost + _MIN_TRUNCATED <= free:
+            space = max(_MIN_TRUNCATED, min(space, free - task_cost))
         pinned[newest] = truncate_message(messages[newest], space, counter)
     return pinned
 
@@ -74,14 +96,82 @@ def _water_level(costs: Sequence[int], space: int) -> int:
     return max(_MIN_TRUNCATED, ordered[-1])  # pragma: no cover - the sum exceeded space
 
 
-def _mentions(cut: str) -> str:
-    """The paths and URLs a cut part of a tool result mentions, for its marker."""
-    found = list(dict.fromkeys(mentioned(cut)))
-    if not found:
-        return ""
-    shown = found[:_MARKER_MENTIONS]
-    more = f" and {len(found) - len(shown)} more" if len(found) > len(shown) else ""
-    return "it mentions " + ", ".join(shown) + more
+def describe_cut(cut: str) -> list[str]:
+    """The names the cut part of a message holds, for its truncation marker: the paths
+    and URLs it mentions, then its facts (see :mod:`neuron_context._summary.facts`)."""
+    found = dict.fromkeys(mentioned(cut))
+    for fact in facts(cut, limit=_MARKER_NAMES):
+        found.setdefault(fact.text)
+    return list(found)[:_MARKER_NAMES]
+
+
+def step_in_progress(messages: Sequence[Message]) -> list[int]:
+    """The indices of the step in progress: the last assistant message when it called
+    tools, and the tool messages after it (results the model has not answered yet);
+    ``[]`` when the last assistant message called none. Reads from the end."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role is Role.ASSISTANT:
+            if not opens_exchange(message):
+                return []
+            after = range(index + 1, len(messages))
+            return [index, *(i for i in after if messages[i].role is Role.TOOL)]
+    return []
+
+
+def _tail(
+    messages: Sequence[Message],
+    costs: Sequence[int],
+    cut: int,
+    *,
+    pinned: dict[int, Message],
+    step: set[int],
+    space: int,
+    counter: BaseCounter,
+) -> list[Message]:
+    """The kept part from ``cut``, in ``space`` tokens: the pinned requests as pinned,
+    the step in progress cut to its own water level (it is cut last), the other messages
+    to the level of what it leaves."""
+    free = [
+        i
+        for i in range(cut, len(messages))
+        if messages[i].role is not Role.SYSTEM and i not in pinned
+    ]
+    first = [costs[i] for i in free if i in step]
+    level_step = _water_level(first, space)
+    left = max(0, space - sum(min(cost, level_step) for cost in first))
+    level = _water_level([costs[i] for i in free if i not in step], left)
+    tail: list[Message] = []
+    for index in range(cut, len(messages)):
+        message = messages[index]
+        cap = level_step if index in step else level
+        if index in pinned:
+            tail.append(pinned[index])
+        elif message.role is Role.SYSTEM or costs[index] <= cap:
+            tail.append(message)
+        else:
+            tail.append(
+                truncate_message(message, cap, counter, describe=describe_cut, condense=condense)
+            )
+    return tail
+
+
+def _cut_back(messages: Sequence[Message], start: int) -> int:
+    """The safe cut for a kept part that would start at ``start``: the next safe cut,
+    unless that skips past the newest exchange (``start`` falls inside it, or after it
+    at the end: nothing would be kept), where the cut moves back to the exchange's
+    start instead."""
+    cut = next_safe_cut(messages, start)
+    if cut == start < len(messages):
+        return cut  # a safe cut keeping something: it stays
+    opener = start - 1
+    while opener >= 0 and messages[opener].role in (Role.TOOL, Role.SYSTEM):
+        opener -= 1
+    if opener < 0 or not opens_exchange(messages[opener]):
+        return cut
+    if any(opens_exchange(m) for m in messages[cut:]):
+        return cut  # a newer exchange is kept: this one is not the newest
+    return opener
 
 
 def is_request(message: Message) -> bool:
@@ -101,7 +191,8 @@ class Part:
 
     kind: str
     """``system``, ``task`` (the first request), ``request`` (the newest), ``summary``,
-    or ``tail`` (a recent message kept as it is, or truncated)."""
+    ``step`` (a message of the step in progress) or ``tail`` (another recent message),
+    each kept as it is or truncated."""
     message: Message
 
 
@@ -126,6 +217,8 @@ class Plan:
     """The other messages before the cut."""
     fixed_cost: int
     """The cost of everything but the new summary."""
+    step: frozenset[int] = frozenset()
+    """The indices of the step in progress in the kept part (cut last)."""
 
     @classmethod
     def of(
@@ -150,7 +243,11 @@ class Plan:
         pinned = _pins(messages, counter, task, newest, room=room, free=limit - system_cost)
         pinned_cost = sum(counter.estimate_message(m) for m in pinned.values())
         rest = max(0, room - pinned_cost)
-        space = scale(rest, recent)
+        step = {i for i in step_in_progress(messages) if i not in pinned}
+        step_cost = sum(costs[i] for i in step)
+        # The step in progress is kept whole while the room allows, the summary keeping
+        # at least its floor share when there is anything older to summarize.
+        space = max(scale(rest, recent), min(step_cost, scale(rest, 1 - _SUMMARY_FLOOR)))
         cap = max(_MIN_TRUNCATED, scale(space, _MESSAGE_SHARE))
         used = 0
         start = len(messages)
@@ -161,12 +258,12 @@ class Plan:
                 continue
             if message.is_compaction:
                 break  # an earlier summary stays before the kept part
-            cost = min(costs[index], cap)
+            cost = costs[index] if index in step else min(costs[index], cap)
             if used + cost > space:
                 break
             used += cost
             start = index
-        cut = next_safe_cut(messages, start)
+        cut = _cut_back(messages, start)
         previous: list[Message] = []
         summarized: list[Message] = []
         for index in range(cut):
@@ -176,24 +273,14 @@ class Plan:
             (previous if message.is_compaction else summarized).append(message)
         # With nothing to summarize, the kept part may fill all the space left.
         tail_space = space if previous or summarized else rest
-        free = [
-            i
-            for i in range(cut, len(messages))
-            if messages[i].role is not Role.SYSTEM and i not in pinned
-        ]
-        level = _water_level([costs[i] for i in free], tail_space)
-        tail: list[Message] = []
-        for index in range(cut, len(messages)):
-            message = messages[index]
-            if index in pinned:
-                tail.append(pinned[index])
-            elif message.role is Role.SYSTEM or costs[index] <= level:
-                tail.append(message)
-            else:
-                tail.append(truncate_message(message, level, counter, describe=_mentions))
+        tail = _tail(
+            messages, costs, cut, pinned=pinned, step=step, space=tail_space, counter=counter
+        )
         fixed = system_cost + counter.estimate_messages([m for i, m in pinned.items() if i < cut])
         fixed += counter.estimate_messages([m for m in tail if m.role is not Role.SYSTEM])
-        return cls(messages, cut, task, newest, pinned, tail, previous, summarized, fixed)
+        return cls(
+            messages, cut, task, newest, pinned, tail, previous, summarized, fixed, frozenset(step)
+        )
 
     def assemble(self, summaries: Sequence[Message]) -> list[Part]:
         """The output, in the input's order: the system messages, the task, the summaries,
@@ -224,6 +311,6 @@ class Plan:
             elif index in self.pinned:
                 kind = "task" if index == self.task else "request"
             else:
-                kind = "tail"
+                kind = "step" if index in self.step else "tail"
             parts.append(Part(kind, message))
         return parts

@@ -86,7 +86,8 @@ class TruncateLargeResultsStrategy(PureStrategy):
     """How many of the newest assistant messages count as referring recently."""
     store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
     """Where the whole text of a cut result goes: the marker then ends in ``recall:
-    <key>`` (``[... 41,802 characters (about 10,450 tokens) cut; recall: <key> ...]``)."""
+    <key>`` (``[... 1,204 lines (41,802 characters, about 10,450 tokens) cut; recall: <key>
+    ...]``)."""
 
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
         counter = self.counter
@@ -150,6 +151,6 @@ class TruncateLargeResultsStrategy(PureStrategy):
         if key is None:
             return truncate_text(text, share, self.counter)
         note = f"recall: {key}"
-        cut = truncate_text(text, share, self.counter, describe=lambda _cut: note)
+        cut = truncate_text(text, share, self.counter, reference=note)
         # A text too short for the marker (cut to nothing) stays whole: its key would be lost.
         return cut if note in cut or cut == text else text

@@ -22,7 +22,7 @@ abandoned, its result discarded). Every scan of untrusted text is linear (see
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import anyio.to_thread
@@ -31,7 +31,7 @@ import attrs
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._messages.message import Message
-from .._messages.truncation import truncate_text
+from .._messages.truncation import SEPARATOR, truncate_text
 from .._numbers import scale
 from .._validators import non_negative_int, require_int
 from ..providers._base import (
@@ -41,24 +41,40 @@ from ..providers._base import (
     StopReason,
     TokenUsage,
 )
+from .facts import Fact
+from .facts import render as render_facts
 from .findings import DECISIONS_QUOTED, Findings, find
 from .format import HEADINGS, REQUEST_CLOSE, REQUEST_OPEN
+from .plan import PLAN_CLOSE, PLAN_OPEN, plan_block
 from .scan import clip, is_notice
 from .source import Source, source_of
 
 __all__ = ["ExtractiveSummarizer"]
 
-GOAL, DECISIONS, ARTIFACTS, ERRORS, NEXT = range(5)
+GOAL, PLAN, DECISIONS, ARTIFACTS, FACTS, ERRORS, NEXT = range(7)
 # The order in which sections get their next item when the budget is shared out.
-_PRIORITY = (GOAL, ARTIFACTS, ERRORS, NEXT, DECISIONS)
+_PRIORITY = (PLAN, GOAL, ARTIFACTS, FACTS, ERRORS, NEXT, DECISIONS)
 _DEFAULT_BUDGET = 1024
 _MIN_READ = 200_000
 """Characters of the newest entries read whatever the budget (see ``read_per_token``)."""
 _TIER = 1_000_000
 """Ranks within the artifacts: carried lines, then what the calls touched by tier (see
 ``findings.tier``), then mentions (each tier newest first)."""
-_WEIGHTS = {GOAL: 4.0, ARTIFACTS: 4.0, ERRORS: 2.0, NEXT: 1.5, DECISIONS: 1.0}
-"""How the sections share the space (see ``_fit``)."""
+_WEIGHTS = {
+    PLAN: 100.0,
+    GOAL: 4.0,
+    ARTIFACTS: 30.0,
+    FACTS: 6.0,
+    ERRORS: 2.0,
+    NEXT: 1.5,
+    DECISIONS: 1.0,
+}
+"""How the sections share the space (see ``_fit``); the plan is state and comes first."""
+_CHUNK = 160
+"""Characters of facts per item: a result's facts are taken a chunk at a time."""
+_STRIDE = 4
+"""How far down the ranking each further chunk of one result's facts goes: the newest
+result's second chunk comes after the first chunks of the four results before it."""
 _PINNED_RANK = 101
 """Quoted requests ranked up to this are the task (99 carried, 100 new) and the newest
 request (101): placed before any other item."""
@@ -77,10 +93,16 @@ class _Item:
     order: int  # display position within its section
     text: str
     verbatim: bool = False  # a user's words, quoted as they are
+    continues: str = ""  # a further chunk of the line before: the separator to it
+    block: bool = False  # a block of lines (the plan), rendered as it is
 
     def rendered(self) -> str:
         if self.verbatim:
             return f"{REQUEST_OPEN}\n{self.text}\n{REQUEST_CLOSE}"
+        if self.block:
+            return self.text
+        if self.continues:
+            return self.continues + self.text
         return f"- {self.text}"
 
 
@@ -180,12 +202,25 @@ class ExtractiveSummarizer(Provider):
         items: list[_Item] = []
         seen: set[tuple[int, str]] = set()
 
-        def add(section: int, rank: int, text: str, *, verbatim: bool = False) -> None:
-            if text and (section, text) not in seen:
+        def add(
+            section: int,
+            rank: int,
+            text: str,
+            *,
+            verbatim: bool = False,
+            order: int | None = None,
+            continues: str = "",
+            block: bool = False,
+        ) -> None:
+            if text and (continues or (section, text) not in seen):
                 seen.add((section, text))
-                items.append(_Item(section, rank, len(items), text, verbatim))
+                at = len(items) if order is None else order
+                items.append(_Item(section, rank, at, text, verbatim, continues, block))
 
-        carried, quoted = _carried(source.previous, limit)
+        carried, quoted, plans = _carried(source.previous, limit)
+        plan = found.plan or (plans[-1] if plans else "")
+        if plan:
+            add(PLAN, 0, plan_block(plan), block=True)
         # The previous index is older than every call read: it follows the new one, and
         # an artifact acted on again keeps its place in the new part (its latest action).
         index = found.index
@@ -195,8 +230,8 @@ class ExtractiveSummarizer(Provider):
         for section, lines in carried.items():
             if section == NEXT and found.acted:
                 continue
-            # Goal lines keep what came first; newer decisions and errors win.
-            base = 0 if section == GOAL else 10_000
+            # Goal lines keep what came first; newer decisions, facts and errors win.
+            base = 0 if section == GOAL else _TIER * 10 if section == FACTS else 10_000
             for position, line in enumerate(lines):
                 add(section, base + position, line)
         for position, text in enumerate(quoted):
@@ -212,8 +247,18 @@ class ExtractiveSummarizer(Provider):
         known = index.names()
         mentions = [m for m in found.mentioned if m not in known]
         mentions += [m for m in found.in_output if m not in found.mentioned and m not in known]
+        # Mentions share their lines, a few to a line: ``Mentioned: a.py · b/c.md · ...``
+        # (a comma may be part of a path or URL: it cannot separate them).
+        width = 0
         for position, mention in enumerate(mentions[: self.max_mentions]):
-            add(ARTIFACTS, 4 * _TIER + position, f"Mentioned: {mention}")
+            rank = 4 * _TIER + position
+            if width and width + len(mention) <= _CHUNK:
+                add(ARTIFACTS, rank, mention, order=len(items), continues=SEPARATOR)
+                width += len(mention) + 2
+            else:
+                add(ARTIFACTS, rank, f"Mentioned: {mention}")
+                width = len(mention) + 12
+        self._facts(found, add)
         for position, line in enumerate(found.errors):
             add(ERRORS, position, line)
         if found.said:
@@ -223,6 +268,34 @@ class ExtractiveSummarizer(Provider):
         if found.unanswered:
             add(NEXT, 2, "Unanswered user request: " + clip(found.unanswered, limit))
         return items
+
+    @staticmethod
+    def _facts(found: Findings, add: Callable[..., None]) -> None:
+        """The facts of the results, newest first, a chunk of each result at a time:
+        each result's first chunk before the later chunks of the newer ones (see
+        ``_STRIDE``); a result's chunks are rendered on one line."""
+        for position, group in enumerate(found.facts):
+            chunk: list[Fact] = []
+            size = 0
+            number = 0
+            # A fact its call already names (the id it looked up) is not repeated.
+            noted = [fact for fact in group.facts if fact.text not in group.label]
+            for fact in [*noted, None]:
+                if fact is not None and (not chunk or size + len(fact.text) <= _CHUNK):
+                    chunk.append(fact)
+                    size += len(fact.text) + 2
+                    continue
+                if chunk:
+                    text = render_facts(chunk)
+                    order = (position + 1) * 100_000 + number
+                    rank = _TIER + position + number * _STRIDE
+                    if number == 0:
+                        add(FACTS, rank, f"{group.label}: {text}", order=order)
+                    else:
+                        separator = "; " if chunk[0].group else ", "
+                        add(FACTS, rank, text, order=order, continues=separator)
+                    number += 1
+                chunk, size = ([fact], len(fact.text) + 2) if fact is not None else ([], 0)
 
     def _requests(self, source: Source, budget: int, chars: int) -> list[tuple[int, str]]:
         """``(rank, text)`` of the user's requests that could be quoted, oldest first:
@@ -324,21 +397,29 @@ def _render(items: Iterable[_Item]) -> str:
         sections.setdefault(item.section, []).append(item)
     parts: list[str] = []
     for section in sorted(sections):
-        lines = [item.rendered() for item in sorted(sections[section], key=lambda i: i.order)]
+        lines: list[str] = []
+        for item in sorted(sections[section], key=lambda i: i.order):
+            if item.continues and lines:
+                lines[-1] += item.rendered()  # a further chunk of the line before
+            elif not item.continues:
+                lines.append(item.rendered())
         parts.append("\n".join([HEADINGS[section], *lines]))
     return "\n\n".join(parts)
 
 
-def _carried(previous: str | None, limit: int) -> tuple[dict[int, list[str]], list[str]]:
+def _carried(previous: str | None, limit: int) -> tuple[dict[int, list[str]], list[str], list[str]]:
     """The previous summary's lines by section (unknown headings and text: the goal),
-    and its quoted user requests, verbatim."""
+    its quoted user requests and its plans (oldest first), verbatim. Its facts lines
+    are carried whole (each is one result's index)."""
     carried: dict[int, list[str]] = {}
     quoted: list[str] = []
+    plans: list[str] = []
     if not previous:
-        return carried, quoted
+        return carried, quoted, plans
     titles = {heading.removeprefix("## ").casefold(): i for i, heading in enumerate(HEADINGS)}
     section = GOAL
     quote: list[str] | None = None
+    plan: list[str] | None = None
     for raw in previous.split("\n"):
         if quote is not None:
             if raw == REQUEST_CLOSE:
@@ -347,8 +428,18 @@ def _carried(previous: str | None, limit: int) -> tuple[dict[int, list[str]], li
             else:
                 quote.append(raw)
             continue
+        if plan is not None:
+            if raw == PLAN_CLOSE:
+                plans.append("\n".join(plan))
+                plan = None
+            else:
+                plan.append(raw)
+            continue
         if raw == REQUEST_OPEN:
             quote = []
+            continue
+        if raw == PLAN_OPEN:
+            plan = []
             continue
         line = raw.strip()
         if not line:
@@ -360,8 +451,8 @@ def _carried(previous: str | None, limit: int) -> tuple[dict[int, list[str]], li
                 continue
         if line.startswith(("- ", "* ")):
             line = line[2:].strip()
-        if line:
-            carried.setdefault(section, []).append(clip(line, limit))
+        if line and section != PLAN:
+            carried.setdefault(section, []).append(line if section == FACTS else clip(line, limit))
     if quote:  # an unclosed quote: keep its words as a request
         quoted.append("\n".join(quote))
-    return carried, quoted
+    return carried, quoted, plans

@@ -20,14 +20,17 @@ scan of its text is linear (see :mod:`neuron_context._summary.scan`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 
 import attrs
 
+from .facts import Fact, facts, render
+from .plan import is_plan_tool, plan_of
 from .scan import argument_text, artifact_of, error_line, is_notice, mentioned
 from .transcript import Entry
 
-__all__ = ["DECISIONS_QUOTED", "Findings", "Index", "find", "tier"]
+__all__ = ["DECISIONS_QUOTED", "FactGroup", "Findings", "Index", "find", "tier"]
 
 DECISIONS_QUOTED = 5
 """Assistant messages before the last one that the decisions section quotes."""
@@ -94,6 +97,18 @@ def _is_name(value: str) -> bool:
 
 
 @attrs.define
+class FactGroup:
+    """The facts of one tool result, and the call that produced it."""
+
+    id: str
+    """The tool-use id of the result."""
+    label: str
+    """The call: its tool and what it touched (its tool alone until the call is read)."""
+    facts: list[Fact]
+    """The facts, most telling first."""
+
+
+@attrs.define
 class Findings:
     """What :func:`find` found, newest first."""
 
@@ -113,6 +128,11 @@ class Findings:
     """Paths, URLs and hashes in the conversation (requests, replies, call arguments)."""
     in_output: dict[str, None] = attrs.Factory(dict)
     """Those in tool output (some may be in :attr:`mentioned` too)."""
+    facts: list[FactGroup] = attrs.Factory(list)
+    """The facts of the tool results, newest first."""
+    plan: str = ""
+    """The plan the newest plan or todo call wrote, rendered (see
+    :mod:`neuron_context._summary.plan`)."""
 
 
 @attrs.define
@@ -128,6 +148,8 @@ class _Reader:
     index_costs: list[int] = attrs.Factory(lambda: [0, 0, 0])  # by tier
     said_count: int = 0  # mentions in the conversation that the index does not name
     all_count: int = 0  # the same, with those only in tool output
+    facts_cost: int = 0
+    unlabelled: dict[str, FactGroup] = attrs.Factory(dict)  # results whose call is unread
 
     def complete(self) -> bool:
         found = self.found
@@ -137,6 +159,7 @@ class _Reader:
             and self.errors_cost > self.budget
             and self.index_costs[0] > self.budget
             and self.said_count >= self.max_mentions
+            and self.facts_cost > self.budget
         )
 
     def read(self, entry: Entry, text: str) -> None:
@@ -150,6 +173,7 @@ class _Reader:
             self._said(text)
         elif kind == "call":
             self._call(entry.name or "tool", text)
+            self._label(entry, text)
             self._said(argument_text(text))
         else:
             if self.errors_cost <= self.budget:
@@ -158,6 +182,34 @@ class _Reader:
                     self.found.errors.append(line)
                     self.errors_cost += self.cost(f"- {line}\n")
             self._output(text)
+            self._facts(entry, text)
+
+    def _facts(self, entry: Entry, text: str) -> None:
+        """Note the facts of a result until they alone would fill the budget."""
+        if self.facts_cost > self.budget:
+            return
+        found = facts(text)
+        if not found:
+            return
+        group = FactGroup(entry.id, entry.name or "tool", found)
+        self.found.facts.append(group)
+        if entry.id:
+            self.unlabelled.setdefault(entry.id, group)
+        self.facts_cost += self.cost(render(found))
+
+    def _label(self, entry: Entry, arguments: str) -> None:
+        """Name the results of a call after it; note the plan the newest plan call wrote."""
+        group = self.unlabelled.pop(entry.id, None) if entry.id else None
+        if group is not None:
+            artifact = artifact_of(arguments, self.line_chars)
+            group.label = f"{entry.name or 'tool'} {artifact}".strip()
+        if not self.found.plan and is_plan_tool(entry.name):
+            try:
+                value = json.loads(arguments)
+            except ValueError:
+                return
+            if isinstance(value, dict):
+                self.found.plan = plan_of(entry.name, value) or ""
 
     def _call(self, name: str, arguments: str) -> None:
         found = self.found

@@ -30,8 +30,10 @@ for a provider."""
 
 HEADINGS = (
     "## Goal and constraints",
+    "## Plan",
     "## Decisions",
     "## Artifacts",
+    "## Facts",
     "## Errors and fixes",
     "## Next steps",
 )
@@ -72,6 +74,11 @@ user's own requests verbatim, each on its own lines between <user_request> and \
 newest first when space is short. Notices from the agent's harness (command markup, \
 "[Request interrupted by user]") are not requests.
 
+## Plan
+Only when the conversation holds a plan or todo list (the latest call of a todo or plan \
+tool): its newest version, copied verbatim (each item's own words and status), then what \
+is done, what is in progress and what comes next. Leave the section out otherwise.
+
 ## Decisions
 What was decided or concluded, and why.
 
@@ -80,6 +87,15 @@ An index of the files and paths, URLs, commands and identifiers that tool calls 
 written verbatim, one per line with the latest action on it (for example \
 "src/app.py: read_file, edit_file (latest)"), newest first; then other paths and URLs \
 that matter.
+
+## Facts
+An index, not prose, of the facts the tool results gave that the work may need again, \
+each written verbatim: identifiers (ids, order and reservation numbers, hashes), numbers \
+with what they are, names, dates, code symbols (functions, classes, modules, with their \
+line), and the key/value pairs of JSON results. One line per tool result, named by the \
+call that produced it, the facts as compact "key=value" lists (for example \
+"get_order order_id=W123: status=shipped, total=312.40, item_id=1008292230; ..."), the \
+newest results first; when space is short, keep the newest.
 
 ## Errors and fixes
 Each error met and how it was resolved, or that it is still open.

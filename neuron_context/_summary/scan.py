@@ -50,6 +50,9 @@ _BARE = frozenset(
 )
 """Key arguments shown by their value alone (a path is its own name)."""
 
+_OTHER_ARGUMENT = 80
+"""The most characters shown of an argument that is not a key argument."""
+
 _EXTENSIONS = (
     "c|cc|cfg|cpp|cs|css|csv|ex|exs|go|h|hpp|html|ini|ipynb|java|js|json|jsx|kt|lock|log|md|"
     "php|pony|py|pyi|rb|rs|scss|sh|sql|svelte|swift|toml|ts|tsx|txt|vue|xml|yaml|yml"
@@ -163,14 +166,18 @@ def artifact_of(arguments: str, limit: int) -> str:
     if not isinstance(parsed, Mapping):
         return clip(arguments, limit) if arguments.strip() else ""
     keys = [k for k in KEY_ARGUMENTS if k in parsed]
+    named = len(keys)
     keys += [k for k, v in parsed.items() if isinstance(v, str) and k not in keys]
-    for key in keys:
+    for position, key in enumerate(keys):
         value = parsed[key]
         if isinstance(value, list):
             value = ", ".join(str(v) for v in value)
         if isinstance(value, str | int | float) and str(value).strip():
             first = str(value).strip().split("\n", 1)[0]
-            return clip(first if key in _BARE else f"{key}={first}", limit)
+            # Another argument names what was touched only by its start (a thought, a
+            # message is prose, not a name).
+            shown = min(limit, _OTHER_ARGUMENT) if position >= named else limit
+            return clip(first if key in _BARE else f"{key}={first}", shown)
     return ""
 
 

@@ -16,6 +16,9 @@ part that keeps a call cheap lives here, once:
   adapter never sends a malformed conversation, compacted or not.
 - :func:`read_at` is the readers' boundary: whatever reading a framework message raises
   becomes a ``ConfigurationError`` naming its path.
+- :func:`neuron_context.ext._recovery.recover` is what every adapter does when the
+  provider refuses a request as too long: :meth:`Sessions.learn` keeps the smaller
+  strategy for every conversation after.
 - :class:`Session` is one conversation: its reader and its
   :class:`~neuron_context._compaction.view.ContextView` (the compacted view, extended
   with the new messages and compacted again only when it crosses the trigger).
@@ -349,12 +352,13 @@ class Sessions(Generic[K, S]):
 
     KEPT = 8
 
-    __slots__ = ("_lock", "_make", "_pool")
+    __slots__ = ("_learned", "_lock", "_make", "_pool")
 
     def __init__(self, make: Callable[[], Session[K, S]]) -> None:
         self._make = make
         self._pool: list[Session[K, S]] = []
         self._lock = threading.Lock()
+        self._learned: ContextStrategy | None = None
 
     def take(self, items: Sequence[K]) -> Session[K, S]:
         """The session of the conversation ``items`` continues, or a new one."""
@@ -364,7 +368,19 @@ class Sessions(Generic[K, S]):
                 if session.reader.follows(items):
                     del self._pool[position]
                     return session
-        return self._make()
+            learned = self._learned
+        session = self._make()
+        if learned is not None:
+            session.view.strategy = learned
+        return session
+
+    def learn(self, strategy: ContextStrategy) -> None:
+        """Compact every conversation with ``strategy`` from now on: the strategy sized
+        to the window a provider's overflow error showed."""
+        with self._lock:
+            self._learned = strategy
+            for session in self._pool:
+                session.view.strategy = strategy
 
     def put(self, session: Session[K, S]) -> None:
         """Return ``session`` to the pool (the most recent; the oldest beyond KEPT goes)."""

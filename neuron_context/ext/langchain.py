@@ -33,6 +33,12 @@ Offloading: give the strategy a ``store=`` (ours, or :class:`LangGraphStore` ove
 LangGraph ``BaseStore`` the agent already uses) and add :func:`recall_tool` to the agent's
 tools, so the model can read back what compaction removed.
 
+A model call the provider refuses as too long for the model (OpenAI's
+``context_length_exceeded``, Anthropic's ``prompt is too long``, ...) is compacted to the
+size the refusal shows and sent once more; the smaller budget is kept for the calls after,
+and a second refusal is a :class:`~neuron_context.errors.ContextOverflowError` (see
+:mod:`neuron_context.ext._recovery`).
+
 For code that trims by hand with ``trim_messages``, :func:`compact_messages` (and
 :func:`acompact_messages`) take a list of LangChain messages and a strategy.
 """
@@ -44,9 +50,11 @@ from typing import Any, cast
 
 import attrs
 
+from .._compaction.overflow import refused_again
 from .._compaction.request import RequestCounter
 from .._compaction.step import StepResult, compact_step, decide
 from .._messages.message import Message, ToolDefinition
+from .._overflow import Overflow, context_overflow
 from .._strategies.strategy import ContextStrategy, counter_of
 from .._validators import require_bool, require_sequence_of
 from ._core import (
@@ -60,6 +68,7 @@ from ._core import (
     run_sync,
     session_factory,
 )
+from ._recovery import recover
 
 try:
     from langchain.agents.middleware import (
@@ -213,12 +222,32 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
             self._sessions.put(call.session)
         return request.override(messages=cast("list[AnyMessage]", rebuilt))
 
+    async def _recover(self, request: ModelRequest[Any], overflow: Overflow) -> _Recovery:
+        """The request refused as too long, compacted to the size the refusal showed
+        (see :mod:`neuron_context.ext._recovery`)."""
+        call = self._prepare(request)
+        try:
+            result, budget = await recover(
+                self._sessions,
+                call.session,
+                overflow,
+                call.decided.messages,
+                system_prompt=call.system,
+                tools=call.tools,
+                label="ContextMiddleware",
+            )
+        except BaseException:
+            self._sessions.put(call.session)
+            raise
+        return _Recovery(self._finish(call, result), budget)
+
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
-        """Send the model the compacted request."""
+        """Send the model the compacted request (refused as too long: compacted to fit
+        and sent once more)."""
         call = self._prepare(request)
         try:
             result = (
@@ -227,21 +256,56 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         except BaseException:
             self._sessions.put(call.session)
             raise
-        return handler(self._finish(call, result))
+        try:
+            return handler(self._finish(call, result))
+        except Exception as exc:
+            overflow = context_overflow(exc)
+            if overflow is None:
+                raise
+        retry = run_sync(lambda: self._recover(request, overflow))
+        try:
+            return handler(retry.request)
+        except Exception as exc:
+            error = refused_again(exc, retry.budget)
+            if error is None:
+                raise
+            raise error from exc
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
-        """Send the model the compacted request."""
+        """Send the model the compacted request (refused as too long: compacted to fit
+        and sent once more)."""
         call = self._prepare(request)
         try:
             result = await self._compact(call) if call.decided.triggered else call.decided
         except BaseException:
             self._sessions.put(call.session)
             raise
-        return await handler(self._finish(call, result))
+        try:
+            return await handler(self._finish(call, result))
+        except Exception as exc:
+            overflow = context_overflow(exc)
+            if overflow is None:
+                raise
+        retry = await self._recover(request, overflow)
+        try:
+            return await handler(retry.request)
+        except Exception as exc:
+            error = refused_again(exc, retry.budget)
+            if error is None:
+                raise
+            raise error from exc
+
+
+@attrs.frozen
+class _Recovery:
+    """The request to send again after an overflow error, and the budget it was cut to."""
+
+    request: ModelRequest[Any]
+    budget: int
 
 
 class _PersistingContextMiddleware(ContextMiddleware):

@@ -34,10 +34,12 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from .._compaction.overflow import refused_again
 from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step
 from .._errors import NeuronContextError, show
 from .._messages.message import Message, ToolDefinition
+from .._overflow import Overflow, context_overflow
 from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, recall
 from .._stores.store import Store
 from .._strategies.strategy import ContextStrategy, counter_of
@@ -50,9 +52,11 @@ from ._core import (
     missing_extra,
     session_factory,
 )
+from ._recovery import recover
 
 try:
     from agents import FunctionTool, Session, SessionSettings, TResponseInputItem, function_tool
+    from agents.models.interface import Model
     from agents.run_config import CallModelData, ModelInputData
 
     from ._responses_items import (
@@ -137,6 +141,98 @@ class CallModelInputFilter:
         finally:
             self._sessions.put(session)
         return ModelInputData(input=rebuilt, instructions=instructions)
+
+    def wrap(self, model: Model) -> Model:
+        """``model``, recovering from its provider's overflow errors: a call refused as
+        too long for the model is sent once more with its input compacted to the size
+        the refusal shows, and this filter compacts to that smaller budget from then
+        on; a second refusal is a :class:`~neuron_context.errors.ContextOverflowError`.
+        Non-streamed calls (``Runner.run``); the run's items are not edited.
+
+        Examples:
+            >>> from agents import OpenAIResponsesModel
+            >>> from openai import AsyncOpenAI
+            >>> client = AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9")
+            >>> compacting = CallModelInputFilter(SlidingWindowStrategy(20, 8_000))
+            >>> model = compacting.wrap(OpenAIResponsesModel("gpt-4.1", client))
+        """
+        return _RecoveringModel(model, self)
+
+    async def _recover(
+        self,
+        items: list[Item],
+        instructions: str | None,
+        tools: Sequence[object],
+        overflow: Overflow,
+    ) -> tuple[list[Any], int]:
+        """The refused call's input compacted to the size ``overflow`` showed, and that
+        budget; the filter keeps the smaller strategy."""
+        session = self._sessions.take(items)
+        try:
+            converted = session.reader(items)
+            result, budget = await recover(
+                self._sessions,
+                session,
+                overflow,
+                converted.sendable("CallModelInputFilter"),
+                system_prompt=instructions,
+                tools=self._tools.of(tools),
+                label="CallModelInputFilter",
+            )
+            rebuilt = _rebuild(result.messages, converted)
+        finally:
+            self._sessions.put(session)
+        self.strategy = session.view.strategy
+        return rebuilt, budget
+
+
+_INPUT = 1
+"""Where ``Model.get_response`` takes its input items (after the instructions)."""
+
+
+class _RecoveringModel(Model):
+    """An Agents SDK model that recovers from its provider's overflow errors (see
+    :meth:`CallModelInputFilter.wrap`); everything else is the wrapped model's."""
+
+    def __init__(self, model: Model, compacting: CallModelInputFilter) -> None:
+        self._model = model
+        self._compacting = compacting
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped model's response; refused as too long: once more, compacted."""
+        try:
+            return await self._model.get_response(*args, **kwargs)
+        except Exception as exc:
+            overflow = context_overflow(exc)
+            if overflow is None:
+                raise
+        arguments = list(args)
+        given = arguments[_INPUT] if len(arguments) > _INPUT else kwargs["input"]
+        items: list[Item] = (
+            [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+        )
+        instructions = arguments[0] if arguments else kwargs.get("system_instructions")
+        tools = arguments[3] if len(arguments) > 3 else kwargs.get("tools") or ()
+        smaller, budget = await self._compacting._recover(items, instructions, tools, overflow)
+        if len(arguments) > _INPUT:
+            arguments[_INPUT] = smaller
+        else:
+            kwargs["input"] = smaller
+        try:
+            return await self._model.get_response(*arguments, **kwargs)
+        except Exception as exc:
+            error = refused_again(exc, budget)
+            if error is None:
+                raise
+            raise error from exc
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped model's stream (not recovered: the events may have reached the
+        caller before the refusal)."""
+        return self._model.stream_response(*args, **kwargs)
 
 
 class CompactingSession:

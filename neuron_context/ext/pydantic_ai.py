@@ -6,6 +6,12 @@ history before each model request::
 
     agent = Agent(model, capabilities=[ProcessHistory(HistoryProcessor(strategy))])
 
+:meth:`HistoryProcessor.wrap` gives the model the recovery from a provider's overflow
+error (a request refused as too long is compacted to fit and sent once more)::
+
+    processor = HistoryProcessor(strategy)
+    agent = Agent(processor.wrap(model), capabilities=[ProcessHistory(processor)])
+
 It is an async callable ``list[ModelMessage] -> list[ModelMessage]``, so it also serves
 as an entry of ``history_processors=[...]`` in the pydantic-ai versions that have that
 argument. pydantic-ai keeps what a processor returns as the run's history, so the
@@ -33,12 +39,15 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, cast
 
+from .._compaction.overflow import refused_again
 from .._compaction.step import compact_step
 from .._messages.message import Message, Role
+from .._overflow import Overflow, context_overflow
 from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, recall
 from .._stores.store import Store
 from .._strategies.strategy import ContextStrategy
 from ._core import Converted, Reader, Sessions, check_strategy, missing_extra, session_factory
+from ._recovery import recover
 
 try:
     from pydantic_ai import Tool
@@ -50,6 +59,9 @@ try:
         ModelResponse,
         ToolReturnPart,
     )
+    from pydantic_ai.models import Model, ModelRequestParameters
+    from pydantic_ai.models.wrapper import WrapperModel
+    from pydantic_ai.settings import ModelSettings
 
     from ._pydantic_ai_messages import (
         DOCUMENT_METADATA,
@@ -98,6 +110,7 @@ class HistoryProcessor:
     """
 
     __slots__ = ("_sessions", "strategy")
+    # ``strategy`` becomes the smaller one after an overflow error (see :meth:`wrap`).
 
     def __init__(self, strategy: ContextStrategy) -> None:
         self.strategy = check_strategy("HistoryProcessor", strategy)
@@ -126,6 +139,71 @@ class HistoryProcessor:
         # Not returned to the pool: pydantic-ai continues from the compacted (or
         # repaired) history.
         return _rebuild(result.messages, converted)
+
+    def wrap(self, model: Model) -> Model:
+        """``model``, recovering from its provider's overflow errors: a request refused as
+        too long for the model is compacted to the size the refusal shows and sent once
+        more, and this processor compacts to that smaller budget from then on; a second
+        refusal is a :class:`~neuron_context.errors.ContextOverflowError` (the run's
+        history is not edited by the recovery). Non-streamed requests (``agent.run``).
+
+        Examples:
+            >>> from pydantic_ai.models.test import TestModel
+            >>> model = HistoryProcessor(SlidingWindowStrategy(20, 8_000)).wrap(TestModel())
+        """
+        return _RecoveringModel(model, self)
+
+    async def _recover(
+        self, messages: list[ModelMessage], overflow: Overflow
+    ) -> tuple[list[ModelMessage], int]:
+        """The refused request's messages compacted to the size ``overflow`` showed, and
+        that budget; the processor keeps the smaller strategy."""
+        session = self._sessions.take(messages)
+        try:
+            converted = session.reader(messages)
+            result, budget = await recover(
+                self._sessions,
+                session,
+                overflow,
+                converted.sendable("HistoryProcessor"),
+                system_prompt=_instructions(messages),
+                tools=(),
+                label="HistoryProcessor",
+            )
+        finally:
+            self._sessions.put(session)
+        self.strategy = session.view.strategy
+        return _rebuild(result.messages, converted), budget
+
+
+class _RecoveringModel(WrapperModel):
+    """A pydantic-ai model that recovers from its provider's overflow errors (see
+    :meth:`HistoryProcessor.wrap`)."""
+
+    def __init__(self, wrapped: Model, processor: HistoryProcessor) -> None:
+        super().__init__(wrapped)
+        self._processor = processor
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        try:
+            return await super().request(messages, model_settings, model_request_parameters)
+        except Exception as exc:
+            overflow = context_overflow(exc)
+            if overflow is None:
+                raise
+        smaller, budget = await self._processor._recover(messages, overflow)
+        try:
+            return await super().request(smaller, model_settings, model_request_parameters)
+        except Exception as exc:
+            error = refused_again(exc, budget)
+            if error is None:
+                raise
+            raise error from exc
 
 
 # -- after a compaction -----------------------------------------------------------------

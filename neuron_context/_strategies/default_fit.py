@@ -1,0 +1,184 @@
+"""The last resort of a :class:`~neuron_context._strategies.default.DefaultStack`
+compaction: cut what the plan assembled until it is within the hard budget.
+
+Each part is priced once; every cut updates the excess by what it changed. The cuts come
+in the order of what the next model call needs least:
+
+1. the biggest recent messages are cut in the middle (head and tail kept, the marker
+   naming what was cut), then the oldest recent messages go, from one safe cut to the
+   next;
+2. the summary is cut (its plan block kept whole), then dropped;
+3. the step in progress (the calls of the last assistant message and their results) is
+   cut in the middle, its biggest message first: it is what the model acts on now; what
+   cannot be cut (tool inputs, images) goes only when nothing else is left to cut but
+   the user's own requests;
+4. the newest request is cut down to a floor, then the task, then the newest request
+   further: a task that fits is never dropped to keep more of a longer request; a task
+   that cannot fit even cut (images cannot be cut) gives way to the newest request.
+
+Finally the output starts on a user message again if the cuts left it starting on an
+assistant message while the input did not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .._counting.counter import BaseCounter
+from .._messages.content import Compaction
+from .._messages.conversation import first_is_user, next_safe_cut, turn_start
+from .._messages.message import Message, Role
+from .._messages.truncation import truncate_message, truncate_text
+from .._summary.facts import condense
+from .._summary.plan import PLAN_CLOSE, PLAN_OPEN
+from .default_plan import Part, Plan, describe_cut
+
+__all__ = ["fit", "message_overhead", "shrink"]
+
+_MIN_TRUNCATED = 48
+"""The smallest a message is truncated to before older messages are dropped instead,
+and the floor a newest request is first cut to."""
+
+
+def message_overhead(counter: BaseCounter) -> int:
+    """What any counter charges for a message beyond its blocks: an empty message's cost
+    (the interface promises the ``estimate_*`` methods, not a ``message_overhead`` field)."""
+    return counter.estimate_message(Message(role=Role.USER, content=()))
+
+
+def shrink(message: Message, excess: int, counter: BaseCounter, *, floor: int = 0) -> Message:
+    """``message`` cut by ``excess`` tokens, to no less than ``floor`` tokens of it (a
+    summary keeps its plan block whole while the rest can give way)."""
+    cost = counter.estimate_message(message)
+    overhead = message_overhead(counter)
+    goal = max(overhead, floor, cost - excess)
+    if message.is_compaction:
+        block = next(b for b in message.content if isinstance(b, Compaction))
+        space = max(0, goal - overhead)
+        return Message(
+            role=Role.USER,
+            content=(Compaction(content=_cut_summary(block.content, space, counter)),),
+        )
+    return truncate_message(message, goal, counter, describe=describe_cut, condense=condense)
+
+
+def _cut_summary(text: str, space: int, counter: BaseCounter) -> str:
+    """A summary's text cut to ``space`` tokens; its plan block, when it has one and it
+    fits, is kept whole and the rest cut around it."""
+    opening = text.find(PLAN_OPEN + "\n")
+    closing = text.find("\n" + PLAN_CLOSE, opening)
+    if opening < 0 or closing < 0:
+        return truncate_text(text, space, counter)
+    end = closing + len(PLAN_CLOSE) + 1
+    plan = text[opening:end]
+    left = space - counter.estimate_text(plan + "\n\n")
+    if left < 0:
+        return truncate_text(text, space, counter)
+    rest = truncate_text((text[:opening] + text[end:]).strip("\n"), left, counter)
+    return f"{plan}\n\n{rest}" if rest else plan
+
+
+def fit(
+    parts: list[Part],
+    messages: Sequence[Message],
+    plan: Plan,
+    limit: int,
+    *,
+    counter: BaseCounter,
+    part_cost: Callable[[Part], int],
+) -> list[Part]:
+    """``parts`` cut until they cost at most ``limit`` as ``part_cost`` prices them (see
+    the module docstring); ``messages`` is the input, ``plan`` its plan."""
+    costs = [part_cost(part) for part in parts]
+    excess = sum(costs) - limit
+
+    def replace(index: int, part: Part) -> None:
+        nonlocal excess
+        cost = part_cost(part)
+        excess += cost - costs[index]
+        parts[index], costs[index] = part, cost
+
+    def drop(gone: set[int]) -> None:
+        """Drop the parts whose ids are in ``gone``."""
+        nonlocal parts, costs, excess
+        keep = [i for i, part in enumerate(parts) if id(part) not in gone]
+        excess -= sum(costs) - sum(costs[i] for i in keep)
+        parts, costs = [parts[i] for i in keep], [costs[i] for i in keep]
+
+    def cut_biggest(kind: str) -> None:
+        """Cut the biggest parts of ``kind`` in the middle while over the budget."""
+        while excess > 0:
+            sizes = [
+                (costs[i], i)
+                for i, p in enumerate(parts)
+                if p.kind == kind and costs[i] > _MIN_TRUNCATED * 2
+            ]
+            if not sizes:
+                return
+            size, index = max(sizes)
+            goal = max(_MIN_TRUNCATED, size - excess, size // 2)
+            shorter = truncate_message(
+                parts[index].message, goal, counter, describe=describe_cut, condense=condense
+            )
+            if counter.estimate_message(shorter) >= size:
+                return
+            replace(index, Part(kind, shorter))
+
+    def cut(kind: str, *, floor: int = 0) -> None:
+        """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens."""
+        for index, part in enumerate(parts):
+            if excess > 0 and part.kind == kind:
+                replace(index, Part(kind, shrink(part.message, excess, counter, floor=floor)))
+
+    def drop_oldest(kind: str) -> None:
+        """Drop the oldest parts of ``kind``, from one safe cut to the next."""
+        while excess > 0:
+            kept = [p for p in parts if p.kind == kind]
+            if not kept:
+                return
+            drop({id(p) for p in kept[: next_safe_cut([p.message for p in kept], 1)]})
+
+    cut_biggest("tail")
+    drop_oldest("tail")
+    cut("summary")
+    if excess > 0:  # cut and still too big: the summary goes
+        drop({id(p) for p in parts if p.kind == "summary"})
+    cut_biggest("step")
+    drop_oldest("step")  # what cannot be cut (tool inputs, images)
+    cut("request", floor=_MIN_TRUNCATED)
+    cut("task")
+    cut("request")
+    if excess > 0 and any(p.kind == "request" for p in parts):
+        drop({id(p) for p in parts if p.kind == "task"})  # it cannot fit even cut
+    if not first_is_user([p.message for p in parts]) and first_is_user(messages):
+        parts = _repin(parts, costs, messages, plan, limit, counter=counter, part_cost=part_cost)
+    return parts
+
+
+def _repin(
+    parts: list[Part],
+    costs: list[int],
+    messages: Sequence[Message],
+    plan: Plan,
+    limit: int,
+    *,
+    counter: BaseCounter,
+    part_cost: Callable[[Part], int],
+) -> list[Part]:
+    """Start the output on a user message again: the one that opened the kept turn,
+    cut to fit; if none fits, the messages before the first user message go."""
+    excess = sum(costs) - limit
+    index = turn_start(messages, plan.cut - 1) if plan.cut > 0 else None
+    if index is not None:
+        first = next((i for i, p in enumerate(parts) if p.kind != "system"), len(parts))
+        pin = Part("request", messages[index])
+        pinned = excess + part_cost(pin)
+        if pinned > 0:
+            pin = Part("request", shrink(pin.message, pinned, counter))
+            pinned = excess + part_cost(pin)
+        if pinned <= 0 or pinned <= excess:
+            return [*parts[:first], pin, *parts[first:]]
+    while not first_is_user([p.message for p in parts]):
+        first = next(i for i, p in enumerate(parts) if p.kind != "system")
+        parts = [*parts[:first], *parts[first + 1 :]]
+    return parts

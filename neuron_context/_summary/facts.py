@@ -1,0 +1,309 @@
+"""The facts of a tool result, as a compact index: what the agent may need to quote again.
+
+An agent acts on what its tools told it: it books the flight number a search returned,
+adds the prices it looked up, calls the function it read, quotes the reservation id. A
+summary that indexes only paths and errors loses all of that, and a truncation marker
+that says only how much it cut leaves the model guessing what was there. So both index
+the *facts* of what they replace, newest first, in the order a careful reader would note
+them:
+
+1. **Definitions** in code: the functions, classes, modules, constants a listing defines,
+   with their line when the listing is numbered (``make_pattern_type:282``).
+2. **Key/value pairs**: every scalar of a JSON result under its key
+   (``flight_number=HAT170, price=1286``), the objects of a list set apart by ``;``;
+   in text, ``key: value`` and ``key=value`` lines whose value is salient (a number, an
+   id, a date, a name), so a number is noted with what it is.
+3. **Other salient tokens**, in order of appearance: identifiers with letters and digits
+   (``4WQ150``, ``credit_card_9879898``, commit hashes), dates, versions, code
+   identifiers (``snake_case``, ``camelCase``, ``PascalCase``, ``SCREAMING_CASE``,
+   dotted module names).
+
+Paths and URLs are left to the artifact index, which has its own section. Each fact is
+noted once (its first occurrence), and everything is bounded: :func:`facts` stops at
+``limit`` facts, reads a line of at most :data:`_LINE` characters, and every scan is
+linear (runs of word characters found by one character class, each checked with an
+anchored pattern bounded by its length; see :mod:`neuron_context._summary.scan`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import attrs
+
+from .facts_json import NAME, VALUE, Braced, Table, leaves
+
+__all__ = ["Fact", "condense", "facts", "render"]
+
+_LINE = 2_000
+"""The longest line read for definitions and key/value pairs (a minified line is not)."""
+_JSON = 2_000_000
+"""The largest text parsed as JSON (a bigger one is read as text)."""
+_CONDENSED = 100_000
+"""The most facts of a condensed JSON text (one with more is not condensed)."""
+_WORD_MAX = 100
+"""The longest run of word characters considered (longer ones are data, not names)."""
+
+_RUN = re.compile(r"[\w$.@#+-]+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?")
+_VERSION = re.compile(r"v?\d+(?:\.\d+){2,3}")
+_ID = re.compile(r"[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_GUTTER = re.compile(r"\s*(\d{1,7})(?:→|\t|:(?=\S)| {1,2}(?=\S)|\|)")
+"""A numbered listing's line number: ``   47→`` (Claude Code), ``    47\\t`` (``cat -n``),
+``47:`` (SWE-agent), ``47 |``."""
+_DEFINITION = re.compile(
+    r"\s*(?:(?:export|default|public|private|protected|static|async|pub(?:\([\w ]*\))?|"
+    r"abstract|final|override|inline|extern|unsafe|open|internal|sealed)\s+)*"
+    r"(?:def|defp|defmodule|defmacro|defmacrop|defstruct|defprotocol|defimpl|defdelegate|"
+    r"defguard|class|struct|enum|union|interface|trait|impl|fn|func|function|fun|be|new|"
+    r"actor|primitive|object|record|type|typealias|module|namespace|const|let|var|val|"
+    r"macro_rules!|CREATE TABLE|create table|#define)\s+"
+    r"([A-Za-z_$][\w$.!?]*)"
+)
+_C_FUNCTION = re.compile(r"[A-Za-z_][\w \t*&:<>,]{0,80}?[\s*&]([A-Za-z_]\w*)\s*\(")
+"""An unindented C-family function definition: ``static ast_t* make_pattern_type(``."""
+_KEY = re.compile(r"[A-Za-z_][\w .-]{0,39}")
+_JSON_PAIR = re.compile(
+    r'"([A-Za-z_][\w .-]{0,39})"\s{0,4}:\s{0,4}'
+    r'("(?:[^"\\\n]|\\.){1,80}"|-?\d[\d.eE+-]{0,30}|true|false)'
+)
+"""A ``"key": value`` pair of JSON that is not whole (the middle of a truncated result)."""
+_SALIENT_VALUE = re.compile(r"[\w$@#+-]*[\dA-Z][\w .,:/$@#+-]*")
+_TRIM = ".,;:!?'\"`()[]{}<>"
+_COMMON_KEYS = frozenset(("http", "https", "note", "warning", "error", "info", "debug"))
+"""Text before a colon that is not a key (a URL's scheme, a log level)."""
+
+
+@attrs.frozen
+class Fact:
+    """One noted fact and how it is set apart from the one before it."""
+
+    text: str
+    """The fact: ``key=value``, a definition, or a salient token."""
+    group: bool = False
+    """Whether it starts a new object of a list (rendered after ``;`` instead of ``,``)."""
+
+
+def render(found: list[Fact], *, lines: bool = False) -> str:
+    """``found`` as one line: ``a=1, b=2; a=3, b=4`` (with ``lines``, each group on a
+    line of its own)."""
+    parts: list[str] = []
+    for position, fact in enumerate(found):
+        if position:
+            parts.append(("\n" if lines else "; ") if fact.group else ", ")
+        parts.append(fact.text)
+    return "".join(parts)
+
+
+def condense(text: str) -> str:
+    """A JSON text as the index of its values (every scalar under its key, collections
+    of objects as tables), one group a line; ``""`` when ``text`` is not a JSON object
+    or array. What a truncation keeps of a JSON result before it cuts anything."""
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "[") or len(stripped) > _JSON:
+        return ""
+    try:
+        value = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return ""
+    if not isinstance(value, dict | list):
+        return ""
+    collector = _Collector(_CONDENSED)
+    collector.json(value)
+    return render(collector.found, lines=True) if not collector.full else ""
+
+
+def facts(text: str, *, limit: int = 400) -> list[Fact]:
+    """The facts of ``text`` (a tool result), most telling first, at most ``limit``."""
+    collector = _Collector(limit)
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and len(stripped) <= _JSON:
+        try:
+            value = json.loads(stripped)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            if isinstance(value, dict | list):
+                collector.json(value)
+                return collector.found
+    collector.text(text)
+    return collector.found
+
+
+@attrs.define
+class _Collector:
+    limit: int
+    found: list[Fact] = attrs.Factory(list)
+    seen: set[str] = attrs.Factory(set)
+
+    @property
+    def full(self) -> bool:
+        return len(self.found) >= self.limit
+
+    def add(self, text: str, *, group: bool = False, key: str = "") -> None:
+        if self.full or not text or text in self.seen:
+            return
+        self.seen.add(text)
+        if key:
+            self.seen.add(key)
+        self.found.append(Fact(text, group))
+
+    # -- JSON -----------------------------------------------------------------------------
+
+    def json(self, value: object) -> None:
+        group = False
+        for key, leaf, starts in leaves(value):
+            if self.full:
+                return
+            group = group or starts
+            before = len(self.found)
+            if isinstance(leaf, Table):
+                self.found.append(Fact(f"{key or 'items'}: {'|'.join(leaf.columns)}", True))
+                for row in leaf.rows:
+                    if self.full:
+                        return
+                    self.found.append(Fact(row, True))
+                group = True  # what follows the table is set apart from its last row
+                continue
+            if isinstance(leaf, Braced):
+                self._add_pair(f"{key}={leaf}", "", group)
+            elif isinstance(leaf, str):
+                if not leaf.strip():
+                    continue
+                if len(leaf) <= VALUE and "\n" not in leaf:
+                    self._add_pair(f"{key}={leaf}" if key else leaf, leaf, group)
+                else:
+                    self._tokens(leaf, group)
+            elif key:
+                self._add_pair(f"{key}={json.dumps(leaf)}", "", group)
+            if len(self.found) > before:
+                group = False
+
+    def _add_pair(self, shown: str, value: str, group: bool) -> None:
+        # Every pair of a JSON value is noted, repeats included: the same date or
+        # origin in two objects of a list says something about each.
+        self.seen.add(value)
+        self.found.append(Fact(shown, group))
+
+    # -- text -----------------------------------------------------------------------------
+
+    def text(self, text: str) -> None:
+        definitions: list[str] = []
+        pairs: list[str] = []
+        for match in _JSON_PAIR.finditer(text):
+            if self.full:
+                break
+            key, value = match.group(1), match.group(2).strip('"')
+            self.seen.update((key, value))  # neither is noted again as a token
+            self.found.append(Fact(f"{key}={value}"))
+        for raw in _lines(text):
+            line = raw[:_LINE]
+            number = ""
+            gutter = _GUTTER.match(line)
+            if gutter is not None:
+                number = gutter.group(1)
+                line = line[gutter.end() :]
+            name = _definition(line)
+            if name:
+                definitions.append(f"{name}:{number}" if number else name)
+                continue
+            pair = _pair(line)
+            if pair:
+                pairs.append(pair)
+        for definition in definitions:
+            self.add(definition, key=definition.partition(":")[0])
+        for pair in pairs:
+            self.add(pair, key=pair.partition("=")[2])
+        self._tokens(text, False)
+
+    def _tokens(self, text: str, group: bool) -> None:
+        for match in _RUN.finditer(text):
+            if self.full:
+                return
+            word = match.group().strip(_TRIM + "-+#@$")
+            if 4 <= len(word) <= _WORD_MAX and _salient(word):
+                self.add(word, group=group)
+                group = False
+
+
+def _lines(text: str) -> Iterator[str]:
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        yield text[start:end]
+        start = end + 1
+
+
+def _definition(line: str) -> str:
+    """The name a line of code defines, or ``""``."""
+    match = _DEFINITION.match(line)
+    if match is not None:
+        return match.group(1).rstrip(".")
+    if line[:1].isalpha() or line[:1] == "_":
+        stripped = line.rstrip()
+        if stripped.endswith((";", ".", ",")) or "=" in stripped.split("(", 1)[0]:
+            return ""
+        match = _C_FUNCTION.match(line)
+        if match is not None and _is_code_name(match.group(1)):
+            return match.group(1)
+    return ""
+
+
+def _pair(line: str) -> str:
+    """``key=value`` for a ``key: value`` or ``key = value`` line whose value is
+    salient, else ``""``."""
+    colon, equals = line.find(":"), line.find("=")
+    positions = [p for p in (colon, equals) if p > 0]
+    if not positions:
+        return ""
+    at = min(positions)
+    key = line[:at].strip().strip("\"'`*-").strip()
+    if _KEY.fullmatch(key) is None or key.casefold() in _COMMON_KEYS:
+        return ""
+    value = line[at + 1 :].strip().rstrip(",;").strip().strip("\"'`").strip()
+    if not value or len(value) > VALUE or value[:1] in "{[(<" or "(" in value:
+        return ""
+    if _SALIENT_VALUE.fullmatch(value) is None:
+        return ""
+    return f"{key}={value}"
+
+
+def _salient(word: str) -> bool:
+    """Whether a token is worth noting: a date, a version, an identifier with letters
+    and digits, a long number, or a code identifier."""
+    if "/" in word:
+        return False  # a path: the artifact index has those
+    if _DATE.fullmatch(word) is not None or _VERSION.fullmatch(word) is not None:
+        return True
+    if _ID.fullmatch(word) is not None:
+        has_digit = any(c.isdigit() for c in word)
+        has_alpha = any(c.isalpha() for c in word)
+        if has_digit and has_alpha:
+            return True
+        if has_digit:
+            digits = sum(c.isdigit() for c in word)
+            return digits >= 7 or (_NUMBER.fullmatch(word) is None and digits >= 5)
+    return _is_code_name(word)
+
+
+def _is_code_name(word: str) -> bool:
+    """``snake_case``, ``camelCase``, ``PascalCase`` of two humps, ``SCREAMING_CASE``,
+    or a dotted name with a capitalized part (``Spotter.Services.TranscriptRenderer``)."""
+    if NAME.fullmatch(word) is None or len(word) < 4:
+        return False
+    body = word.rstrip("!?")
+    if "." in body:
+        parts = body.split(".")
+        return all(parts) and any(p[:1].isupper() for p in parts) and len(parts) <= 8
+    core = body.strip("_$")
+    if "_" in core:
+        return any(c.isalpha() for c in core)
+    if _CAMEL.search(core) is not None:
+        return True
+    return core.isupper() and len(core) >= 5 and core.isalpha()

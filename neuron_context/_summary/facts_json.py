@@ -1,0 +1,183 @@
+"""The shapes of a JSON tool result that the facts index keeps compact (see
+:mod:`neuron_context._summary.facts`): a collection of objects written once as a table
+(keys once, a row each), a small nested object braced on one line, and the scalar
+leaves of the rest under their keys."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+
+import attrs
+
+__all__ = ["NAME", "VALUE", "Braced", "Table", "leaves"]
+
+VALUE = 80
+"""The longest value noted whole (a longer string contributes its salient tokens)."""
+NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[!?]?")
+"""A code name, dotted or not (a JSON key that is one names a field)."""
+
+
+class Braced(str):
+    """A small object of scalars under a key, shown whole: ``{economy=177, business=276}``
+    (its keys would be ambiguous flattened beside a sibling object's)."""
+
+    __slots__ = ()
+
+
+_BRACED = 8
+"""The most fields of a nested object shown whole in braces."""
+
+
+def _braced(node: Mapping[object, object]) -> Braced | None:
+    if not 0 < len(node) <= _BRACED:
+        return None
+    fields: list[str] = []
+    for key, value in node.items():
+        name = str(key)
+        if not _is_key(name) or isinstance(value, Mapping | list):
+            return None
+        if value is None or value == "":
+            continue
+        if isinstance(value, str):
+            if len(value) > VALUE or "\n" in value:
+                return None
+            fields.append(f"{name}={value}")
+        else:
+            fields.append(f"{name}={json.dumps(value)}")
+    return Braced("{" + ", ".join(fields) + "}") if fields else None
+
+
+@attrs.frozen
+class Table:
+    """Objects of the same shape, one row each: the keys are written once
+    (``flights: flight_number|date|price; HAT170|2024-05-16|136; HAT171|...``)."""
+
+    columns: tuple[str, ...]
+    rows: tuple[str, ...]
+
+
+_TABLE_MIN = 2
+"""The fewest objects written as a table."""
+
+
+def _table(node: object) -> Table | None:
+    """``node`` as a table when it is a list of objects, or an object keyed by ids whose
+    values are objects (``{"1434748144": {"item_id": ..., "price": ...}}``), whose
+    fields are scalars or small objects of scalars."""
+    if isinstance(node, list):
+        keyed = False
+        objects = node
+    elif isinstance(node, Mapping) and not any(_is_key(str(k)) for k in node):
+        keyed = True
+        objects = list(node.values())
+    else:
+        return None
+    if len(objects) < _TABLE_MIN or not all(isinstance(o, Mapping) for o in objects):
+        return None
+    flat: list[dict[str, str]] = []
+    for item in objects:
+        row = _flat(item)
+        if row is None:
+            return None
+        flat.append(row)
+    columns: dict[str, None] = {}
+    for row in flat:
+        columns.update(dict.fromkeys(row))
+    names = list(columns)
+    cells = [[row.get(name, "") for name in names] for row in flat]
+    if keyed:
+        keys = [str(k) for k in node]
+        # The key is shown unless a column already holds it (item_id repeats it).
+        if not any(
+            all(r[i] == k for r, k in zip(cells, keys, strict=True)) for i in range(len(names))
+        ):
+            names.insert(0, "key")
+            cells = [[k, *r] for r, k in zip(cells, keys, strict=True)]
+    return Table(tuple(names), tuple("|".join(r) for r in cells))
+
+
+def _flat(item: Mapping[object, object]) -> dict[str, str] | None:
+    """The fields of one object of a table, nested objects of scalars flattened under
+    their own keys (``options.color`` when ``color`` is taken); ``None`` when a field
+    holds more (a list of objects, deeper nesting)."""
+    row: dict[str, str] = {}
+    pending: list[tuple[str, object]] = [(str(k), v) for k, v in item.items()]
+    for key, value in pending:
+        if isinstance(value, Mapping):
+            if not all(_cell(v) is not None for v in value.values()):
+                return None
+            for sub, v in value.items():
+                name = str(sub) if str(sub) not in row else f"{key}.{sub}"
+                row[name] = _cell(v) or ""
+            continue
+        cell = _cell(value)
+        if cell is None:
+            return None
+        row[key] = cell
+    return row
+
+
+def _cell(value: object) -> str | None:
+    """A scalar (or a list of scalars) as a table cell; ``None`` for anything else."""
+    if isinstance(value, list):
+        cells = [_cell(v) for v in value]
+        if any(c is None or isinstance(v, list) for c, v in zip(cells, value, strict=True)):
+            return None
+        return ", ".join(c for c in cells if c)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        flat = " ".join(value.split()).replace("|", "/")
+        return flat if len(flat) <= VALUE else flat[: VALUE - 1] + "…"
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return None
+
+
+def leaves(value: object) -> Iterator[tuple[str, object, bool]]:
+    """``(key, scalar, starts a list object)`` of a JSON value, in document order
+    (iterative: a result may nest deeply). A key that is data (an id used as a key) is
+    a leaf of its own; a small object of scalars under a key is one leaf, braced; a
+    collection of objects of scalars is one leaf, a :class:`Table`."""
+    stack: list[tuple[str, object, bool]] = [("", value, False)]
+    while stack:
+        key, node, starts = stack.pop()
+        table = _table(node)
+        if table is not None:
+            yield key, table, starts
+            continue
+        braced = _braced(node) if key and isinstance(node, Mapping) else None
+        if braced is not None:
+            yield key, braced, starts
+        elif isinstance(node, Mapping):
+            children: list[tuple[str, object, bool]] = []
+            first = starts
+            for child_key, child in node.items():
+                name = str(child_key)
+                if not _is_key(name) and isinstance(child, Mapping | list):
+                    children.append(("", name, first))  # an id keying an object
+                    first = False
+                children.append((name, child, first))
+                first = False
+            stack.extend(reversed(children))
+        elif isinstance(node, list):
+            stack.extend(
+                reversed(
+                    [
+                        (key, item, index > 0 and isinstance(item, Mapping | list))
+                        for index, item in enumerate(node)
+                    ]
+                )
+            )
+        elif node is not None:
+            yield key, node, starts
+
+
+def _is_key(name: str) -> bool:
+    """Whether a JSON key names a field (``price``, ``address1``) rather than being data
+    (``HAT170``, ``certificate_8045380``: an id used as a key)."""
+    if not name or name[0].isdigit() or NAME.fullmatch(name) is None:
+        return False
+    return sum(c.isdigit() for c in name) < 3

@@ -1,0 +1,126 @@
+"""Each adapter recovers from a provider's overflow error: a scripted model that counts
+more tokens than the strategy's counter (as Claude's tokenizer does against o200k) and
+refuses what exceeds its window, with the official SDKs' exception classes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from overflow_support import anthropic_overflow, openai_overflow
+
+from neuron_context import default_stack
+from neuron_context.errors import ContextOverflowError
+
+pytest.importorskip("langchain")
+
+from langchain.agents import create_agent
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.tools import tool
+from pydantic import Field
+
+from neuron_context.ext.langchain import ContextMiddleware
+
+WINDOW = 6_000
+"""The model's window, in its own tokens (two characters each: far more than o200k
+counts for the files below)."""
+
+Refusal = Callable[[int, int], Exception]
+
+
+def _size(messages: list[BaseMessage]) -> int:
+    """The model's own count: two characters a token."""
+    return sum(len(str(m.content)) for m in messages) // 2
+
+
+class WindowedChatModel(GenericFakeChatModel):
+    """A scripted chat model that refuses a request over its window as its provider
+    would, recording what it was sent and what it refused."""
+
+    refusal: Any = None
+    window: int = WINDOW
+    sizes: list[int] = Field(default_factory=list)
+    refused: list[int] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> WindowedChatModel:
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        size = _size(messages)
+        self.sizes.append(size)
+        if size > self.window:
+            self.refused.append(size)
+            raise self.refusal(size, self.window)
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def _script(calls: int) -> Iterator[AIMessage]:
+    for turn in range(calls):
+        call = {"name": "read_file", "args": {"path": f"f{turn}.py"}, "id": f"call_{turn}"}
+        yield AIMessage(content=f"reading f{turn}.py", tool_calls=[{**call, "type": "tool_call"}])
+    yield AIMessage(content="done")
+
+
+@tool
+def read_file(path: str) -> str:
+    """Read a file (4,000 characters: 2,000 of the model's tokens)."""
+    return f"# {path}\n" + "x" * 4_000
+
+
+REFUSALS = [
+    pytest.param(openai_overflow, id="openai"),
+    pytest.param(anthropic_overflow, id="anthropic"),
+]
+
+
+class TestLangChain:
+    """ContextMiddleware wraps the model call: refused, it compacts and sends again."""
+
+    @pytest.mark.parametrize("persist", [False, True])
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    def test_recovers_and_learns(self, refusal: Refusal, persist: bool) -> None:
+        """A stack whose budget is far above the model's window: the first refusal is
+        recovered from, and the learned budget keeps the later calls within the window."""
+        model = WindowedChatModel(messages=_script(12), refusal=refusal)
+        middleware = ContextMiddleware(default_stack(1_000_000), persist=persist)
+        agent = create_agent(model, [read_file], middleware=[middleware])
+        result = agent.invoke({"messages": [{"role": "user", "content": "read the files"}]})
+        assert result["messages"][-1].content == "done"
+        assert len(model.refused) == 1  # once: the budget learned holds after it
+        assert len(result["messages"]) == 2 + 2 * 12 + 0  # the state keeps every message
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # LangGraph runs on asyncio
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    async def test_recovers_async(self, refusal: Refusal) -> None:
+        model = WindowedChatModel(messages=_script(12), refusal=refusal)
+        agent = create_agent(
+            model, [read_file], middleware=[ContextMiddleware(default_stack(10**6))]
+        )
+        result = await agent.ainvoke({"messages": [{"role": "user", "content": "read the files"}]})
+        assert result["messages"][-1].content == "done"
+        assert len(model.refused) == 1
+
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    def test_second_refusal_is_a_library_error(self, refusal: Refusal) -> None:
+        """A model whose window not even the task fits: ContextOverflowError after one
+        retry, with the caller's history untouched."""
+        model = WindowedChatModel(messages=_script(2), refusal=refusal, window=1)
+        agent = create_agent(
+            model, [read_file], middleware=[ContextMiddleware(default_stack(10**6))]
+        )
+        question: Any = {"messages": [{"role": "user", "content": "read the files"}]}
+        with pytest.raises(ContextOverflowError):
+            agent.invoke(question)
+        assert len(model.refused) == 2
+        assert question == {"messages": [{"role": "user", "content": "read the files"}]}

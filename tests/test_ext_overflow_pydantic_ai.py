@@ -1,0 +1,107 @@
+"""pydantic-ai: HistoryProcessor.wrap recovers from a provider's overflow error (a
+scripted model that counts more tokens than the strategy's counter and refuses what
+exceeds its window, raising the official SDKs' errors and pydantic-ai's own)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+import pytest
+from overflow_support import OPENAI_BODY, anthropic_overflow, openai_overflow
+
+from neuron_context import default_stack
+from neuron_context.errors import ContextOverflowError
+
+pytest.importorskip("pydantic_ai")
+
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from neuron_context.ext.pydantic_ai import HistoryProcessor, to_pydantic_ai
+
+WINDOW = 6_000
+"""The model's window, in its own tokens (two characters each)."""
+
+Refusal = Callable[[int, int], Exception]
+
+
+def _framework_overflow(tokens: int, limit: int) -> Exception:
+    """pydantic-ai's own wrapping of an OpenAI refusal (its OpenAI model raises this)."""
+    error = openai_overflow(tokens, limit)
+    return ModelHTTPError(400, "gpt-test", body=getattr(error, "body", OPENAI_BODY))
+
+
+def _size(messages: list[ModelMessage]) -> int:
+    return sum(len(str(getattr(part, "content", ""))) for m in messages for part in m.parts) // 2
+
+
+class Windowed:
+    """A scripted model refusing what exceeds ``window``; ``calls`` tool calls, then done."""
+
+    def __init__(self, refusal: Refusal, calls: int, window: int = WINDOW) -> None:
+        self.refusal, self.calls, self.window = refusal, calls, window
+        self.answered = 0
+        self.refused: list[int] = []
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        size = _size(messages)
+        if size > self.window or self.window == 0:  # 0: every request is refused
+            self.refused.append(size)
+            raise self.refusal(max(size, WINDOW + 1), max(self.window, WINDOW))
+        self.answered += 1
+        turn = self.answered
+        if turn <= self.calls:
+            call = ToolCallPart("read_file", {"path": f"f{turn}.py"}, tool_call_id=f"call_{turn}")
+            return ModelResponse(parts=[TextPart(f"reading f{turn}.py"), call])
+        return ModelResponse(parts=[TextPart("done")])
+
+
+def _agent(script: Windowed, processor: HistoryProcessor) -> Agent[None, str]:
+    model = processor.wrap(FunctionModel(script))
+    agent = Agent(model, instructions="Be terse.", capabilities=[ProcessHistory(processor)])
+
+    @agent.tool_plain
+    def read_file(path: str) -> str:
+        """Read a file (4,000 characters: 2,000 of the model's tokens)."""
+        return f"# {path}\n" + "x" * 4_000
+
+    return agent
+
+
+REFUSALS = [
+    pytest.param(openai_overflow, id="openai"),
+    pytest.param(anthropic_overflow, id="anthropic"),
+    pytest.param(_framework_overflow, id="pydantic-ai-http-error"),
+]
+
+
+class TestHistoryProcessorWrap:
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    def test_recovers_and_learns(self, refusal: Refusal) -> None:
+        """Refused once, the request is compacted and sent again; the processor keeps
+        the learned budget, so the later requests fit."""
+        script = Windowed(refusal, 12)
+        processor = HistoryProcessor(default_stack(1_000_000))
+        result = anyio.run(_agent(script, processor).run, "read the files")
+        assert result.output == "done"
+        assert len(script.refused) == 1
+        assert processor.strategy.max_tokens < 1_000_000  # type: ignore[attr-defined]
+
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    def test_second_refusal_is_a_library_error(self, refusal: Refusal) -> None:
+        script = Windowed(refusal, 2, window=0)
+        history = to_pydantic_ai([])
+        agent = _agent(script, HistoryProcessor(default_stack(10**6)))
+        with pytest.raises(ContextOverflowError):
+            anyio.run(lambda: agent.run("read the files", message_history=history))
+        assert len(script.refused) == 2
+        assert history == []
