@@ -78,10 +78,74 @@ class TestFigures:
             "input_tokens": 78,
             "cached_tokens": 26,
             "input_cost": 54.6,
+            "served_tokens": 0,
+            "net_input_cost": 0.0,
+            "compaction_cost": 0.0,
+            "cache_hit_rate": 0.0,
+            "net_cost": 0.0,
         }
         calls = data["runs"][0]["calls"]  # type: ignore[index]
         assert [c["tokens"] for c in calls] == [26, 26, 26]
         assert [c["compacted"] for c in calls] == [False, True, True]
+
+    @pytest.mark.parametrize(
+        ("gap", "served", "net"),
+        [
+            # 26 tokens written (x1.25); then 13 read (x0.1) and 13 written, twice.
+            ("30", 26, 32.5 + 2 * (1.3 + 16.25)),
+            # the entries expire between calls: everything is written again.
+            ("600", 0, 78 * 1.25),
+        ],
+    )
+    def test_net_cost_under_a_cost_model(
+        self,
+        small: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+        *,
+        gap: str,
+        served: int,
+        net: float,
+    ) -> None:
+        """--cost-model anthropic prices each call's reads and writes, and a gap longer
+        than the cache's lifetime makes every call a miss."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--strategy", "window:2", "--json", "--cost-model", "anthropic", "--gap", gap,
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        data = result.json()
+        totals = _totals(data)
+        assert totals["served_tokens"] == served
+        assert totals["net_input_cost"] == pytest.approx(net)
+        assert totals["cache_hit_rate"] == pytest.approx(served / 78)
+        assert totals["compaction_cost"] == 0.0
+        assert data["cost_model"]["cache_write"] == 1.25  # type: ignore[index]
+
+    def test_net_cost_in_the_table(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The table shows the cache hit rate and the net cost rows with a cost model."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--strategy", "window:2", "--strategy", "default:schedule=openai",
+            "--cost-model", "openai",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        assert "cache hit rate" in result.out
+        assert "net cost" in result.out
+        assert "prices (openai" in result.out
+
+    def test_a_bad_gap_is_one_line(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A negative --gap is a usage error, not a traceback."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--cost-model", "openai", "--gap", "-1",
+        )  # fmt: skip
+        assert result.code != 0
+        assert "--gap" in result.err
 
     def test_start_on_user_window(
         self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

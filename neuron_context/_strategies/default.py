@@ -59,6 +59,7 @@ from .._summary.format import SUMMARY_HEADING
 from .._validators import bool_, instance_of, number, optional, positive_int
 from ..providers._base import CompletionRequest, Provider
 from .default_plan import Part, Plan
+from .schedule import CacheSchedule, growth_per_turn
 from .strategy import BudgetedStrategy, check_token_count
 from .summarization import SummarizationStrategy
 
@@ -68,6 +69,9 @@ _MIN_SUMMARY = 48
 """Tokens below which a summary is not worth writing."""
 _MIN_TRUNCATED = 48
 """The smallest a message is truncated to before older messages are dropped instead."""
+_TAIL_SHARE = 0.25
+"""The least share of the recent space a new message keeps when only the tail is cut
+(what a full compaction gives a kept message at most)."""
 _DELTA_SHARE = 0.3
 """The share of the summary space a new summary needs beside the earlier ones; with less,
 all are merged into one."""
@@ -111,6 +115,13 @@ class DefaultStack(BudgetedStrategy):
     """The share of the budget kept free for what a provider's rendering adds."""
     strict: bool = attrs.field(default=False, kw_only=True, validator=bool_())
     """Raise :class:`BudgetExceededError` when the budget cannot be met."""
+    schedule: CacheSchedule | None = attrs.field(
+        default=None,
+        kw_only=True,
+        validator=optional(instance_of(CacheSchedule, "a CacheSchedule")),
+    )
+    """Decides from the prompt cache's prices when and how deep to compact below the
+    budget (``None``: compact only over it, to ``target``)."""
     summary_options: SummaryOptions = attrs.field(factory=SummaryOptions, kw_only=True)
     """Extra keyword arguments for the :class:`SummarizationStrategy` that calls
     ``summarizer`` (``instructions``, ``model``, ``timeout``, ``retries``, ...)."""
@@ -126,11 +137,31 @@ class DefaultStack(BudgetedStrategy):
         return self.max_tokens - scale(max(0, self.max_tokens - systems), self.reserve)
 
     def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
-        """Whether ``token_count`` is over the budget less the reserve."""
+        """Whether ``token_count`` is over the budget less the reserve (or, with a
+        :attr:`schedule`, worth compacting early because the cache has gone cold)."""
         token_count = check_token_count(token_count, "DefaultStack")
-        if token_count <= scale(self.max_tokens, 1 - self.reserve):
+        schedule = self.schedule
+        if schedule is not None:
+            schedule.tick()
+        cold = schedule is not None and schedule.cold()
+        if not cold and token_count <= scale(self.max_tokens, 1 - self.reserve):
             return False  # under even the smallest limit: no need to look at the messages
-        return token_count > self._limit(_leading_system_cost(messages, self.counter))
+        systems = _leading_system_cost(messages, self.counter)
+        limit = self._limit(systems)
+        if token_count > limit or schedule is None or not cold:
+            return token_count > limit
+        target = systems + scale(limit - systems, self.target)
+        growth = growth_per_turn(messages, self.counter.cost_table(messages).costs())
+        target = schedule.target(target, limit, self._floor(systems, limit), growth)
+        own = 0.0
+        if self.summarizer is not None:  # the summarizer reads it all, writes the summary
+            own = schedule.cost_model.call_cost(token_count, scale(target - systems, self.recent))
+        return schedule.compact_early(token_count, target, limit, growth, own)
+
+    def _floor(self, systems: int, limit: int) -> int:
+        """The lowest a :attr:`schedule` may bring the history down to, in tokens."""
+        share = min(self.target, self.schedule.floor if self.schedule is not None else 1.0)
+        return systems + scale(limit - systems, share)
 
     def _summarizing(self, provider: Provider, budget: int) -> SummarizationStrategy:
         try:
@@ -163,6 +194,24 @@ class DefaultStack(BudgetedStrategy):
         limit = self._limit(systems)
         target = systems + scale(limit - systems, self.target)
         before = table.total + self._headings(messages)  # what a provider receives
+        if self.schedule is not None:
+            costs = table.costs()
+            growth = growth_per_turn(messages, costs)
+            target = self.schedule.target(target, limit, self._floor(systems, limit), growth)
+            if before > limit:  # the tail alone, when cutting it is enough
+                share = scale(scale(target - systems, self.recent), _TAIL_SHARE)
+                headings = self._headings(messages)
+                cut = self.schedule.cut_tail(
+                    messages,
+                    costs,
+                    self.counter,
+                    limit=limit - headings,
+                    share=share,
+                    growth=growth,
+                )
+                if cut is not None:
+                    log_compaction("DefaultStack", self.counter, messages, cut, {"tail_only": True})
+                    return cut
         if before <= target:
             return list(messages)
         plan = Plan.of(messages, self.counter, limit, target, self.recent, table=table)
@@ -411,6 +460,7 @@ def default_stack(
     recent: float = 0.5,
     reserve: float = 0.05,
     strict: bool = False,
+    schedule: CacheSchedule | None = None,
     **summary_options: Unpack[SummaryOptions],
 ) -> DefaultStack:
     """The stack we recommend, configured once: see :class:`DefaultStack`.
@@ -432,6 +482,10 @@ def default_stack(
         strict: raise :class:`BudgetExceededError` (a ``CompactionError``) when even the
             system messages and the newest request do not fit; by default the best
             result is logged and returned.
+        schedule: a :class:`~neuron_context.strategies.CacheSchedule` that decides from
+            the prompt cache's prices when and how deep to compact below the budget
+            (the tail alone when that is enough, deeper when the history grows fast,
+            early when the cache has gone cold); ``None``: compact only over the budget.
         **summary_options: passed to the :class:`~neuron_context.SummarizationStrategy`
             that calls ``summarizer`` (``instructions``, ``model``, ``timeout``,
             ``retries``, ``cache_aligned``, ``tools``, ...).
@@ -449,5 +503,6 @@ def default_stack(
         recent=recent,
         reserve=reserve,
         strict=strict,
+        schedule=schedule,
         summary_options=summary_options,
     )

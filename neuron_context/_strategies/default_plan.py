@@ -21,7 +21,7 @@ from .._messages.truncation import truncate_message
 from .._numbers import scale
 from .._summary.scan import is_notice, mentioned
 
-__all__ = ["Part", "Plan"]
+__all__ = ["Part", "Plan", "cut_mentions", "is_request", "water_level"]
 
 _PIN_SHARE = 0.25
 """The most of the target one pinned request may take; a longer one is cut in the middle."""
@@ -59,7 +59,7 @@ def _pins(
     return pinned
 
 
-def _water_level(costs: Sequence[int], space: int) -> int:
+def water_level(costs: Sequence[int], space: int) -> int:
     """The largest cap ``c`` with ``sum(min(cost, c)) <= space`` (at least the truncation
     floor): messages above it are cut to it, the others kept whole."""
     if sum(costs) <= space:
@@ -74,7 +74,7 @@ def _water_level(costs: Sequence[int], space: int) -> int:
     return max(_MIN_TRUNCATED, ordered[-1])  # pragma: no cover - the sum exceeded space
 
 
-def _mentions(cut: str) -> str:
+def cut_mentions(cut: str) -> str:
     """The paths and URLs a cut part of a tool result mentions, for its marker."""
     found = list(dict.fromkeys(mentioned(cut)))
     if not found:
@@ -181,7 +181,7 @@ class Plan:
             for i in range(cut, len(messages))
             if messages[i].role is not Role.SYSTEM and i not in pinned
         ]
-        level = _water_level([costs[i] for i in free], tail_space)
+        level = water_level([costs[i] for i in free], tail_space)
         tail: list[Message] = []
         for index in range(cut, len(messages)):
             message = messages[index]
@@ -190,7 +190,7 @@ class Plan:
             elif message.role is Role.SYSTEM or costs[index] <= level:
                 tail.append(message)
             else:
-                tail.append(truncate_message(message, level, counter, describe=_mentions))
+                tail.append(truncate_message(message, level, counter, describe=cut_mentions))
         fixed = system_cost + counter.estimate_messages([m for i, m in pinned.items() if i < cut])
         fixed += counter.estimate_messages([m for m in tail if m.role is not Role.SYSTEM])
         return cls(messages, cut, task, newest, pinned, tail, previous, summarized, fixed)
