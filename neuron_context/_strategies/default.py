@@ -50,14 +50,13 @@ from .._errors import BudgetExceededError, ConfigurationError, SummarizationErro
 from .._log import log_compaction, logger
 from .._messages.checks import CheckOnFailure
 from .._messages.content import Compaction
-from .._messages.conversation import first_is_user, next_safe_cut, turn_start
 from .._messages.message import Message, Role, ToolDefinition
-from .._messages.truncation import truncate_message, truncate_text
 from .._numbers import scale
 from .._summary.extractive import ExtractiveSummarizer
 from .._summary.format import SUMMARY_HEADING
 from .._validators import bool_, instance_of, number, optional, positive_int
 from ..providers._base import CompletionRequest, Provider
+from .default_fit import fit, message_overhead
 from .default_plan import Part, Plan
 from .schedule import CacheSchedule, growth_per_turn
 from .strategy import BudgetedStrategy, check_token_count
@@ -67,8 +66,6 @@ __all__ = ["DefaultStack", "default_stack"]
 
 _MIN_SUMMARY = 48
 """Tokens below which a summary is not worth writing."""
-_MIN_TRUNCATED = 48
-"""The smallest a message is truncated to before older messages are dropped instead."""
 _TAIL_SHARE = 0.25
 """The least share of the recent space a new message keeps when only the tail is cut
 (what a full compaction gives a kept message at most)."""
@@ -217,7 +214,7 @@ class DefaultStack(BudgetedStrategy):
         plan = Plan.of(messages, self.counter, limit, target, self.recent, table=table)
         summaries = await self._summaries(plan, target)
         parts = plan.assemble(summaries)
-        parts = self._fit(parts, messages, plan, limit)
+        parts = fit(parts, messages, plan, limit, counter=self.counter, part_cost=self._part_cost)
         output = [part.message for part in parts]
         after = self._cost(parts)
         if after > before:  # nothing could be saved (the input is all pinned)
@@ -319,95 +316,8 @@ class DefaultStack(BudgetedStrategy):
     def _fit(
         self, parts: list[Part], messages: Sequence[Message], plan: Plan, limit: int
     ) -> list[Part]:
-        """The last resort: truncate, drop the oldest kept messages, cut the summary and
-        the pinned requests, until the output is within :attr:`limit`.
-
-        Each part is priced once; every cut updates the excess by what it changed."""
-        counter = self.counter
-        costs = [self._part_cost(part) for part in parts]
-        excess = sum(costs) - limit
-
-        def replace(index: int, part: Part) -> None:
-            nonlocal excess
-            cost = self._part_cost(part)
-            excess += cost - costs[index]
-            parts[index], costs[index] = part, cost
-
-        def drop(gone: set[int]) -> None:
-            """Drop the parts whose ids are in ``gone``."""
-            nonlocal parts, costs, excess
-            keep = [i for i, part in enumerate(parts) if id(part) not in gone]
-            excess -= sum(costs) - sum(costs[i] for i in keep)
-            parts, costs = [parts[i] for i in keep], [costs[i] for i in keep]
-
-        # 1. The biggest kept message (not a system message) is cut in the middle.
-        while excess > 0:
-            sizes = [
-                (costs[i], i)
-                for i, p in enumerate(parts)
-                if p.kind == "tail" and costs[i] > _MIN_TRUNCATED * 2
-            ]
-            if not sizes:
-                break
-            size, index = max(sizes)
-            goal = max(_MIN_TRUNCATED, size - excess, size // 2)
-            shorter = truncate_message(parts[index].message, goal, counter)
-            if counter.estimate_message(shorter) >= size:
-                break
-            replace(index, Part("tail", shorter))
-        # 2. The oldest kept messages go, from one safe cut to the next (the newest
-        # request is a "request" part, never dropped).
-        while excess > 0:
-            tail = [p for p in parts if p.kind == "tail"]
-            if not tail:
-                break
-            drop({id(p) for p in tail[: next_safe_cut([p.message for p in tail], 1)]})
-        # 3. The summary, then the pinned requests, are cut in the middle; a task that
-        # would keep less than half of itself gives its place to the newest request.
-        for kind in ("summary", "task", "request"):
-            for index, part in enumerate(parts):
-                if excess <= 0 or part.kind != kind:
-                    continue
-                cost = counter.estimate_message(part.message)
-                newest = any(p.kind == "request" for p in parts)
-                if kind == "task" and newest and cost - excess < cost // 2:
-                    drop({id(part)})
-                else:
-                    replace(index, Part(kind, _shrink(part.message, excess, counter)))
-                # Cut and still too big (an image cannot be cut): the summary goes, and
-                # so does the task when the newest request is kept beside it.
-                if excess > 0 and (kind == "summary" or (kind == "task" and newest)):
-                    drop({id(p) for p in parts if p.kind == kind})
-                break
-        if not first_is_user([p.message for p in parts]) and first_is_user(messages):
-            parts = self._repin(parts, costs, messages, plan, limit)
-        return parts
-
-    def _repin(
-        self,
-        parts: list[Part],
-        costs: list[int],
-        messages: Sequence[Message],
-        plan: Plan,
-        limit: int,
-    ) -> list[Part]:
-        """Start the output on a user message again: the one that opened the kept turn,
-        cut to fit; if none fits, the messages before the first user message go."""
-        excess = sum(costs) - limit
-        index = turn_start(messages, plan.cut - 1) if plan.cut > 0 else None
-        if index is not None:
-            first = next((i for i, p in enumerate(parts) if p.kind != "system"), len(parts))
-            pin = Part("request", messages[index])
-            pinned = excess + self._part_cost(pin)
-            if pinned > 0:
-                pin = Part("request", _shrink(pin.message, pinned, self.counter))
-                pinned = excess + self._part_cost(pin)
-            if pinned <= 0 or pinned <= excess:
-                return [*parts[:first], pin, *parts[first:]]
-        while not first_is_user([p.message for p in parts]):
-            first = next(i for i, p in enumerate(parts) if p.kind != "system")
-            parts = [*parts[:first], *parts[first + 1 :]]
-        return parts
+        """The last resort, within ``limit`` (:func:`~.default_fit.fit`)."""
+        return fit(parts, messages, plan, limit, counter=self.counter, part_cost=self._part_cost)
 
     def _check(self, cost: int, limit: int) -> None:
         excess = cost - limit
@@ -431,24 +341,6 @@ def _leading_system_cost(messages: Sequence[Message], counter: BaseCounter) -> i
             break
         leading.append(message)
     return counter.estimate_messages(leading)
-
-
-def message_overhead(counter: BaseCounter) -> int:
-    """What any counter charges for a message beyond its blocks: an empty message's cost
-    (the interface promises the ``estimate_*`` methods, not a ``message_overhead`` field)."""
-    return counter.estimate_message(Message(role=Role.USER, content=()))
-
-
-def _shrink(message: Message, excess: int, counter: BaseCounter) -> Message:
-    cost = counter.estimate_message(message)
-    overhead = message_overhead(counter)
-    goal = max(overhead, cost - excess)
-    if message.is_compaction:
-        block = next(b for b in message.content if isinstance(b, Compaction))
-        space = max(0, goal - overhead)
-        text = truncate_text(block.content, space, counter)
-        return Message(role=Role.USER, content=(Compaction(content=text),))
-    return truncate_message(message, goal, counter)
 
 
 def default_stack(
