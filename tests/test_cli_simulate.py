@@ -7,11 +7,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib.figure
 import numpy as np
 import pytest
 from cli_run import run
+
+if TYPE_CHECKING:
+    from fake_llm_server import FakeLLMServer
 
 from neuron_context import Message
 from neuron_context.formats import to_openai
@@ -377,3 +381,33 @@ sys.exit(main(["simulate", "--demo"]))
             "ContextEditingMiddleware (the langchain extra); "
             'python -m pip install ".[bench,langchain]" adds them'
         ) in " ".join(done.stdout.split())
+
+
+class TestSummarizerCost:
+    """The compaction calls' own cost: what an LLM summarizer read and wrote."""
+
+    def test_priced_from_the_reported_usage(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+        server: FakeLLMServer,
+    ) -> None:
+        """Each summarizer call costs its reported input at the input price and its
+        output at the output price (11 and 3 tokens: 11 + 3 x 8 under openai)."""
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        turns = [Message.user("Fix the bug.")]
+        for turn in range(12):
+            turns += [Message.assistant(f"step {turn} " + "a" * 400), Message.user("b" * 400)]
+        path = tmp_path / "long.json"
+        path.write_text(json.dumps({"messages": to_openai(turns)}), encoding="utf-8")
+        result = run(
+            capsys, monkeypatch, "simulate", path, "--max-tokens", "700",
+            "--strategy", "default", "--provider", "openai:gpt-test", "--json",
+            "--cost-model", "openai",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        calls = len(server.requests)
+        assert calls > 0
+        assert _totals(result.json())["compaction_cost"] == pytest.approx(calls * (11 + 3 * 8))
