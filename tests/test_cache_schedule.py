@@ -208,6 +208,40 @@ class TestDefaultStackWithSchedule:
         assert cost(output, counter) <= 6_000
 
 
+class TestLoop:
+    """A long agent session run as a loop, with the schedule on."""
+
+    @pytest.mark.parametrize("gap", [None, 0.0, 900.0])
+    @pytest.mark.anyio
+    async def test_every_call_fits_and_holds_the_task_and_newest_request(
+        self, gap: float | None
+    ) -> None:
+        """Before every call the loop compacts when the stack says so: every request is
+        within the budget, well formed, starts on the task and holds the newest request,
+        with results of every size (some huge), warm or cold."""
+        counter = TokenCounter()
+        schedule = CacheSchedule(CacheCostModel.anthropic(), clock=None)
+        stack = default_stack(3_000, counter=counter, schedule=schedule)
+        task = Message.user("Fix the flaky test in tests/test_app.py")
+        history = [Message.system("You are a coding agent."), task]
+        newest = task
+        for turn in range(120):
+            if turn % 40 == 39:
+                newest = Message.user(f"Now also check case {turn}.")
+                history.append(newest)
+            use = ToolUse(id=f"c{turn}", name="bash", input={"command": f"pytest -k {turn}"})
+            size = 9_000 if turn % 17 == 0 else 40 * (turn % 7)
+            history += [Message.assistant(tool_uses=[use]), Message.tool_result(use.id, "r" * size)]
+            if gap is not None:
+                schedule.note_gap(gap)
+            if stack.should_compact(history, stack.token_estimate(history)):
+                history = await stack.compact(history)
+            validate(history)
+            assert cost(history, counter) <= 3_000
+            assert history[1] == task
+            assert newest in history
+
+
 class TestProperties:
     """default_stack's guarantees hold with the schedule on, warm or cold."""
 
