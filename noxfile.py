@@ -57,6 +57,8 @@ EXTRA_CHECKS: dict[str, tuple[list[str], list[str]]] = {
         ["tests/test_ext_openai_agents.py", DOCS_PAGE.format("adapters/openai-agents.md")],
         [],
     ),
+    # The command line alone: every command, LangChain's rows named instead of run.
+    "cli": (["-n", "2", *sorted(str(p) for p in Path("tests").glob("test_cli_*.py"))], []),
     # The tracing tests read spans with the SDK's in-memory exporter: a test dependency.
     "otel": (
         ["tests/test_tracing.py", DOCS_PAGE.format("agent/tracing.md")],
@@ -186,10 +188,11 @@ def docs(session: nox.Session) -> None:
 def demo(session: nox.Session) -> None:
     """The main job, as the README's first command runs it: the CLI demo, offline, no key.
 
-    Installs the package with the ``cli`` extra (and ``bench``, for the LangChain row),
-    compares stacks on the bundled transcripts, then runs ``count`` and ``compact`` on one.
+    Installs the package with the README's extras (``cli``; ``bench`` and ``langchain``
+    for LangChain's rows), compares stacks on the bundled transcripts, then runs ``count``
+    and ``compact`` on one.
     """
-    session.install(".[cli,bench]")
+    session.install(".[cli,bench,langchain]")
     args = session.posargs or ["simulate", "--demo"]
     session.run("neuron-context", *args)
     if not session.posargs:

@@ -226,6 +226,7 @@ class TestComparison:
     ) -> None:
         """--compare-langchain adds LangChain's trim_messages and its two context
         middlewares as rows (langchain is installed)."""
+        pytest.importorskip("langchain.agents", reason="the langchain extra is not installed")
         result = run(
             capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
             "--strategy", "window:2", "--compare-langchain", "--json",

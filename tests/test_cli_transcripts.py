@@ -137,6 +137,7 @@ class TestFrameworksAgree:
         self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """The items count as from_responses_items(items) does."""
+        pytest.importorskip("agents", reason="the openai-agents extra is not installed")
         from neuron_context.ext.openai_agents import from_responses_items
 
         path = DATA / "agents-sdk-items.json"

@@ -67,7 +67,9 @@ def joined(history: list[Message], given: list[Message]) -> list[Message]:
     if pending_start(history) is not None and not (given and given[0].role is Role.TOOL):
         base = close_pending(history)
     validate_appended(base, given)
-    joined = close_pending([*base, *given])
+    joined = [*base, *given]
+    if pending_start(joined) is not None:
+        joined = close_pending(joined)
     if len(joined) != len(history) + len(given):
         logger.warning("Agent.run: calls awaiting their results were closed as interrupted")
     return joined
@@ -76,7 +78,7 @@ def joined(history: list[Message], given: list[Message]) -> list[Message]:
 def checked(before: list[Message], after: list[Message]) -> list[Message]:
     """The history a ``before_agent``/``after_agent`` chain left (its items checked by
     the chain), if it is well formed: an extension costs what it added."""
-    if same(after, before):
+    if after is before or same(after, before):
         return after
     if starts_with(after, before):
         validate_appended(before, after[len(before) :])

@@ -178,11 +178,14 @@ class Agent:
         context = RunContext(
             state=state, counter=self.counter, requests=self._requests, sink=record
         )
+        hooked = self.chain.wraps_agent  # without agent hooks, no copies for them
         try:
-            state.messages = checked(joined, await self.chain.before_agent(list(joined)))
+            if hooked:
+                state.messages = checked(joined, await self.chain.before_agent(list(joined)))
             await self._turns(context)
-            finished = checked(state.messages, await self.chain.after_agent(list(state.messages)))
-            state.messages = finished
+            if hooked:
+                finished = await self.chain.after_agent(list(state.messages))
+                state.messages = checked(state.messages, finished)
         finally:
             close_calls(state.messages, {})
             self._running = False

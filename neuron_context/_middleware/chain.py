@@ -79,6 +79,12 @@ class MiddlewareChain:
     def __repr__(self) -> str:
         return f"MiddlewareChain({list(self.middlewares)!r})"
 
+    @property
+    def wraps_agent(self) -> bool:
+        """Whether a middleware overrides ``before_agent`` or ``after_agent`` (without
+        one, a run hands its history to no hook and need not copy it for them)."""
+        return bool(self._before_agent or self._after_agent)
+
     async def before_agent(self, messages: list[Message]) -> list[Message]:
         """Every ``before_agent``, in registration order; the (possibly replaced) history.
 
