@@ -7,15 +7,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import matplotlib.figure
 import numpy as np
 import pytest
 from cli_run import run
-
-if TYPE_CHECKING:
-    from fake_llm_server import FakeLLMServer
 
 from neuron_context import Message
 from neuron_context.formats import to_openai
@@ -392,23 +388,28 @@ class TestSummarizerCost:
         tmp_path: Path,
         capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch,
-        server: FakeLLMServer,
     ) -> None:
         """Each summarizer call costs its reported input at the input price and its
         output at the output price (11 and 3 tokens: 11 + 3 x 8 under openai)."""
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        pytest.importorskip("openai", reason="the openai extra is not installed")
+        pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
+        from fake_llm_server import isolate_environment, serve
+
+        isolate_environment(monkeypatch)
         turns = [Message.user("Fix the bug.")]
         for turn in range(12):
             turns += [Message.assistant(f"step {turn} " + "a" * 400), Message.user("b" * 400)]
         path = tmp_path / "long.json"
         path.write_text(json.dumps({"messages": to_openai(turns)}), encoding="utf-8")
-        result = run(
-            capsys, monkeypatch, "simulate", path, "--max-tokens", "700",
-            "--strategy", "default", "--provider", "openai:gpt-test", "--json",
-            "--cost-model", "openai",
-        )  # fmt: skip
+        with serve() as server:
+            monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+            monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+            result = run(
+                capsys, monkeypatch, "simulate", path, "--max-tokens", "700",
+                "--strategy", "default", "--provider", "openai:gpt-test", "--json",
+                "--cost-model", "openai",
+            )  # fmt: skip
+            calls = len(server.requests)
         assert result.code == 0, result.err
-        calls = len(server.requests)
         assert calls > 0
         assert _totals(result.json())["compaction_cost"] == pytest.approx(calls * (11 + 3 * 8))
