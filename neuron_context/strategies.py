@@ -16,6 +16,7 @@ from ._strategies.images import StripProcessedImagesStrategy
 from ._strategies.large_results import TruncateLargeResultsStrategy
 from ._strategies.reads import StaleFileReadsStrategy
 from ._strategies.repeats import CollapseRepeatedCallsStrategy
+from ._strategies.schedule import CacheSchedule
 from ._strategies.strategy import ContextStrategy
 from ._strategies.strip import StripToolCallsStrategy
 from ._strategies.summarization import DEFAULT_INSTRUCTIONS, SummarizationStrategy
@@ -24,6 +25,7 @@ from ._strategies.window import SlidingWindowStrategy
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
+    "CacheSchedule",
     "CollapseRepeatedCallsStrategy",
     "CompositeStrategy",
     "ContextStrategy",

@@ -300,6 +300,29 @@ class TestContext:
         assert first_turn_role(result.messages) == "user"
         json.dumps([e.to_dict() for e in events])
 
+    async def test_compaction_events_carry_the_cache_facts(self) -> None:
+        """A compaction says how much of the request before the first changed message
+        it kept (what the prompt cache still serves) and how much it rewrote."""
+        events: list[AgentEvent] = []
+        replies = [calls(("echo", {"x": "y" * 200})) for _ in range(6)] + [answer("done")]
+        agent = create_agent(
+            scripted(replies),
+            [echo],
+            AgentOptions(
+                system_prompt="Be brief.",
+                context=SlidingWindowStrategy(3, 150),
+                on_event=events.append,
+            ),
+        )
+        await agent.run("go")
+        completed = [e for e in events if isinstance(e, CompactionCompleted)]
+        assert completed
+        fixed = agent.count_request([])  # the system prompt and the tools, never rewritten
+        for event in completed:
+            assert fixed <= event.prefix_kept <= event.tokens_after
+            assert event.tokens_rewritten == event.tokens_after - event.prefix_kept
+            assert event.to_dict()["prefix_kept"] == event.prefix_kept
+
     async def test_failed_compaction_keeps_the_history(self) -> None:
         """A failing strategy never loses history; the run goes on and says so."""
         events: list[AgentEvent] = []

@@ -78,10 +78,74 @@ class TestFigures:
             "input_tokens": 78,
             "cached_tokens": 26,
             "input_cost": 54.6,
+            "served_tokens": 0,
+            "net_input_cost": 0.0,
+            "compaction_cost": 0.0,
+            "cache_hit_rate": 0.0,
+            "net_cost": 0.0,
         }
         calls = data["runs"][0]["calls"]  # type: ignore[index]
         assert [c["tokens"] for c in calls] == [26, 26, 26]
         assert [c["compacted"] for c in calls] == [False, True, True]
+
+    @pytest.mark.parametrize(
+        ("gap", "served", "net"),
+        [
+            # 26 tokens written (x1.25); then 13 read (x0.1) and 13 written, twice.
+            ("30", 26, 32.5 + 2 * (1.3 + 16.25)),
+            # the entries expire between calls: everything is written again.
+            ("600", 0, 78 * 1.25),
+        ],
+    )
+    def test_net_cost_under_a_cost_model(
+        self,
+        small: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+        *,
+        gap: str,
+        served: int,
+        net: float,
+    ) -> None:
+        """--cost-model anthropic prices each call's reads and writes, and a gap longer
+        than the cache's lifetime makes every call a miss."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--strategy", "window:2", "--json", "--cost-model", "anthropic", "--gap", gap,
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        data = result.json()
+        totals = _totals(data)
+        assert totals["served_tokens"] == served
+        assert totals["net_input_cost"] == pytest.approx(net)
+        assert totals["cache_hit_rate"] == pytest.approx(served / 78)
+        assert totals["compaction_cost"] == 0.0
+        assert data["cost_model"]["cache_write"] == 1.25  # type: ignore[index]
+
+    def test_net_cost_in_the_table(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The table shows the cache hit rate and the net cost rows with a cost model."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--strategy", "window:2", "--strategy", "default:schedule=openai",
+            "--cost-model", "openai",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        assert "cache hit rate" in result.out
+        assert "net cost" in result.out
+        assert "prices (openai" in result.out
+
+    def test_a_bad_gap_is_one_line(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A negative --gap is a usage error, not a traceback."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
+            "--cost-model", "openai", "--gap", "-1",
+        )  # fmt: skip
+        assert result.code != 0
+        assert "--gap" in result.err
 
     def test_start_on_user_window(
         self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -314,3 +378,38 @@ sys.exit(main(["simulate", "--demo"]))
             "ContextEditingMiddleware (the langchain extra); "
             'python -m pip install ".[bench,langchain]" adds them'
         ) in " ".join(done.stdout.split())
+
+
+class TestSummarizerCost:
+    """The compaction calls' own cost: what an LLM summarizer read and wrote."""
+
+    def test_priced_from_the_reported_usage(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Each summarizer call costs its reported input at the input price and its
+        output at the output price (11 and 3 tokens: 11 + 3 x 8 under openai)."""
+        pytest.importorskip("openai", reason="the openai extra is not installed")
+        pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
+        from fake_llm_server import isolate_environment, serve
+
+        isolate_environment(monkeypatch)
+        turns = [Message.user("Fix the bug.")]
+        for turn in range(12):
+            turns += [Message.assistant(f"step {turn} " + "a" * 400), Message.user("b" * 400)]
+        path = tmp_path / "long.json"
+        path.write_text(json.dumps({"messages": to_openai(turns)}), encoding="utf-8")
+        with serve() as server:
+            monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+            monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+            result = run(
+                capsys, monkeypatch, "simulate", path, "--max-tokens", "700",
+                "--strategy", "default", "--provider", "openai:gpt-test", "--json",
+                "--cost-model", "openai",
+            )  # fmt: skip
+            calls = len(server.requests)
+        assert result.code == 0, result.err
+        assert calls > 0
+        assert _totals(result.json())["compaction_cost"] == pytest.approx(calls * (11 + 3 * 8))

@@ -235,6 +235,22 @@ class TestCompaction:
         validate(output)
 
     @pytest.mark.anyio
+    async def test_the_newest_request_gets_back_the_room_of_a_task_that_went(self) -> None:
+        """The newest request was cut to leave a task its room; when the task cannot
+        fit even cut and goes, the newest request is whole again (found by Hypothesis:
+        its one word was cut away beside an image)."""
+        picture = Image(data="0000")
+        task = Message(role=Role.USER, content=(Text(text=""), picture))
+        newest = Message(role=Role.USER, content=(Text(text="Retry with this one."), picture))
+        messages = [task, *[Message.user("") for _ in range(7)], Message.assistant(""), newest]
+        counter = TokenCounter(tokens_per_page=0)
+        budget = counter.estimate_message(newest) + 64
+        output = await default_stack(budget, counter=counter, reserve=0.0).compact(messages)
+        assert cost(output, counter) <= budget
+        assert output[-1] == newest
+        validate(output)
+
+    @pytest.mark.anyio
     async def test_huge_tool_result_is_cut_in_the_middle(self) -> None:
         """A result bigger than the budget keeps its head and tail and says what was cut."""
         messages = session(1, output="line\n" * 20_000)

@@ -25,13 +25,18 @@ from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
+from .._counting.pricing import CacheCostModel
+from .._counting.pricing import cost_model as cost_model_of
 from .._errors import ConfigurationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, Role
 from .._strategies.strategy import ContextStrategy
+from .._summary.extractive import ExtractiveSummarizer
+from ..providers._base import Provider
 from . import inputs
 from .args import UsageError, parser
 from .files import Transcript, dumps
+from .metered import Metered
 from .simulate import Replayer, Run, StackReplayer, replay
 from .spec import StackSpec, parse_spec
 from .storage import check_target, json_text, printable, write_atomic
@@ -201,14 +206,21 @@ def _simulate(args: argparse.Namespace) -> int:
     if not specs:
         specs = [parse_spec(s) for s in (inputs.DEMO_STACKS if args.demo else ("default",))]
     budgets = [inputs.budget(args, t.messages, counter, t.tools) for t in transcripts]
+    cost_model = cost_model_of(args.cost_model) if args.cost_model else None
+    if args.gap < 0 or args.gap != args.gap:
+        msg = f"--gap must be a number of seconds >= 0, got {args.gap}"
+        raise ConfigurationError(msg)
     replayers: list[Replayer] = []
     for spec in specs:
         spec.build(budgets[0], counter, provider)  # a bad spec fails before the replay
+        meter = None if isinstance(provider, ExtractiveSummarizer) else Metered(provider, counter)
 
-        def build(budget: int, spec: StackSpec = spec) -> ContextStrategy:
-            return spec.build(budget, counter, provider)
+        def build(
+            budget: int, spec: StackSpec = spec, summarizer: Provider = meter or provider
+        ) -> ContextStrategy:
+            return spec.build(budget, counter, summarizer)
 
-        replayers.append(StackReplayer(spec.label, build))
+        replayers.append(StackReplayer(spec.label, build, meter=meter))
     missing: list[str] = []
     if args.compare_langchain or (args.demo and not args.strategy):
         from .contenders import available
@@ -221,7 +233,9 @@ def _simulate(args: argparse.Namespace) -> int:
         for i, m in enumerate(t.messages)
         if m.role is Role.ASSISTANT and i > 0
     )
-    runs = _run_all(replayers, transcripts, budgets, counter, model_calls)
+    runs = _run_all(
+        replayers, transcripts, budgets, counter, model_calls, cost_model=cost_model, gap=args.gap
+    )
     title = (
         f"{len(transcripts)} transcript{'s' if len(transcripts) != 1 else ''}, "
         f"{model_calls:,} model calls, tokens counted with {name}"
@@ -238,10 +252,12 @@ def _simulate(args: argparse.Namespace) -> int:
                 "transcripts": [t.name for t in transcripts],
                 "counter": name,
                 "budgets": budgets,
+                "cost_model": attrs.asdict(cost_model) if cost_model else None,
+                "gap": args.gap if cost_model else None,
                 "runs": [
                     {
                         "label": run.label,
-                        "totals": attrs.asdict(run.totals),
+                        "totals": _totals(run),
                         "calls": [attrs.asdict(c) for c in run.calls],
                     }
                     for run in runs
@@ -255,7 +271,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from .report import console, plain, print_runs
 
     out = console()
-    print_runs(out, runs, title=title, budget=inputs.budget_text(args))
+    print_runs(out, runs, title=title, budget=inputs.budget_text(args), cost_model=cost_model)
     if missing:
         extras = sorted({note.rsplit("(the ", 1)[1].split(" ")[0] for note in missing})
         out.print(
@@ -269,16 +285,29 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _totals(run: Run) -> dict[str, object]:
+    """A run's totals as JSON, with the figures its properties derive."""
+    totals: dict[str, object] = attrs.asdict(run.totals)
+    totals["cache_hit_rate"] = run.totals.cache_hit_rate
+    totals["net_cost"] = run.totals.net_cost
+    return totals
+
+
 def _run_all(
     replayers: Sequence[Replayer],
     transcripts: Sequence[Transcript],
     budgets: Sequence[int],
     counter: BaseCounter,
     model_calls: int,
+    *,
+    cost_model: CacheCostModel | None = None,
+    gap: float = 30.0,
 ) -> list[Run]:
     async def go(tick: Callable[[], None] | None) -> list[Run]:
         return [
-            await replay(replayer, transcripts, budgets, counter, tick=tick)
+            await replay(
+                replayer, transcripts, budgets, counter, tick=tick, cost_model=cost_model, gap=gap
+            )
             for replayer in replayers
         ]
 

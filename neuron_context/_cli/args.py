@@ -149,4 +149,17 @@ def parser() -> argparse.ArgumentParser:
     simulate.add_argument(
         "--plot", metavar="OUT.png", type=Path, help="write a plot of tokens per call"
     )
+    simulate.add_argument(
+        "--cost-model",
+        choices=("anthropic", "anthropic-1h", "openai"),
+        help="price each call after the prompt cache's reads and writes (a provider's "
+        "prices; see the cost model page of the docs)",
+    )
+    simulate.add_argument(
+        "--gap",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="wall-clock seconds between model calls, for cache expiry (default 30)",
+    )
     return main_parser

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, cast
 
+from .._counting.pricing import CacheCostModel
 from .census import Census, Row
 from .diff import Diff
 from .simulate import Run, Totals
@@ -166,9 +167,14 @@ def print_compaction(
         out.print(f"written: {plain(written)}")
 
 
+def _cost(totals: Totals) -> float:
+    """The cost runs are compared by: the net cost under a cost model, when priced."""
+    return totals.net_cost if totals.net_input_cost else totals.input_cost
+
+
 def _score(totals: Totals) -> tuple[int, float]:
     lost = (totals.calls - totals.task_kept) + (totals.calls - totals.last_kept)
-    return (totals.over_budget + totals.not_on_user + totals.failed + lost, totals.input_cost)
+    return (totals.over_budget + totals.not_on_user + totals.failed + lost, _cost(totals))
 
 
 def best(runs: Sequence[Run]) -> Run:
@@ -211,10 +217,25 @@ _ROWS: tuple[tuple[str, str], ...] = (
     ("prefix-cached tokens", "cached_tokens"),
     ("input cost (cached at 1/10)", "input_cost"),
 )
+_PRICED: tuple[tuple[str, str], ...] = (
+    ("cache hit rate", "cache_hit_rate"),
+    ("net input cost (reads, writes)", "net_input_cost"),
+    ("compaction calls' own cost", "compaction_cost"),
+    ("net cost", "net_cost"),
+)
+"""The rows a cost model adds."""
 
 
-def print_runs(out: Console, runs: Sequence[Run], *, title: str, budget: str) -> None:
-    """Print the comparison of ``runs`` (one column per stack) and the verdict."""
+def print_runs(
+    out: Console,
+    runs: Sequence[Run],
+    *,
+    title: str,
+    budget: str,
+    cost_model: CacheCostModel | None = None,
+) -> None:
+    """Print the comparison of ``runs`` (one column per stack) and the verdict; with
+    ``cost_model``, the rows of the net cost after the cache's reads and writes."""
     from rich.table import Table
 
     table = Table(title=plain(title), title_justify="left", show_edge=False, pad_edge=False)
@@ -224,17 +245,28 @@ def print_runs(out: Console, runs: Sequence[Run], *, title: str, budget: str) ->
     rows = list(_ROWS)
     if any(run.totals.failed for run in runs):
         rows.append(("failed compactions", "failed"))
+    if cost_model is not None:
+        rows.extend(_PRICED)
     for name, field in rows:
         cells = []
         for run in runs:
             value = getattr(run.totals, field)
-            cell = _n(value)
+            cell = f"{value:.1%}" if field == "cache_hit_rate" else _n(value)
             if field == "cached_tokens" and run.totals.input_tokens:
                 cell += f" ({value / run.totals.input_tokens:.0%})"
             cells.append(cell)
         table.add_row(name, *cells)
     out.print(table)
     out.print(f"budget: {plain(budget)}")
+    if cost_model is not None:
+        m = cost_model
+        out.print(
+            plain(
+                f"prices ({m.name}, per uncached input token): cache read {m.cache_read:g}, "
+                f"cache write {m.cache_write:g} (entries live {m.cache_ttl:g} s), "
+                f"output {m.output:g}"
+            )
+        )
     out.print()
     chosen = best(runs)
     faults = _faults(chosen.totals)
@@ -244,13 +276,18 @@ def print_runs(out: Console, runs: Sequence[Run], *, title: str, budget: str) ->
         t = chosen.totals
         out.print(
             f"[bold]use {plain(chosen.label)}[/]: every call within budget, starting on a user"
-            f" message and holding the task and the newest request; input cost {_n(t.input_cost)}"
+            f" message and holding the task and the newest request; "
+            + (
+                f"net cost {_n(t.net_cost)}"
+                if t.net_input_cost
+                else f"input cost {_n(t.input_cost)}"
+            )
         )
     for run in runs:
         if run is chosen:
             continue
         problems = _faults(run.totals)
         if not problems:
-            extra = run.totals.input_cost - chosen.totals.input_cost
+            extra = _cost(run.totals) - _cost(chosen.totals)
             problems = [f"costs {_n(extra)} more" if extra > 0 else "as good"]
         out.print(f"  {plain(run.label)}: " + "; ".join(problems))

@@ -19,7 +19,13 @@ have received is then measured:
   messages equal to the previous request's (every compaction rewrites the prompt and
   loses the cache, which is why a stack compacts to a target below its trigger);
 - the input cost, with cached tokens at a tenth of the price, as providers bill cache
-  reads: ``tokens - 0.9 * cached``.
+  reads: ``tokens - 0.9 * cached``;
+- with a :class:`~neuron_context.counting.CacheCostModel` (``--cost-model``), the net
+  cost after the cache's reads and writes, with ``gap`` seconds of wall clock between
+  calls (a prefix whose entry expired in the gap is written again, not read), the cache
+  hit rate, and the compaction calls' own cost (a summarizer's input and output). A
+  stack with a :class:`~neuron_context.strategies.CacheSchedule` is told the gap before
+  each call, as a loop would tell it.
 
 A *replayer* decides what each request is: a stack (compacting, keeping the result), or
 another framework's context manager run the way that framework runs it
@@ -36,11 +42,14 @@ import attrs
 from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step
 from .._counting.counter import BaseCounter
+from .._counting.pricing import CacheCostModel
 from .._messages.content import Compaction, Text, ToolResult
 from .._messages.conversation import first_is_user
 from .._messages.message import Message, Role, ToolDefinition
+from .._strategies.schedule import CacheSchedule
 from .._strategies.strategy import ContextStrategy, counter_of
 from .files import Transcript
+from .metered import Metered
 
 __all__ = [
     "Call",
@@ -67,6 +76,10 @@ class Replayer(abc.ABC):
     """What the reports call it."""
     failures: int = 0
     """Compactions that raised (the history was kept as it was)."""
+    gap: float | None = None
+    """Seconds between calls, told to a stack's cache schedule (``None``: not told)."""
+    summarizer_tokens: tuple[int, int] = (0, 0)
+    """Input and output tokens of the summarizer calls so far (a metered summarizer's)."""
 
     @abc.abstractmethod
     def start(self, budget: int, tools: Sequence[ToolDefinition] = ()) -> None:
@@ -81,9 +94,16 @@ class Replayer(abc.ABC):
 class StackReplayer(Replayer):
     """A strategy stack, run before each call; its result is kept."""
 
-    def __init__(self, label: str, build: Callable[[int], ContextStrategy]) -> None:
+    def __init__(
+        self,
+        label: str,
+        build: Callable[[int], ContextStrategy],
+        *,
+        meter: Metered | None = None,
+    ) -> None:
         self.label = label
         self._build = build
+        self._meter = meter
         self._stack: ContextStrategy | None = None
         self._requests: RequestCounter | None = None
         self._tools: Sequence[ToolDefinition] = ()
@@ -99,9 +119,14 @@ class StackReplayer(Replayer):
             msg = "StackReplayer.start() was not called"
             raise RuntimeError(msg)
         requests = self._requests or RequestCounter(counter_of(stack))
+        schedule = getattr(stack, "schedule", None)
+        if self.gap is not None and isinstance(schedule, CacheSchedule):
+            schedule.note_gap(self.gap)
         step = await compact_step(
             stack, history, counter=requests, tools=self._tools, label=self.label
         )
+        if self._meter is not None:
+            self.summarizer_tokens = self._meter.tokens
         if step.failed:
             self.failures += 1
         if not step.triggered or step.failed:
@@ -130,6 +155,13 @@ class Call:
     """Still holds the first user request (or there was none yet)."""
     last_kept: bool
     """Still holds the newest user request (or there was none yet)."""
+    served: int = 0
+    """Tokens the cache served under the cost model (``cached``, or 0 when the entry
+    expired in the gap between calls)."""
+    net_cost: float = 0.0
+    """Input cost under the cost model: reads of ``served``, writes of the rest."""
+    compaction_cost: float = 0.0
+    """What the compaction before this call cost of its own (its summarizer's calls)."""
 
     @property
     def cost(self) -> float:
@@ -153,6 +185,22 @@ class Totals:
     input_tokens: int
     cached_tokens: int
     input_cost: float
+    served_tokens: int = 0
+    """Tokens the cache served under the cost model (0 without one)."""
+    net_input_cost: float = 0.0
+    """Input cost after the cache's reads and writes, under the cost model."""
+    compaction_cost: float = 0.0
+    """The compaction calls' own cost (summarizer input and output)."""
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """The share of input tokens the cache served (under the cost model)."""
+        return self.served_tokens / self.input_tokens if self.input_tokens else 0.0
+
+    @property
+    def net_cost(self) -> float:
+        """Net input cost plus the compaction calls' own."""
+        return self.net_input_cost + self.compaction_cost
 
     @classmethod
     def of(cls, calls: Sequence[Call], finals: Sequence[int], failed: int) -> Totals:
@@ -170,6 +218,9 @@ class Totals:
             input_tokens=sum(c.tokens for c in calls),
             cached_tokens=sum(c.cached for c in calls),
             input_cost=round(sum(c.cost for c in calls), 1),
+            served_tokens=sum(c.served for c in calls),
+            net_input_cost=round(sum(c.net_cost for c in calls), 1),
+            compaction_cost=round(sum(c.compaction_cost for c in calls), 1),
         )
 
 
@@ -259,11 +310,18 @@ async def replay(
     counter: BaseCounter,
     *,
     tick: Callable[[], None] | None = None,
+    cost_model: CacheCostModel | None = None,
+    gap: float = 30.0,
 ) -> Run:
     """Replay ``transcripts`` (with their ``budgets``) through ``replayer``.
 
-    ``tick`` is called after each model call (for a progress bar).
+    ``tick`` is called after each model call (for a progress bar). With ``cost_model``,
+    each call is priced after the cache's reads and writes, ``gap`` seconds after the
+    one before (the gap is also told to a stack's cache schedule).
     """
+    if cost_model is not None:
+        replayer.gap = gap
+    warm = cost_model is None or cost_model.is_warm(gap)
     calls: list[Call] = []
     finals: list[int] = []
     failed_before = replayer.failures
@@ -279,12 +337,20 @@ async def replay(
         tokens = 0
         for message in transcript.messages:
             if message.role is Role.ASSISTANT and history:
+                read, written = replayer.summarizer_tokens
                 request, history, compacted = await replayer.request(history)
+                read = replayer.summarizer_tokens[0] - read
+                written = replayer.summarizer_tokens[1] - written
                 tokens = overhead + counter.estimate_messages(request)
                 shared = _common_prefix(previous, request) if previous is not None else 0
                 cached = counter.estimate_messages(request[:shared]) if shared else 0
                 if previous is not None:
                     cached += overhead  # the tool definitions come first, unchanged
+                served, net, own = 0, 0.0, 0.0
+                if cost_model is not None:
+                    served = cached if warm else 0
+                    net = cost_model.request_cost(tokens, cached=served)
+                    own = cost_model.call_cost(read, written)
                 calls.append(
                     Call(
                         transcript=transcript.name,
@@ -295,6 +361,9 @@ async def replay(
                         on_user=first_is_user(request) or first_role is not Role.USER,
                         task_kept=holds_task(task and task[:NEEDLE], request),
                         last_kept=holds_last(last and last[:NEEDLE], request),
+                        served=served,
+                        net_cost=net,
+                        compaction_cost=own,
                     )
                 )
                 previous = list(request)

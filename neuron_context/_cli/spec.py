@@ -7,6 +7,8 @@ belongs to the step before it::
 
     default                          the recommended stack (default_stack)
     default:target=0.6               the same, compacting down to 60% of the budget
+    default:schedule=anthropic       the same, with a cache schedule priced for Anthropic
+                                     (anthropic, anthropic-1h or openai; true: openai)
     window:40                        a sliding window of 40 messages
     clear-tools:keep=3,window:40     clear old tool results, then a window
     summarize:keep=10,max-summary=800,window:20
@@ -37,9 +39,11 @@ from pathlib import Path
 import attrs
 
 from .._counting.counter import BaseCounter
+from .._counting.pricing import cost_model
 from .._errors import ConfigurationError, show
 from .._strategies.clearing import ToolResultClearingStrategy
 from .._strategies.composite import CompositeStrategy
+from .._strategies.schedule import CacheSchedule
 from .._strategies.strategy import ContextStrategy
 from .._strategies.strip import StripToolCallsStrategy
 from .._strategies.summarization import SummarizationStrategy
@@ -52,7 +56,7 @@ __all__ = ["KINDS", "StackSpec", "Step", "parse_spec"]
 Value = int | float | bool | str
 
 KINDS: Mapping[str, tuple[str, ...]] = {
-    "default": ("target", "recent"),
+    "default": ("target", "recent", "schedule"),
     "window": ("keep", "start-on-user"),
     "clear-tools": ("keep", "min-reclaim", "placeholder"),
     "summarize": ("keep", "max-summary"),
@@ -86,6 +90,19 @@ class Step:
             raise ConfigurationError(msg)
         return float(value)
 
+    def _schedule(self) -> CacheSchedule | None:
+        """The ``default`` step's cache schedule: ``schedule=`` a preset's name, ``true``
+        (the openai preset) or ``false``; ``false`` when not given. Its
+        clock is off: a replay tells it the gap between calls."""
+        value = self.options.get("schedule", False)
+        if value is False:
+            return None
+        name = "openai" if value is True else value
+        if not isinstance(name, str):
+            msg = f"default: schedule must be true, false or a cost model's name, got {show(value)}"
+            raise ConfigurationError(msg)
+        return CacheSchedule(cost_model(name), clock=None)
+
     def build(self, budget: int, counter: BaseCounter, provider: Provider) -> ContextStrategy:
         """The strategy this step names, for ``budget`` tokens."""
         keep = self._int("keep", _DEFAULT_KEEP.get(self.kind, 0))
@@ -99,6 +116,8 @@ class Step:
                 stack = attrs.evolve(stack, target=self._share("target"))
             if "recent" in self.options:
                 stack = attrs.evolve(stack, recent=self._share("recent"))
+            if "schedule" in self.options:
+                stack = attrs.evolve(stack, schedule=self._schedule())
             return stack
         if self.kind == "window":
             start = self.options.get("start-on-user", False)

@@ -93,6 +93,16 @@ class StepResult:
     """Whether the compaction was cancelled (the step then re-raises the cancellation)."""
     duration: float = 0.0
     """Seconds spent compacting."""
+    prefix_kept: int = 0
+    """The request's tokens before the first message the compaction changed (system
+    prompt and tools included): what a provider's prompt cache still serves on the next
+    call. ``tokens_before`` when nothing changed."""
+
+    @property
+    def tokens_rewritten(self) -> int:
+        """``tokens_after - prefix_kept``: what the next call sends anew (cache misses),
+        the compaction's cost in the prompt cache."""
+        return self.tokens_after - self.prefix_kept
 
     @property
     def failed(self) -> bool:
@@ -204,10 +214,15 @@ async def compact_step(
         error: BaseException | None = None,
         cancelled: bool = False,
     ) -> StepResult:
+        kept = tokens
+        if result is not None:
+            same = _common_prefix(result, messages)
+            kept = counter.count(result[:same], system_prompt, tools)
         return attrs.evolve(
             decided,
             messages=messages if result is None else result,
             tokens_after=tokens if result is None else counter.count(result, system_prompt, tools),
+            prefix_kept=kept,
             compacted=result is not None,
             error=error,
             cancelled=cancelled,
@@ -254,6 +269,17 @@ async def compact_step(
                 raise CompactionError(msg) from exc
             return outcome
         return tell(outcome)
+
+
+def _common_prefix(result: Sequence[Message], messages: Sequence[Message]) -> int:
+    """How many leading messages ``result`` shares with ``messages`` (the same objects
+    or equal ones)."""
+    same = 0
+    for new, old in zip(result, messages, strict=False):
+        if new is not old and new != old:
+            break
+        same += 1
+    return same
 
 
 def _same(result: list[Message], messages: Sequence[Message]) -> bool:

@@ -71,6 +71,8 @@ def reporter(context: RunContext, trigger: str) -> StepReport:
                     len(item.messages),
                     item.messages_removed,
                     item.duration,
+                    item.prefix_kept,
+                    item.tokens_rewritten,
                 )
             )
 

@@ -73,5 +73,7 @@ class ContextEditingMiddleware(AgentMiddleware):
                 result.tokens_before,
                 result.tokens_after,
                 result.messages_removed,
+                result.prefix_kept,
+                result.tokens_rewritten,
             )
         )

@@ -128,6 +128,12 @@ class CompactionCompleted(AgentEvent):
     messages_removed: int
     """``messages_before - messages_after``."""
     duration: float
+    prefix_kept: int = 0
+    """The request's tokens before the first changed message (system prompt and tools
+    included): what the provider's prompt cache still serves on the next call."""
+    tokens_rewritten: int = 0
+    """``tokens_after - prefix_kept``: what the next call sends anew, the compaction's
+    cost in cache misses."""
 
 
 @attrs.frozen
@@ -167,6 +173,11 @@ class RequestEdited(AgentEvent):
     tokens_before: int
     tokens_after: int
     messages_removed: int
+    prefix_kept: int = 0
+    """The request's tokens before the first edited message (what the prompt cache
+    serves, when the previous request was the same up to there)."""
+    tokens_rewritten: int = 0
+    """``tokens_after - prefix_kept``."""
 
 
 @attrs.frozen

@@ -20,7 +20,7 @@ they fit together, once, so a user states the budget once. Why each piece is the
   artifacts touched and the errors met. An LLM summarizer that fails falls back to the
   offline one, so the budget still holds.
 - **Earlier summaries kept as they are** while the new one still has a fair share of the
-  space beside them (``_DELTA_SHARE``), so the prompt up to them is unchanged and the
+  space beside them (``default_summary.DELTA_SHARE``), so the prompt up to them is unchanged and the
   provider's prompt cache still serves it on the call after a compaction; when they
   leave too little room, all are merged into one.
 - **Recent messages as they are,** from a safe cut (a tool use is never separated from
@@ -42,14 +42,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypedDict, Unpack
 
-import anyio.to_thread
 import attrs
 
 from .._counting.cache import CostTable
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._counting.tokenizer import TokenizerCounter
-from .._errors import BudgetExceededError, ConfigurationError, SummarizationError
+from .._errors import BudgetExceededError
 from .._log import log_compaction, logger
 from .._messages.checks import CheckOnFailure
 from .._messages.content import Compaction
@@ -58,22 +57,20 @@ from .._numbers import scale
 from .._stores.offload import largest_reference, messages_reference, short_reference
 from .._stores.serialized import KEY_LENGTH
 from .._stores.store import Store, optional_store
-from .._summary.extractive import ExtractiveSummarizer
 from .._summary.format import SUMMARY_HEADING
 from .._validators import bool_, instance_of, number, optional, positive_int
-from ..providers._base import CompletionRequest, Provider
-from .default_fit import fit, message_overhead
+from ..providers._base import Provider
+from .default_fit import fit
 from .default_plan import Part, Plan
+from .default_summary import SummaryWriter
+from .schedule import CacheSchedule, growth_per_turn
 from .strategy import BudgetedStrategy, check_token_count
-from .summarization import SummarizationStrategy
 
 __all__ = ["DefaultStack", "default_stack"]
 
-_MIN_SUMMARY = 48
-"""Tokens below which a summary is not worth writing."""
-_DELTA_SHARE = 0.3
-"""The share of the summary space a new summary needs beside the earlier ones; with less,
-all are merged into one."""
+_TAIL_SHARE = 0.25
+"""The least share of the recent space a new message keeps when only the tail is cut
+(what a full compaction gives a kept message at most)."""
 
 
 def _exact_counter(value: BaseCounter | None) -> BaseCounter:
@@ -127,6 +124,14 @@ class DefaultStack(BudgetedStrategy):
     summary_options: SummaryOptions = attrs.field(factory=SummaryOptions, kw_only=True)
     """Extra keyword arguments for the :class:`SummarizationStrategy` that calls
     ``summarizer`` (``instructions``, ``model``, ``timeout``, ``retries``, ...)."""
+    schedule: CacheSchedule | None = attrs.field(
+        default=None,
+        kw_only=True,
+        validator=optional(instance_of(CacheSchedule, "a CacheSchedule")),
+    )
+    """Decides from the prompt cache's prices when and how deep to compact below the
+    budget (``None``: compact only over it, to ``target``). With a :attr:`store`, the
+    schedule's tail-only cut is not used (it would cut without offloading)."""
     store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
     """Where every message the output does not keep as it is goes (summarized, cut or
     dropped): the output then holds one reference to them after the summaries
@@ -135,11 +140,11 @@ class DefaultStack(BudgetedStrategy):
     not even that fits, or the store fails, the compaction is the one without a store
     (logged). A summary or reference that a compaction removes is expanded into the
     messages its key holds, so one key in the output reaches everything removed so far."""
-    _offline: ExtractiveSummarizer = attrs.field(init=False, repr=False)
+    _writer: SummaryWriter = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        self._offline = ExtractiveSummarizer(counter=self.counter, max_mentions=400)
-        self._summarizing(self._offline, 100)  # checks summary_options once, here
+        # Checks summary_options once, here.
+        self._writer = SummaryWriter(self.counter, self.summarizer, self.summary_options)
 
     def _limit(self, systems: int) -> int:
         """What the counter may measure: the budget less the reserve, a share of what
@@ -147,20 +152,31 @@ class DefaultStack(BudgetedStrategy):
         return self.max_tokens - scale(max(0, self.max_tokens - systems), self.reserve)
 
     def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
-        """Whether ``token_count`` is over the budget less the reserve."""
+        """Whether ``token_count`` is over the budget less the reserve (or, with a
+        :attr:`schedule`, worth compacting early because the cache has gone cold)."""
         token_count = check_token_count(token_count, "DefaultStack")
-        if token_count <= scale(self.max_tokens, 1 - self.reserve):
+        schedule = self.schedule
+        if schedule is not None:
+            schedule.tick()
+        cold = schedule is not None and schedule.cold()
+        if not cold and token_count <= scale(self.max_tokens, 1 - self.reserve):
             return False  # under even the smallest limit: no need to look at the messages
-        return token_count > self._limit(_leading_system_cost(messages, self.counter))
+        systems = _leading_system_cost(messages, self.counter)
+        limit = self._limit(systems)
+        if token_count > limit or schedule is None or not cold:
+            return token_count > limit
+        target = systems + scale(limit - systems, self.target)
+        growth = growth_per_turn(messages, self.counter.cost_table(messages).costs())
+        target = schedule.target(target, limit, self._floor(systems, limit), growth)
+        own = 0.0
+        if self.summarizer is not None:  # the summarizer reads it all, writes the summary
+            own = schedule.cost_model.call_cost(token_count, scale(target - systems, self.recent))
+        return schedule.compact_early(token_count, target, limit, growth, own)
 
-    def _summarizing(self, provider: Provider, budget: int) -> SummarizationStrategy:
-        try:
-            return SummarizationStrategy(
-                provider, 0, counter=self.counter, max_summary_tokens=budget, **self.summary_options
-            )
-        except TypeError as exc:
-            msg = f"DefaultStack.summary_options: {exc}"
-            raise ConfigurationError(msg) from exc
+    def _floor(self, systems: int, limit: int) -> int:
+        """The lowest a :attr:`schedule` may bring the history down to, in tokens."""
+        share = min(self.target, self.schedule.floor if self.schedule is not None else 1.0)
+        return systems + scale(limit - systems, share)
 
     # -- compacting ---------------------------------------------------------------------
 
@@ -213,6 +229,24 @@ class DefaultStack(BudgetedStrategy):
         limit = self._limit(systems)
         target = systems + scale(limit - systems, self.target)
         before = table.total + self._headings(messages)  # what a provider receives
+        if self.schedule is not None:
+            costs = table.costs()
+            growth = growth_per_turn(messages, costs)
+            target = self.schedule.target(target, limit, self._floor(systems, limit), growth)
+            if before > limit and store is None:  # the tail alone, when cutting it is enough
+                share = scale(scale(target - systems, self.recent), _TAIL_SHARE)
+                headings = self._headings(messages)
+                cut = self.schedule.cut_tail(
+                    messages,
+                    costs,
+                    self.counter,
+                    limit=limit - headings,
+                    share=share,
+                    growth=growth,
+                )
+                if cut is not None:
+                    log_compaction("DefaultStack", self.counter, messages, cut, {"tail_only": True})
+                    return cut, self.counter.estimate_messages(cut) + self._headings(cut), limit
         if before <= target:
             return list(messages), before, limit
         # With a store, room is kept for the reference: a placeholder as long as it can be,
@@ -277,71 +311,9 @@ class DefaultStack(BudgetedStrategy):
         return sum(self._part_cost(part) for part in parts)
 
     async def _summaries(self, plan: Plan, target: int) -> list[Message]:
-        """The summaries before the kept part, sized to the space left.
-
-        Earlier summaries stay as they are while a new summary of the newly summarized
-        messages still has a fair share of the space beside them: the prompt up to and
-        including them is then unchanged, so the provider's prompt cache serves it on
-        the call after a compaction too. When they leave too little, all are merged into
-        one (the earlier ones handed to the summarizer as the previous summary).
-        """
-        overhead = message_overhead(self.counter) + self._heading
-        space = target - plan.fixed_cost - overhead
-        kept = self.counter.estimate_messages(plan.previous) + self._headings(plan.previous)
-        if not plan.summarized:
-            return list(plan.previous) if kept <= space + overhead else []
-        if self.summary_options.get("cache_aligned"):
-            # The agent's own prefix, as its last call sent it, so the cache serves it.
-            return await self._summary(list(plan.messages[: plan.cut]), space)
-        if plan.previous and space - kept >= max(_MIN_SUMMARY, scale(space, _DELTA_SHARE)):
-            new = await self._summary(plan.summarized, space - kept)
-            return [*plan.previous, *new]
-        return await self._summary([*plan.previous, *plan.summarized], space)
-
-    async def _summary(self, source: list[Message], space: int) -> list[Message]:
-        """One summary of ``source`` in ``space`` tokens (none when it does not fit).
-
-        An LLM summarizer is asked through a :class:`SummarizationStrategy` (its request,
-        retries and checks); the offline one is handed the messages themselves, so its
-        work is bounded by the space, not by ``source`` (it reads newest first and stops
-        when nothing older could fit), with no transcript rendered and read back.
-        """
-        if space < _MIN_SUMMARY:
-            return []
-        if self.summarizer is not None:
-            strategy = self._summarizing(self.summarizer, space)
-            try:
-                result = await strategy.compact(source)
-            except SummarizationError as exc:
-                logger.warning("DefaultStack: the summarizer failed (%s); summarizing offline", exc)
-            else:
-                return [m for m in result if m.is_compaction][:1]
-        request = CompletionRequest(source, max_tokens=space)
-        text = await anyio.to_thread.run_sync(
-            self._offline.summarize, request, abandon_on_cancel=True
-        )
-        text = text.strip()
-        if not text:  # nothing worth a summary was found
-            logger.info("DefaultStack: no summary written (nothing to summarize)")
-            return []
-        summary = Message(role=Role.USER, content=(Compaction(content=text),))
-        if not self._smaller(summary, source):
-            logger.info("DefaultStack: no summary written (it would not be smaller)")
-            return []
-        return [summary]
-
-    def _smaller(self, summary: Message, source: Sequence[Message]) -> bool:
-        """Whether ``summary`` costs less than ``source`` (as a summarization strategy
-        uses only a summary that makes the history smaller), reading only as much of
-        ``source`` as that takes."""
-        counter = self.counter
-        cost = counter.estimate_message(summary)
-        total = 0
-        for message in source:
-            total += counter.estimate_message(message)
-            if total > cost:
-                return True
-        return False
+        """The summaries before the kept part, sized to the space left (see
+        :meth:`~neuron_context._strategies.default_summary.SummaryWriter.summaries`)."""
+        return await self._writer.summaries(plan, target)
 
     def _fit(
         self, parts: list[Part], messages: Sequence[Message], plan: Plan, limit: int
@@ -388,6 +360,7 @@ def default_stack(
     recent: float = 0.35,
     reserve: float = 0.05,
     strict: bool = False,
+    schedule: CacheSchedule | None = None,
     store: Store | None = None,
     **summary_options: Unpack[SummaryOptions],
 ) -> DefaultStack:
@@ -414,6 +387,10 @@ def default_stack(
         strict: raise :class:`BudgetExceededError` (a ``CompactionError``) when even the
             system messages and the newest request do not fit; by default the best
             result is logged and returned.
+        schedule: a :class:`~neuron_context.strategies.CacheSchedule` that decides from
+            the prompt cache's prices when and how deep to compact below the budget
+            (the tail alone when that is enough, deeper when the history grows fast,
+            early when the cache has gone cold); ``None``: compact only over the budget.
         store: where what a compaction removes goes (a :class:`~neuron_context.Store`);
             the output then holds a reference to it that the recall tool reads back.
             ``None`` (the default): removed content is gone, as without offloading.
@@ -434,6 +411,7 @@ def default_stack(
         recent=recent,
         reserve=reserve,
         strict=strict,
+        schedule=schedule,
         store=store,
         summary_options=summary_options,
     )

@@ -150,9 +150,38 @@ def fit(
     cut("request")
     if excess > 0 and any(p.kind == "request" for p in parts):
         drop({id(p) for p in parts if p.kind == "task"})  # it cannot fit even cut
+        # The newest request was cut to leave the task its place: the room the task
+        # leaves goes back to it (whole again when it fits).
+        for index, fuller in _regrown(parts, costs, excess, messages, plan, counter, part_cost):
+            replace(index, fuller)
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):
         parts = _repin(parts, costs, messages, plan, limit, counter=counter, part_cost=part_cost)
     return parts
+
+
+def _regrown(  # noqa: PLR0917 - the state of fit's last step
+    parts: Sequence[Part],
+    costs: Sequence[int],
+    excess: int,
+    messages: Sequence[Message],
+    plan: Plan,
+    counter: BaseCounter,
+    part_cost: Callable[[Part], int],
+) -> list[tuple[int, Part]]:
+    """The newest request, cut from the original again to the room there is now (whole
+    when it fits), where that keeps more of it: ``(index, part)`` to replace."""
+    if plan.newest is None:
+        return []
+    original = messages[plan.newest]
+    found: list[tuple[int, Part]] = []
+    for index, part in enumerate(parts):
+        if part.kind != "request" or part.message is original:
+            continue
+        room = costs[index] - excess
+        fuller = Part("request", truncate_message(original, room, counter, describe=describe_cut))
+        if costs[index] < part_cost(fuller) <= room:
+            found.append((index, fuller))
+    return found
 
 
 def _repin(

@@ -36,7 +36,7 @@ from .._numbers import scale
 from .._summary.facts import condense, facts
 from .._summary.scan import is_notice, mentioned
 
-__all__ = ["Part", "Plan", "describe_cut", "step_in_progress"]
+__all__ = ["Part", "Plan", "describe_cut", "is_request", "step_in_progress", "water_level"]
 
 _PIN_SHARE = 0.25
 """The most of the target one pinned request may take; a longer one is cut in the middle."""
@@ -81,7 +81,7 @@ def _pins(
     return pinned
 
 
-def _water_level(costs: Sequence[int], space: int) -> int:
+def water_level(costs: Sequence[int], space: int) -> int:
     """The largest cap ``c`` with ``sum(min(cost, c)) <= space`` (at least the truncation
     floor): messages above it are cut to it, the others kept whole."""
     if sum(costs) <= space:
@@ -138,9 +138,9 @@ def _tail(
         if messages[i].role is not Role.SYSTEM and i not in pinned
     ]
     first = [costs[i] for i in free if i in step]
-    level_step = _water_level(first, space)
+    level_step = water_level(first, space)
     left = max(0, space - sum(min(cost, level_step) for cost in first))
-    level = _water_level([costs[i] for i in free if i not in step], left)
+    level = water_level([costs[i] for i in free if i not in step], left)
     tail: list[Message] = []
     for index in range(cut, len(messages)):
         message = messages[index]

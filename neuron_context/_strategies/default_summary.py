@@ -1,0 +1,146 @@
+"""``default_stack``'s summaries: what replaces the older part of the history.
+
+A :class:`SummaryWriter` writes the summary that a ``DefaultStack`` puts before the
+messages it keeps, in exactly the space they leave: the offline
+:class:`~neuron_context.ExtractiveSummarizer` on the messages themselves, or an LLM
+summarizer through a :class:`~neuron_context.SummarizationStrategy` (falling back to the
+offline one when it fails). Earlier summaries stay as they are while the new one has a
+fair share of the space beside them (:data:`DELTA_SHARE`), so the provider's prompt
+cache still serves the prompt up to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio.to_thread
+
+from .._counting.counter import BaseCounter
+from .._errors import ConfigurationError, SummarizationError
+from .._log import logger
+from .._messages.content import Compaction
+from .._messages.message import Message, Role
+from .._numbers import scale
+from .._summary.extractive import ExtractiveSummarizer
+from .._summary.format import SUMMARY_HEADING
+from ..providers._base import CompletionRequest, Provider
+from .default_fit import message_overhead
+from .default_plan import Plan
+from .summarization import SummarizationStrategy
+
+__all__ = ["DELTA_SHARE", "MIN_SUMMARY", "SummaryWriter"]
+
+MIN_SUMMARY = 48
+"""Tokens below which a summary is not worth writing."""
+DELTA_SHARE = 0.3
+"""The share of the summary space a new summary needs beside the earlier ones; with less,
+all are merged into one."""
+
+
+class SummaryWriter:
+    """Writes ``default_stack``'s summaries with ``counter``, ``summarizer`` (``None``:
+    offline) and the :class:`~neuron_context.SummarizationStrategy` ``options``.
+
+    Raises:
+        ConfigurationError: ``options`` holds an option the summarization strategy does
+            not take, or a bad value.
+    """
+
+    __slots__ = ("counter", "offline", "options", "summarizer")
+
+    def __init__(
+        self,
+        counter: BaseCounter,
+        summarizer: Provider | None,
+        options: Mapping[str, Any],
+    ) -> None:
+        self.counter = counter
+        self.summarizer = summarizer
+        self.options = options
+        self.offline = ExtractiveSummarizer(counter=counter, max_mentions=400)
+        self._summarizing(self.offline, 100)  # checks the options once, here
+
+    @property
+    def heading(self) -> int:
+        """What a summary's heading adds when rendered (priced when first needed: a
+        lazy counter loads nothing before it counts)."""
+        return self.counter.estimate_text(SUMMARY_HEADING + "\n")
+
+    def _summarizing(self, provider: Provider, budget: int) -> SummarizationStrategy:
+        try:
+            return SummarizationStrategy(
+                provider, 0, counter=self.counter, max_summary_tokens=budget, **self.options
+            )
+        except TypeError as exc:
+            msg = f"DefaultStack.summary_options: {exc}"
+            raise ConfigurationError(msg) from exc
+
+    async def summaries(self, plan: Plan, target: int) -> list[Message]:
+        """The summaries before the kept part, sized to the space left.
+
+        Earlier summaries stay as they are while a new summary of the newly summarized
+        messages still has a fair share of the space beside them: the prompt up to and
+        including them is then unchanged, so the provider's prompt cache serves it on
+        the call after a compaction too. When they leave too little, all are merged into
+        one (the earlier ones handed to the summarizer as the previous summary).
+        """
+        overhead = message_overhead(self.counter) + self.heading
+        space = target - plan.fixed_cost - overhead
+        kept = self.counter.estimate_messages(plan.previous) + self.heading * sum(
+            1 for m in plan.previous if m.is_compaction
+        )
+        if not plan.summarized:
+            return list(plan.previous) if kept <= space + overhead else []
+        if self.options.get("cache_aligned"):
+            # The agent's own prefix, as its last call sent it, so the cache serves it.
+            return await self.summary(list(plan.messages[: plan.cut]), space)
+        if plan.previous and space - kept >= max(MIN_SUMMARY, scale(space, DELTA_SHARE)):
+            new = await self.summary(plan.summarized, space - kept)
+            return [*plan.previous, *new]
+        return await self.summary([*plan.previous, *plan.summarized], space)
+
+    async def summary(self, source: list[Message], space: int) -> list[Message]:
+        """One summary of ``source`` in ``space`` tokens (none when it does not fit).
+
+        An LLM summarizer is asked through a :class:`SummarizationStrategy` (its request,
+        retries and checks); the offline one is handed the messages themselves, so its
+        work is bounded by the space, not by ``source`` (it reads newest first and stops
+        when nothing older could fit), with no transcript rendered and read back.
+        """
+        if space < MIN_SUMMARY:
+            return []
+        if self.summarizer is not None:
+            strategy = self._summarizing(self.summarizer, space)
+            try:
+                result = await strategy.compact(source)
+            except SummarizationError as exc:
+                logger.warning("DefaultStack: the summarizer failed (%s); summarizing offline", exc)
+            else:
+                return [m for m in result if m.is_compaction][:1]
+        request = CompletionRequest(source, max_tokens=space)
+        text = await anyio.to_thread.run_sync(
+            self.offline.summarize, request, abandon_on_cancel=True
+        )
+        text = text.strip()
+        if not text:  # nothing worth a summary was found
+            logger.info("DefaultStack: no summary written (nothing to summarize)")
+            return []
+        summary = Message(role=Role.USER, content=(Compaction(content=text),))
+        if not self._smaller(summary, source):
+            logger.info("DefaultStack: no summary written (it would not be smaller)")
+            return []
+        return [summary]
+
+    def _smaller(self, summary: Message, source: Sequence[Message]) -> bool:
+        """Whether ``summary`` costs less than ``source`` (as a summarization strategy
+        uses only a summary that makes the history smaller), reading only as much of
+        ``source`` as that takes."""
+        counter = self.counter
+        cost = counter.estimate_message(summary)
+        total = 0
+        for message in source:
+            total += counter.estimate_message(message)
+            if total > cost:
+                return True
+        return False
