@@ -59,6 +59,7 @@ from neuron_context import (
     Role,
     Text,
     TokenCounter,
+    TokenizerCounter,
     ToolResult,
     ToolUse,
     repair,
@@ -402,10 +403,12 @@ def expected_total(dataset: Dataset, size: int) -> int:
     return priced(workload(dataset, size).messages)
 
 
-def priced(messages: Sequence[Message]) -> int:
-    """The heuristic count of ``messages``, priced block by block (no cache)."""
-    counter = TokenCounter()
-    return sum(counter.message_overhead + counter.estimate_content(m.content) for m in messages)
+def priced(messages: Sequence[Message], counter: object = None) -> int:
+    """The count of ``messages`` by ``counter`` (default: the heuristic; else a
+    ``TokenCounter`` or ``TokenizerCounter``), priced block by block (no cache)."""
+    rules = TokenCounter() if counter is None else counter
+    assert isinstance(rules, TokenCounter | TokenizerCounter)
+    return sum(rules.message_overhead + rules.estimate_content(m.content) for m in messages)
 
 
 def agreeable(ours: int, peer: int) -> bool:
