@@ -44,14 +44,25 @@ from ..providers._base import (
 from .facts import Fact
 from .facts import render as render_facts
 from .findings import DECISIONS_QUOTED, Findings, find
-from .format import HEADINGS, REQUEST_CLOSE, REQUEST_OPEN
-from .plan import PLAN_CLOSE, PLAN_OPEN, plan_block
+from .format import (
+    ARTIFACTS,
+    DECISIONS,
+    ERRORS,
+    FACTS,
+    GOAL,
+    HEADINGS,
+    NEXT,
+    PLAN,
+    REQUEST_CLOSE,
+    REQUEST_OPEN,
+)
+from .plan import plan_block
+from .previous import carried_sections
 from .scan import clip, is_notice
 from .source import Source, source_of
 
 __all__ = ["ExtractiveSummarizer"]
 
-GOAL, PLAN, DECISIONS, ARTIFACTS, FACTS, ERRORS, NEXT = range(7)
 # The order in which sections get their next item when the budget is shared out.
 _PRIORITY = (PLAN, GOAL, ARTIFACTS, FACTS, ERRORS, NEXT, DECISIONS)
 _DEFAULT_BUDGET = 1024
@@ -217,7 +228,7 @@ class ExtractiveSummarizer(Provider):
                 at = len(items) if order is None else order
                 items.append(_Item(section, rank, at, text, verbatim, continues, block))
 
-        carried, quoted, plans = _carried(source.previous, limit)
+        carried, quoted, plans = carried_sections(source.previous, limit)
         plan = found.plan or (plans[-1] if plans else "")
         if plan:
             add(PLAN, 0, plan_block(plan), block=True)
@@ -405,54 +416,3 @@ def _render(items: Iterable[_Item]) -> str:
                 lines.append(item.rendered())
         parts.append("\n".join([HEADINGS[section], *lines]))
     return "\n\n".join(parts)
-
-
-def _carried(previous: str | None, limit: int) -> tuple[dict[int, list[str]], list[str], list[str]]:
-    """The previous summary's lines by section (unknown headings and text: the goal),
-    its quoted user requests and its plans (oldest first), verbatim. Its facts lines
-    are carried whole (each is one result's index)."""
-    carried: dict[int, list[str]] = {}
-    quoted: list[str] = []
-    plans: list[str] = []
-    if not previous:
-        return carried, quoted, plans
-    titles = {heading.removeprefix("## ").casefold(): i for i, heading in enumerate(HEADINGS)}
-    section = GOAL
-    quote: list[str] | None = None
-    plan: list[str] | None = None
-    for raw in previous.split("\n"):
-        if quote is not None:
-            if raw == REQUEST_CLOSE:
-                quoted.append("\n".join(quote))
-                quote = None
-            else:
-                quote.append(raw)
-            continue
-        if plan is not None:
-            if raw == PLAN_CLOSE:
-                plans.append("\n".join(plan))
-                plan = None
-            else:
-                plan.append(raw)
-            continue
-        if raw == REQUEST_OPEN:
-            quote = []
-            continue
-        if raw == PLAN_OPEN:
-            plan = []
-            continue
-        line = raw.strip()
-        if not line:
-            continue
-        if line.startswith("#"):
-            title = line.lstrip("#").strip().casefold()
-            if title in titles:
-                section = titles[title]
-                continue
-        if line.startswith(("- ", "* ")):
-            line = line[2:].strip()
-        if line and section != PLAN:
-            carried.setdefault(section, []).append(line if section == FACTS else clip(line, limit))
-    if quote:  # an unclosed quote: keep its words as a request
-        quoted.append("\n".join(quote))
-    return carried, quoted, plans

@@ -15,8 +15,15 @@ from __future__ import annotations
 __all__ = [
     "ALIGNED_MARK",
     "ALIGNED_REQUEST",
+    "ARTIFACTS",
+    "DECISIONS",
     "DEFAULT_INSTRUCTIONS",
+    "ERRORS",
+    "FACTS",
+    "GOAL",
     "HEADINGS",
+    "NEXT",
+    "PLAN",
     "REQUEST_CLOSE",
     "REQUEST_OPEN",
     "SUMMARIZE",
@@ -38,6 +45,9 @@ HEADINGS = (
     "## Next steps",
 )
 """The sections of a summary, in order (the default instructions ask for them)."""
+
+GOAL, PLAN, DECISIONS, ARTIFACTS, FACTS, ERRORS, NEXT = range(len(HEADINGS))
+"""Each section's index in :data:`HEADINGS`."""
 
 REQUEST_OPEN = "<user_request>"
 REQUEST_CLOSE = "</user_request>"
