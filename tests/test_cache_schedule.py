@@ -96,6 +96,8 @@ class TestCacheCostModel:
         """An unknown preset or lifetime is a ConfigurationError naming the known ones."""
         with pytest.raises(ConfigurationError, match="anthropic-1h"):
             cost_model("gemini")
+        with pytest.raises(ConfigurationError, match="unknown preset"):
+            cost_model([1])  # type: ignore[arg-type]
         with pytest.raises(ConfigurationError, match="'5m' or '1h'"):
             CacheCostModel.anthropic(ttl="2h")  # type: ignore[arg-type]
 

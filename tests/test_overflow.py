@@ -20,8 +20,10 @@ from neuron_context import (
     AgentOptions,
     CompletionRequest,
     CompletionResponse,
+    MemoryStore,
     Message,
     TokenizerCounter,
+    ToolResultClearingStrategy,
     ToolUse,
     create_agent,
     default_stack,
@@ -235,6 +237,21 @@ class TestLoop:
         agent.state.messages = _history(30)
         assert (await agent.run("go on")).text == "fixed"
         assert script.sent[1] < script.sent[0]
+
+    @pytest.mark.anyio
+    async def test_another_strategy_keeps_its_store(self) -> None:
+        """A strategy that is not a default_stack is replaced for the recovery by a
+        default_stack at the learned budget that offloads to the strategy's store."""
+        store = MemoryStore()
+        script = Refusing(anthropic_error())
+        clearing = ToolResultClearingStrategy(3, 1_000_000, store=store)
+        agent = create_agent(FunctionProvider(script), options=AgentOptions(context=clearing))
+        agent.state.messages = _history(30)
+        assert (await agent.run("go on")).text == "fixed"
+        learned = agent._learned
+        assert isinstance(learned, DefaultStack)
+        assert learned.store is store
+        assert list(store)  # what the recovery removed is recallable
 
     @pytest.mark.anyio
     async def test_other_errors_are_not_retried(self) -> None:

@@ -210,3 +210,19 @@ class TestKeys:
     def test_text_is_not_messages(self) -> None:
         """A text and messages holding it have different keys."""
         assert content_key("hi") != content_key([Message.user("hi")])
+
+
+class TestSQLiteBoundaries:
+    """What crosses into a SQLite store is a library error; the store closes itself."""
+
+    def test_a_folder_that_does_not_exist(self, tmp_path: Path) -> None:
+        """A path it cannot open is a ConfigurationError naming it."""
+        with pytest.raises(ConfigurationError, match="cannot open"):
+            SQLiteStore(tmp_path / "missing" / "store.db")
+
+    def test_a_with_block_closes_it(self, tmp_path: Path) -> None:
+        """The store is a context manager; its content survives for the next one."""
+        with SQLiteStore(tmp_path / "s.db") as store:
+            key = store.put("kept")
+        with SQLiteStore(tmp_path / "s.db") as again:
+            assert again.get(key) == "kept"

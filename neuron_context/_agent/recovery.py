@@ -20,7 +20,7 @@ from .._counting.calibrated import CalibratedCounter
 from .._errors import ContextOverflowError, ProviderError
 from .._log import logger
 from .._messages.message import Message, ToolDefinition
-from .._middleware.compacting import reporter
+from .._middleware.compacting import offload_failures, reporter
 from .._middleware.types import ModelRequest, ModelResponse
 from .._overflow import context_overflow
 from .._run.run import RunContext
@@ -69,17 +69,18 @@ async def model_turn(
         overflow.message[:200],
         budget,
     )
-    result = await compact_step(
-        smaller,
-        history,
-        counter=context.requests,
-        system_prompt=system_prompt,
-        tools=tools,
-        tokens=counted,
-        errors="raise",
-        report=reporter(context, "overflow"),
-        label="overflow",
-    )
+    with offload_failures(context):  # a failed put is an OffloadFailed event here too
+        result = await compact_step(
+            smaller,
+            history,
+            counter=context.requests,
+            system_prompt=system_prompt,
+            tools=tools,
+            tokens=counted,
+            errors="raise",
+            report=reporter(context, "overflow"),
+            label="overflow",
+        )
     learn(smaller)
     retry = ModelRequest._of_history(
         list(result.messages),

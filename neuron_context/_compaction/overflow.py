@@ -8,6 +8,7 @@ import attrs
 from .._counting.counter import BaseCounter
 from .._errors import ContextOverflowError
 from .._overflow import context_overflow
+from .._stores.store import Store
 from .._strategies.default import DefaultStack, default_stack
 from .._strategies.strategy import ContextStrategy
 
@@ -16,11 +17,13 @@ __all__ = ["budget_of", "refused_again", "shrunk"]
 
 def shrunk(strategy: ContextStrategy | None, budget: int, counter: BaseCounter) -> ContextStrategy:
     """The strategy that compacts to ``budget``: ``strategy`` itself with that budget
-    when it is a :func:`default_stack` (its summarizer and options kept), else a
-    :func:`default_stack` counting with ``counter``."""
+    when it is a :func:`default_stack` (its summarizer, store and options kept), else a
+    :func:`default_stack` counting with ``counter`` that offloads to ``strategy``'s
+    store when it has one (what the recovery removes is recallable as before)."""
     if isinstance(strategy, DefaultStack):
         return attrs.evolve(strategy, max_tokens=budget)
-    return default_stack(budget, counter=counter)
+    store = getattr(strategy, "store", None)
+    return default_stack(budget, counter=counter, store=store if isinstance(store, Store) else None)
 
 
 def budget_of(strategy: ContextStrategy | None) -> int | None:

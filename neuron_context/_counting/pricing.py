@@ -129,7 +129,7 @@ def cost_model(name: str) -> CacheCostModel:
     Raises:
         ConfigurationError: for any other name.
     """
-    factory = _PRESETS.get(name)
+    factory = _PRESETS.get(name) if isinstance(name, str) else None
     if factory is None:
         msg = f"cost_model: unknown preset {name!r}; known: {', '.join(sorted(_PRESETS))}"
         raise ConfigurationError(msg)

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisStore"]
 
+_TIMEOUT = 5.0
+"""Seconds a client built from a URL waits to connect, or for a reply, before failing."""
+
 
 def _connect(url: str) -> Any:
     try:
@@ -34,15 +37,17 @@ def _connect(url: str) -> Any:
     except ImportError as exc:
         msg = f"RedisStore needs the redis client: {install_hint('redis')}"
         raise ConfigurationError(msg) from exc
-    return redis.Redis.from_url(url)
+    # A server that hangs must cost only the offload (a failed put), not the loop.
+    return redis.Redis.from_url(url, socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT)
 
 
 @attrs.define
 class RedisStore(Store):
     """Holds offloaded content in Redis, shared by every process that reaches it.
 
-    Pass a ``url`` (``redis://host:6379/0``) or a ready ``client`` (a ``redis.Redis``,
-    for pools, TLS or a cluster). Like every store it is synchronous; the recall tools
+    Pass a ``url`` (``redis://host:6379/0``; the client built from it gives up after 5
+    seconds to connect or to reply) or a ready ``client`` (a ``redis.Redis``, for pools,
+    TLS or a cluster, with its own timeouts). Like every store it is synchronous; the recall tools
     call it in a worker thread.
 
     Examples:

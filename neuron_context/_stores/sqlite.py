@@ -15,9 +15,11 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from typing import Self
 
 import attrs
 
+from .._errors import ConfigurationError
 from .._validators import fail, number, optional, positive_int
 from .growth import max_age_field
 from .store import Store
@@ -28,6 +30,8 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS neuron_context_store "
     "(key TEXT PRIMARY KEY, text TEXT NOT NULL, stamp REAL NOT NULL)"
 )
+_STAMPS = "CREATE INDEX IF NOT EXISTS neuron_context_store_stamp ON neuron_context_store (stamp)"
+"""The age limit and the size cap delete by stamp: an index, not a scan per put."""
 
 
 def _path(value: object) -> str:
@@ -62,13 +66,24 @@ class SQLiteStore(Store):
     _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        connection = sqlite3.connect(
-            self.path, timeout=self.timeout, check_same_thread=False, isolation_level=None
-        )
-        if self.path != ":memory:":
-            connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute(_SCHEMA)
+        try:
+            connection = sqlite3.connect(
+                self.path, timeout=self.timeout, check_same_thread=False, isolation_level=None
+            )
+            if self.path != ":memory:":
+                connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute(_SCHEMA)
+            connection.execute(_STAMPS)
+        except sqlite3.Error as exc:
+            msg = f"SQLiteStore: cannot open {self.path!r} as a store: {exc}"
+            raise ConfigurationError(msg) from exc
         self._connection = connection
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _oldest_kept(self) -> float:
         return -1.0 if self.max_age is None else time.time() - self.max_age
@@ -115,6 +130,7 @@ class SQLiteStore(Store):
         return iter([str(row[0]) for row in rows])
 
     def close(self) -> None:
-        """Close the database connection (the store cannot be used afterwards)."""
+        """Close the database connection (the store cannot be used afterwards; a
+        ``with SQLiteStore(...) as store:`` block closes it at its end)."""
         with self._lock:
             self._connection.close()
