@@ -11,6 +11,8 @@ which end in ``recall: <key>``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from .serialized import render
@@ -22,6 +24,7 @@ __all__ = [
     "RECALL_TOOL_NAME",
     "Recalled",
     "recall",
+    "text_reader",
 ]
 
 RECALL_TOOL_NAME = "recall"
@@ -91,3 +94,21 @@ def recall(
             is_error=True,
         )
     return Recalled("\n".join(lines[first - 1 : last]))
+
+
+def text_reader(store: Store) -> Callable[[str, int | None, int | None], str]:
+    """The recall tool as a plain function returning text (an error as its text), for
+    the frameworks whose tool results have no error flag (pydantic-ai, the Agents SDK):
+    they build the tool's schema from its signature and docstring."""
+
+    def read(key: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        """Read back content moved out of the conversation.
+
+        Args:
+            key: the key after 'recall:' in a reference.
+            start_line: first line to read (1-based), for part of a long text.
+            end_line: last line to read (inclusive).
+        """
+        return recall(store, key, start_line, end_line).text
+
+    return read

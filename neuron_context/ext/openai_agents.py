@@ -40,7 +40,7 @@ from .._compaction.step import compact_step
 from .._errors import NeuronContextError, show
 from .._messages.message import Message, ToolDefinition
 from .._overflow import Overflow, context_overflow
-from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, recall
+from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, text_reader
 from .._stores.store import Store
 from .._strategies.strategy import ContextStrategy, counter_of
 from ._core import (
@@ -336,16 +336,7 @@ def recall_tool(store: Store) -> FunctionTool:
         'recall'
     """
 
-    def read(key: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Read back content moved out of the conversation.
-
-        Args:
-            key: the key after 'recall:' in a reference.
-            start_line: first line to read (1-based), for part of a long text.
-            end_line: last line to read (inclusive).
-        """
-        return recall(store, key, start_line, end_line).text
-
+    read = text_reader(store)
     return function_tool(
         read,
         name_override=RECALL_TOOL_NAME,

@@ -43,7 +43,7 @@ from .._compaction.overflow import refused_again
 from .._compaction.step import compact_step
 from .._messages.message import Message, Role
 from .._overflow import Overflow, context_overflow
-from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, recall
+from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, text_reader
 from .._stores.store import Store
 from .._strategies.strategy import ContextStrategy
 from ._core import Converted, Reader, Sessions, check_strategy, missing_extra, session_factory
@@ -309,14 +309,5 @@ def recall_tool(store: Store) -> Tool[Any]:
         'recall'
     """
 
-    def read(key: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Read back content moved out of the conversation.
-
-        Args:
-            key: the key after 'recall:' in a reference.
-            start_line: first line to read (1-based), for part of a long text.
-            end_line: last line to read (inclusive).
-        """
-        return recall(store, key, start_line, end_line).text
-
+    read = text_reader(store)
     return Tool(read, name=RECALL_TOOL_NAME, description=RECALL_DESCRIPTION, takes_ctx=False)
