@@ -70,6 +70,13 @@ _OPENAI_SENT = re.compile(
     rf"your request has|requested)\s*{_NUMBER}\s*tokens",
     re.IGNORECASE,
 )
+_OPENAI_PARTS = re.compile(
+    rf"\(\s*{_NUMBER}\s*in (?:the )?messages,?\s*{_NUMBER}\s*in (?:the )?completion",
+    re.IGNORECASE,
+)
+"""OpenAI's "you requested N tokens (X in the messages, Y in the completion)": the
+messages' own count, and the reply the request reserved (as Anthropic's "input +
+max_tokens > limit", the input may take the window less the reply)."""
 _PHRASES = re.compile(
     r"context_length_exceeded|context[ _]window[ _]exceeded|maximum context length|"
     r"prompt is too long|exceed(?:s|ed)? (?:the )?context (?:limit|window|length)|"
@@ -90,8 +97,9 @@ class Overflow:
     :func:`context_overflow`)."""
 
     tokens: int | None
-    """The provider's count of the refused request (with the reply it reserved, when
-    it counts that against the window), when it says."""
+    """The provider's count of the refused request's input, when it says (without the
+    reply it reserved when it states the two apart; :attr:`limit` is then the window
+    less that reply)."""
     limit: int | None
     """The model's window as the provider states it, when it says."""
     message: str
@@ -162,6 +170,10 @@ def _counts(text: str) -> tuple[int | None, int | None]:
             return numbers[0], numbers[2] - numbers[1]
         return numbers[0], numbers[1]
     limit = _OPENAI_LIMIT.search(text)
+    parts = _OPENAI_PARTS.search(text)
+    if limit is not None and parts is not None:  # the messages' share, and the window less
+        messages, reply = _int(parts.group(1)), _int(parts.group(2))  # the reply asked for
+        return messages, max(1, _int(limit.group(1)) - reply)
     sent = _OPENAI_SENT.search(text)
     return (
         _int(sent.group(1)) if sent is not None else None,

@@ -93,6 +93,16 @@ class TestRecogniser:
                 id="gemini",
             ),
             pytest.param(
+                RuntimeError(
+                    "This model's maximum context length is 128000 tokens. However, you "
+                    "requested 140000 tokens (120000 in the messages, 20000 in the "
+                    "completion). Please reduce the length of the messages or completion."
+                ),
+                120000,
+                108000,
+                id="openai-with-reply",
+            ),
+            pytest.param(
                 RuntimeError("the request exceeds the available context size, try increasing it"),
                 None,
                 None,
