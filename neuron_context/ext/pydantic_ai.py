@@ -41,7 +41,7 @@ from typing import Any, cast
 
 from .._compaction.overflow import refused_again
 from .._compaction.step import compact_step
-from .._messages.message import Message, Role
+from .._messages.message import Message, Role, ToolDefinition
 from .._overflow import Overflow, context_overflow
 from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, text_reader
 from .._stores.store import Store
@@ -154,10 +154,14 @@ class HistoryProcessor:
         return _RecoveringModel(model, self)
 
     async def _recover(
-        self, messages: list[ModelMessage], overflow: Overflow
+        self,
+        messages: list[ModelMessage],
+        overflow: Overflow,
+        tools: Sequence[ToolDefinition] = (),
     ) -> tuple[list[ModelMessage], int]:
         """The refused request's messages compacted to the size ``overflow`` showed, and
-        that budget; the processor keeps the smaller strategy."""
+        that budget (the request's ``tools`` counted in it); the processor keeps the
+        smaller strategy."""
         session = self._sessions.take(messages)
         try:
             converted = session.reader(messages)
@@ -167,7 +171,7 @@ class HistoryProcessor:
                 overflow,
                 converted.sendable("HistoryProcessor"),
                 system_prompt=_instructions(messages),
-                tools=(),
+                tools=tools,
                 label="HistoryProcessor",
             )
         finally:
@@ -196,7 +200,8 @@ class _RecoveringModel(WrapperModel):
             overflow = context_overflow(exc)
             if overflow is None:
                 raise
-        smaller, budget = await self._processor._recover(messages, overflow)
+        tools = _definitions(model_request_parameters)
+        smaller, budget = await self._processor._recover(messages, overflow, tools)
         try:
             return await super().request(smaller, model_settings, model_request_parameters)
         except Exception as exc:
@@ -204,6 +209,18 @@ class _RecoveringModel(WrapperModel):
             if error is None:
                 raise
             raise error from exc
+
+
+def _definitions(parameters: ModelRequestParameters) -> tuple[ToolDefinition, ...]:
+    """The tool definitions a pydantic-ai request sends, as ours (what they cost)."""
+    return tuple(
+        ToolDefinition(
+            name=tool.name,
+            description=tool.description or "",
+            input_schema=tool.parameters_json_schema,
+        )
+        for tool in [*parameters.function_tools, *parameters.output_tools]
+    )
 
 
 # -- after a compaction -----------------------------------------------------------------
