@@ -18,18 +18,12 @@ from agents import (
     SQLiteSession,
     Tool,
     TResponseInputItem,
-    Usage,
-    function_tool,
 )
 from agents.models.interface import Model, ModelTracing
 from agents.run_config import CallModelData, ModelInputData
+from agents_sdk_support import read_file, reply
 from ext_support import compaction, one_result_per_message, stack, well_formed
 from hypothesis import given
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
 from strategies import Case, cases, strategy_stacks, well_formed_conversations
 from transcripts import load_transcript, requires_transcripts, transcript_paths
 
@@ -259,35 +253,11 @@ class ScriptedModel(Model):
         )
         self.instructions.append(system_instructions)
         turn = len(self.requests)
-        if turn <= self.calls:
-            output: list[Any] = [
-                ResponseFunctionToolCall(
-                    type="function_call",
-                    call_id=f"call_{turn}",
-                    name="read_file",
-                    arguments=f'{{"path": "f{turn}.py"}}',
-                    id=f"fc_{turn}",
-                    status="completed",
-                )
-            ]
-        else:
-            text = ResponseOutputText(type="output_text", text="done", annotations=[])
-            output = [
-                ResponseOutputMessage(
-                    id="msg_1", type="message", role="assistant", status="completed", content=[text]
-                )
-            ]
-        return ModelResponse(output=output, usage=Usage(), response_id=None)
+        return reply(turn, self.calls)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
         """Streaming is not scripted."""
         raise NotImplementedError
-
-
-@function_tool
-def read_file(path: str) -> str:
-    """Read a file (a large one: 1,000 tokens)."""
-    return f"# {path}\n" + "x" * 4_000
 
 
 def _agent(model: ScriptedModel) -> Agent[None]:

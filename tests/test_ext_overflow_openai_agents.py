@@ -16,13 +16,9 @@ from neuron_context.errors import ContextOverflowError
 
 pytest.importorskip("agents")
 
-from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool
+from agents import Agent, ModelResponse, RunConfig, Runner
 from agents.models.interface import Model, ModelTracing
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
+from agents_sdk_support import read_file, reply
 
 from neuron_context.ext.openai_agents import CallModelInputFilter
 
@@ -61,36 +57,11 @@ class Windowed(Model):
             raise self.refusal(max(size, WINDOW + 1), max(self.window, WINDOW))
         self.answered += 1
         turn = self.answered
-        output: list[Any]
-        if turn <= self.calls:
-            output = [
-                ResponseFunctionToolCall(
-                    type="function_call",
-                    call_id=f"call_{turn}",
-                    name="read_file",
-                    arguments=f'{{"path": "f{turn}.py"}}',
-                    id=f"fc_{turn}",
-                    status="completed",
-                )
-            ]
-        else:
-            text = ResponseOutputText(type="output_text", text="done", annotations=[])
-            output = [
-                ResponseOutputMessage(
-                    id="msg_1", type="message", role="assistant", status="completed", content=[text]
-                )
-            ]
-        return ModelResponse(output=output, usage=Usage(), response_id=None)
+        return reply(turn, self.calls)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
         """Streaming is not scripted."""
         raise NotImplementedError
-
-
-@function_tool
-def read_file(path: str) -> str:
-    """Read a file (4,000 characters: 2,000 of the model's tokens)."""
-    return f"# {path}\n" + "x" * 4_000
 
 
 REFUSALS = [
