@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from neuron_context import (
     ConfigurationError,
@@ -108,6 +110,8 @@ class TestTruncateLargeResultsStrategy:
             "[... 212 lines (41,802 characters, about 10,450 tokens) cut, naming 2: src/b.py, "
             "HAT170 ...]",
             "[... 41,802 characters (about 10,450 tokens) cut; it mentions src/b.py ...]",
+            "[... 11 lines (about 209 tokens) cut, naming 12: 6700049080 and 11 more ...]",
+            "[condensed: about 649 tokens as an index]",
         ],
     )
     def test_a_result_cut_with_a_note_is_not_cut_again(self, marker: str) -> None:
@@ -133,3 +137,74 @@ class TestTruncateLargeResultsStrategy:
             TruncateLargeResultsStrategy(max_result_tokens=0)
         with pytest.raises(ConfigurationError, match=r"TruncateLargeResultsStrategy\.keep_recent"):
             TruncateLargeResultsStrategy(keep_recent=-1)
+
+
+TABLE = "".join(f"{4_859_937_227 + i * 7_919}|5K|silver|{100 + i * 1.37:.2f}\n" for i in range(300))
+
+
+class TestCutText:
+    """How a text is cut: at line ends, with markers that leave room for the text."""
+
+    @staticmethod
+    def cut(space: int) -> tuple[TruncateLargeResultsStrategy, list[Message]]:
+        """A listing's result cut to ``space`` tokens, and the strategy that cut it."""
+        messages = [Message.user("go"), *run_tests("t1", TABLE), Message.assistant("done")]
+        strategy = TruncateLargeResultsStrategy(max_result_tokens=space, keep_recent=0)
+        return strategy, strategy.apply(messages)
+
+    @pytest.mark.parametrize("space", [40, 60, 100, 200, 400, 1_000])
+    def test_rows_are_kept_whole(self, space: int) -> None:
+        """A listing keeps whole rows around the marker: no id is cut in two, to read
+        as another one."""
+        _, output = self.cut(space)
+        (result,) = output[2].tool_results
+        assert COUNTER.estimate_text(result.text) <= space
+        rows = set(TABLE.splitlines())
+        kept = [line for line in result.text.splitlines() if line and line[0] != "["]
+        assert kept
+        assert all(line in rows for line in kept), kept
+
+    def test_a_tight_cut_has_short_markers(self) -> None:
+        """Cut to a few dozen tokens, the marker drops the character count (every token
+        it takes is one less of the text) and is still recognised: a cut result is not
+        cut again."""
+        strategy, tight = self.cut(60)
+        text = tight[2].tool_results[0].text
+        assert re.search(r"\[\.\.\. [\d,]+ lines \(about [\d,]+ tokens\) cut", text)
+        assert "characters" not in text
+        assert strategy.apply(tight) == tight
+        _, roomy = self.cut(1_000)
+        assert re.search(
+            r"\([\d,]+ characters, about [\d,]+ tokens\) cut", roomy[2].tool_results[0].text
+        )
+
+    @given(
+        rows=st.lists(
+            st.text(st.sampled_from("abcXYZ019_.,:|=-/"), max_size=60),
+            min_size=2,
+            max_size=200,
+        ),
+        space=st.integers(1, 200),
+    )
+    def test_any_listing_is_cut_at_row_ends(self, rows: list[str], space: int) -> None:
+        """For any listing of rows shorter than 80 characters: within the space, the
+        head ends at a row's end and the tail starts at a row's start, unless the head
+        (tail) holds no row end at all (it is a part of one row)."""
+        listing = "\n".join(rows) + "\n"
+        messages = [Message.user("go"), *run_tests("t1", listing), Message.assistant("done")]
+        output = TruncateLargeResultsStrategy(max_result_tokens=space, keep_recent=0).apply(
+            messages
+        )
+        text = output[2].tool_results[0].text
+        if text == listing or not text:
+            return
+        assert COUNTER.estimate_text(text) <= space
+        start = text.index("\n[... ")
+        end = text.index(" ...]\n", start) + len(" ...]\n")
+        head, tail = text[:start], text[end:]
+        assert listing.startswith(head)
+        assert listing.endswith(tail)
+        if "\n" in head:
+            assert listing[len(head)] == "\n"  # the head ends where a row does
+        if "\n" in tail[:-1]:
+            assert listing[-len(tail) - 1] == "\n"  # the tail starts where a row does

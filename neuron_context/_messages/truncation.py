@@ -65,6 +65,15 @@ say more)."""
 _SHOWN = 1_000
 """The most names priced for one marker (it shows no more)."""
 
+_TIGHT = 5
+"""A text cut to less than this many times its full markers gets the short ones."""
+
+_NEAR = 5
+"""A line end in the last (first) ``1/_NEAR`` of a head (tail) is where it is cut."""
+
+_NEAR_CHARS = 80
+"""... or in its last (first) this many characters (a line of a listing)."""
+
 _MIN_KEEP = 16
 """Characters below which a text is not worth cutting: it is replaced by the marker."""
 
@@ -77,11 +86,16 @@ def marker(
     names: Sequence[str] = (),
     named: int = 0,
     reference: str = "",
+    short: bool = False,
 ) -> str:
     """The line that replaces ``cut_chars`` characters (about ``cut_tokens`` tokens) of
     ``lines`` lines; ``named`` is how many names the cut part held, ``names`` those shown;
-    ``reference`` (``recall: <key>``) says where the whole text is."""
-    size = f"{cut_chars:,} characters, about {cut_tokens:,} tokens"
+    ``reference`` (``recall: <key>``) says where the whole text is. ``short``: the
+    tokens alone, for a text cut so far that every token of the marker is one less of
+    the text (``[... 11 lines (about 209 tokens) cut ...]``)."""
+    size = f"about {cut_tokens:,} tokens"
+    if not short:
+        size = f"{cut_chars:,} characters, {size}"
     what = f"{lines:,} line{'s' if lines != 1 else ''} ({size})" if lines else f"({size})"
     note = ""
     if named:
@@ -95,15 +109,19 @@ def marker(
     return f"\n[... {what} cut{note} ...]\n"
 
 
-def condensed_marker(chars: int, tokens: int) -> str:
-    """The line before a condensed rendering of ``chars`` characters (``tokens``)."""
+def condensed_marker(chars: int, tokens: int, *, short: bool = False) -> str:
+    """The line before a condensed rendering of ``chars`` characters (``tokens``);
+    ``short``: the tokens alone (``[condensed: about 649 tokens as an index]``)."""
+    if short:
+        return f"[condensed: about {tokens:,} tokens as an index]\n"
     size = f"{chars:,} characters (about {tokens:,} tokens)"
     return f"[condensed: {size} shown as an index of their values]\n"
 
 
 _MARKER = re.compile(
     r"\[condensed: [\d,]+ characters \(about [\d,]+ tokens\) shown as an index of their values\]|"
-    r"\[\.\.\. (?:[\d,]+ lines? )?\([\d,]+ characters, about [\d,]+ tokens\) cut"
+    r"\[condensed: about [\d,]+ tokens as an index\]|"
+    r"\[\.\.\. (?:[\d,]+ lines? )?\((?:[\d,]+ characters, )?about [\d,]+ tokens\) cut"
     r"(?:, naming [^\n]*)?(?:; [^\n]*)? \.\.\.\]"
     r"|\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?:;[^\n]*)? \.\.\.\]"
 )
@@ -147,7 +165,7 @@ def truncate_text(
     if condense is not None:
         short = condense(text)
         if short:
-            line = condensed_marker(len(text), cost)
+            line = condensed_marker(len(text), cost, short=_tight(max_tokens, counter))
             body = _truncated(
                 short, max_tokens - counter.estimate_text(line), counter, describe, reference
             )
@@ -174,9 +192,10 @@ def _truncated(
         return text
     low, high = NOTE_SHARE
     kept = max(max_tokens, 0) / cost
+    short = _tight(max_tokens, counter)
     note = int(max(max_tokens, 0) * min(high, low + (high - low) * (1 - kept))) if describe else 0
     bare = counter.estimate_text(
-        marker(len(text), cost, lines=text.count("\n") + 1, reference=reference)
+        marker(len(text), cost, lines=text.count("\n") + 1, reference=reference, short=short)
     )
     keep = int(len(text) * max(0, max_tokens - bare - note) / cost)
     best = ""
@@ -197,6 +216,7 @@ def _truncated(
             names=names,
             named=named,
             reference=reference,
+            short=short,
         )
         candidate = head.rstrip(" ") + line + tail.lstrip(" ")
         over = counter.estimate_text(candidate) - max_tokens
@@ -212,12 +232,31 @@ def _truncated(
     return best if counter.estimate_text(best) <= max_tokens else ""
 
 
+def _tight(max_tokens: int, counter: BaseCounter) -> bool:
+    """Whether ``max_tokens`` is so little that the markers take their short forms (the
+    full marker would take more than a fifth of it)."""
+    full = counter.estimate_text(marker(99_999, 9_999, lines=999) + condensed_marker(99_999, 9_999))
+    return full * _TIGHT > max_tokens
+
+
 def _ends(text: str, keep: int) -> tuple[str, str]:
-    """The head and the tail kept of ``text`` when ``keep`` characters are kept."""
+    """The head and the tail kept of ``text`` when ``keep`` characters are kept, cut
+    at line ends where a line end is near (in the fifth of each nearest the cut, or in
+    the ``_NEAR_CHARS`` characters nearest it): a line of a listing or a table is kept
+    whole or not at all, never as a part that reads as another value (an id cut in
+    two)."""
     if keep < _MIN_KEEP:
         return "", ""
     head_chars = int(keep * HEAD_SHARE)
-    return text[:head_chars], text[len(text) - (keep - head_chars) :]
+    head = text[:head_chars]
+    tail = text[len(text) - (keep - head_chars) :]
+    end = head.rfind("\n")
+    if end > 0 and len(head) - end <= max(len(head) // _NEAR, _NEAR_CHARS):
+        head = head[:end]  # the marker starts on a line of its own
+    start = tail.find("\n")
+    if 0 <= start < len(tail) - 1 and start <= max(len(tail) // _NEAR, _NEAR_CHARS):
+        tail = tail[start + 1 :]
+    return head, tail
 
 
 def _fitting(found: Sequence[str], tokens: int, counter: BaseCounter) -> list[str]:
