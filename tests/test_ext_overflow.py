@@ -4,6 +4,7 @@ refuses what exceeds its window, with the official SDKs' exception classes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,8 +19,9 @@ pytest.importorskip("langchain")
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.tools import tool
 from pydantic import Field
 
@@ -56,12 +58,37 @@ class WindowedChatModel(GenericFakeChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        self._refuse(messages)
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """Streamed, as one chunk (the fake model's own stream drops tool calls):
+        refused before it, as a provider refuses a size."""
+        message = self._generate(messages, stop, run_manager, **kwargs).generations[0].message
+        calls = getattr(message, "tool_calls", [])
+        chunk = AIMessageChunk(
+            content=message.content,
+            tool_call_chunks=[
+                tool_call_chunk(
+                    name=call["name"], args=json.dumps(call["args"]), id=call["id"], index=index
+                )
+                for index, call in enumerate(calls)
+            ],
+        )
+        yield ChatGenerationChunk(message=chunk)
+
+    def _refuse(self, messages: list[BaseMessage]) -> None:
         size = _size(messages)
         self.sizes.append(size)
         if size > self.window:
             self.refused.append(size)
             raise self.refusal(size, self.window)
-        return super()._generate(messages, stop, run_manager, **kwargs)
 
 
 def _script(calls: int) -> Iterator[AIMessage]:
@@ -109,6 +136,19 @@ class TestLangChain:
         )
         result = await agent.ainvoke({"messages": [{"role": "user", "content": "read the files"}]})
         assert result["messages"][-1].content == "done"
+        assert len(model.refused) == 1
+
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    def test_recovers_streamed(self, refusal: Refusal) -> None:
+        """Streamed (the model streams its tokens to the caller): a refusal before the
+        first chunk is recovered from as an invoked call's is."""
+        model = WindowedChatModel(messages=_script(12), refusal=refusal)
+        agent = create_agent(
+            model, [read_file], middleware=[ContextMiddleware(default_stack(10**6))]
+        )
+        question: Any = {"messages": [{"role": "user", "content": "read the files"}]}
+        chunks = list(agent.stream(question, stream_mode="messages"))
+        assert any(getattr(chunk, "content", "") == "done" for chunk, _ in chunks)
         assert len(model.refused) == 1
 
     @pytest.mark.parametrize("refusal", REFUSALS)

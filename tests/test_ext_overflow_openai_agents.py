@@ -5,7 +5,7 @@ exceeds its window, raising the official SDKs' exception classes)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -18,7 +18,9 @@ pytest.importorskip("agents")
 
 from agents import Agent, ModelResponse, RunConfig, Runner
 from agents.models.interface import Model, ModelTracing
+from agents.retry import ModelRetryAdvice
 from agents_sdk_support import read_file, reply
+from openai.types.responses import Response, ResponseCompletedEvent
 
 from neuron_context.ext.openai_agents import CallModelInputFilter
 
@@ -51,7 +53,10 @@ class Windowed(Model):
         conversation_id: str | None = None,
         prompt: Any = None,
     ) -> ModelResponse:
-        size = len(json.dumps(input, default=str)) // 2
+        return self._answer(input)
+
+    def _answer(self, given: str | list[Any]) -> ModelResponse:
+        size = len(json.dumps(given, default=str)) // 2
         if size > self.window or self.window == 0:
             self.refused.append(size)
             raise self.refusal(max(size, WINDOW + 1), max(self.window, WINDOW))
@@ -59,9 +64,20 @@ class Windowed(Model):
         turn = self.answered
         return reply(turn, self.calls)
 
-    def stream_response(self, *args: Any, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
-        """Streaming is not scripted."""
-        raise NotImplementedError
+    async def stream_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[Any],
+        *args: Any,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """The reply as one ``response.completed`` event; a refusal comes before any
+        event (as a provider's refusal of the input's size does)."""
+        answer = self._answer(input)
+        response = Response.model_construct(id=None, output=answer.output, usage=None)
+        yield ResponseCompletedEvent.model_construct(
+            type="response.completed", response=response, sequence_number=0
+        )
 
 
 REFUSALS = [
@@ -70,24 +86,36 @@ REFUSALS = [
 ]
 
 
-async def _run(script: Windowed, compacting: CallModelInputFilter) -> Any:
+async def _run(
+    script: Windowed, compacting: CallModelInputFilter, *, streamed: bool = False
+) -> Any:
     agent = Agent(
         name="reader", instructions="Be terse.", model=compacting.wrap(script), tools=[read_file]
     )
     config = RunConfig(call_model_input_filter=compacting, tracing_disabled=True)
-    return await Runner.run(agent, "read the files", max_turns=30, run_config=config)
+    if not streamed:
+        return await Runner.run(agent, "read the files", max_turns=30, run_config=config)
+    result = Runner.run_streamed(agent, "read the files", max_turns=30, run_config=config)
+    events = [event async for event in result.stream_events()]
+    assert events
+    return result
+
+
+STREAMED = pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_streamed"])
 
 
 class TestCallModelInputFilterWrap:
     @pytest.mark.anyio
     @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the SDK runs on asyncio
     @pytest.mark.parametrize("refusal", REFUSALS)
-    async def test_recovers_and_learns(self, refusal: Refusal) -> None:
+    @STREAMED
+    async def test_recovers_and_learns(self, refusal: Refusal, streamed: bool) -> None:
         """Refused once, the input is compacted and sent again; the filter keeps the
-        learned budget, so the later inputs fit."""
+        learned budget, so the later inputs fit. A streamed call refused before its
+        first event is recovered the same way."""
         script = Windowed(refusal, 12)
         compacting = CallModelInputFilter(default_stack(1_000_000))
-        result = await _run(script, compacting)
+        result = await _run(script, compacting, streamed=streamed)
         assert result.final_output == "done"
         assert len(script.refused) == 1
         assert compacting.strategy.max_tokens < 1_000_000  # type: ignore[attr-defined]
@@ -95,8 +123,51 @@ class TestCallModelInputFilterWrap:
     @pytest.mark.anyio
     @pytest.mark.parametrize("anyio_backend", ["asyncio"])
     @pytest.mark.parametrize("refusal", REFUSALS)
-    async def test_second_refusal_is_a_library_error(self, refusal: Refusal) -> None:
+    @STREAMED
+    async def test_second_refusal_is_a_library_error(
+        self, refusal: Refusal, streamed: bool
+    ) -> None:
         script = Windowed(refusal, 2, window=0)
         with pytest.raises(ContextOverflowError):
-            await _run(script, CallModelInputFilter(default_stack(10**6)))
+            await _run(script, CallModelInputFilter(default_stack(10**6)), streamed=streamed)
         assert len(script.refused) == 2
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+    @STREAMED
+    async def test_other_errors_pass_through(self, streamed: bool) -> None:
+        """An error that is not a refusal of the size is the caller's, unchanged."""
+
+        def refusal(tokens: int, limit: int) -> Exception:
+            return RuntimeError("the provider is down")
+
+        script = Windowed(refusal, 2, window=0)
+        with pytest.raises(RuntimeError, match="down"):
+            await _run(script, CallModelInputFilter(default_stack(10**6)), streamed=streamed)
+        assert len(script.refused) == 1
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+    async def test_the_models_own_hooks_are_its_own(self) -> None:
+        """Retry advice, close and the end-of-run cleanup reach the wrapped model (the
+        SDK's base class defines them, so they are forwarded, not inherited)."""
+        calls: list[str] = []
+
+        advice = ModelRetryAdvice(suggested=False)
+
+        class Hooked(Windowed):
+            def get_retry_advice(self, request: Any) -> Any:
+                calls.append("advice")
+                return advice
+
+            async def close(self) -> None:
+                calls.append("close")
+
+            async def _cleanup_on_run_end(self, owner: object) -> None:
+                calls.append("cleanup")
+
+        model = CallModelInputFilter(default_stack(10**6)).wrap(Hooked(openai_overflow, 0))
+        assert model.get_retry_advice(object()) is advice  # type: ignore[arg-type]
+        await model.close()
+        await model._cleanup_on_run_end(object())
+        assert calls == ["advice", "close", "cleanup"]

@@ -4,7 +4,8 @@ exceeds its window, raising the official SDKs' errors and pydantic-ai's own)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Any
 
 import anyio
 import pytest
@@ -24,7 +25,7 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from neuron_context.ext.pydantic_ai import HistoryProcessor, to_pydantic_ai
 
@@ -65,8 +66,25 @@ class Windowed:
         return ModelResponse(parts=[TextPart("done")])
 
 
+class StreamWindowed(Windowed):
+    """:class:`Windowed`, streamed: the refusal comes before the stream's first event
+    (as a provider's refusal of a request's size does)."""
+
+    async def stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        response = self(messages, info)
+        for part in response.parts:
+            if isinstance(part, TextPart):
+                yield part.content
+            elif isinstance(part, ToolCallPart):
+                call = DeltaToolCall(
+                    part.tool_name, part.args_as_json_str(), tool_call_id=part.tool_call_id
+                )
+                yield {0: call}
+
+
 def _agent(script: Windowed, processor: HistoryProcessor) -> Agent[None, str]:
-    model = processor.wrap(FunctionModel(script))
+    stream: Any = script.stream if isinstance(script, StreamWindowed) else None
+    model = processor.wrap(FunctionModel(script, stream_function=stream))
     agent = Agent(model, instructions="Be terse.", capabilities=[ProcessHistory(processor)])
 
     @agent.tool_plain
@@ -105,3 +123,47 @@ class TestHistoryProcessorWrap:
             anyio.run(lambda: agent.run("read the files", message_history=history))
         assert len(script.refused) == 2
         assert history == []
+
+
+async def _streamed(agent: Agent[None, str], **kwargs: Any) -> str:
+    """``agent.run`` with an event stream handler: every request is streamed."""
+    events: list[object] = []
+
+    async def handler(_: object, stream: AsyncIterable[object]) -> None:
+        events.extend([event async for event in stream])
+
+    result = await agent.run("read the files", event_stream_handler=handler, **kwargs)
+    assert events
+    return str(result.output)
+
+
+class TestHistoryProcessorWrapStreamed:
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    def test_recovers_and_learns(self, refusal: Refusal) -> None:
+        """A streamed request refused before its stream opened is compacted and sent
+        again, as a non-streamed one is."""
+        script = StreamWindowed(refusal, 12)
+        processor = HistoryProcessor(default_stack(1_000_000))
+        assert anyio.run(lambda: _streamed(_agent(script, processor))) == "done"
+        assert len(script.refused) == 1
+        assert processor.strategy.max_tokens < 1_000_000  # type: ignore[attr-defined]
+
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    def test_second_refusal_is_a_library_error(self, refusal: Refusal) -> None:
+        script = StreamWindowed(refusal, 2, window=0)
+        history = to_pydantic_ai([])
+        agent = _agent(script, HistoryProcessor(default_stack(10**6)))
+        with pytest.raises(ContextOverflowError):
+            anyio.run(lambda: _streamed(agent, message_history=history))
+        assert len(script.refused) == 2
+        assert history == []
+
+    def test_other_errors_pass_through(self) -> None:
+        """An error that is not a refusal of the size is the caller's, unchanged."""
+
+        def refusal(tokens: int, limit: int) -> Exception:
+            return RuntimeError("the provider is down")
+
+        agent = _agent(StreamWindowed(refusal, 2, window=0), HistoryProcessor(default_stack(10**6)))
+        with pytest.raises(RuntimeError, match="down"):
+            anyio.run(lambda: _streamed(agent))

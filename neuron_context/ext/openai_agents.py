@@ -31,7 +31,7 @@ fits.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
 from .._compaction.overflow import refused_again
@@ -147,7 +147,9 @@ class CallModelInputFilter:
         too long for the model is sent once more with its input compacted to the size
         the refusal shows, and this filter compacts to that smaller budget from then
         on; a second refusal is a :class:`~neuron_context.errors.ContextOverflowError`.
-        Non-streamed calls (``Runner.run``); the run's items are not edited.
+        Streamed calls (``Runner.run_streamed``) too, when the refusal comes before the
+        stream's first event, as a provider's refusal of an input's size does; the run's
+        items are not edited.
 
         Examples:
             >>> from agents import OpenAIResponsesModel
@@ -209,18 +211,7 @@ class _RecoveringModel(Model):
             overflow = context_overflow(exc)
             if overflow is None:
                 raise
-        arguments = list(args)
-        given = arguments[_INPUT] if len(arguments) > _INPUT else kwargs["input"]
-        items: list[Item] = (
-            [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
-        )
-        instructions = arguments[0] if arguments else kwargs.get("system_instructions")
-        tools = arguments[3] if len(arguments) > 3 else kwargs.get("tools") or ()
-        smaller, budget = await self._compacting._recover(items, instructions, tools, overflow)
-        if len(arguments) > _INPUT:
-            arguments[_INPUT] = smaller
-        else:
-            kwargs["input"] = smaller
+        arguments, kwargs, budget = await self._smaller(overflow, args, kwargs)
         try:
             return await self._model.get_response(*arguments, **kwargs)
         except Exception as exc:
@@ -229,10 +220,77 @@ class _RecoveringModel(Model):
                 raise
             raise error from exc
 
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        """The wrapped model's stream (not recovered: the events may have reached the
-        caller before the refusal)."""
-        return self._model.stream_response(*args, **kwargs)
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """The wrapped model's stream; refused as too long before its first event: once
+        more, compacted (what fails after an event reached the caller is the caller's,
+        as it is)."""
+        stream = self._model.stream_response(*args, **kwargs)
+        try:
+            first = await anext(stream)
+        except StopAsyncIteration:
+            return
+        except Exception as exc:
+            overflow = context_overflow(exc)
+            if overflow is None:
+                raise
+            await _close(stream)
+            arguments, kwargs, budget = await self._smaller(overflow, args, kwargs)
+            stream = self._model.stream_response(*arguments, **kwargs)
+            try:
+                first = await anext(stream)
+            except StopAsyncIteration:
+                return
+            except Exception as again:
+                error = refused_again(again, budget)
+                if error is None:
+                    raise
+                raise error from again
+        try:
+            yield first
+            async for event in stream:
+                yield event
+        finally:
+            await _close(stream)
+
+    async def _smaller(
+        self, overflow: Overflow, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[list[Any], dict[str, Any], int]:
+        """The refused call's arguments with its input compacted to the size ``overflow``
+        showed, and that budget."""
+        arguments = list(args)
+        given = arguments[_INPUT] if len(arguments) > _INPUT else kwargs["input"]
+        items: list[Item] = (
+            [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+        )
+        instructions = arguments[0] if arguments else kwargs.get("system_instructions")
+        tools = arguments[3] if len(arguments) > 3 else kwargs.get("tools") or ()
+        smaller, budget = await self._compacting._recover(items, instructions, tools, overflow)
+        kwargs = dict(kwargs)
+        if len(arguments) > _INPUT:
+            arguments[_INPUT] = smaller
+        else:
+            kwargs["input"] = smaller
+        return arguments, kwargs, budget
+
+    # The model's own hooks (the base class defines them: not reached by __getattr__).
+
+    def get_retry_advice(self, request: Any) -> Any:
+        """The wrapped model's retry advice."""
+        return self._model.get_retry_advice(request)
+
+    async def close(self) -> None:
+        """Close the wrapped model."""
+        await self._model.close()
+
+    async def _cleanup_on_run_end(self, owner: object) -> None:
+        await self._model._cleanup_on_run_end(owner)
+
+
+async def _close(stream: AsyncIterator[Any]) -> None:
+    """Close ``stream`` when it can be (an async generator)."""
+    closing = getattr(stream, "aclose", None)
+    if closing is not None:
+        await closing()
 
 
 class CompactingSession:

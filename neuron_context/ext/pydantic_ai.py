@@ -36,7 +36,8 @@ and no return without its call.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, cast
 
 from .._compaction.overflow import refused_again
@@ -59,7 +60,7 @@ try:
         ModelResponse,
         ToolReturnPart,
     )
-    from pydantic_ai.models import Model, ModelRequestParameters
+    from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
     from pydantic_ai.models.wrapper import WrapperModel
     from pydantic_ai.settings import ModelSettings
 
@@ -145,7 +146,9 @@ class HistoryProcessor:
         too long for the model is compacted to the size the refusal shows and sent once
         more, and this processor compacts to that smaller budget from then on; a second
         refusal is a :class:`~neuron_context.errors.ContextOverflowError` (the run's
-        history is not edited by the recovery). Non-streamed requests (``agent.run``).
+        history is not edited by the recovery). A streamed request (``agent.run_stream``,
+        an event stream handler) is recovered the same way when the refusal comes before
+        its stream opens, as a provider's refusal of a request's size does.
 
         Examples:
             >>> from pydantic_ai.models.test import TestModel
@@ -209,6 +212,40 @@ class _RecoveringModel(WrapperModel):
             if error is None:
                 raise
             raise error from exc
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        """The wrapped model's stream; refused as too long before it opened: once more,
+        compacted (what fails after it opened is the caller's, as it is)."""
+        async with AsyncExitStack() as stack:
+
+            def opening(sent: list[ModelMessage]) -> Any:
+                return self.wrapped.request_stream(
+                    sent, model_settings, model_request_parameters, run_context
+                )
+
+            try:
+                stream = await stack.enter_async_context(opening(messages))
+            except Exception as exc:
+                overflow = context_overflow(exc)
+                if overflow is None:
+                    raise
+                tools = _definitions(model_request_parameters)
+                smaller, budget = await self._processor._recover(messages, overflow, tools)
+                try:
+                    stream = await stack.enter_async_context(opening(smaller))
+                except Exception as again:
+                    error = refused_again(again, budget)
+                    if error is None:
+                        raise
+                    raise error from again
+            yield stream
 
 
 def _definitions(parameters: ModelRequestParameters) -> tuple[ToolDefinition, ...]:
