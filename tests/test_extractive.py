@@ -180,7 +180,8 @@ class TestExtractiveSummarizer:
         assert "Also update docs/usage.md please." in goal
         assert "Request interrupted" not in text
         assert "- src/cli.py: read_file, write_file (latest)\n" in text
-        assert "- command=pytest tests/test_cli.py -q: bash\n" in text
+        # The index line of the bash call only repeated its facts line's label: gone.
+        assert "- command=pytest tests/test_cli.py -q: bash\n" not in text
         assert "write_file failed: permission denied" in text
         assert "bash: KeyError: 'verbose'" in text
         assert (
@@ -192,6 +193,27 @@ class TestExtractiveSummarizer:
         assert "Last said: Decided to use argparse's store_true" in text.split(HEADINGS[5])[1]
         assert "- bash command=pytest tests/test_cli.py -q: KeyError" in text
         assert "Unanswered user request: Also update docs/usage.md please." in text
+
+    def test_an_index_line_is_not_repeated_beside_its_facts(self) -> None:
+        """``a.py: read_file`` says no more than ``read_file a.py: ...`` beside it: the
+        index line gives its space to more facts; one that says more (several tools)
+        stays."""
+        session = [
+            Message.user("Compare the two configs."),
+            call("r1", "read_file", path="conf/a.toml"),
+            Message.tool_result("r1", "port = 8081\nhost = alpha-7.internal\n"),
+            call("r2", "read_file", path="conf/b.toml"),
+            Message.tool_result("r2", "port = 9092\nhost = beta-3.internal\n"),
+            call("w1", "write_file", path="conf/b.toml", content="port = 8081"),
+            Message.tool_result("w1", "written"),
+            Message.assistant("Done."),
+        ]
+        text = summarize(session)
+        artifacts = text.split("## Artifacts")[1].split("## Facts")[0]
+        facts = text.split("## Facts")[1]
+        assert "- read_file conf/a.toml: port=8081, host=alpha-7.internal\n" in facts
+        assert "conf/a.toml: read_file\n" not in artifacts
+        assert "- conf/b.toml: read_file, write_file (latest)\n" in artifacts
 
     def test_deterministic(self) -> None:
         """The same request gives the same summary."""

@@ -81,6 +81,8 @@ _WEIGHTS = {
     DECISIONS: 1.0,
 }
 """How the sections share the space (see ``_fit``); the plan is state and comes first."""
+_REFILLS = 3
+"""How many times the space that repeated index lines give back is filled again."""
 _CHUNK = 160
 """Characters of facts per item: a result's facts are taken a chunk at a time."""
 _STRIDE = 4
@@ -375,14 +377,28 @@ class ExtractiveSummarizer(Provider):
         # section that has spent the least for its weight (in priority order on ties),
         # so a few long requests cannot crowd out the index, and space one section
         # leaves goes to the others.
-        active = [s for s in _PRIORITY if s in by_section]
-        while active:
-            section = min(active, key=lambda s: spent[s] / _WEIGHTS[s])
-            queue = by_section[section]
-            if taken[section] >= len(queue) or not place(section, queue[taken[section]]):
-                active.remove(section)
-                continue
-            taken[section] += 1
+        for _ in range(_REFILLS):
+            active = [s for s in _PRIORITY if s in by_section]
+            while active:
+                section = min(active, key=lambda s: spent[s] / _WEIGHTS[s])
+                queue = by_section[section]
+                if taken[section] >= len(queue) or not place(section, queue[taken[section]]):
+                    active.remove(section)
+                    continue
+                taken[section] += 1
+            # An index line that only repeats the label of a result's facts chosen
+            # beside it ("a.py: Read" beside "Read a.py: ...") gives its space back.
+            labels = [i.text for i in chosen if i.section == FACTS and not i.continues]
+            repeated = [
+                at
+                for at, item in enumerate(chosen)
+                if item.section == ARTIFACTS and _repeats(item.text, labels)
+            ]
+            if not repeated:
+                break
+            for at in reversed(repeated):
+                spent[ARTIFACTS] -= costs.pop(at)
+                chosen.pop(at)
         while chosen:
             text = _render(chosen)
             over = estimate(text) - budget
@@ -400,6 +416,20 @@ class ExtractiveSummarizer(Provider):
             return item
         text = truncate_text(item.text, space - wrapper, self.counter)
         return attrs.evolve(item, text=text)
+
+
+def _repeats(line: str, labels: Sequence[str]) -> bool:
+    """Whether the index ``line`` (``artifact: tool``, one tool) says no more than one
+    of the facts lines ``labels`` (``tool artifact: facts``) starts with."""
+    artifact, separator, tool = line.rpartition(": ")
+    if not separator or not _is_tool(tool):
+        return False
+    head = f"{tool} {artifact}: "
+    return any(label.startswith(head) for label in labels)
+
+
+def _is_tool(name: str) -> bool:
+    return bool(name) and all(c.isalnum() or c in "_.-" for c in name)
 
 
 def _render(items: Iterable[_Item]) -> str:
