@@ -6,7 +6,8 @@ transcript back (the format is line based, see :mod:`neuron_context._summary.tra
 given any other request, it summarizes the request's messages themselves. Either way it
 writes the sections the default instructions ask for, from what it can extract, and
 fills the space it is given (``request.max_tokens``): what a session cannot lose comes
-first, the user's own words above all.
+first, the user's own words above all (the sharing of the space is
+:mod:`neuron_context._summary.sections`').
 
 Its work is bounded by the size of the summary, not by the length of the history: the
 user's requests are found by role and only those that can be quoted are read; every
@@ -22,7 +23,7 @@ abandoned, its result discarded). Every scan of untrusted text is linear (see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import anyio.to_thread
@@ -31,8 +32,7 @@ import attrs
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._messages.message import Message
-from .._messages.truncation import SEPARATOR, truncate_text
-from .._numbers import scale
+from .._messages.truncation import SEPARATOR
 from .._validators import non_negative_int, require_int
 from ..providers._base import (
     CompletionRequest,
@@ -50,7 +50,6 @@ from .format import (
     ERRORS,
     FACTS,
     GOAL,
-    HEADINGS,
     NEXT,
     PLAN,
     REQUEST_CLOSE,
@@ -59,64 +58,26 @@ from .format import (
 from .plan import plan_block
 from .previous import carried_sections
 from .scan import clip, is_notice
+from .sections import Item, fit
 from .source import Source, source_of
 
 __all__ = ["ExtractiveSummarizer"]
 
-# The order in which sections get their next item when the budget is shared out.
-_PRIORITY = (PLAN, GOAL, ARTIFACTS, FACTS, ERRORS, NEXT, DECISIONS)
 _DEFAULT_BUDGET = 1024
 _MIN_READ = 200_000
 """Characters of the newest entries read whatever the budget (see ``read_per_token``)."""
 _TIER = 1_000_000
 """Ranks within the artifacts: carried lines, then what the calls touched by tier (see
 ``findings.tier``), then mentions (each tier newest first)."""
-_WEIGHTS = {
-    PLAN: 100.0,
-    GOAL: 4.0,
-    ARTIFACTS: 30.0,
-    FACTS: 6.0,
-    ERRORS: 2.0,
-    NEXT: 1.5,
-    DECISIONS: 1.0,
-}
-"""How the sections share the space (see ``_fit``); the plan is state and comes first."""
-_REFILLS = 3
-"""How many times the space that repeated index lines give back is filled again."""
 _CHUNK = 160
 """Characters of facts per item: a result's facts are taken a chunk at a time."""
 _STRIDE = 4
 """How far down the ranking each further chunk of one result's facts goes: the newest
 result's second chunk comes after the first chunks of the four results before it."""
-_PINNED_RANK = 101
-"""Quoted requests ranked up to this are the task (99 carried, 100 new) and the newest
-request (101): placed before any other item."""
-_VERBATIM_SHARE = 0.4
-"""The most of the budget one quoted request may take; a longer one is cut in the middle."""
 
 
 def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     require_int(value, f"{type(instance).__name__}.{attribute.name}", minimum=20)
-
-
-@attrs.frozen
-class _Item:
-    section: int
-    rank: int  # lower is more important within its section
-    order: int  # display position within its section
-    text: str
-    verbatim: bool = False  # a user's words, quoted as they are
-    continues: str = ""  # a further chunk of the line before: the separator to it
-    block: bool = False  # a block of lines (the plan), rendered as it is
-
-    def rendered(self) -> str:
-        if self.verbatim:
-            return f"{REQUEST_OPEN}\n{self.text}\n{REQUEST_CLOSE}"
-        if self.block:
-            return self.text
-        if self.continues:
-            return self.continues + self.text
-        return f"- {self.text}"
 
 
 @attrs.frozen(kw_only=True)
@@ -204,15 +165,15 @@ class ExtractiveSummarizer(Provider):
             max_mentions=self.max_mentions,
         )
         requests = self._requests(source, budget, chars)
-        return self._fit(self._items(source, found, requests), budget)
+        return fit(self._items(source, found, requests), budget, self.counter)
 
     # -- extraction ---------------------------------------------------------------------
 
     def _items(
         self, source: Source, found: Findings, requests: list[tuple[int, str]]
-    ) -> list[_Item]:
+    ) -> list[Item]:
         limit = self.line_chars
-        items: list[_Item] = []
+        items: list[Item] = []
         seen: set[tuple[int, str]] = set()
 
         def add(
@@ -228,7 +189,7 @@ class ExtractiveSummarizer(Provider):
             if text and (continues or (section, text) not in seen):
                 seen.add((section, text))
                 at = len(items) if order is None else order
-                items.append(_Item(section, rank, at, text, verbatim, continues, block))
+                items.append(Item(section, rank, at, text, verbatim, continues, block))
 
         carried, quoted, plans = carried_sections(source.previous, limit)
         plan = found.plan or (plans[-1] if plans else "")
@@ -338,111 +299,3 @@ class ExtractiveSummarizer(Provider):
                 # The first request states the goal; the newest is what the user wants now.
                 newest.append((101 + len(newest), text))
         return [(100, task), *reversed(newest)]
-
-    # -- fitting ------------------------------------------------------------------------
-
-    def _fit(self, items: Sequence[_Item], budget: int) -> str:
-        by_section: dict[int, list[_Item]] = {}
-        for item in sorted(items, key=lambda i: (i.rank, i.order)):
-            by_section.setdefault(item.section, []).append(item)
-        estimate = self.counter.estimate_text
-        verbatim = scale(budget, _VERBATIM_SHARE)
-        chosen: list[_Item] = []
-        costs: list[int] = []
-        spent = dict.fromkeys(by_section, 0)
-
-        def place(section: int, item: _Item) -> bool:
-            """Add ``item`` if it fits (a quoted request cut to fit); whether it did."""
-            heading = estimate(f"\n{HEADINGS[section]}\n") if not spent[section] else 0
-            cost = heading + estimate(item.rendered() + "\n")
-            room = budget - sum(costs)
-            if item.verbatim and (cost > room or cost > verbatim):
-                item = self._shortened(item, min(room, verbatim))
-                cost = heading + estimate(item.rendered() + "\n")
-            if cost > room:
-                return False
-            chosen.append(item)
-            costs.append(cost)
-            spent[section] += cost
-            return True
-
-        # The task and the newest request go first: the user's own words are what a
-        # session cannot lose, so no other section's turn may take their space.
-        goal = by_section.get(GOAL, [])
-        for item in [i for i in goal if i.verbatim and i.rank <= _PINNED_RANK]:
-            goal.remove(item)
-            place(GOAL, item)
-        taken = dict.fromkeys(by_section, 0)
-        # Sections share the rest of the space by weight: the next item comes from the
-        # section that has spent the least for its weight (in priority order on ties),
-        # so a few long requests cannot crowd out the index, and space one section
-        # leaves goes to the others.
-        for _ in range(_REFILLS):
-            active = [s for s in _PRIORITY if s in by_section]
-            while active:
-                section = min(active, key=lambda s: spent[s] / _WEIGHTS[s])
-                queue = by_section[section]
-                if taken[section] >= len(queue) or not place(section, queue[taken[section]]):
-                    active.remove(section)
-                    continue
-                taken[section] += 1
-            # An index line that only repeats the label of a result's facts chosen
-            # beside it ("a.py: Read" beside "Read a.py: ...") gives its space back.
-            labels = [i.text for i in chosen if i.section == FACTS and not i.continues]
-            repeated = [
-                at
-                for at, item in enumerate(chosen)
-                if item.section == ARTIFACTS and _repeats(item.text, labels)
-            ]
-            if not repeated:
-                break
-            for at in reversed(repeated):
-                spent[ARTIFACTS] -= costs.pop(at)
-                chosen.pop(at)
-        while chosen:
-            text = _render(chosen)
-            over = estimate(text) - budget
-            if over <= 0:
-                return text
-            while chosen and over > 0:  # drop the least important items by the overshoot
-                over -= costs.pop()
-                chosen.pop()
-        return ""
-
-    def _shortened(self, item: _Item, space: int) -> _Item:
-        """``item`` with its text cut in the middle to fit ``space`` tokens, rendered."""
-        wrapper = self.counter.estimate_text(f"{REQUEST_OPEN}\n\n{REQUEST_CLOSE}\n") + 1
-        if space - wrapper < 24:  # too little room to quote anything useful
-            return item
-        text = truncate_text(item.text, space - wrapper, self.counter)
-        return attrs.evolve(item, text=text)
-
-
-def _repeats(line: str, labels: Sequence[str]) -> bool:
-    """Whether the index ``line`` (``artifact: tool``, one tool) says no more than one
-    of the facts lines ``labels`` (``tool artifact: facts``) starts with."""
-    artifact, separator, tool = line.rpartition(": ")
-    if not separator or not _is_tool(tool):
-        return False
-    head = f"{tool} {artifact}: "
-    return any(label.startswith(head) for label in labels)
-
-
-def _is_tool(name: str) -> bool:
-    return bool(name) and all(c.isalnum() or c in "_.-" for c in name)
-
-
-def _render(items: Iterable[_Item]) -> str:
-    sections: dict[int, list[_Item]] = {}
-    for item in items:
-        sections.setdefault(item.section, []).append(item)
-    parts: list[str] = []
-    for section in sorted(sections):
-        lines: list[str] = []
-        for item in sorted(sections[section], key=lambda i: i.order):
-            if item.continues and lines:
-                lines[-1] += item.rendered()  # a further chunk of the line before
-            elif not item.continues:
-                lines.append(item.rendered())
-        parts.append("\n".join([HEADINGS[section], *lines]))
-    return "\n\n".join(parts)

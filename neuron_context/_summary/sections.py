@@ -1,0 +1,187 @@
+"""A summary's sections, filled in the space it is given.
+
+The extractive summarizer finds items (a quoted request, an index line, a chunk of a
+result's facts, ...), each in its section with a rank; :func:`fit` chooses which make
+the summary: the task and the newest request first (the user's own words are what a
+session cannot lose), then the sections take turns by weight (the next item comes from
+the section that has spent the least for its weight), so a few long requests cannot
+crowd out the index and space one section leaves goes to the others. An index line that
+only repeats the label of a facts line chosen beside it (``a.py: Read`` beside
+``Read a.py: ...``) gives its space back, and the turns go on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from .._counting.counter import BaseCounter
+from .._messages.truncation import truncate_text
+from .._numbers import scale
+from .format import (
+    ARTIFACTS,
+    DECISIONS,
+    ERRORS,
+    FACTS,
+    GOAL,
+    HEADINGS,
+    NEXT,
+    PLAN,
+    REQUEST_CLOSE,
+    REQUEST_OPEN,
+)
+
+__all__ = ["Item", "fit"]
+
+_PRIORITY = (PLAN, GOAL, ARTIFACTS, FACTS, ERRORS, NEXT, DECISIONS)
+"""The order in which sections get their next item on ties."""
+_WEIGHTS = {
+    PLAN: 100.0,
+    GOAL: 4.0,
+    ARTIFACTS: 30.0,
+    FACTS: 6.0,
+    ERRORS: 2.0,
+    NEXT: 1.5,
+    DECISIONS: 1.0,
+}
+"""How the sections share the space (see :func:`fit`); the plan is state and comes first."""
+_REFILLS = 3
+"""How many times the space that repeated index lines give back is filled again."""
+_PINNED_RANK = 101
+"""Quoted requests ranked up to this are the task (99 carried, 100 new) and the newest
+request (101): placed before any other item."""
+_VERBATIM_SHARE = 0.4
+"""The most of the budget one quoted request may take; a longer one is cut in the middle."""
+
+
+@attrs.frozen
+class Item:
+    """One line (or block) of a summary, in its section, with its rank."""
+
+    section: int
+    rank: int  # lower is more important within its section
+    order: int  # display position within its section
+    text: str
+    verbatim: bool = False  # a user's words, quoted as they are
+    continues: str = ""  # a further chunk of the line before: the separator to it
+    block: bool = False  # a block of lines (the plan), rendered as it is
+
+    def rendered(self) -> str:
+        if self.verbatim:
+            return f"{REQUEST_OPEN}\n{self.text}\n{REQUEST_CLOSE}"
+        if self.block:
+            return self.text
+        if self.continues:
+            return self.continues + self.text
+        return f"- {self.text}"
+
+
+def fit(items: Sequence[Item], budget: int, counter: BaseCounter) -> str:
+    """The summary of ``items`` in ``budget`` tokens as ``counter`` prices them (see
+    the module docstring); ``""`` when not even the first fits."""
+    by_section: dict[int, list[Item]] = {}
+    for item in sorted(items, key=lambda i: (i.rank, i.order)):
+        by_section.setdefault(item.section, []).append(item)
+    estimate = counter.estimate_text
+    verbatim = scale(budget, _VERBATIM_SHARE)
+    chosen: list[Item] = []
+    costs: list[int] = []
+    spent = dict.fromkeys(by_section, 0)
+
+    def place(section: int, item: Item) -> bool:
+        """Add ``item`` if it fits (a quoted request cut to fit); whether it did."""
+        heading = estimate(f"\n{HEADINGS[section]}\n") if not spent[section] else 0
+        cost = heading + estimate(item.rendered() + "\n")
+        room = budget - sum(costs)
+        if item.verbatim and (cost > room or cost > verbatim):
+            item = _shortened(item, min(room, verbatim), counter)
+            cost = heading + estimate(item.rendered() + "\n")
+        if cost > room:
+            return False
+        chosen.append(item)
+        costs.append(cost)
+        spent[section] += cost
+        return True
+
+    # The task and the newest request go first: the user's own words are what a
+    # session cannot lose, so no other section's turn may take their space.
+    goal = by_section.get(GOAL, [])
+    for item in [i for i in goal if i.verbatim and i.rank <= _PINNED_RANK]:
+        goal.remove(item)
+        place(GOAL, item)
+    taken = dict.fromkeys(by_section, 0)
+    # Sections share the rest of the space by weight: the next item comes from the
+    # section that has spent the least for its weight (in priority order on ties),
+    # so a few long requests cannot crowd out the index, and space one section
+    # leaves goes to the others.
+    for _ in range(_REFILLS):
+        active = [s for s in _PRIORITY if s in by_section]
+        while active:
+            section = min(active, key=lambda s: spent[s] / _WEIGHTS[s])
+            queue = by_section[section]
+            if taken[section] >= len(queue) or not place(section, queue[taken[section]]):
+                active.remove(section)
+                continue
+            taken[section] += 1
+        # An index line that only repeats the label of a result's facts chosen
+        # beside it ("a.py: Read" beside "Read a.py: ...") gives its space back.
+        labels = [i.text for i in chosen if i.section == FACTS and not i.continues]
+        repeated = [
+            at
+            for at, item in enumerate(chosen)
+            if item.section == ARTIFACTS and _repeats(item.text, labels)
+        ]
+        if not repeated:
+            break
+        for at in reversed(repeated):
+            spent[ARTIFACTS] -= costs.pop(at)
+            chosen.pop(at)
+    while chosen:
+        text = _render(chosen)
+        over = estimate(text) - budget
+        if over <= 0:
+            return text
+        while chosen and over > 0:  # drop the least important items by the overshoot
+            over -= costs.pop()
+            chosen.pop()
+    return ""
+
+
+def _shortened(item: Item, space: int, counter: BaseCounter) -> Item:
+    """``item`` with its text cut in the middle to fit ``space`` tokens, rendered."""
+    wrapper = counter.estimate_text(f"{REQUEST_OPEN}\n\n{REQUEST_CLOSE}\n") + 1
+    if space - wrapper < 24:  # too little room to quote anything useful
+        return item
+    text = truncate_text(item.text, space - wrapper, counter)
+    return attrs.evolve(item, text=text)
+
+
+def _repeats(line: str, labels: Sequence[str]) -> bool:
+    """Whether the index ``line`` (``artifact: tool``, one tool) says no more than one
+    of the facts lines ``labels`` (``tool artifact: facts``) starts with."""
+    artifact, separator, tool = line.rpartition(": ")
+    if not separator or not _is_tool(tool):
+        return False
+    head = f"{tool} {artifact}: "
+    return any(label.startswith(head) for label in labels)
+
+
+def _is_tool(name: str) -> bool:
+    return bool(name) and all(c.isalnum() or c in "_.-" for c in name)
+
+
+def _render(items: Iterable[Item]) -> str:
+    sections: dict[int, list[Item]] = {}
+    for item in items:
+        sections.setdefault(item.section, []).append(item)
+    parts: list[str] = []
+    for section in sorted(sections):
+        lines: list[str] = []
+        for item in sorted(sections[section], key=lambda i: i.order):
+            if item.continues and lines:
+                lines[-1] += item.rendered()  # a further chunk of the line before
+            elif not item.continues:
+                lines.append(item.rendered())
+        parts.append("\n".join([HEADINGS[section], *lines]))
+    return "\n\n".join(parts)
