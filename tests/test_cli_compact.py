@@ -77,7 +77,7 @@ class TestReport:
         """Clearing two of three results: two cleared, nothing removed."""
         result = run(
             capsys, monkeypatch, "compact", history, "--max-tokens", "900",
-            "--strategy", "clear-tools:keep=1", "--json",
+            "--tokenizer", "heuristic", "--strategy", "clear-tools:keep=1", "--json",
         )  # fmt: skip
         data = result.json()
         assert _changes(data) == {"cleared": 2}

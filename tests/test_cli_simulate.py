@@ -44,6 +44,27 @@ def _totals(data: dict[str, object], row: int = 0) -> dict[str, object]:
     return totals
 
 
+class TestCounter:
+    """What the replay counts with: exact o200k by default, as default_stack does."""
+
+    @pytest.mark.parametrize(
+        ("given", "named"),
+        [((), "o200k_base"), (("--tokenizer", "heuristic"), "heuristic")],
+    )
+    def test_default_is_exact(
+        self,
+        small: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+        given: tuple[str, ...],
+        named: str,
+    ) -> None:
+        """A budget means real tokens unless the heuristic is asked for."""
+        result = run(capsys, monkeypatch, "simulate", small, "--max-tokens", "40", *given, "--json")
+        assert result.code == 0, result.err
+        assert result.json()["counter"] == named
+
+
 class TestFigures:
     """The figures of a replay, checked against a small transcript computed by hand."""
 
@@ -61,7 +82,7 @@ class TestFigures:
         """
         result = run(
             capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
-            "--strategy", "window:2", "--json",
+            "--tokenizer", "heuristic", "--strategy", "window:2", "--json",
         )  # fmt: skip
         assert result.code == 0, result.err
         data = result.json()
@@ -111,7 +132,8 @@ class TestFigures:
         than the cache's lifetime makes every call a miss."""
         result = run(
             capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
-            "--strategy", "window:2", "--json", "--cost-model", "anthropic", "--gap", gap,
+            "--tokenizer", "heuristic", "--strategy", "window:2", "--json",
+            "--cost-model", "anthropic", "--gap", gap,
         )  # fmt: skip
         assert result.code == 0, result.err
         data = result.json()
@@ -157,7 +179,7 @@ class TestFigures:
         """
         result = run(
             capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
-            "--strategy", "window:2,start-on-user=true", "--json",
+            "--tokenizer", "heuristic", "--strategy", "window:2,start-on-user=true", "--json",
         )  # fmt: skip
         assert result.code == 0, result.err
         totals = _totals(result.json())
@@ -170,7 +192,7 @@ class TestFigures:
         """With room for everything, every call reuses the previous request as its prefix."""
         result = run(
             capsys, monkeypatch, "simulate", small, "--max-tokens", "1000",
-            "--strategy", "window:2", "--json",
+            "--tokenizer", "heuristic", "--strategy", "window:2", "--json",
         )  # fmt: skip
         totals = _totals(result.json())
         assert totals["compactions"] == 0
@@ -189,7 +211,7 @@ class TestFigures:
         (tmp_path / "copy.json").write_text(small.read_text(encoding="utf-8"), encoding="utf-8")
         result = run(
             capsys, monkeypatch, "simulate", tmp_path, "--max-tokens", "40",
-            "--strategy", "window:2", "--json",
+            "--tokenizer", "heuristic", "--strategy", "window:2", "--json",
         )  # fmt: skip
         totals = _totals(result.json())
         assert (totals["calls"], totals["input_tokens"], totals["input_cost"]) == (6, 156, 109.2)
@@ -276,7 +298,8 @@ class TestPlot:
         out = tmp_path / "plot.png"
         result = run(
             capsys, monkeypatch, "simulate", small, "--max-tokens", "40",
-            "--strategy", "window:2", "--strategy", "window:4", "--plot", out,
+            "--tokenizer", "heuristic", "--strategy", "window:2", "--strategy", "window:4",
+            "--plot", out,
         )  # fmt: skip
         assert result.code == 0, result.err
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -314,7 +314,7 @@ class TestTheCommandLine:
         source.write_text(json.dumps({"messages": to_openai(HISTORY)}), encoding="utf-8")
         result = run(
             capsys, monkeypatch, "simulate", source, "--max-tokens", "10",
-            "--strategy", "window:2", "--json",
+            "--tokenizer", "heuristic", "--strategy", "window:2", "--json",
         )  # fmt: skip
         data = result.json()
         runs = data["runs"]

@@ -80,7 +80,7 @@ def _count(args: argparse.Namespace) -> int:
 
     transcripts = inputs.transcripts(args, many=True)
     counters: dict[str, BaseCounter] = {"heuristic": TokenCounter()}
-    if args.tokenizer:
+    if args.tokenizer and args.tokenizer != "heuristic":
         name, exact = inputs.counter(args.tokenizer)
         counters[name] = exact
     result = census(transcripts, counters)

@@ -87,8 +87,9 @@ def parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--tokenizer",
             metavar="NAME|PATH",
-            help="count exactly: o200k_base, cl100k_base or a tokenizer.json "
-            "(default: the fast heuristic)",
+            help="count with o200k_base (compact and simulate: the default, exact, as "
+            "default_stack counts), cl100k_base, a tokenizer.json, or heuristic (the fast "
+            "bytes / 4 estimate; count always shows it)",
         )
         sub.add_argument("--json", action="store_true", help="print JSON for machines")
         sub.add_argument(

@@ -64,10 +64,19 @@ def transcripts(args: argparse.Namespace, *, many: bool) -> list[Transcript]:
     return out
 
 
+DEFAULT_TOKENIZER = "o200k_base"
+"""What ``compact`` and ``simulate`` count with when no ``--tokenizer`` is given: the
+exact counts ``default_stack`` makes by default, so a budget means real tokens."""
+
+
 def counter(spec: str | None) -> tuple[str, BaseCounter]:
-    """``--tokenizer``'s counter and its name (the heuristic when ``spec`` is ``None``)."""
-    if spec is None:
+    """``--tokenizer``'s counter and its name: ``heuristic`` (the fast bytes / 4
+    estimate), ``o200k_base`` (when ``spec`` is ``None``), ``cl100k_base`` or a
+    ``tokenizer.json``."""
+    if spec == "heuristic":
         return "heuristic", TokenCounter()
+    if spec is None:
+        spec = DEFAULT_TOKENIZER
     from .._counting.tokenizer import TokenizerCounter
 
     if spec not in ("o200k_base", "cl100k_base"):
