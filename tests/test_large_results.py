@@ -208,3 +208,33 @@ class TestCutText:
             assert listing[len(head)] == "\n"  # the head ends where a row does
         if "\n" in tail[:-1]:
             assert listing[-len(tail) - 1] == "\n"  # the tail starts where a row does
+
+
+class TestCutLongLines:
+    """A row end near the cut ends the head only when the line cut is a row: a part of
+    a long line (a paragraph, a one-line JSON value) is kept, not the whole head lost."""
+
+    @pytest.mark.parametrize(
+        ("text", "head", "tail"),
+        [
+            (
+                "Report\n" + " ".join(f"sentence {i} says a thing." for i in range(500)) + "\nEND",
+                "sentence 0 says",
+                "sentence 499 says",
+            ),
+            (
+                "{\n" + '  "d": "' + " ".join(f"word{i}" for i in range(2000)) + '"\n}',
+                "word0 word1",
+                "word1998 word1999",
+            ),
+            ("\n\n" + " ".join(f"v{i}" for i in range(3000)) + "\n", "v0 v1 v2", "v2998 v2999"),
+        ],
+        ids=["title", "json", "blank-lines"],
+    )
+    def test_a_long_line_keeps_its_head_and_tail(self, text: str, head: str, tail: str) -> None:
+        messages = [Message.user("go"), *run_tests("t1", text), Message.assistant("done")]
+        strategy = TruncateLargeResultsStrategy(max_result_tokens=30, keep_recent=0)
+        (result,) = strategy.apply(messages)[2].tool_results
+        assert COUNTER.estimate_text(result.text) <= 30
+        assert head in result.text
+        assert tail in result.text

@@ -242,21 +242,35 @@ def _tight(max_tokens: int, counter: BaseCounter) -> bool:
 def _ends(text: str, keep: int) -> tuple[str, str]:
     """The head and the tail kept of ``text`` when ``keep`` characters are kept, cut
     at line ends where a line end is near (in the fifth of each nearest the cut, or in
-    the ``_NEAR_CHARS`` characters nearest it): a line of a listing or a table is kept
-    whole or not at all, never as a part that reads as another value (an id cut in
-    two)."""
+    the ``_NEAR_CHARS`` characters nearest it when the line cut is no longer than that,
+    see :func:`_near`): a line of a listing or a table is kept whole or not at all,
+    never as a part that reads as another value (an id cut in two)."""
     if keep < _MIN_KEEP:
         return "", ""
     head_chars = int(keep * HEAD_SHARE)
+    tail_start = len(text) - (keep - head_chars)
     head = text[:head_chars]
-    tail = text[len(text) - (keep - head_chars) :]
+    tail = text[tail_start:]
     end = head.rfind("\n")
-    if end > 0 and len(head) - end <= max(len(head) // _NEAR, _NEAR_CHARS):
-        head = head[:end]  # the marker starts on a line of its own
+    if end > 0 and text[head_chars : head_chars + 1] != "\n":  # not at a row's end already
+        line_end = text.find("\n", head_chars)
+        row = (len(text) if line_end < 0 else line_end) - end - 1  # the line cut
+        if _near(len(head) - end, len(head), row):
+            head = head[:end]  # the marker starts on a line of its own
     start = tail.find("\n")
-    if 0 <= start < len(tail) - 1 and start <= max(len(tail) // _NEAR, _NEAR_CHARS):
-        tail = tail[start + 1 :]
+    if 0 <= start < len(tail) - 1 and text[tail_start - 1] != "\n":
+        row = tail_start + start - text.rfind("\n", 0, tail_start) - 1  # the line cut
+        if _near(start, len(tail), row):
+            tail = tail[start + 1 :]
     return head, tail
+
+
+def _near(dropped: int, kept: int, row: int) -> bool:
+    """Whether a part kept (``kept`` characters) ends at the line end ``dropped``
+    characters from its cut: in its fifth nearest the cut, or, when the line cut is a
+    row of a listing (``row`` characters, at most ``_NEAR_CHARS``), wherever it is (a
+    part of a long line, a paragraph, is kept rather than the whole head or tail)."""
+    return dropped <= kept // _NEAR or (row <= _NEAR_CHARS and dropped <= _NEAR_CHARS)
 
 
 def _fitting(found: Sequence[str], tokens: int, counter: BaseCounter) -> list[str]:
