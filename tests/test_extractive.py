@@ -215,6 +215,30 @@ class TestExtractiveSummarizer:
         assert "conf/a.toml: read_file\n" not in artifacts
         assert "- conf/b.toml: read_file, write_file (latest)\n" in artifacts
 
+    def test_a_definition_is_noted_once(self) -> None:
+        """A function defined in several clauses (Elixir, pattern matches) is noted by
+        its first line: the further clauses add nothing to quote."""
+        listing = "\n".join(
+            [
+                "   768\u2192  # colors",
+                "   769\u2192  defp anchor_color(:red), do: 1",
+                "   770\u2192  defp anchor_color(:blue), do: 2",
+                "   771\u2192  defp anchor_color(_), do: 3",
+                "   772\u2192  def render_pane(pane_id), do: pane_id",
+            ]
+        )
+        session = [
+            Message.user("Read the view."),
+            call("r1", "read_file", path="lib/view.ex"),
+            Message.tool_result("r1", listing),
+            Message.assistant("Done."),
+        ]
+        facts = summarize(session).split("## Facts")[1]
+        assert "anchor_color:769" in facts
+        assert "render_pane:772" in facts
+        assert "anchor_color:770" not in facts
+        assert "anchor_color:771" not in facts
+
     def test_deterministic(self) -> None:
         """The same request gives the same summary."""
         request = request_for(SESSION)

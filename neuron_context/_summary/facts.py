@@ -8,7 +8,8 @@ the *facts* of what they replace, newest first, in the order a careful reader wo
 them:
 
 1. **Definitions** in code: the functions, classes, modules, constants a listing defines,
-   with their line when the listing is numbered (``make_pattern_type:282``).
+   with their line when the listing is numbered (``make_pattern_type:282``); a name
+   defined again (a function's further clauses) is noted once, by its first line.
 2. **Key/value pairs**: every scalar of a JSON result under its key
    (``flight_number=HAT170, price=1286``), the objects of a list set apart by ``;``;
    in text, ``key: value`` and ``key=value`` lines whose value is salient (a number, an
@@ -215,7 +216,9 @@ class _Collector:
             if pair:
                 pairs.append(pair)
         for definition in definitions:
-            self.add(definition, key=definition.partition(":")[0])
+            name = definition.partition(":")[0]
+            if name not in self.seen:  # a function's further clauses: its first line says it
+                self.add(definition, key=name)
         for pair in pairs:
             self.add(pair, key=pair.partition("=")[2])
         self._tokens(text, False)
