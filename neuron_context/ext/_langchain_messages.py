@@ -3,6 +3,8 @@
 Reading goes through LangChain's own normalisation, ``message.content_blocks`` (the v1
 standard blocks, with each provider's format translated by LangChain's translators), so
 OpenAI- and Anthropic-shaped content read the same; writing produces standard blocks.
+This module converts the messages (roles, tool calls, tool messages);
+:mod:`._langchain_blocks` converts their content blocks.
 
 =====================  ===========================================================
 ours                   LangChain
@@ -41,7 +43,7 @@ path.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from langchain_core.messages import (
@@ -55,26 +57,20 @@ from langchain_core.messages import (
 )
 
 from .._errors import ConfigurationError
-from .._messages.content import (
-    Compaction,
-    ContentBlock,
-    Document,
-    Image,
-    RedactedThinking,
-    Text,
-    Thinking,
-    ToolResult,
-    ToolUse,
-)
+from .._messages.content import ContentBlock, ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .._validators import require_sequence_of
 from ..formats import RAW_ARGUMENTS
-from ..formats._common import parse_data_url, render_compaction, text_or_compaction
 from ._core import read_at
+from ._langchain_blocks import (
+    content_blocks,
+    read_blocks,
+    read_reply_block,
+    read_result_content,
+    to_content,
+)
 
 __all__ = ["from_langchain", "read_message", "stamp", "to_langchain", "tool_message"]
-
-_Block = dict[str, Any]
 
 
 # -- LangChain -> ours ------------------------------------------------------------------
@@ -90,21 +86,6 @@ def from_langchain(messages: Iterable[BaseMessage]) -> list[Message]:
     """
     checked = require_sequence_of(messages, "messages", BaseMessage, "LangChain messages")
     return [read_message(message, index) for index, message in enumerate(checked)]
-
-
-def _standard_blocks(message: BaseMessage) -> Sequence[object]:
-    """``message.content_blocks``, without its cost for plain string content.
-
-    ``content_blocks`` runs every provider translator; a string is one text block unless
-    an AI message's provider metadata or extra fields may add reasoning to it.
-    """
-    content = message.content
-    if isinstance(content, str) and not (
-        isinstance(message, AIMessage)
-        and (message.additional_kwargs or message.response_metadata.get("model_provider"))
-    ):
-        return [{"type": "text", "text": content}] if content else []
-    return message.content_blocks
 
 
 def stamp(message: BaseMessage) -> tuple[object, ...]:
@@ -135,115 +116,24 @@ def _read_message(message: BaseMessage, path: str) -> Message:
     if isinstance(message, AIMessage):
         return _read_ai(message, path)
     if isinstance(message, HumanMessage):
-        return Message(role=Role.USER, content=_read_blocks(message, summaries=True))
+        return Message(role=Role.USER, content=read_blocks(message, summaries=True))
     if isinstance(message, SystemMessage):
-        return Message(role=Role.SYSTEM, content=_read_blocks(message, summaries=False))
+        return Message(role=Role.SYSTEM, content=read_blocks(message, summaries=False))
     msg = f"{path}: a {type(message).__name__} cannot be converted (no role of ours matches it)"
     raise ConfigurationError(msg)
-
-
-def _mapping(value: object, name: str) -> Mapping[str, Any]:
-    """An optional mapping of a block (its ``extras``, ``value``): ``None`` is empty."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        msg = f"a content block's {name} must be an object, got {type(value).__name__}"
-        raise ConfigurationError(msg)
-    return value
-
-
-def _blocks(message: BaseMessage) -> list[Mapping[str, Any]]:
-    """The standard blocks of ``message``, each an object."""
-    blocks = _standard_blocks(message)
-    for number, block in enumerate(blocks):
-        if not isinstance(block, Mapping):
-            msg = f"content block {number} must be an object, got {type(block).__name__}"
-            raise ConfigurationError(msg)
-    return cast("list[Mapping[str, Any]]", list(blocks))
-
-
-def _read_blocks(message: BaseMessage, *, summaries: bool) -> tuple[ContentBlock, ...]:
-    blocks: list[ContentBlock] = []
-    for raw in _blocks(message):
-        if raw.get("type") == "text":
-            text = str(raw.get("text", ""))
-            blocks.append(text_or_compaction(text) if summaries else Text(text=text))
-        elif (media := _read_media(raw)) is not None:
-            blocks.append(media)
-    return tuple(blocks)
-
-
-def _read_media(raw: Mapping[str, Any]) -> Image | Document | None:
-    kind = raw.get("type")
-    extras = _mapping(raw.get("extras"), "extras")
-    if kind == "non_standard":
-        # OpenAI's image_url part with a plain string, which LangChain leaves untranslated.
-        value = _mapping(raw.get("value"), "value")
-        url = value.get("image_url")
-        if value.get("type") == "image_url" and isinstance(url, str):
-            parsed = parse_data_url(url)
-            if parsed is None:
-                return Image(url=url)
-            return Image(media_type=parsed[0], data=parsed[1])
-        return None
-    if kind in ("audio", "video") and ("base64" in raw or "url" in raw):
-        # No block of ours is audio or video: a Document with its media type, counted
-        # as a document, written back as the same kind of block.
-        return Document(
-            media_type=raw.get("mime_type") or f"{kind}/*",
-            data=raw.get("base64"),
-            url=None if "base64" in raw else raw.get("url"),
-        )
-    if kind == "image" and ("base64" in raw or "url" in raw):
-        return Image(
-            media_type=raw.get("mime_type"),
-            data=raw.get("base64"),
-            url=None if "base64" in raw else raw.get("url"),
-            width=extras.get("width"),
-            height=extras.get("height"),
-        )
-    if kind == "file" and ("base64" in raw or "url" in raw):
-        default = "application/pdf" if "url" in raw else "application/octet-stream"
-        return Document(
-            media_type=raw.get("mime_type") or default,
-            data=raw.get("base64"),
-            url=None if "base64" in raw else raw.get("url"),
-            text=extras.get("text"),
-            pages=extras.get("pages"),
-        )
-    if kind == "text-plain" and ("text" in raw or "base64" in raw or "url" in raw):
-        return Document(
-            media_type=extras.get("media_type") or "text/plain",
-            data=raw.get("base64"),
-            url=None if "base64" in raw else raw.get("url"),
-            text=raw.get("text"),
-            pages=extras.get("pages"),
-        )
-    return None
 
 
 def _read_ai(message: AIMessage, path: str) -> Message:
     blocks: list[ContentBlock] = []
     seen: set[str] = set()
-    for raw in _blocks(message):
-        kind = raw.get("type")
-        if kind == "text":
-            blocks.append(Text(text=str(raw.get("text", ""))))
-        elif kind == "reasoning":
-            signature = _mapping(raw.get("extras"), "extras").get("signature") or ""
-            blocks.append(Thinking(thinking=_reasoning(raw), signature=signature))
-        elif kind == "non_standard":
-            value = _mapping(raw.get("value"), "value")
-            if value.get("type") == "redacted_thinking":
-                blocks.append(RedactedThinking(data=str(value.get("data", ""))))
-            elif value.get("type") == "thinking":
-                thinking = str(value.get("thinking", ""))
-                blocks.append(Thinking(thinking=thinking, signature=value.get("signature") or ""))
-        elif kind == "tool_call":
+    for raw in content_blocks(message):
+        if raw.get("type") == "tool_call":
             use = _read_call(raw, f"{path}.tool_calls")
             if use.id not in seen:
                 seen.add(use.id)
                 blocks.append(use)
+        elif (block := read_reply_block(raw)) is not None:
+            blocks.append(block)
     for index, call in enumerate(message.tool_calls):
         if call.get("id") not in seen:
             use = _read_call(cast("Mapping[str, Any]", call), f"{path}.tool_calls[{index}]")
@@ -259,19 +149,6 @@ def _read_ai(message: AIMessage, path: str) -> Message:
     return Message(role=Role.ASSISTANT, content=tuple(blocks))
 
 
-def _reasoning(raw: Mapping[str, Any]) -> str:
-    """A reasoning block's text: ``reasoning``, else its ``summary`` (a string, or a
-    list of parts with a ``text``, as providers write it)."""
-    if "reasoning" in raw:
-        return str(raw.get("reasoning") or "")
-    summary = raw.get("summary")
-    if isinstance(summary, str):
-        return summary
-    if isinstance(summary, list):
-        return "\n".join(str(_mapping(part, "summary part").get("text") or "") for part in summary)
-    return ""
-
-
 def _read_call(raw: Mapping[str, Any], path: str) -> ToolUse:
     call_id = raw.get("id")
     if not call_id:
@@ -281,12 +158,7 @@ def _read_call(raw: Mapping[str, Any], path: str) -> ToolUse:
 
 
 def _read_tool_result(message: ToolMessage, path: str) -> ToolResult:
-    items: list[Text | Image] = []
-    for raw in _blocks(message):
-        if raw.get("type") == "text":
-            items.append(Text(text=str(raw.get("text", ""))))
-        elif isinstance(media := _read_media(raw), Image):
-            items.append(media)
+    items = read_result_content(message)
     if not message.tool_call_id:
         msg = f"{path}.tool_call_id is empty"
         raise ConfigurationError(msg)
@@ -313,16 +185,16 @@ def to_langchain(messages: Iterable[Message]) -> list[BaseMessage]:
             names.update((use.id, use.name) for use in message.tool_uses)
             out.append(_ai_message(message))
         elif role is Role.USER:
-            out.append(HumanMessage(content=_content(message.content)))
+            out.append(HumanMessage(content=to_content(message.content)))
         else:
-            out.append(SystemMessage(content=_content(message.content)))
+            out.append(SystemMessage(content=to_content(message.content)))
     return out
 
 
 def tool_message(result: ToolResult, name: str | None) -> ToolMessage:
     """The ``ToolMessage`` for one result of ours."""
     return ToolMessage(
-        content=_content(result.content),
+        content=to_content(result.content),
         tool_call_id=result.tool_use_id,
         name=name,
         status="error" if result.is_error else "success",
@@ -343,71 +215,4 @@ def _ai_message(message: Message) -> AIMessage:
             )
         else:
             calls.append(ToolCall(type="tool_call", id=use.id, name=use.name, args=dict(use.input)))
-    return AIMessage(content=_content(content), tool_calls=calls, invalid_tool_calls=invalid)
-
-
-def _content(blocks: Sequence[ContentBlock]) -> str | list[str | dict[Any, Any]]:
-    if len(blocks) == 1 and isinstance(blocks[0], Text) and blocks[0].text:
-        return blocks[0].text
-    return [_block(block) for block in blocks]
-
-
-def _block(block: ContentBlock) -> _Block:
-    if isinstance(block, Text):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, Compaction):
-        return {"type": "text", "text": render_compaction(block)}
-    if isinstance(block, Image):
-        return _image_block(block)
-    if isinstance(block, Document):
-        return _document_block(block)
-    if isinstance(block, Thinking):
-        out: _Block = {"type": "reasoning", "reasoning": block.thinking}
-        if block.signature:
-            out["extras"] = {"signature": block.signature}
-        return out
-    if isinstance(block, RedactedThinking):
-        return {"type": "non_standard", "value": {"type": "redacted_thinking", "data": block.data}}
-    msg = f"a {type(block).__name__} block has no LangChain content form"  # ToolUse, ToolResult
-    raise ConfigurationError(msg)
-
-
-def _with_extras(out: _Block, extras: Mapping[str, object]) -> _Block:
-    kept = {key: value for key, value in extras.items() if value is not None}
-    if kept:
-        out["extras"] = kept
-    return out
-
-
-def _image_block(image: Image) -> _Block:
-    out: _Block = {"type": "image"}
-    if image.data is not None:
-        out["base64"] = image.data
-    else:
-        out["url"] = image.url
-    if image.media_type is not None:
-        out["mime_type"] = image.media_type
-    return _with_extras(out, {"width": image.width, "height": image.height})
-
-
-def _document_block(document: Document) -> _Block:
-    kind = document.media_type.split("/", 1)[0]
-    if kind in ("audio", "video") and (document.data is not None or document.url is not None):
-        out: _Block = {"type": kind}
-        if document.data is not None:
-            out["base64"] = document.data
-        else:
-            out["url"] = document.url
-        if not document.media_type.endswith("/*"):
-            out["mime_type"] = document.media_type
-        return out
-    if document.data is None and document.url is None:
-        out = {"type": "text-plain", "text": document.text, "mime_type": "text/plain"}
-        media_type = None if document.media_type == "text/plain" else document.media_type
-        return _with_extras(out, {"media_type": media_type, "pages": document.pages})
-    out = {"type": "file", "mime_type": document.media_type}
-    if document.data is not None:
-        out["base64"] = document.data
-    else:
-        out["url"] = document.url
-    return _with_extras(out, {"text": document.text, "pages": document.pages})
+    return AIMessage(content=to_content(content), tool_calls=calls, invalid_tool_calls=invalid)
