@@ -46,29 +46,13 @@ For code that trims by hand with ``trim_messages``, :func:`compact_messages` (an
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
-import attrs
-
-from .._compaction.overflow import refused_again
 from .._compaction.request import RequestCounter
-from .._compaction.step import StepResult, compact_step, decide
-from .._messages.message import Message, ToolDefinition
-from .._overflow import Overflow, context_overflow
+from .._compaction.step import compact_step, decide
 from .._strategies.strategy import ContextStrategy, counter_of
-from .._validators import require_bool, require_sequence_of
-from ._core import (
-    Converted,
-    Reader,
-    Session,
-    Sessions,
-    ToolDefinitions,
-    check_strategy,
-    missing_extra,
-    run_sync,
-    session_factory,
-)
-from ._recovery import recover
+from .._validators import require_bool
+from ._core import check_strategy, missing_extra, run_sync
 
 try:
     from langchain.agents.middleware import (
@@ -77,18 +61,13 @@ try:
         ModelRequest,
         ModelResponse,
     )
-    from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage, ToolMessage
-    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langchain_core.messages import BaseMessage, RemoveMessage
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
 
-    from ._langchain_messages import (
-        from_langchain,
-        read_message,
-        stamp,
-        to_langchain,
-        tool_message,
-    )
+    from ._langchain_calls import Call, ModelCalls
+    from ._langchain_messages import from_langchain, to_langchain
+    from ._langchain_originals import reader, rebuild
     from ._langchain_stores import LangGraphStore, recall_tool
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
@@ -104,17 +83,6 @@ __all__ = [
 ]
 
 
-def _read(items: Sequence[BaseMessage], offset: int) -> tuple[list[Message], list[int]]:
-    """Our messages for LangChain's, one each (see :class:`~._core.Reader`)."""
-    checked = require_sequence_of(items, "messages", BaseMessage, "LangChain messages")
-    messages = [read_message(message, offset + index) for index, message in enumerate(checked)]
-    return messages, list(range(offset, offset + len(messages)))
-
-
-def _reader() -> Reader[BaseMessage, int]:
-    return Reader(_read, span=lambda index: (index, index), stamp=stamp)
-
-
 async def acompact_messages(
     messages: Sequence[BaseMessage], strategy: ContextStrategy
 ) -> list[BaseMessage]:
@@ -125,7 +93,7 @@ async def acompact_messages(
     ``messages`` when there is nothing to do).
     """
     originals = list(messages)
-    converted = _reader()(originals)
+    converted = reader()(originals)
     start = converted.sendable("compact_messages")
     result = await compact_step(
         strategy,
@@ -135,7 +103,7 @@ async def acompact_messages(
     )
     if not result.compacted and start is converted.messages:
         return originals
-    return _rebuild(result.messages, converted)
+    return rebuild(result.messages, converted)
 
 
 def compact_messages(
@@ -168,11 +136,7 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
     def __init__(self, strategy: ContextStrategy, *, persist: bool = False) -> None:
         self.strategy = check_strategy("ContextMiddleware", strategy)
         self.persist = require_bool(persist, "ContextMiddleware.persist")
-        self._sessions: Sessions[BaseMessage, int] = Sessions(session_factory(strategy, _reader))
-        self._tools = ToolDefinitions(_definition)
-        # What the last request held besides its messages, for the state's compaction
-        # (before_model sees the state alone): its system prompt and tool definitions.
-        self._overhead: tuple[str | None, tuple[ToolDefinition, ...]] = (None, ())
+        self._calls = ModelCalls(strategy)
 
     def __repr__(self) -> str:
         return f"ContextMiddleware({self.strategy!r}, persist={self.persist})"
@@ -182,65 +146,6 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         """``ContextMiddleware`` (LangChain names the middleware's graph nodes with it)."""
         return "ContextMiddleware"
 
-    # -- the request (both modes) ---------------------------------------------------
-
-    def _prepare(self, request: ModelRequest[Any]) -> _Call:
-        """Read the request and ask the trigger (synchronous: no event loop is needed
-        unless the view must be compacted)."""
-        items = request.messages
-        system = _system_text(request.system_message)
-        tools = self._tools.of(request.tools)
-        self._overhead = (system, tools)
-        session = self._sessions.take(items)
-        try:
-            converted = session.reader(items)
-            start = converted.sendable("ContextMiddleware")
-            decided = session.view.prepare(start, system_prompt=system, tools=tools)
-        except BaseException:
-            self._sessions.put(session)
-            raise
-        repaired = start is not converted.messages
-        return _Call(request, session, converted, decided, system, tools, repaired)
-
-    async def _compact(self, call: _Call) -> StepResult:
-        return await call.session.view.compact(
-            call.decided,
-            system_prompt=call.system,
-            tools=call.tools,
-            label="ContextMiddleware",
-        )
-
-    def _finish(self, call: _Call, result: StepResult) -> ModelRequest[Any]:
-        """The request to send: as it was while the view is the history, else the view."""
-        request = call.request
-        assert request is not None
-        try:
-            if not call.session.view.compacted and not call.repaired:
-                return request
-            rebuilt = _rebuild(result.messages, call.converted)
-        finally:
-            self._sessions.put(call.session)
-        return request.override(messages=cast("list[AnyMessage]", rebuilt))
-
-    async def _recover(self, request: ModelRequest[Any], overflow: Overflow) -> _Recovery:
-        """The request refused as too long, compacted to the size the refusal showed
-        (see :mod:`neuron_context.ext._recovery`)."""
-        call = self._prepare(request)
-        try:
-            result, budget = await recover(
-                self._sessions,
-                call.session,
-                overflow,
-                call.decided.messages,
-                system_prompt=call.system,
-                tools=call.tools,
-                label="ContextMiddleware",
-            )
-        except BaseException:
-            self._sessions.put(call.session)
-            raise
-        return _Recovery(self._finish(call, result), budget)
-
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
@@ -248,28 +153,7 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> ModelResponse[Any]:
         """Send the model the compacted request (refused as too long: compacted to fit
         and sent once more)."""
-        call = self._prepare(request)
-        try:
-            result = (
-                run_sync(lambda: self._compact(call)) if call.decided.triggered else call.decided
-            )
-        except BaseException:
-            self._sessions.put(call.session)
-            raise
-        try:
-            return handler(self._finish(call, result))
-        except Exception as exc:
-            overflow = context_overflow(exc)
-            if overflow is None:
-                raise
-        retry = run_sync(lambda: self._recover(request, overflow))
-        try:
-            return handler(retry.request)
-        except Exception as exc:
-            error = refused_again(exc, retry.budget)
-            if error is None:
-                raise
-            raise error from exc
+        return self._calls.send(request, handler)
 
     async def awrap_model_call(
         self,
@@ -278,44 +162,18 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> ModelResponse[Any]:
         """Send the model the compacted request (refused as too long: compacted to fit
         and sent once more)."""
-        call = self._prepare(request)
-        try:
-            result = await self._compact(call) if call.decided.triggered else call.decided
-        except BaseException:
-            self._sessions.put(call.session)
-            raise
-        try:
-            return await handler(self._finish(call, result))
-        except Exception as exc:
-            overflow = context_overflow(exc)
-            if overflow is None:
-                raise
-        retry = await self._recover(request, overflow)
-        try:
-            return await handler(retry.request)
-        except Exception as exc:
-            error = refused_again(exc, retry.budget)
-            if error is None:
-                raise
-            raise error from exc
-
-
-@attrs.frozen
-class _Recovery:
-    """The request to send again after an overflow error, and the budget it was cut to."""
-
-    request: ModelRequest[Any]
-    budget: int
+        return await self._calls.asend(request, handler)
 
 
 class _PersistingContextMiddleware(ContextMiddleware):
     """A :class:`ContextMiddleware` with ``persist=True``: it also compacts the state."""
 
-    def _prepare_state(self, state: AgentState[Any]) -> _Call | None:
+    def _prepare_state(self, state: AgentState[Any]) -> Call | None:
         """Read the state's messages and ask the trigger (``None``: nothing to do)."""
         items = state["messages"]
-        system, tools = self._overhead
-        session = self._sessions.take(items)
+        system, tools = self._calls.overhead
+        sessions = self._calls.sessions
+        session = sessions.take(items)
         converted = session.reader(items)
         decided = decide(
             self.strategy,
@@ -325,12 +183,12 @@ class _PersistingContextMiddleware(ContextMiddleware):
             tools=tools,
         )
         if not decided.triggered:
-            self._sessions.put(session)
+            sessions.put(session)
             return None
         # Not returned to the pool: once the state is compacted, its messages are new.
-        return _Call(None, session, converted, decided, system, tools, repaired=False)
+        return Call(None, session, converted, decided, system, tools, repaired=False)
 
-    async def _compact_state(self, call: _Call) -> dict[str, Any] | None:
+    async def _compact_state(self, call: Call) -> dict[str, Any] | None:
         result = await compact_step(
             self.strategy,
             call.converted.messages,
@@ -342,7 +200,7 @@ class _PersistingContextMiddleware(ContextMiddleware):
         )
         if not result.compacted:
             return None
-        replaced = _rebuild(result.messages, call.converted)
+        replaced = rebuild(result.messages, call.converted)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *replaced]}
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -360,81 +218,3 @@ class _PersistingContextMiddleware(ContextMiddleware):
         if call is None:
             return None
         return await self._compact_state(call)
-
-
-# -- one model call -----------------------------------------------------------------------
-
-
-@attrs.frozen
-class _Call:
-    """One model call's request (``None`` for the state's compaction), read and decided
-    on, with the session it belongs to."""
-
-    request: ModelRequest[Any] | None
-    session: Session[BaseMessage, int]
-    converted: Converted[BaseMessage, int]
-    decided: StepResult
-    system: str | None
-    tools: tuple[ToolDefinition, ...]
-    repaired: bool
-    """Whether the messages were not well formed (what is sent is their repair)."""
-
-
-# -- what a request holds besides its messages --------------------------------------------
-
-
-def _system_text(message: BaseMessage | None) -> str | None:
-    """The system prompt's text, as we count it (``None`` without one)."""
-    if message is None:
-        return None
-    return read_message(message, 0).text or None
-
-
-def _definition(tool: object) -> ToolDefinition | None:
-    try:
-        spec = convert_to_openai_tool(tool)  # type: ignore[arg-type]
-        function = spec["function"]
-        return ToolDefinition(
-            name=str(function["name"]),
-            description=str(function.get("description") or ""),
-            input_schema=function.get("parameters") or {"type": "object", "properties": {}},
-        )
-    except Exception:  # a provider's built-in tool: no schema to count
-        return None
-
-
-# -- after a compaction -----------------------------------------------------------------
-
-
-def _rebuild(
-    compacted: Sequence[Message], converted: Converted[BaseMessage, int]
-) -> list[BaseMessage]:
-    """The LangChain messages for a compaction of ``converted.messages``.
-
-    A message the strategy kept is its original object (its id, metadata and provider
-    format intact); a tool result it edited (a cleared result) is a copy of the original
-    ``ToolMessage`` with the new content; anything else is converted. O(len(compacted)).
-    """
-    originals = converted.items
-    names: dict[str, str] = {}
-    out: list[BaseMessage] = []
-    last = -1
-    for message in compacted:
-        names.update((use.id, use.name) for use in message.tool_uses)
-        kept = converted.index(message)
-        if kept >= 0:
-            out.append(originals[converted.sources[kept]])
-            last = kept
-        elif message.is_tool:
-            for result in message.tool_results:
-                fresh = tool_message(result, names.get(result.tool_use_id))
-                later = next((i for i in converted.results(result.tool_use_id) if i > last), -1)
-                original = originals[converted.sources[later]] if later >= 0 else None
-                if isinstance(original, ToolMessage):
-                    last = later
-                    update = {"content": fresh.content, "status": fresh.status}
-                    fresh = original.model_copy(update=update)
-                out.append(fresh)
-        else:
-            out.extend(to_langchain([message]))
-    return out

@@ -1,0 +1,208 @@
+"""One model call of ``ContextMiddleware``: the request compacted, and sent once more,
+smaller, when the provider refuses it as too long.
+
+LangChain hands the middleware's ``wrap_model_call`` (sync) or ``awrap_model_call``
+(async) the request and the handler that sends it. Both run the same steps: read the
+request (the session of its conversation, its system prompt and tools), ask the trigger,
+compact the view when it fires, send, and on an overflow error recover (see
+:mod:`neuron_context.ext._recovery`) and send once more. :class:`ModelCalls` holds those
+steps and the state they share, written once for both, so the middleware's own module
+keeps to LangChain's hooks and its two modes (a view, or the state persisted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
+
+import attrs
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import AnyMessage, BaseMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from .._compaction.overflow import refused_again
+from .._compaction.step import StepResult
+from .._messages.message import ToolDefinition
+from .._overflow import Overflow, context_overflow
+from .._strategies.strategy import ContextStrategy
+from ._core import Converted, Session, Sessions, ToolDefinitions, run_sync, session_factory
+from ._langchain_messages import read_message
+from ._langchain_originals import reader, rebuild
+from ._recovery import recover
+
+__all__ = ["Call", "ModelCalls"]
+
+
+class ModelCalls:
+    """The model calls of one ``ContextMiddleware``: the sessions of the conversations it
+    serves, its tools' definitions, and what the last request held besides its messages.
+    """
+
+    __slots__ = ("_tools", "overhead", "sessions")
+
+    def __init__(self, strategy: ContextStrategy) -> None:
+        self.sessions: Sessions[BaseMessage, int] = Sessions(session_factory(strategy, reader))
+        self._tools = ToolDefinitions(_definition)
+        # What the last request held besides its messages, for the state's compaction
+        # (before_model sees the state alone): its system prompt and tool definitions.
+        self.overhead: tuple[str | None, tuple[ToolDefinition, ...]] = (None, ())
+
+    def send(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        """``handler``'s response to the compacted request (refused as too long:
+        compacted to fit and sent once more)."""
+        call = self._prepare(request)
+        try:
+            result = (
+                run_sync(lambda: self._compact(call)) if call.decided.triggered else call.decided
+            )
+        except BaseException:
+            self.sessions.put(call.session)
+            raise
+        try:
+            return handler(self._finish(call, result))
+        except Exception as exc:
+            overflow = context_overflow(exc)
+            if overflow is None:
+                raise
+        retry = run_sync(lambda: self._recover(request, overflow))
+        try:
+            return handler(retry.request)
+        except Exception as exc:
+            error = refused_again(exc, retry.budget)
+            if error is None:
+                raise
+            raise error from exc
+
+    async def asend(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        """The async form of :meth:`send`."""
+        call = self._prepare(request)
+        try:
+            result = await self._compact(call) if call.decided.triggered else call.decided
+        except BaseException:
+            self.sessions.put(call.session)
+            raise
+        try:
+            return await handler(self._finish(call, result))
+        except Exception as exc:
+            overflow = context_overflow(exc)
+            if overflow is None:
+                raise
+        retry = await self._recover(request, overflow)
+        try:
+            return await handler(retry.request)
+        except Exception as exc:
+            error = refused_again(exc, retry.budget)
+            if error is None:
+                raise
+            raise error from exc
+
+    def _prepare(self, request: ModelRequest[Any]) -> Call:
+        """Read the request and ask the trigger (synchronous: no event loop is needed
+        unless the view must be compacted)."""
+        items = request.messages
+        system = _system_text(request.system_message)
+        tools = self._tools.of(request.tools)
+        self.overhead = (system, tools)
+        session = self.sessions.take(items)
+        try:
+            converted = session.reader(items)
+            start = converted.sendable("ContextMiddleware")
+            decided = session.view.prepare(start, system_prompt=system, tools=tools)
+        except BaseException:
+            self.sessions.put(session)
+            raise
+        repaired = start is not converted.messages
+        return Call(request, session, converted, decided, system, tools, repaired)
+
+    async def _compact(self, call: Call) -> StepResult:
+        return await call.session.view.compact(
+            call.decided,
+            system_prompt=call.system,
+            tools=call.tools,
+            label="ContextMiddleware",
+        )
+
+    def _finish(self, call: Call, result: StepResult) -> ModelRequest[Any]:
+        """The request to send: as it was while the view is the history, else the view."""
+        request = call.request
+        assert request is not None
+        try:
+            if not call.session.view.compacted and not call.repaired:
+                return request
+            rebuilt = rebuild(result.messages, call.converted)
+        finally:
+            self.sessions.put(call.session)
+        return request.override(messages=cast("list[AnyMessage]", rebuilt))
+
+    async def _recover(self, request: ModelRequest[Any], overflow: Overflow) -> _Recovery:
+        """The request refused as too long, compacted to the size the refusal showed
+        (see :mod:`neuron_context.ext._recovery`)."""
+        call = self._prepare(request)
+        try:
+            result, budget = await recover(
+                self.sessions,
+                call.session,
+                overflow,
+                call.decided.messages,
+                system_prompt=call.system,
+                tools=call.tools,
+                label="ContextMiddleware",
+            )
+        except BaseException:
+            self.sessions.put(call.session)
+            raise
+        return _Recovery(self._finish(call, result), budget)
+
+
+@attrs.frozen
+class Call:
+    """One model call's request (``None`` for the state's compaction), read and decided
+    on, with the session it belongs to."""
+
+    request: ModelRequest[Any] | None
+    session: Session[BaseMessage, int]
+    converted: Converted[BaseMessage, int]
+    decided: StepResult
+    system: str | None
+    tools: tuple[ToolDefinition, ...]
+    repaired: bool
+    """Whether the messages were not well formed (what is sent is their repair)."""
+
+
+@attrs.frozen
+class _Recovery:
+    """The request to send again after an overflow error, and the budget it was cut to."""
+
+    request: ModelRequest[Any]
+    budget: int
+
+
+# -- what a request holds besides its messages --------------------------------------------
+
+
+def _system_text(message: BaseMessage | None) -> str | None:
+    """The system prompt's text, as we count it (``None`` without one)."""
+    if message is None:
+        return None
+    return read_message(message, 0).text or None
+
+
+def _definition(tool: object) -> ToolDefinition | None:
+    try:
+        spec = convert_to_openai_tool(tool)  # type: ignore[arg-type]
+        function = spec["function"]
+        return ToolDefinition(
+            name=str(function["name"]),
+            description=str(function.get("description") or ""),
+            input_schema=function.get("parameters") or {"type": "object", "properties": {}},
+        )
+    except Exception:  # a provider's built-in tool: no schema to count
+        return None
