@@ -1,4 +1,6 @@
-"""Conversion between pydantic-ai's ``ModelMessage`` s and our messages.
+"""Conversion between pydantic-ai's ``ModelMessage`` s and our messages: the mapping, and
+reading pydantic-ai's as ours (writing ours as pydantic-ai's, the inverse, is
+:mod:`._to_pydantic_ai`).
 
 A ``ModelResponse`` is one assistant message; a ``ModelRequest`` holds one message of ours
 per part, and a run of our non-assistant messages is one ``ModelRequest`` again:
@@ -39,13 +41,11 @@ content nested too deeply) is a ``ConfigurationError`` naming its path.
 
 from __future__ import annotations
 
-import binascii
 import dataclasses
 import functools
 import json
-from base64 import b64decode, b64encode
+from base64 import b64encode
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from pydantic_ai.messages import (
     ERROR_OUTCOMES,
@@ -71,7 +71,6 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from .._errors import ConfigurationError
 from .._messages.content import (
     JSON,
     Compaction,
@@ -92,22 +91,20 @@ from ._core import read_at
 
 __all__ = [
     "DOCUMENT_METADATA",
+    "REDACTED_THINKING_ID",
     "Origin",
     "flatten",
     "from_pydantic_ai",
     "read",
     "read_message",
-    "request_parts",
-    "response_parts",
     "stamp",
-    "to_pydantic_ai",
-    "tool_return",
 ]
 
 DOCUMENT_METADATA = "neuron_context.document"
 """The ``TextContent.metadata`` key marking a text-only :class:`~neuron_context.Document`."""
 
-_REDACTED = "redacted_thinking"
+REDACTED_THINKING_ID = "redacted_thinking"
+"""The ``ThinkingPart.id`` pydantic-ai gives Anthropic's redacted thinking blocks."""
 
 Origin = tuple[int, int]
 """Where a message of ours came from: ``(message index, part index)``; ``-1`` for a response."""
@@ -166,7 +163,7 @@ def flatten(
 
 def stamp(message: ModelMessage) -> tuple[object, ...]:
     """What a conversion of ``message`` depends on: its parts (for the reader's check of
-    messages edited in place, :class:`~._core.Reader`)."""
+    messages edited in place, :class:`~._reader.Reader`)."""
     return (message.parts, *message.parts)
 
 
@@ -278,7 +275,7 @@ def _response_blocks(parts: Sequence[ModelResponsePart]) -> tuple[ContentBlock, 
         elif isinstance(part, TextPart):
             blocks.append(Text(text=part.content))
         elif isinstance(part, ThinkingPart):
-            if part.id == _REDACTED:
+            if part.id == REDACTED_THINKING_ID:
                 blocks.append(RedactedThinking(data=part.signature or ""))
             else:
                 blocks.append(Thinking(thinking=part.content, signature=part.signature or ""))
@@ -295,134 +292,3 @@ def _arguments(part: ToolCallPart) -> dict[str, JSON]:
     except (ValueError, AssertionError):
         return {RAW_ARGUMENTS: part.args if isinstance(part.args, str) else ""}
     return args
-
-
-# -- ours -> pydantic-ai ----------------------------------------------------------------
-
-
-def to_pydantic_ai(messages: Iterable[Message]) -> list[ModelMessage]:
-    """pydantic-ai messages for ours (see the module docstring for the mapping).
-
-    Raises:
-        ConfigurationError: base64 data that does not decode, naming its path.
-    """
-    out: list[ModelMessage] = []
-    parts: list[ModelRequestPart] = []
-    names: dict[str, str] = {}
-    for index, message in enumerate(messages):
-        path = f"messages[{index}]"
-        if message.role is Role.ASSISTANT:
-            if parts:
-                out.append(ModelRequest(parts=parts))
-                parts = []
-            names.update((use.id, use.name) for use in message.tool_uses)
-            out.append(ModelResponse(parts=response_parts(message)))
-        else:
-            parts.extend(request_parts(message, names, path))
-    if parts:
-        out.append(ModelRequest(parts=parts))
-    return out
-
-
-def request_parts(message: Message, names: dict[str, str], path: str) -> list[ModelRequestPart]:
-    """The request parts for one non-assistant message of ours."""
-    if message.role is Role.SYSTEM:
-        return [SystemPromptPart(content=message.text)]
-    if message.role is Role.TOOL:
-        return [
-            tool_return(result, names.get(result.tool_use_id, ""), f"{path}.content[{i}]")
-            for i, result in enumerate(message.tool_results)
-        ]
-    parts: list[ModelRequestPart] = []
-    items: list[UserContent] = []
-    for i, block in enumerate(message.content):
-        if isinstance(block, Compaction):
-            if items:
-                parts.append(UserPromptPart(content=items))
-                items = []
-            parts.append(CompactionPart(content=block.content))
-        else:
-            items.append(_user_item(block, f"{path}.content[{i}]"))
-    if items or not parts:
-        single = len(items) == 1 and isinstance(items[0], str)
-        parts.append(UserPromptPart(content=items[0] if single else items))  # type: ignore[arg-type]
-    return parts
-
-
-def tool_return(result: ToolResult, name: str, path: str) -> ToolReturnPart:
-    """The ``ToolReturnPart`` for one result of ours."""
-    items: list[Any] = [
-        _user_item(item, f"{path}.content[{i}]") for i, item in enumerate(result.content)
-    ]
-    content: Any = items[0] if len(items) == 1 and isinstance(items[0], str) else items
-    return ToolReturnPart(
-        tool_name=name,
-        content=content,
-        tool_call_id=result.tool_use_id,
-        outcome="failed" if result.is_error else "success",
-    )
-
-
-def _decode(data: str, path: str) -> bytes:
-    try:
-        return b64decode(data, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        msg = f"{path}.data is not valid base64: {exc}"
-        raise ConfigurationError(msg) from exc
-
-
-def _user_item(block: ContentBlock, path: str) -> UserContent:
-    if isinstance(block, Text):
-        return block.text
-    if isinstance(block, Image):
-        if block.data is not None:
-            media_type = block.media_type or "image/png"
-            return BinaryContent(data=_decode(block.data, path), media_type=media_type)
-        return ImageUrl(url=block.url or "", media_type=block.media_type)
-    if isinstance(block, Document):
-        if block.data is not None:
-            return BinaryContent(data=_decode(block.data, path), media_type=block.media_type)
-        if block.url is not None:
-            return DocumentUrl(url=block.url, media_type=block.media_type)
-        marker = {"media_type": block.media_type, "pages": block.pages}
-        return TextContent(content=block.text or "", metadata={DOCUMENT_METADATA: marker})
-    msg = f"{path}: a {type(block).__name__} block has no pydantic-ai user content form"
-    raise ConfigurationError(msg)
-
-
-def response_parts(message: Message) -> list[ModelResponsePart]:
-    """The response parts for one assistant message of ours."""
-    parts: list[ModelResponsePart] = []
-    for block in message.content:
-        if isinstance(block, Text):
-            parts.append(TextPart(content=block.text))
-        elif isinstance(block, Thinking):
-            signed = bool(block.signature)
-            parts.append(
-                ThinkingPart(
-                    content=block.thinking,
-                    signature=block.signature if signed else None,
-                    provider_name="anthropic" if signed else None,
-                )
-            )
-        elif isinstance(block, RedactedThinking):
-            parts.append(
-                ThinkingPart(
-                    content="", id=_REDACTED, signature=block.data, provider_name="anthropic"
-                )
-            )
-        elif isinstance(block, Image | Document) and block.data is not None:
-            # A file the model made (pydantic-ai's FilePart): its bytes and media type.
-            media_type = block.media_type or "image/png"
-            content = BinaryContent(data=_decode(block.data, "content"), media_type=media_type)
-            parts.append(FilePart(content=content))
-        elif isinstance(block, ToolUse):
-            raw = block.input.get(RAW_ARGUMENTS)
-            args: str | dict[str, Any] = (
-                raw if len(block.input) == 1 and isinstance(raw, str) else dict(block.input)
-            )
-            parts.append(ToolCallPart(tool_name=block.name, args=args, tool_call_id=block.id))
-        else:
-            msg = f"an assistant's {type(block).__name__} block has no pydantic-ai response form"
-            raise ConfigurationError(msg)
-    return parts

@@ -5,7 +5,7 @@ model, an Agents SDK model): a refusal that :func:`~neuron_context.errors.contex
 recognises is recovered from as the agent loop does (see
 :mod:`neuron_context._agent.recovery`): the conversation that was sent is compacted to
 the size the refusal showed, the call is retried once, and the smaller strategy is kept
-for every conversation after (:meth:`~neuron_context.ext._core.Sessions.learn`). A second
+for every conversation after (:meth:`~neuron_context.ext._sessions.Sessions.learn`). A second
 refusal is a :class:`~neuron_context.errors.ContextOverflowError`; the framework's own
 history is never edited by the recovery.
 """
@@ -19,7 +19,7 @@ from .._compaction.step import StepResult
 from .._log import logger
 from .._messages.message import Message, ToolDefinition
 from .._overflow import Overflow
-from ._core import Session, Sessions
+from ._sessions import Session, Sessions
 
 __all__ = ["recover"]
 

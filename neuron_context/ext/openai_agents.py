@@ -31,15 +31,14 @@ fits.
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from .._compaction.overflow import refused_again
 from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step
 from .._errors import NeuronContextError, show
 from .._messages.message import Message, ToolDefinition
-from .._overflow import Overflow, context_overflow
+from .._overflow import Overflow
 from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, text_reader
 from .._stores.store import Store
 from .._strategies.strategy import ContextStrategy, counter_of
@@ -59,6 +58,7 @@ try:
     from agents.models.interface import Model
     from agents.run_config import CallModelData, ModelInputData
 
+    from ._openai_agents_model import RecoveringModel
     from ._responses_items import (
         Item,
         from_responses_items,
@@ -158,7 +158,7 @@ class CallModelInputFilter:
             >>> compacting = CallModelInputFilter(SlidingWindowStrategy(20, 8_000))
             >>> model = compacting.wrap(OpenAIResponsesModel("gpt-4.1", client))
         """
-        return _RecoveringModel(model, self)
+        return RecoveringModel(model, self._recover)
 
     async def _recover(
         self,
@@ -186,111 +186,6 @@ class CallModelInputFilter:
             self._sessions.put(session)
         self.strategy = session.view.strategy
         return rebuilt, budget
-
-
-_INPUT = 1
-"""Where ``Model.get_response`` takes its input items (after the instructions)."""
-
-
-class _RecoveringModel(Model):
-    """An Agents SDK model that recovers from its provider's overflow errors (see
-    :meth:`CallModelInputFilter.wrap`); everything else is the wrapped model's."""
-
-    def __init__(self, model: Model, compacting: CallModelInputFilter) -> None:
-        self._model = model
-        self._compacting = compacting
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._model, name)
-
-    async def get_response(self, *args: Any, **kwargs: Any) -> Any:
-        """The wrapped model's response; refused as too long: once more, compacted."""
-        try:
-            return await self._model.get_response(*args, **kwargs)
-        except Exception as exc:
-            overflow = context_overflow(exc)
-            if overflow is None:
-                raise
-        arguments, kwargs, budget = await self._smaller(overflow, args, kwargs)
-        try:
-            return await self._model.get_response(*arguments, **kwargs)
-        except Exception as exc:
-            error = refused_again(exc, budget)
-            if error is None:
-                raise
-            raise error from exc
-
-    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        """The wrapped model's stream; refused as too long before its first event: once
-        more, compacted (what fails after an event reached the caller is the caller's,
-        as it is)."""
-        stream = self._model.stream_response(*args, **kwargs)
-        try:
-            first = await anext(stream)
-        except StopAsyncIteration:
-            return
-        except Exception as exc:
-            overflow = context_overflow(exc)
-            if overflow is None:
-                raise
-            await _close(stream)
-            arguments, kwargs, budget = await self._smaller(overflow, args, kwargs)
-            stream = self._model.stream_response(*arguments, **kwargs)
-            try:
-                first = await anext(stream)
-            except StopAsyncIteration:
-                return
-            except Exception as again:
-                error = refused_again(again, budget)
-                if error is None:
-                    raise
-                raise error from again
-        try:
-            yield first
-            async for event in stream:
-                yield event
-        finally:
-            await _close(stream)
-
-    async def _smaller(
-        self, overflow: Overflow, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[list[Any], dict[str, Any], int]:
-        """The refused call's arguments with its input compacted to the size ``overflow``
-        showed, and that budget."""
-        arguments = list(args)
-        given = arguments[_INPUT] if len(arguments) > _INPUT else kwargs["input"]
-        items: list[Item] = (
-            [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
-        )
-        instructions = arguments[0] if arguments else kwargs.get("system_instructions")
-        tools = arguments[3] if len(arguments) > 3 else kwargs.get("tools") or ()
-        smaller, budget = await self._compacting._recover(items, instructions, tools, overflow)
-        kwargs = dict(kwargs)
-        if len(arguments) > _INPUT:
-            arguments[_INPUT] = smaller
-        else:
-            kwargs["input"] = smaller
-        return arguments, kwargs, budget
-
-    # The model's own hooks (the base class defines them: not reached by __getattr__).
-
-    def get_retry_advice(self, request: Any) -> Any:
-        """The wrapped model's retry advice."""
-        return self._model.get_retry_advice(request)
-
-    async def close(self) -> None:
-        """Close the wrapped model."""
-        await self._model.close()
-
-    async def _cleanup_on_run_end(self, owner: object) -> None:
-        await self._model._cleanup_on_run_end(owner)
-
-
-async def _close(stream: AsyncIterator[Any]) -> None:
-    """Close ``stream`` when it can be (an async generator)."""
-    closing = getattr(stream, "aclose", None)
-    if closing is not None:
-        await closing()
 
 
 class CompactingSession:

@@ -64,17 +64,8 @@ try:
     from pydantic_ai.models.wrapper import WrapperModel
     from pydantic_ai.settings import ModelSettings
 
-    from ._pydantic_ai_messages import (
-        DOCUMENT_METADATA,
-        Origin,
-        from_pydantic_ai,
-        read,
-        request_parts,
-        response_parts,
-        stamp,
-        to_pydantic_ai,
-        tool_return,
-    )
+    from ._pydantic_ai_messages import DOCUMENT_METADATA, Origin, from_pydantic_ai, read, stamp
+    from ._to_pydantic_ai import request_parts, response_parts, to_pydantic_ai, tool_return
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 

@@ -1,0 +1,147 @@
+"""The model ``CallModelInputFilter.wrap`` gives: an Agents SDK model that recovers a call
+its provider refused as too long, streamed or not.
+
+A ``call_model_input_filter`` runs before the model call and never sees its error, so the
+recovery is a model that wraps the model: a call refused with an error that
+:func:`~neuron_context.errors.context_overflow` recognises is sent once more with its
+input compacted to the size the refusal shows (the filter's ``_recover``, given here as
+a plain function, so this module knows nothing of the filter), and a second refusal is a
+:class:`~neuron_context.errors.ContextOverflowError`. A stream is recovered when the
+refusal comes before its first event (a provider refuses an input's size before it
+streams anything); what fails after an event reached the caller is passed on as it is.
+
+Its own module because it is its own concept, the SDK's ``Model`` interface: where
+``get_response`` and ``stream_response`` take their instructions, input and tools, how
+a stream is closed, and the hooks the base class defines (so ``__getattr__`` does not
+reach them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
+
+from agents.models.interface import Model
+
+from .._compaction.overflow import refused_again
+from .._overflow import Overflow, context_overflow
+from ._responses_items import Item
+
+__all__ = ["Recover", "RecoveringModel"]
+
+Recover = Callable[
+    [list[Item], str | None, Sequence[object], Overflow], Awaitable[tuple[list[Any], int]]
+]
+"""``recover(items, instructions, tools, overflow)``: the refused call's input items
+compacted to the size ``overflow`` showed, and that budget."""
+
+
+_INPUT = 1
+"""Where ``Model.get_response`` takes its input items (after the instructions)."""
+
+
+class RecoveringModel(Model):
+    """An Agents SDK model that recovers from its provider's overflow errors (see
+    :meth:`~neuron_context.ext.openai_agents.CallModelInputFilter.wrap`); everything
+    else is the wrapped model's.
+
+    Args:
+        model: the model to wrap.
+        recover: what makes a refused call's input smaller (the filter's own).
+    """
+
+    def __init__(self, model: Model, recover: Recover) -> None:
+        self._model = model
+        self._recover = recover
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped model's response; refused as too long: once more, compacted."""
+        try:
+            return await self._model.get_response(*args, **kwargs)
+        except Exception as exc:
+            overflow = context_overflow(exc)
+            if overflow is None:
+                raise
+        arguments, kwargs, budget = await self._smaller(overflow, args, kwargs)
+        try:
+            return await self._model.get_response(*arguments, **kwargs)
+        except Exception as exc:
+            error = refused_again(exc, budget)
+            if error is None:
+                raise
+            raise error from exc
+
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """The wrapped model's stream; refused as too long before its first event: once
+        more, compacted (what fails after an event reached the caller is the caller's,
+        as it is)."""
+        stream = self._model.stream_response(*args, **kwargs)
+        try:
+            first = await anext(stream)
+        except StopAsyncIteration:
+            return
+        except Exception as exc:
+            overflow = context_overflow(exc)
+            if overflow is None:
+                raise
+            await _close(stream)
+            arguments, kwargs, budget = await self._smaller(overflow, args, kwargs)
+            stream = self._model.stream_response(*arguments, **kwargs)
+            try:
+                first = await anext(stream)
+            except StopAsyncIteration:
+                return
+            except Exception as again:
+                error = refused_again(again, budget)
+                if error is None:
+                    raise
+                raise error from again
+        try:
+            yield first
+            async for event in stream:
+                yield event
+        finally:
+            await _close(stream)
+
+    async def _smaller(
+        self, overflow: Overflow, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[list[Any], dict[str, Any], int]:
+        """The refused call's arguments with its input compacted to the size ``overflow``
+        showed, and that budget."""
+        arguments = list(args)
+        given = arguments[_INPUT] if len(arguments) > _INPUT else kwargs["input"]
+        items: list[Item] = (
+            [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+        )
+        instructions = arguments[0] if arguments else kwargs.get("system_instructions")
+        tools = arguments[3] if len(arguments) > 3 else kwargs.get("tools") or ()
+        smaller, budget = await self._recover(items, instructions, tools, overflow)
+        kwargs = dict(kwargs)
+        if len(arguments) > _INPUT:
+            arguments[_INPUT] = smaller
+        else:
+            kwargs["input"] = smaller
+        return arguments, kwargs, budget
+
+    # The model's own hooks (the base class defines them: not reached by __getattr__).
+
+    def get_retry_advice(self, request: Any) -> Any:
+        """The wrapped model's retry advice."""
+        return self._model.get_retry_advice(request)
+
+    async def close(self) -> None:
+        """Close the wrapped model."""
+        await self._model.close()
+
+    async def _cleanup_on_run_end(self, owner: object) -> None:
+        await self._model._cleanup_on_run_end(owner)
+
+
+async def _close(stream: AsyncIterator[Any]) -> None:
+    """Close ``stream`` when it can be (an async generator)."""
+    closing = getattr(stream, "aclose", None)
+    if closing is not None:
+        await closing()
