@@ -20,7 +20,14 @@ from agents import Agent, ModelResponse, RunConfig, Runner
 from agents.models.interface import Model, ModelTracing
 from agents.retry import ModelRetryAdvice
 from agents_sdk_support import read_file, reply
-from openai.types.responses import Response, ResponseCompletedEvent
+from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
+    ResponseCreatedEvent,
+    ResponseError,
+    ResponseErrorEvent,
+    ResponseFailedEvent,
+)
 
 from neuron_context.ext.openai_agents import CallModelInputFilter
 
@@ -79,6 +86,52 @@ class Windowed(Model):
             type="response.completed", response=response, sequence_number=0
         )
 
+
+class EventWindowed(Windowed):
+    """:class:`Windowed`, streamed as the Responses API and the proxies that copy it may
+    refuse a size: the response opens (``response.created``), then a ``kind`` event
+    (``error`` or ``response.failed``) carries the refusal's words."""
+
+    def __init__(self, kind: str, message: str, calls: int, window: int = WINDOW) -> None:
+        super().__init__(openai_overflow, calls, window)
+        self.kind, self.message = kind, message
+
+    async def stream_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[Any],
+        *args: Any,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        opening = Response.model_construct(id="resp_1", output=[], usage=None, status="in_progress")
+        yield ResponseCreatedEvent.model_construct(
+            type="response.created", response=opening, sequence_number=0
+        )
+        try:
+            answer = self._answer(input)
+        except Exception:
+            if self.kind == "error":
+                yield ResponseErrorEvent.model_construct(
+                    type="error", code=None, message=self.message, param=None, sequence_number=1
+                )
+            else:
+                error = ResponseError.model_construct(code="server_error", message=self.message)
+                failed = Response.model_construct(
+                    id="resp_1", output=[], usage=None, status="failed", error=error
+                )
+                yield ResponseFailedEvent.model_construct(
+                    type="response.failed", response=failed, sequence_number=1
+                )
+            return
+        response = Response.model_construct(id="resp_1", output=answer.output, usage=None)
+        yield ResponseCompletedEvent.model_construct(
+            type="response.completed", response=response, sequence_number=1
+        )
+
+
+TOO_LONG = (
+    "Your input exceeds the context window of this model. Please adjust your input and try again."
+)
 
 REFUSALS = [
     pytest.param(openai_overflow, id="openai"),
@@ -171,3 +224,38 @@ class TestCallModelInputFilterWrap:
         await model.close()
         await model._cleanup_on_run_end(object())
         assert calls == ["advice", "close", "cleanup"]
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+    @pytest.mark.parametrize("kind", ["error", "response.failed"])
+    async def test_a_refusal_as_an_event_is_recovered(self, kind: str) -> None:
+        """Streamed, a refusal that comes as an event after the response opened (no
+        output yet) is recovered as a raised one is; the opening of the refused
+        response never reaches the caller."""
+        script = EventWindowed(kind, TOO_LONG, 12)
+        compacting = CallModelInputFilter(default_stack(1_000_000))
+        result = await _run(script, compacting, streamed=True)
+        assert result.final_output == "done"
+        assert len(script.refused) == 1
+        assert compacting.strategy.max_tokens < 1_000_000  # type: ignore[attr-defined]
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+    @pytest.mark.parametrize("kind", ["error", "response.failed"])
+    async def test_a_refusal_as_an_event_twice_is_a_library_error(self, kind: str) -> None:
+        script = EventWindowed(kind, TOO_LONG, 2, window=0)
+        with pytest.raises(ContextOverflowError):
+            await _run(script, CallModelInputFilter(default_stack(10**6)), streamed=True)
+        assert len(script.refused) == 2
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+    @pytest.mark.parametrize("kind", ["error", "response.failed"])
+    async def test_another_failure_event_reaches_the_sdk(self, kind: str) -> None:
+        """A failure event that is not about the size is passed on as it came: the SDK
+        raises its own error for it, and nothing is retried."""
+        script = EventWindowed(kind, "The server had an error.", 2, window=0)
+        with pytest.raises(Exception, match="server had an error") as raised:
+            await _run(script, CallModelInputFilter(default_stack(10**6)), streamed=True)
+        assert not isinstance(raised.value, ContextOverflowError)
+        assert len(script.refused) == 1

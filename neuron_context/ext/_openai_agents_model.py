@@ -7,8 +7,12 @@ recovery is a model that wraps the model: a call refused with an error that
 input compacted to the size the refusal shows (the filter's ``_recover``, given here as
 a plain function, so this module knows nothing of the filter), and a second refusal is a
 :class:`~neuron_context.errors.ContextOverflowError`. A stream is recovered when the
-refusal comes before its first event (a provider refuses an input's size before it
-streams anything); what fails after an event reached the caller is passed on as it is.
+refusal comes before any output: raised before its first event (a provider's HTTP
+refusal), or as a ``response.failed`` or ``error`` event after only the response's
+opening events (as the Responses API and the proxies that copy it may send it); the
+opening events are held back until the stream is known not to be refused, so the
+caller never sees the refused response. What fails after output reached the caller is
+passed on as it is.
 
 Its own module because it is its own concept, the SDK's ``Model`` interface: where
 ``get_response`` and ``stream_response`` take their instructions, input and tools, how
@@ -75,36 +79,28 @@ class RecoveringModel(Model):
             raise error from exc
 
     async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        """The wrapped model's stream; refused as too long before its first event: once
-        more, compacted (what fails after an event reached the caller is the caller's,
-        as it is)."""
+        """The wrapped model's stream; refused as too long before any output (an error
+        raised before the first event, or a ``response.failed`` or ``error`` event that
+        says so after only the response's opening events): once more, compacted. What
+        fails after output reached the caller is the caller's, as it is."""
         stream = self._model.stream_response(*args, **kwargs)
-        try:
-            first = await anext(stream)
-        except StopAsyncIteration:
-            return
-        except Exception as exc:
-            overflow = context_overflow(exc)
+        opening, failure = await _opening(stream)
+        if failure is not None and not _passed_on(failure):
+            overflow = context_overflow(failure)
             if overflow is None:
-                raise
+                raise failure
             await _close(stream)
             arguments, kwargs, budget = await self._smaller(overflow, args, kwargs)
             stream = self._model.stream_response(*arguments, **kwargs)
-            try:
-                first = await anext(stream)
-            except StopAsyncIteration:
-                return
-            except Exception as again:
-                error = refused_again(again, budget)
+            opening, failure = await _opening(stream)
+            if failure is not None and not _passed_on(failure):
+                await _close(stream)
+                error = refused_again(failure, budget)
                 if error is None:
-                    raise
-                raise error from again
-        try:
-            yield first
-            async for event in stream:
-                yield event
-        finally:
-            await _close(stream)
+                    raise failure
+                raise error from failure
+        async for event in _replayed(opening, stream):
+            yield event
 
     async def _smaller(
         self, overflow: Overflow, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -145,3 +141,61 @@ async def _close(stream: AsyncIterator[Any]) -> None:
     closing = getattr(stream, "aclose", None)
     if closing is not None:
         await closing()
+
+
+_OPENING = frozenset(("response.created", "response.in_progress", "response.queued"))
+"""Events that open a response before any output: held back until the stream is known
+not to be a refusal."""
+_REFUSALS = frozenset(("response.failed", "error"))
+"""Events that end a stream as a failure (the SDK raises on them)."""
+
+
+class _StreamFailedError(Exception):
+    """A stream's failure event, as an error: its code and message, and the event."""
+
+    def __init__(self, event: Any) -> None:
+        error = getattr(event, "response", None)
+        error = getattr(error, "error", None) or event
+        code = getattr(error, "code", None) or ""
+        message = getattr(error, "message", None) or ""
+        super().__init__(f"{code}: {message}" if code else str(message))
+        self.code = code
+        self.event = event
+
+
+def _passed_on(failure: BaseException) -> bool:
+    """Whether ``failure`` is a failure event that is not a refusal of the size: the
+    SDK gets it as it came, and raises its own error for it."""
+    return isinstance(failure, _StreamFailedError) and context_overflow(failure) is None
+
+
+async def _opening(stream: AsyncIterator[Any]) -> tuple[list[Any], BaseException | None]:
+    """The events ``stream`` opens with before any output, and the failure that ends it
+    there if one does (an error raised, or a failure event as a :class:`_StreamFailedError`,
+    the last of the events); ``([], None)`` for an empty stream."""
+    opening: list[Any] = []
+    while True:
+        try:
+            event = await anext(stream)
+        except StopAsyncIteration:
+            return opening, None
+        except Exception as exc:
+            return opening, exc
+        opening.append(event)
+        kind = getattr(event, "type", None)
+        if kind in _REFUSALS:
+            return opening, _StreamFailedError(event)
+        if kind not in _OPENING:
+            return opening, None
+
+
+async def _replayed(opening: list[Any], stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The events held back, then the rest of ``stream`` (closed at the end, or when
+    the caller stops early)."""
+    try:
+        for event in opening:
+            yield event
+        async for event in stream:
+            yield event
+    finally:
+        await _close(stream)
