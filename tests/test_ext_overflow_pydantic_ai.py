@@ -5,6 +5,7 @@ exceeds its window, raising the official SDKs' errors and pydantic-ai's own)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -25,7 +26,10 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
 )
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
 
 from neuron_context.ext.pydantic_ai import HistoryProcessor, to_pydantic_ai
 
@@ -82,9 +86,49 @@ class StreamWindowed(Windowed):
                 yield {0: call}
 
 
-def _agent(script: Windowed, processor: HistoryProcessor) -> Agent[None, str]:
+class LateRefusal(WrapperModel):
+    """Opens every stream; one over ``window`` (0: every one) fails at its first event
+    instead, as an OpenAI Responses stream that sends ``response.failed`` after
+    ``response.created`` does."""
+
+    def __init__(self, wrapped: Model, refusal: Refusal, window: int = WINDOW) -> None:
+        super().__init__(wrapped)
+        self.refusal, self.window = refusal, window
+        self.refused: list[int] = []
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        async with super().request_stream(
+            messages, model_settings, model_request_parameters, run_context
+        ) as response:
+            size = _size(messages)
+            if size > self.window or self.window == 0:
+                self.refused.append(size)
+                error = self.refusal(max(size, WINDOW + 1), max(self.window, WINDOW))
+
+                async def failing() -> AsyncIterator[Any]:
+                    raise error
+                    yield  # an async generator that fails at its first event
+
+                response._event_iterator = failing()
+            yield response
+
+
+def _agent(
+    script: Windowed, processor: HistoryProcessor, late: LateRefusal | None = None
+) -> Agent[None, str]:
     stream: Any = script.stream if isinstance(script, StreamWindowed) else None
-    model = processor.wrap(FunctionModel(script, stream_function=stream))
+    inner: Model = FunctionModel(script, stream_function=stream)
+    if late is not None:
+        late.wrapped = inner
+        inner = late
+    model = processor.wrap(inner)
     agent = Agent(model, instructions="Be terse.", capabilities=[ProcessHistory(processor)])
 
     @agent.tool_plain
@@ -167,3 +211,24 @@ class TestHistoryProcessorWrapStreamed:
         agent = _agent(StreamWindowed(refusal, 2, window=0), HistoryProcessor(default_stack(10**6)))
         with pytest.raises(RuntimeError, match="down"):
             anyio.run(lambda: _streamed(agent))
+
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    def test_a_refusal_at_the_first_event_is_recovered(self, refusal: Refusal) -> None:
+        """A stream that opens and then fails at its first event with a refusal of the
+        size (no output yet) is recovered as one refused as it opens."""
+        late = LateRefusal(FunctionModel(lambda m, i: ModelResponse(parts=[])), refusal)
+        processor = HistoryProcessor(default_stack(1_000_000))
+        agent = _agent(StreamWindowed(refusal, 12, window=10**9), processor, late)
+        assert anyio.run(lambda: _streamed(agent)) == "done"
+        assert len(late.refused) == 1
+        assert processor.strategy.max_tokens < 1_000_000  # type: ignore[attr-defined]
+
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    def test_a_refusal_at_the_first_event_twice_is_a_library_error(self, refusal: Refusal) -> None:
+        late = LateRefusal(FunctionModel(lambda m, i: ModelResponse(parts=[])), refusal, 0)
+        agent = _agent(
+            StreamWindowed(refusal, 2, window=10**9), HistoryProcessor(default_stack(10**6)), late
+        )
+        with pytest.raises(ContextOverflowError):
+            anyio.run(lambda: _streamed(agent))
+        assert len(late.refused) == 2

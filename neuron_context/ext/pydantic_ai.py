@@ -36,7 +36,7 @@ and no return without its call.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, cast
 
@@ -63,6 +63,16 @@ try:
     from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
     from pydantic_ai.models.wrapper import WrapperModel
     from pydantic_ai.settings import ModelSettings
+
+    _until_first_event: Callable[..., Any] | None
+    try:
+        # pydantic-ai's own way to open a stream up to its first event (its fallback model
+        # and primed streams use it), so a refusal sent as the first event is seen here.
+        from pydantic_ai._fallback import request_stream_until_first_event
+    except ImportError:  # pragma: no cover - another pydantic-ai: a stream as it opens
+        _until_first_event = None
+    else:
+        _until_first_event = request_stream_until_first_event
 
     from ._pydantic_ai_messages import DOCUMENT_METADATA, Origin, from_pydantic_ai, read, stamp
     from ._to_pydantic_ai import request_parts, response_parts, to_pydantic_ai, tool_return
@@ -139,7 +149,8 @@ class HistoryProcessor:
         refusal is a :class:`~neuron_context.errors.ContextOverflowError` (the run's
         history is not edited by the recovery). A streamed request (``agent.run_stream``,
         an event stream handler) is recovered the same way when the refusal comes before
-        its stream opens, as a provider's refusal of a request's size does.
+        its first event (as the stream opens, as a provider's HTTP refusal does, or as
+        that first event, as an OpenAI Responses ``response.failed`` does).
 
         Examples:
             >>> from pydantic_ai.models.test import TestModel
@@ -212,13 +223,19 @@ class _RecoveringModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
         run_context: Any = None,
     ) -> AsyncIterator[StreamedResponse]:
-        """The wrapped model's stream; refused as too long before it opened: once more,
-        compacted (what fails after it opened is the caller's, as it is)."""
+        """The wrapped model's stream, opened up to its first event; refused as too long
+        before that (as it opened, or as its first event: an OpenAI Responses
+        ``response.failed`` after ``response.created``): once more, compacted. What
+        fails after the first event is the caller's, as it is."""
         async with AsyncExitStack() as stack:
 
             def opening(sent: list[ModelMessage]) -> Any:
-                return self.wrapped.request_stream(
-                    sent, model_settings, model_request_parameters, run_context
+                if _until_first_event is None:  # pragma: no cover - an older pydantic-ai
+                    return self.wrapped.request_stream(
+                        sent, model_settings, model_request_parameters, run_context
+                    )
+                return _until_first_event(
+                    self.wrapped, None, sent, model_settings, model_request_parameters, run_context
                 )
 
             try:
