@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from neuron_context.errors import ContextOverflowError
 
 pytest.importorskip("agents")
 
-from agents import Agent, ModelResponse, RunConfig, Runner
+from agents import Agent, ModelResponse, ModelSettings, RunConfig, Runner
 from agents.models.interface import Model, ModelTracing
 from agents.retry import ModelRetryAdvice
 from agents_sdk_support import read_file, reply
@@ -259,3 +260,41 @@ class TestCallModelInputFilterWrap:
             await _run(script, CallModelInputFilter(default_stack(10**6)), streamed=True)
         assert not isinstance(raised.value, ContextOverflowError)
         assert len(script.refused) == 1
+
+
+class TestStreamClosing:
+    """The wrapped stream is closed when the consumer stops the wrapper's stream early."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+    async def test_early_close_closes_the_wrapped_stream_at_once(self) -> None:
+        """A consumer's break (the SDK closes the stream on an error or a timeout, in
+        the task that opened it) closes the provider's stream there and then."""
+        closed: list[bool] = []
+
+        class Streaming(Windowed):
+            async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+                try:
+                    yield SimpleNamespace(type="response.created")
+                    yield SimpleNamespace(type="response.output_text.delta")
+                    yield SimpleNamespace(type="response.output_text.delta")
+                finally:
+                    closed.append(True)
+
+        model = CallModelInputFilter(default_stack(10**6)).wrap(Streaming(openai_overflow, 0))
+        stream = model.stream_response(
+            None,
+            "hi",
+            ModelSettings(),
+            [],
+            None,
+            [],
+            ModelTracing.DISABLED,
+            previous_response_id=None,
+            conversation_id=None,
+            prompt=None,
+        )
+        await anext(stream)
+        await anext(stream)
+        await stream.aclose()  # type: ignore[attr-defined]
+        assert closed == [True]

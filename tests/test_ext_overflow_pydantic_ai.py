@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -19,9 +19,11 @@ pytest.importorskip("pydantic_ai")
 
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
-from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.direct import model_request_stream
+from pydantic_ai.exceptions import ModelHTTPError, ModelRequestTimeout
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelRequest,
     ModelResponse,
     TextPart,
     ToolCallPart,
@@ -232,3 +234,73 @@ class TestHistoryProcessorWrapStreamed:
         with pytest.raises(ContextOverflowError):
             anyio.run(lambda: _streamed(agent))
         assert len(late.refused) == 2
+
+
+class TestStreamDeadlines:
+    """A stream the wrapper opens up to its first event, under the caller's
+    ``request_timeout`` / ``first_event_timeout``."""
+
+    @pytest.mark.parametrize("setting", ["request_timeout", "first_event_timeout"])
+    def test_a_streamed_request_with_a_deadline_opens(self, setting: str) -> None:
+        async def stream(messages: Any, info: Any) -> AsyncIterator[str]:
+            yield "hello"
+
+        model = HistoryProcessor(default_stack(10**6)).wrap(FunctionModel(stream_function=stream))
+
+        async def run() -> list[Any]:
+            async with model_request_stream(
+                model,
+                [ModelRequest.user_text_prompt("hi")],
+                model_settings=cast("ModelSettings", {setting: 30}),
+            ) as events:
+                return [event async for event in events]
+
+        assert anyio.run(run)  # a stream opened up to its first event takes the deadline
+
+    def test_first_event_timeout_still_bounds_the_wait(self) -> None:
+        async def stream(messages: Any, info: Any) -> AsyncIterator[str]:
+            await anyio.sleep(5)
+            yield "late"
+
+        model = HistoryProcessor(default_stack(10**6)).wrap(FunctionModel(stream_function=stream))
+
+        async def run() -> None:
+            async with model_request_stream(
+                model,
+                [ModelRequest.user_text_prompt("hi")],
+                model_settings={"first_event_timeout": 0.2},
+            ) as events:
+                [event async for event in events]
+
+        with pytest.raises(ModelRequestTimeout):
+            anyio.run(run)
+
+    def test_an_empty_stream_under_a_primed_agent_stream(self) -> None:
+        """A stream with no event at all is handed over as it is."""
+
+        class Empty(WrapperModel):
+            @asynccontextmanager
+            async def request_stream(
+                self, *args: Any, **kw: Any
+            ) -> AsyncIterator[StreamedResponse]:
+                async with super().request_stream(*args, **kw) as response:
+
+                    async def nothing() -> AsyncIterator[Any]:
+                        return
+                        yield
+
+                    response._event_iterator = nothing()
+                    yield response
+
+        async def one(messages: Any, info: Any) -> AsyncIterator[str]:
+            yield "x"
+
+        model = HistoryProcessor(default_stack(10**6)).wrap(
+            Empty(FunctionModel(stream_function=one))
+        )
+
+        async def run() -> list[Any]:
+            async with model_request_stream(model, [ModelRequest.user_text_prompt("hi")]) as events:
+                return [event async for event in events]
+
+        assert anyio.run(run) == []

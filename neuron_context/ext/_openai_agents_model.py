@@ -22,7 +22,7 @@ reach them).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from agents.models.interface import Model
@@ -99,8 +99,13 @@ class RecoveringModel(Model):
                 if error is None:
                     raise failure
                 raise error from failure
-        async for event in _replayed(opening, stream):
-            yield event
+        replay = _replayed(opening, stream)
+        try:
+            async for event in replay:
+                yield event
+        finally:
+            # closed here, at once and in this task, when the caller stops early
+            await replay.aclose()
 
     async def _smaller(
         self, overflow: Overflow, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -189,7 +194,7 @@ async def _opening(stream: AsyncIterator[Any]) -> tuple[list[Any], BaseException
             return opening, None
 
 
-async def _replayed(opening: list[Any], stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+async def _replayed(opening: list[Any], stream: AsyncIterator[Any]) -> AsyncGenerator[Any]:
     """The events held back, then the rest of ``stream`` (closed at the end, or when
     the caller stops early)."""
     try:

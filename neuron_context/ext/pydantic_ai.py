@@ -215,6 +215,13 @@ class _RecoveringModel(WrapperModel):
                 raise
             raise error from exc
 
+    def _start_request_deadline(self, model_settings: Any, *, stream: bool) -> Any:
+        # A streamed request is opened (primed) here under the wrapped model's deadlines,
+        # one per attempt; the caller's stream_under_deadline would assert on a primed one.
+        if stream and _until_first_event is not None:
+            return None
+        return self.wrapped._start_request_deadline(model_settings, stream=stream)
+
     @asynccontextmanager
     async def request_stream(
         self,
@@ -234,8 +241,16 @@ class _RecoveringModel(WrapperModel):
                     return self.wrapped.request_stream(
                         sent, model_settings, model_request_parameters, run_context
                     )
+                # The wrapped model's deadlines, fresh for each attempt, as FallbackModel
+                # does: a primed stream can no longer take them from the caller.
+                deadline = self.wrapped._start_request_deadline(model_settings, stream=True)
                 return _until_first_event(
-                    self.wrapped, None, sent, model_settings, model_request_parameters, run_context
+                    self.wrapped,
+                    deadline,
+                    sent,
+                    model_settings,
+                    model_request_parameters,
+                    run_context,
                 )
 
             try:
