@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,7 +24,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.outputs import ChatResult
-from langchain_core.tools import tool
+from langchain_support import read_file, script
 from pydantic import Field
 from strategies import Case, cases, strategy_stacks, well_formed_conversations
 from transcripts import load_transcript, requires_transcripts, transcript_paths
@@ -82,19 +82,6 @@ class ScriptedChatModel(GenericFakeChatModel):
     ) -> ChatResult:
         self.requests.append(list(messages))
         return super()._generate(messages, stop, run_manager, **kwargs)
-
-
-def _script(calls: int) -> Iterator[AIMessage]:
-    for turn in range(calls):
-        call = {"name": "read_file", "args": {"path": f"f{turn}.py"}, "id": f"call_{turn}"}
-        yield AIMessage(content=f"reading f{turn}.py", tool_calls=[{**call, "type": "tool_call"}])
-    yield AIMessage(content="done")
-
-
-@tool
-def read_file(path: str) -> str:
-    """Read a file (a large one: 1,000 tokens)."""
-    return f"# {path}\n" + "x" * 4_000
 
 
 def _agent(model: ScriptedChatModel, middleware: ContextMiddleware) -> Any:
@@ -235,7 +222,7 @@ class TestContextMiddleware:
     @STACKS
     def test_long_run_stays_within_budget(self, make: Callable[[int], ContextStrategy]) -> None:
         """Twenty large tool results later, every request fits and is well formed."""
-        model = ScriptedChatModel(messages=_script(20))
+        model = ScriptedChatModel(messages=script(20))
         strategy = make(BUDGET)
         result = _agent(model, ContextMiddleware(strategy)).invoke(_question())
         _assert_requests_fit(model.requests, BUDGET, strategy)
@@ -245,14 +232,14 @@ class TestContextMiddleware:
     @pytest.mark.anyio
     async def test_long_run_async(self) -> None:
         """The async hooks keep every request within budget too."""
-        model = ScriptedChatModel(messages=_script(20))
+        model = ScriptedChatModel(messages=script(20))
         await _agent(model, ContextMiddleware(stack(BUDGET))).ainvoke(_question())
         _assert_requests_fit(model.requests, BUDGET)
 
     @pytest.mark.parametrize("use_async", [False, True])
     def test_persist_shrinks_the_state(self, use_async: bool) -> None:
         """With persist=True the state itself holds the compaction."""
-        model = ScriptedChatModel(messages=_script(20))
+        model = ScriptedChatModel(messages=script(20))
         agent = _agent(model, ContextMiddleware(stack(BUDGET), persist=True))
         if use_async:
             import asyncio
@@ -267,7 +254,7 @@ class TestContextMiddleware:
 
     def test_kept_messages_are_the_originals(self) -> None:
         """Messages the strategy keeps reach the model as the agent's own objects."""
-        model = ScriptedChatModel(messages=_script(6))
+        model = ScriptedChatModel(messages=script(6))
         result = _agent(model, ContextMiddleware(stack(BUDGET))).invoke(_question())
         last = model.requests[-1]
         state_ids = {id(message) for message in result["messages"]}
@@ -279,7 +266,7 @@ class TestContextMiddleware:
 
     def test_system_prompt_is_kept(self) -> None:
         """The system prompt is counted but never edited, even by a tight window."""
-        model = ScriptedChatModel(messages=_script(4))
+        model = ScriptedChatModel(messages=script(4))
         _agent(model, ContextMiddleware(SlidingWindowStrategy(1, 0))).invoke(_question())
         for request in model.requests:
             assert isinstance(request[0], SystemMessage)
@@ -289,7 +276,7 @@ class TestContextMiddleware:
     def test_no_compaction_no_change(self) -> None:
         """Under budget the request is passed through as it is."""
         recording = RecordingStrategy(SlidingWindowStrategy(10, 1_000_000))
-        model = ScriptedChatModel(messages=_script(2))
+        model = ScriptedChatModel(messages=script(2))
         _agent(model, ContextMiddleware(recording)).invoke(_question())
         assert [len(r) for r in model.requests] == [2, 4, 6]
         assert recording.calls == []
@@ -297,7 +284,7 @@ class TestContextMiddleware:
     def test_identity_strategy_changes_nothing(self) -> None:
         """A strategy that returns what it is given leaves every request as it was."""
         recording = RecordingStrategy()  # always compacts, returns a copy of its input
-        model = ScriptedChatModel(messages=_script(2))
+        model = ScriptedChatModel(messages=script(2))
         result = _agent(model, ContextMiddleware(recording)).invoke(_question())
         assert len(recording.calls) == 3
         state_ids = {id(message) for message in result["messages"]}
@@ -315,7 +302,7 @@ class TestContextMiddleware:
             sent.append(request.messages)
             return ModelResponse(result=[AIMessage("ok")])
 
-        model = ScriptedChatModel(messages=_script(0))
+        model = ScriptedChatModel(messages=script(0))
         request = ModelRequest(model=model, messages=cast("list[AnyMessage]", list(messages)))
         await middleware.awrap_model_call(request, handler)
         assert sent[-1][-1] is messages[-1]  # under budget: as it was
@@ -336,7 +323,7 @@ class TestContextMiddleware:
             sent.append(request.messages)
             return ModelResponse(result=[AIMessage("ok")])
 
-        model = ScriptedChatModel(messages=_script(0))
+        model = ScriptedChatModel(messages=script(0))
         request = ModelRequest(model=model, messages=cast("list[AnyMessage]", list(messages)))
         await middleware.awrap_model_call(request, handler)
         assert sent[-1][-1] is messages[-1]  # under budget: as it was
@@ -352,7 +339,7 @@ class TestContextMiddleware:
         assert isinstance(persisting, ContextMiddleware)
         assert plain.name == persisting.name == "ContextMiddleware"
         assert repr(persisting).endswith("persist=True)")
-        model = ScriptedChatModel(messages=_script(0))
+        model = ScriptedChatModel(messages=script(0))
         assert "ContextMiddleware.before_model" not in _agent(model, plain).get_graph().nodes
         assert "ContextMiddleware.before_model" in _agent(model, persisting).get_graph().nodes
 

@@ -19,10 +19,10 @@ pytest.importorskip("langchain")
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
-from langchain_core.tools import tool
+from langchain_support import read_file, script
 from pydantic import Field
 
 from neuron_context.ext.langchain import ContextMiddleware
@@ -91,19 +91,6 @@ class WindowedChatModel(GenericFakeChatModel):
             raise self.refusal(size, self.window)
 
 
-def _script(calls: int) -> Iterator[AIMessage]:
-    for turn in range(calls):
-        call = {"name": "read_file", "args": {"path": f"f{turn}.py"}, "id": f"call_{turn}"}
-        yield AIMessage(content=f"reading f{turn}.py", tool_calls=[{**call, "type": "tool_call"}])
-    yield AIMessage(content="done")
-
-
-@tool
-def read_file(path: str) -> str:
-    """Read a file (4,000 characters: 2,000 of the model's tokens)."""
-    return f"# {path}\n" + "x" * 4_000
-
-
 REFUSALS = [
     pytest.param(openai_overflow, id="openai"),
     pytest.param(anthropic_overflow, id="anthropic"),
@@ -118,7 +105,7 @@ class TestLangChain:
     def test_recovers_and_learns(self, refusal: Refusal, persist: bool) -> None:
         """A stack whose budget is far above the model's window: the first refusal is
         recovered from, and the learned budget keeps the later calls within the window."""
-        model = WindowedChatModel(messages=_script(12), refusal=refusal)
+        model = WindowedChatModel(messages=script(12), refusal=refusal)
         middleware = ContextMiddleware(default_stack(1_000_000), persist=persist)
         agent = create_agent(model, [read_file], middleware=[middleware])
         result = agent.invoke({"messages": [{"role": "user", "content": "read the files"}]})
@@ -130,7 +117,7 @@ class TestLangChain:
     @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # LangGraph runs on asyncio
     @pytest.mark.parametrize("refusal", REFUSALS)
     async def test_recovers_async(self, refusal: Refusal) -> None:
-        model = WindowedChatModel(messages=_script(12), refusal=refusal)
+        model = WindowedChatModel(messages=script(12), refusal=refusal)
         agent = create_agent(
             model, [read_file], middleware=[ContextMiddleware(default_stack(10**6))]
         )
@@ -142,7 +129,7 @@ class TestLangChain:
     def test_recovers_streamed(self, refusal: Refusal) -> None:
         """Streamed (the model streams its tokens to the caller): a refusal before the
         first chunk is recovered from as an invoked call's is."""
-        model = WindowedChatModel(messages=_script(12), refusal=refusal)
+        model = WindowedChatModel(messages=script(12), refusal=refusal)
         agent = create_agent(
             model, [read_file], middleware=[ContextMiddleware(default_stack(10**6))]
         )
@@ -155,7 +142,7 @@ class TestLangChain:
     def test_second_refusal_is_a_library_error(self, refusal: Refusal) -> None:
         """A model whose window not even the task fits: ContextOverflowError after one
         retry, with the caller's history untouched."""
-        model = WindowedChatModel(messages=_script(2), refusal=refusal, window=1)
+        model = WindowedChatModel(messages=script(2), refusal=refusal, window=1)
         agent = create_agent(
             model, [read_file], middleware=[ContextMiddleware(default_stack(10**6))]
         )
