@@ -239,6 +239,36 @@ class TestExtractiveSummarizer:
         assert "anchor_color:770" not in facts
         assert "anchor_color:771" not in facts
 
+    def test_data_is_not_noted_as_names(self) -> None:
+        """A lockfile's checksums (content digests of 48+ hex digits) are not facts and
+        base64 data (a thinking block's signature in a session file) is not a path: they
+        would take a summary's space from names an agent quotes. A commit's hash is
+        still noted, and so is a path with ids in it."""
+        digest = "6389927b322ca7fa7990a75730133db44fcff6368adb63f41cf9eec7a5d38862"
+        commit = "d3f0a3d9e1b2c4f5a6b7c8d9e0f1a2b3c4d5e6f7"
+        signature = (
+            "EsQCCkYICxgCKkCiHauF2Q62eGbSzb4GxFiNFSp0SWTm0U5qENU+mfupKqz185C7ydwLL1KKqQ9a3g"
+            "zO4eM/R3F6dcZQV8zZsqIVEgz7fKjwp4RRYJh5ZPAaDEMH+bm9sTX7OCthc=="
+        )
+        session = [
+            Message.user("Check the lockfile and the session log."),
+            call("r1", "read_file", path="mix.lock"),
+            Message.tool_result("r1", f'"ash": {{:hex, :ash, "3.16.0", "{digest}"}},\n'),
+            call("r2", "bash", command="git log -1"),
+            Message.tool_result("r2", f"commit {commit}\nAuthor: Ada"),
+            call("r3", "read_file", path="logs/s.jsonl"),
+            Message.tool_result(
+                "r3", f'1\u2192{{"signature":"{signature}","file":"/tmp/x/8463c716-a2ea/a.txt"}}'
+            ),
+            Message.assistant("Done."),
+        ]
+        text = summarize(session)
+        assert "3.16.0" in text
+        assert commit in text
+        assert "/tmp/x/8463c716-a2ea/a.txt" in text
+        assert digest not in text
+        assert "R3F6dcZQ" not in text
+
     def test_deterministic(self) -> None:
         """The same request gives the same summary."""
         request = request_for(SESSION)

@@ -188,8 +188,8 @@ class TestCutText:
     )
     def test_any_listing_is_cut_at_row_ends(self, rows: list[str], space: int) -> None:
         """For any listing of rows shorter than 80 characters: within the space, the
-        head ends at a row's end and the tail starts at a row's start, unless the head
-        (tail) holds no row end at all (it is a part of one row)."""
+        head ends at a row's end and the tail starts at a row's start, or is empty: no
+        part of a row is shown alone (a piece of an id reads as another value)."""
         listing = "\n".join(rows) + "\n"
         messages = [Message.user("go"), *run_tests("t1", listing), Message.assistant("done")]
         output = TruncateLargeResultsStrategy(max_result_tokens=space, keep_recent=0).apply(
@@ -204,10 +204,26 @@ class TestCutText:
         head, tail = text[:start], text[end:]
         assert listing.startswith(head)
         assert listing.endswith(tail)
-        if "\n" in head:
+        if head:
             assert listing[len(head)] == "\n"  # the head ends where a row does
-        if "\n" in tail[:-1]:
+        if tail:
             assert listing[-len(tail) - 1] == "\n"  # the tail starts where a row does
+
+    @pytest.mark.parametrize("space", [30, 40, 50])
+    def test_no_piece_of_a_row_at_a_tight_cut(self, space: int) -> None:
+        """Cut so far that the tail's share is shorter than the last row, the tail is
+        not a piece of it (``665742|gas|...`` for ``6589665742|gas|...``): the head
+        takes its share."""
+        table = "title line\n" + "".join(
+            f"{6_589_665_742 + i}|gas|large|rotisserie|false|{900 + i}.17\n" for i in range(40)
+        )
+        messages = [Message.user("go"), *run_tests("t1", table), Message.assistant("done")]
+        strategy = TruncateLargeResultsStrategy(max_result_tokens=space, keep_recent=0)
+        (result,) = strategy.apply(messages)[2].tool_results
+        assert COUNTER.estimate_text(result.text) <= space
+        rows = set(table.splitlines())
+        kept = [line for line in result.text.splitlines() if line and line[0] != "["]
+        assert all(line in rows for line in kept), kept
 
 
 class TestCutLongLines:

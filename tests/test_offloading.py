@@ -104,6 +104,19 @@ class TestClearing:
         assert strategy.apply(once) == once
         assert set(store) == keys
 
+    def test_a_skipped_clearing_puts_nothing(self) -> None:
+        """A clearing that would reclaim less than ``min_reclaim_tokens`` changes nothing
+        and puts nothing in the store (the decision is taken before the puts); one that
+        reclaims enough puts each cleared result."""
+        messages = _conversation()
+        store = MemoryStore()
+        skipped = ToolResultClearingStrategy(0, store=store, min_reclaim_tokens=10**6)
+        assert skipped.apply(messages) == messages
+        assert set(store) == set()
+        cleared = ToolResultClearingStrategy(0, store=store, min_reclaim_tokens=100)
+        assert cleared.apply(messages) != messages
+        assert len(set(store)) == 2
+
 
 class TestTruncation:
     """TruncateLargeResultsStrategy(store=...)."""

@@ -248,6 +248,10 @@ def _ends(text: str, keep: int) -> tuple[str, str]:
     if keep < _MIN_KEEP:
         return "", ""
     head_chars = int(keep * HEAD_SHARE)
+    if _piece_of_row(text, len(text) - (keep - head_chars), len(text)):
+        head_chars = keep  # the tail would be a piece of the last row: the head takes it
+    elif _piece_of_row(text, 0, head_chars):
+        head_chars = 0  # ... or the head a piece of the first row: the tail takes it
     tail_start = len(text) - (keep - head_chars)
     head = text[:head_chars]
     tail = text[tail_start:]
@@ -263,6 +267,23 @@ def _ends(text: str, keep: int) -> tuple[str, str]:
         if _near(start, len(tail), row):
             tail = tail[start + 1 :]
     return head, tail
+
+
+def _piece_of_row(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (a head from 0 or a tail to the end) is a piece of
+    one row of a listing (a line of at most ``_NEAR_CHARS`` characters), not all of it:
+    shown alone, a piece of a row reads as another value (``665742`` of ``6589665742``)."""
+    if start >= end:
+        return False
+    if start == 0:  # a head: the first line
+        line_end = text.find("\n")
+        line_end = len(text) if line_end < 0 else line_end
+        return end < line_end <= _NEAR_CHARS
+    body_end = len(text.rstrip("\n"))
+    if start >= body_end or "\n" in text[start:body_end]:
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    return line_start < start and body_end - line_start <= _NEAR_CHARS
 
 
 def _near(dropped: int, kept: int, row: int) -> bool:

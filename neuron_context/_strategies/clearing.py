@@ -43,6 +43,7 @@ from .._stores.offload import (
     referenced,
     result_content,
 )
+from .._stores.serialized import KEY_LENGTH
 from .._stores.store import Store, optional_store
 from .._validators import bool_, non_negative_int, require_names, string
 from .strategy import PureStrategy, max_tokens_field
@@ -288,19 +289,25 @@ class ToolResultClearingStrategy(PureStrategy):
                 memo.progress = None
                 raise
 
-    def _offload(
-        self, result: ToolResult, use: ToolUse | None, cost: int, placeholder_cost: int
-    ) -> tuple[str | None, int]:
-        """With a store, put ``result`` in it: the reference that replaces it and its cost
-        (``None`` and the placeholder's cost without a store or when the put failed)."""
+    def _marker_cost(self, use: ToolUse | None, cost: int, placeholder_cost: int) -> int:
+        """What replaces a result of ``cost`` tokens costs: with a store its reference
+        (priced with a key of the length every key has, before anything is put, so a
+        clearing that ``min_reclaim_tokens`` skips puts nothing), else the placeholder."""
         if self.store is None:
-            return None, placeholder_cost
+            return placeholder_cost
+        dummy = referenced(self.placeholder, cost, "f" * KEY_LENGTH, describe_call(use))
+        return self.counter.estimate_text(dummy)
+
+    def _offload(self, result: ToolResult, use: ToolUse | None, cost: int) -> str | None:
+        """With a store, put ``result`` in it and return the reference that replaces it
+        (``None`` without a store or when the put failed: the placeholder replaces it)."""
+        if self.store is None:
+            return None
         removed = result_content(result, use, with_call=self.clear_tool_inputs)
         key = offload(self.store, removed, "ToolResultClearingStrategy")
         if key is None:
-            return None, placeholder_cost
-        reference = referenced(self.placeholder, cost, key, describe_call(use))
-        return reference, self.counter.estimate_text(reference)
+            return None
+        return referenced(self.placeholder, cost, key, describe_call(use))
 
     def _cleared(
         self,
@@ -332,7 +339,7 @@ class ToolResultClearingStrategy(PureStrategy):
         )
 
         replaced: dict[int, list[int]] = {}  # tool message index -> blocks to clear
-        references: dict[tuple[int, int], str] = {}  # with a store: what replaces each
+        planned: list[tuple[int, int, ToolResult, ToolUse | None, int]] = []  # to offload
         blanked: dict[int, set[str]] = {}  # assistant index -> tool-use ids to blank
         reclaimed = 0
         cleared_ids: list[str] = []
@@ -348,11 +355,11 @@ class ToolResultClearingStrategy(PureStrategy):
             cost = counter.estimate_content(result.content)
             if cost <= placeholder_cost:
                 continue
-            reference, marker_cost = self._offload(result, use, cost, placeholder_cost)
+            marker_cost = self._marker_cost(use, cost, placeholder_cost)
             if cost <= marker_cost:
                 continue
-            if reference is not None:
-                references[m_index, ref.block] = reference
+            if offloading:
+                planned.append((m_index, ref.block, result, use, cost))
             replaced.setdefault(m_index, []).append(ref.block)
             reclaimed += cost - marker_cost
             cleared_ids.append(result.tool_use_id)
@@ -378,6 +385,26 @@ class ToolResultClearingStrategy(PureStrategy):
                 )
             return list(messages)
 
+        return self._output(messages, replaced, blanked, planned, (cleared_ids, reclaimed))
+
+    def _output(
+        self,
+        messages: Sequence[Message],
+        replaced: dict[int, list[int]],
+        blanked: dict[int, set[str]],
+        planned: list[tuple[int, int, ToolResult, ToolUse | None, int]],
+        logged: tuple[list[str], int],
+    ) -> list[Message]:
+        """The clearing decided by :meth:`_clear`: ``planned`` results put in the store
+        (only now: a skipped clearing puts nothing), then each message at ``replaced``
+        with its results cleared and each call at ``blanked`` with its input emptied."""
+        cleared_ids, reclaimed = logged
+        # Decided: only now is anything put in the store.
+        references: dict[tuple[int, int], str] = {}  # with a store: what replaces each
+        for m_index, block, result, use, cost in planned:
+            reference = self._offload(result, use, cost)
+            if reference is not None:
+                references[m_index, block] = reference
         output = list(messages)
         for m_index, blocks in replaced.items():
             output[m_index] = self._cleared(messages, m_index, blocks, references)
@@ -392,7 +419,7 @@ class ToolResultClearingStrategy(PureStrategy):
             output[a_index] = Message._of(message.role, tuple(content))
         log_compaction(
             "ToolResultClearingStrategy",
-            counter,
+            self.counter,
             messages,
             output,
             {"cleared": len(cleared_ids), "cleared_ids": cleared_ids, "reclaimed": reclaimed},

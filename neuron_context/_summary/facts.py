@@ -15,7 +15,8 @@ them:
    in text, ``key: value`` and ``key=value`` lines whose value is salient (a number, an
    id, a date, a name), so a number is noted with what it is.
 3. **Other salient tokens**, in order of appearance: identifiers with letters and digits
-   (``4WQ150``, ``credit_card_9879898``, commit hashes), dates, versions, code
+   (``4WQ150``, ``credit_card_9879898``, commit hashes; not data: content digests of 48
+   hex digits or more, a lockfile's checksums, nor base64), dates, versions, code
    identifiers (``snake_case``, ``camelCase``, ``PascalCase``, ``SCREAMING_CASE``,
    dotted module names).
 
@@ -35,6 +36,7 @@ from collections.abc import Iterator
 import attrs
 
 from .facts_json import NAME, VALUE, Braced, Table, leaves
+from .scan import is_data
 
 __all__ = ["Fact", "condense", "facts", "render"]
 
@@ -46,6 +48,9 @@ _CONDENSED = 100_000
 """The most facts of a condensed JSON text (one with more is not condensed)."""
 _WORD_MAX = 100
 """The longest run of word characters considered (longer ones are data, not names)."""
+_DIGEST = re.compile(r"[0-9a-fA-F]{48,}")
+"""A content digest (SHA-256 and longer, a lockfile's checksums): data, not a name an
+agent quotes (a commit's 40-character hash still is one)."""
 
 _RUN = re.compile(r"[\w$.@#+-]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?")
@@ -282,6 +287,8 @@ def _salient(word: str) -> bool:
     and digits, a long number, or a code identifier."""
     if "/" in word:
         return False  # a path: the artifact index has those
+    if _DIGEST.fullmatch(word) is not None or is_data(word):
+        return False
     if _DATE.fullmatch(word) is not None or _VERSION.fullmatch(word) is not None:
         return True
     if _ID.fullmatch(word) is not None:

@@ -24,6 +24,7 @@ __all__ = [
     "artifact_of",
     "clip",
     "error_line",
+    "is_data",
     "is_notice",
     "mentioned",
 ]
@@ -72,6 +73,11 @@ _PATH = re.compile(r"(?:~|\.{1,2})?/?[\w.@+*-]+(?:/[\w.@+*-]+)+/?")
 # ... or a file name with a known extension.
 _FILE = re.compile(rf"[\w-][\w.-]*\.(?:{_EXTENSIONS})(?![\w])")
 _HEX = re.compile(r"[0-9a-f]{7,40}")
+# Base64 data (a signature, an encoded blob) is no path and no name: 32+ characters of its
+# alphabet with a run of 20+ mixing cases and digits (no path part or id looks like that;
+# an id with "_" or "-", a hex hash, a UUID are not base64 runs).
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{32,}={0,2}")
+_DATA_RUN = re.compile(r"[A-Za-z0-9+]{20,}")
 _TRAILING = ".,;:!?'\""
 _ERROR_LINE = re.compile(
     r"(?:[\w.]*(?:Error|Exception|Failure)\b|(?:error|fatal|ERROR|FATAL|FAILED)\b)"
@@ -120,8 +126,8 @@ def mentioned(text: str) -> list[str]:
         if path is not None:
             value = path.group().rstrip(_TRAILING)
             last = value.rstrip("/").rsplit("/", 1)[-1]
-            if "." in last or value.count("/") >= 2:  # "and/or", "read/write": not paths
-                found.append(value)
+            if ("." in last or value.count("/") >= 2) and not is_data(value):
+                found.append(value)  # not "and/or", "read/write", nor base64 data
             continue
         file = _FILE.match(word)
         if file is not None:
@@ -130,6 +136,19 @@ def mentioned(text: str) -> list[str]:
         if 7 <= len(word) <= 40 and _HEX.fullmatch(word) and _is_hash(word):
             found.append(word)
     return found
+
+
+def is_data(value: str) -> bool:
+    """Whether a token is base64 data (a signature, an encoded blob; see
+    :data:`_BASE64`), not a path or a name an agent quotes."""
+    if len(value) < 32 or _BASE64.fullmatch(value) is None:
+        return False
+    return any(
+        any(c.isupper() for c in run)
+        and any(c.islower() for c in run)
+        and any(c.isdigit() for c in run)
+        for run in _DATA_RUN.findall(value)
+    )
 
 
 def _is_hash(word: str) -> bool:
