@@ -269,6 +269,30 @@ class TestExtractiveSummarizer:
         assert digest not in text
         assert "R3F6dcZQ" not in text
 
+    def test_text_pairs_are_keys_and_values(self) -> None:
+        """A colon between digits (a time, a port) is not a key's, a row of a listing is
+        not a key, and a pair repeated on every line of a log is noted once."""
+        listing = "\n".join(
+            f"-rw-r--r-- 1 root root {1000 + i} Apr 30 09:56 file{i}.c" for i in range(5)
+        )
+        log = "\n".join(
+            f'{{"sessionId":"55604662-cf2a","type":"progress","uuid":"u-{i}a"}}' for i in range(5)
+        )
+        session = [
+            Message.user("Look around."),
+            call("r1", "bash", command="ls -l"),
+            Message.tool_result("r1", listing + "\nTotal time: 12.5s\nhost: db-7:5432"),
+            call("r2", "read_file", path="s.jsonl"),
+            Message.tool_result("r2", log + "\n{broken"),
+            Message.assistant("Done."),
+        ]
+        facts = summarize(session).split("## Facts")[1]
+        assert "09=56" not in facts
+        assert "Total time=12.5s" in facts
+        assert "host=db-7:5432" in facts
+        assert facts.count("sessionId=55604662-cf2a") == 1
+        assert "uuid=u-4a" in facts
+
     def test_deterministic(self) -> None:
         """The same request gives the same summary."""
         request = request_for(SESSION)

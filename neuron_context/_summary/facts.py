@@ -80,6 +80,8 @@ _JSON_PAIR = re.compile(
 """A ``"key": value`` pair of JSON that is not whole (the middle of a truncated result)."""
 _SALIENT_VALUE = re.compile(r"[\w$@#+-]*[\dA-Z][\w .,:/$@#+-]*")
 _TRIM = ".,;:!?'\"`()[]{}<>"
+_KEY_WORDS = 4
+"""The most words of a text key (``Total time``, ``Last modified by``)."""
 _COMMON_KEYS = frozenset(("http", "https", "note", "warning", "error", "info", "debug"))
 """Text before a colon that is not a key (a URL's scheme, a log level)."""
 
@@ -200,12 +202,16 @@ class _Collector:
     def text(self, text: str) -> None:
         definitions: list[str] = []
         pairs: list[str] = []
+        noted: set[str] = set()
         for match in _JSON_PAIR.finditer(text):
             if self.full:
                 break
             key, value = match.group(1), match.group(2).strip('"')
             self.seen.update((key, value))  # neither is noted again as a token
-            self.found.append(Fact(f"{key}={value}"))
+            pair = f"{key}={value}"
+            if pair not in noted:  # the same pair on every line of a log says it once
+                noted.add(pair)
+                self.found.append(Fact(pair))
         for raw in _lines(text):
             line = raw[:_LINE]
             number = ""
@@ -271,9 +277,13 @@ def _pair(line: str) -> str:
     if not positions:
         return ""
     at = min(positions)
+    if line[at - 1].isdigit() and line[at + 1 : at + 2].isdigit():
+        return ""  # a time (09:56), a host's port, a line:column: not a key's colon
     key = line[:at].strip().strip("\"'`*-").strip()
     if _KEY.fullmatch(key) is None or key.casefold() in _COMMON_KEYS:
         return ""
+    if key.count(" ") > _KEY_WORDS - 1:
+        return ""  # a sentence or a listing's row before its colon, not a key
     value = line[at + 1 :].strip().rstrip(",;").strip().strip("\"'`").strip()
     if not value or len(value) > VALUE or value[:1] in "{[(<" or "(" in value:
         return ""
