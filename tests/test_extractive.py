@@ -265,6 +265,21 @@ class TestExtractiveSummarizer:
         text = summarize(session)
         assert "3.16.0" in text
         assert commit in text
+        names = [
+            "TestHTTP2ServerHandlesLargeHeaders",
+            "shouldReturn404WhenUserNotFoundInDatabase",
+            "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+            "/drive/folders/1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms",
+        ]
+        found = [
+            Message.user("Look these up."),
+            call("n1", "bash", command="grep -r names"),
+            Message.tool_result("n1", "\n".join(f"hit: {name} here" for name in names)),
+            Message.assistant("Done."),
+        ]
+        summary = summarize(found)
+        for name in names:  # camelCase, an address, a path with an id: names, not data
+            assert name in summary
         assert "/tmp/x/8463c716-a2ea/a.txt" in text
         assert digest not in text
         assert "R3F6dcZQ" not in text
@@ -281,17 +296,37 @@ class TestExtractiveSummarizer:
         session = [
             Message.user("Look around."),
             call("r1", "bash", command="ls -l"),
-            Message.tool_result("r1", listing + "\nTotal time: 12.5s\nhost: db-7:5432"),
+            Message.tool_result("r1", listing + "\nTotal time: 12.5s\nhost: db-7:5432\ngpu0=12"),
             call("r2", "read_file", path="s.jsonl"),
             Message.tool_result("r2", log + "\n{broken"),
             Message.assistant("Done."),
         ]
         facts = summarize(session).split("## Facts")[1]
         assert "09=56" not in facts
+        assert "gpu0=12" in facts  # a digit before "=" is a key's
         assert "Total time=12.5s" in facts
         assert "host=db-7:5432" in facts
         assert facts.count("sessionId=55604662-cf2a") == 1
         assert "uuid=u-4a" in facts
+
+    def test_each_object_of_cut_json_keeps_its_values(self) -> None:
+        """In JSON that is cut (not parsed whole), a key whose values differ is noted at
+        each object, so each order keeps its status; a key with one value is noted once."""
+        orders = ", ".join(
+            f'{{"order_id": "#W00{i}", "status": "{"pending" if i % 2 else "delivered"}", '
+            f'"currency": "EUR"}}'
+            for i in range(1, 5)
+        )
+        session = [
+            Message.user("List my orders."),
+            call("r1", "get_orders"),
+            Message.tool_result("r1", f'{{"orders": [{orders}'),  # cut: not whole JSON
+            Message.assistant("Done."),
+        ]
+        facts = summarize(session).split("## Facts")[1]
+        assert "order_id=#W003, status=pending" in facts
+        assert "order_id=#W004, status=delivered" in facts
+        assert facts.count("currency=EUR") == 1
 
     def test_deterministic(self) -> None:
         """The same request gives the same summary."""

@@ -209,14 +209,16 @@ class TestCutText:
         if tail:
             assert listing[-len(tail) - 1] == "\n"  # the tail starts where a row does
 
-    @pytest.mark.parametrize("space", [30, 40, 50])
-    def test_no_piece_of_a_row_at_a_tight_cut(self, space: int) -> None:
+    @pytest.mark.parametrize("title", ["title line\n", ""])
+    @pytest.mark.parametrize("space", [16, 20, 30, 40, 50])
+    def test_no_piece_of_a_row_at_a_tight_cut(self, space: int, title: str) -> None:
         """Cut so far that the tail's share is shorter than the last row, the tail is
         not a piece of it (``665742|gas|...`` for ``6589665742|gas|...``): the head
-        takes its share."""
-        table = "title line\n" + "".join(
+        takes its share, and where the head would be one too, only the marker is left."""
+        listing = "".join(
             f"{6_589_665_742 + i}|gas|large|rotisserie|false|{900 + i}.17\n" for i in range(40)
         )
+        table = f"{title}{listing}"
         messages = [Message.user("go"), *run_tests("t1", table), Message.assistant("done")]
         strategy = TruncateLargeResultsStrategy(max_result_tokens=space, keep_recent=0)
         (result,) = strategy.apply(messages)[2].tool_results

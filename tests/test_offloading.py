@@ -29,6 +29,7 @@ from neuron_context import (
     SupersededToolCallsStrategy,
     Text,
     TokenCounter,
+    TokenizerCounter,
     ToolResult,
     ToolResultClearingStrategy,
     ToolUse,
@@ -116,6 +117,25 @@ class TestClearing:
         cleared = ToolResultClearingStrategy(0, store=store, min_reclaim_tokens=100)
         assert cleared.apply(messages) != messages
         assert len(set(store)) == 2
+
+    def test_a_reference_never_costs_more_than_it_saves(self) -> None:
+        """With a tokenizer, a reference is priced under its real key (a key of hex digits
+        costs more tokens than a run of one letter): a result is cleared only when its
+        reference is cheaper, so clearing never grows a history."""
+        counter = TokenizerCounter.from_encoding("o200k_base")
+        use = ToolUse(id="c1", name="read_file", input={"path": "src/app.py"})
+        for words in range(1, 60):
+            messages = [
+                Message.user("go"),
+                Message.assistant("r", tool_uses=[use]),
+                Message.tool_result("c1", " ".join(["word"] * words)),
+                Message.assistant("r2", tool_uses=[ToolUse(id="c2", name="ls", input={})]),
+                Message.tool_result("c2", "x"),
+                Message.assistant("done"),
+            ]
+            strategy = ToolResultClearingStrategy(1, store=MemoryStore(), counter=counter)
+            output = strategy.apply(messages)
+            assert counter.estimate_messages(output) <= counter.estimate_messages(messages)
 
 
 class TestTruncation:

@@ -250,8 +250,12 @@ def _ends(text: str, keep: int) -> tuple[str, str]:
     head_chars = int(keep * HEAD_SHARE)
     if _piece_of_row(text, len(text) - (keep - head_chars), len(text)):
         head_chars = keep  # the tail would be a piece of the last row: the head takes it
+        if _piece_of_row(text, 0, keep) and "\n" in text.rstrip("\n"):
+            return "", ""  # ... unless it too would be one: no row fits, only the marker
     elif _piece_of_row(text, 0, head_chars):
         head_chars = 0  # ... or the head a piece of the first row: the tail takes it
+        if _piece_of_row(text, len(text) - keep, len(text)) and "\n" in text.rstrip("\n"):
+            return "", ""
     tail_start = len(text) - (keep - head_chars)
     head = text[:head_chars]
     tail = text[tail_start:]

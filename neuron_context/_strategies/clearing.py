@@ -43,7 +43,7 @@ from .._stores.offload import (
     referenced,
     result_content,
 )
-from .._stores.serialized import KEY_LENGTH
+from .._stores.serialized import content_key
 from .._stores.store import Store, optional_store
 from .._validators import bool_, non_negative_int, require_names, string
 from .strategy import PureStrategy, max_tokens_field
@@ -289,20 +289,18 @@ class ToolResultClearingStrategy(PureStrategy):
                 memo.progress = None
                 raise
 
-    def _marker_cost(self, use: ToolUse | None, cost: int, placeholder_cost: int) -> int:
-        """What replaces a result of ``cost`` tokens costs: with a store its reference
-        (priced with a key of the length every key has, before anything is put, so a
-        clearing that ``min_reclaim_tokens`` skips puts nothing), else the placeholder."""
-        if self.store is None:
-            return placeholder_cost
-        dummy = referenced(self.placeholder, cost, "f" * KEY_LENGTH, describe_call(use))
-        return self.counter.estimate_text(dummy)
+    def _reference_cost(self, result: ToolResult, use: ToolUse | None, cost: int) -> int:
+        """What the reference that replaces a result of ``cost`` tokens costs, under the
+        key any store gives its content, computed before anything is put (a clearing
+        that ``min_reclaim_tokens`` skips puts nothing)."""
+        removed = result_content(result, use, with_call=self.clear_tool_inputs)
+        reference = referenced(self.placeholder, cost, content_key(removed), describe_call(use))
+        return self.counter.estimate_text(reference)
 
     def _offload(self, result: ToolResult, use: ToolUse | None, cost: int) -> str | None:
-        """With a store, put ``result`` in it and return the reference that replaces it
-        (``None`` without a store or when the put failed: the placeholder replaces it)."""
-        if self.store is None:
-            return None
+        """Put ``result`` in the store and return the reference that replaces it
+        (``None`` when the put failed: the placeholder replaces it)."""
+        assert self.store is not None
         removed = result_content(result, use, with_call=self.clear_tool_inputs)
         key = offload(self.store, removed, "ToolResultClearingStrategy")
         if key is None:
@@ -355,7 +353,9 @@ class ToolResultClearingStrategy(PureStrategy):
             cost = counter.estimate_content(result.content)
             if cost <= placeholder_cost:
                 continue
-            marker_cost = self._marker_cost(use, cost, placeholder_cost)
+            marker_cost = placeholder_cost
+            if offloading:
+                marker_cost = self._reference_cost(result, use, cost)
             if cost <= marker_cost:
                 continue
             if offloading:

@@ -202,16 +202,7 @@ class _Collector:
     def text(self, text: str) -> None:
         definitions: list[str] = []
         pairs: list[str] = []
-        noted: set[str] = set()
-        for match in _JSON_PAIR.finditer(text):
-            if self.full:
-                break
-            key, value = match.group(1), match.group(2).strip('"')
-            self.seen.update((key, value))  # neither is noted again as a token
-            pair = f"{key}={value}"
-            if pair not in noted:  # the same pair on every line of a log says it once
-                noted.add(pair)
-                self.found.append(Fact(pair))
+        self._json_pairs(text)
         for raw in _lines(text):
             line = raw[:_LINE]
             number = ""
@@ -233,6 +224,26 @@ class _Collector:
         for pair in pairs:
             self.add(pair, key=pair.partition("=")[2])
         self._tokens(text, False)
+
+    def _json_pairs(self, text: str) -> None:
+        """The ``"key": value`` pairs of JSON in a text that is not JSON (a cut result,
+        a log of JSON lines). A key whose every pair holds one value (a session id on
+        every line of a log) is noted once; one whose values differ (each object's
+        status) is noted at each pair, as a parsed list's objects are."""
+        pairs = [(match.group(1), match.group(2).strip('"')) for match in _JSON_PAIR.finditer(text)]
+        values: dict[str, set[str]] = {}
+        for key, value in pairs:
+            values.setdefault(key, set()).add(value)
+        noted: set[str] = set()
+        for key, value in pairs:
+            if self.full:
+                return
+            self.seen.update((key, value))  # neither is noted again as a token
+            if len(values[key]) == 1:
+                if key in noted:
+                    continue
+                noted.add(key)
+            self.found.append(Fact(f"{key}={value}"))
 
     def _tokens(self, text: str, group: bool) -> None:
         for match in _RUN.finditer(text):
@@ -277,12 +288,12 @@ def _pair(line: str) -> str:
     if not positions:
         return ""
     at = min(positions)
-    if line[at - 1].isdigit() and line[at + 1 : at + 2].isdigit():
+    if line[at] == ":" and line[at - 1].isdigit() and line[at + 1 : at + 2].isdigit():
         return ""  # a time (09:56), a host's port, a line:column: not a key's colon
     key = line[:at].strip().strip("\"'`*-").strip()
     if _KEY.fullmatch(key) is None or key.casefold() in _COMMON_KEYS:
         return ""
-    if key.count(" ") > _KEY_WORDS - 1:
+    if len(key.split()) > _KEY_WORDS:
         return ""  # a sentence or a listing's row before its colon, not a key
     value = line[at + 1 :].strip().rstrip(",;").strip().strip("\"'`").strip()
     if not value or len(value) > VALUE or value[:1] in "{[(<" or "(" in value:

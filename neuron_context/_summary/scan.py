@@ -14,6 +14,7 @@ a small constant; ``tests/test_adversarial_strategies.py`` times the worst input
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Mapping
@@ -73,11 +74,13 @@ _PATH = re.compile(r"(?:~|\.{1,2})?/?[\w.@+*-]+(?:/[\w.@+*-]+)+/?")
 # ... or a file name with a known extension.
 _FILE = re.compile(rf"[\w-][\w.-]*\.(?:{_EXTENSIONS})(?![\w])")
 _HEX = re.compile(r"[0-9a-f]{7,40}")
-# Base64 data (a signature, an encoded blob) is no path and no name: 32+ characters of its
-# alphabet with a run of 20+ mixing cases and digits (no path part or id looks like that;
-# an id with "_" or "-", a hex hash, a UUID are not base64 runs).
+# Base64 data (a signature, an encoded blob) is no path and no name (see is_data).
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{32,}={0,2}")
-_DATA_RUN = re.compile(r"[A-Za-z0-9+]{20,}")
+_HEXES = re.compile(r"(?:0x)?[0-9a-fA-F]+")
+_DATA_SWITCHES = 0.35
+"""The least share of a token's neighbouring characters of different kinds (upper
+case, lower case, digit, symbol) for it to be base64 data: random base64 switches at
+about half of them."""
 _TRAILING = ".,;:!?'\""
 _ERROR_LINE = re.compile(
     r"(?:[\w.]*(?:Error|Exception|Failure)\b|(?:error|fatal|ERROR|FATAL|FAILED)\b)"
@@ -139,16 +142,32 @@ def mentioned(text: str) -> list[str]:
 
 
 def is_data(value: str) -> bool:
-    """Whether a token is base64 data (a signature, an encoded blob; see
-    :data:`_BASE64`), not a path or a name an agent quotes."""
-    if len(value) < 32 or _BASE64.fullmatch(value) is None:
+    """Whether a token is base64 data (a signature, an encoded blob), not a path or a
+    name an agent quotes: 32+ characters of base64's alphabet, not all hex (a digest, an
+    address), whose characters switch between upper case, lower case and digits at
+    least :data:`_DATA_SWITCHES` of the time in each part between slashes (camelCase
+    names and ids switch at a tenth to a fifth; a path's parts are words), and either
+    64+ long or holding ``+``, ``/`` or ``=``."""
+    if len(value) < 32 or _BASE64.fullmatch(value) is None or _HEXES.fullmatch(value):
         return False
-    return any(
-        any(c.isupper() for c in run)
-        and any(c.islower() for c in run)
-        and any(c.isdigit() for c in run)
-        for run in _DATA_RUN.findall(value)
-    )
+    if len(value) < 64 and not any(c in "+/=" for c in value):
+        return False
+    # Each part between slashes (a path's "drive", "folders" are words, not data).
+    return all(_switchy(part) for part in value.split("/") if len(part) > 3)
+
+
+def _switchy(text: str) -> bool:
+    kinds = [_kind(c) for c in text]
+    switches = sum(a != b for a, b in itertools.pairwise(kinds))
+    return switches >= _DATA_SWITCHES * (len(text) - 1)
+
+
+def _kind(char: str) -> int:
+    if char.isupper():
+        return 0
+    if char.islower():
+        return 1
+    return 2 if char.isdigit() else 3
 
 
 def _is_hash(word: str) -> bool:
