@@ -29,6 +29,7 @@ anchored pattern bounded by its length; see :mod:`neuron_context._summary.scan`)
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -82,6 +83,8 @@ _SALIENT_VALUE = re.compile(r"[\w$@#+-]*[\dA-Z][\w .,:/$@#+-]*")
 _TRIM = ".,;:!?'\"`()[]{}<>"
 _KEY_WORDS = 4
 """The most words of a text key (``Total time``, ``Last modified by``)."""
+_PAIRS_READ = 8
+"""How many pairs of JSON in a text are read per fact noted at most (repeats are few)."""
 _COMMON_KEYS = frozenset(("http", "https", "note", "warning", "error", "info", "debug"))
 """Text before a colon that is not a key (a URL's scheme, a log level)."""
 
@@ -229,8 +232,10 @@ class _Collector:
         """The ``"key": value`` pairs of JSON in a text that is not JSON (a cut result,
         a log of JSON lines). A key whose every pair holds one value (a session id on
         every line of a log) is noted once; one whose values differ (each object's
-        status) is noted at each pair, as a parsed list's objects are."""
-        pairs = [(match.group(1), match.group(2).strip('"')) for match in _JSON_PAIR.finditer(text)]
+        status) is noted at each pair, as a parsed list's objects are. At most
+        :data:`_PAIRS_READ` times ``limit`` pairs are read."""
+        matches = itertools.islice(_JSON_PAIR.finditer(text), self.limit * _PAIRS_READ)
+        pairs = [(match.group(1), match.group(2).strip('"')) for match in matches]
         values: dict[str, set[str]] = {}
         for key, value in pairs:
             values.setdefault(key, set()).add(value)
