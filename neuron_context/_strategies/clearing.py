@@ -1,41 +1,22 @@
 """Tool-result clearing: old tool results become a short placeholder.
 
-An agent clears the same old results turn after turn (the history it keeps still holds
-them), so the cleared copy of a tool message is remembered across calls: by the message's
-identity, the blocks cleared and the placeholder, in a module-level cache that holds the
-original only by a weak reference (its entry goes when it dies; a message never stays
-alive for the cache) and whose entries are immutable tuples stored and read with single
-dict operations (safe when one strategy, or many, clear concurrently in threads). The
-copies are built with the blocks' private constructors (no re-validation of what was
-valid already) and are equal to what ``attrs.evolve`` builds.
-
-An agent also calls the strategy each turn on the same history grown by a message or
-two. Without ``exclude_tools`` and ``clear_tool_inputs`` (whose decisions read the
-calls), with a frozen rule-based counter and nothing logged at INFO, the strategy
-continues its last clearing instead of redoing it (:class:`_Progress`; the sum reclaimed
-for ``min_reclaim_tokens`` is carried): the decisions are the same, taken once per
-result, and a turn costs a C-speed comparison of the history's messages (held by the
-progress, until the next history replaces it), its new messages and the output list.
-Otherwise every call decides every result.
+What a clearing remembers across calls (the cleared copies of tool messages, and the
+progress it continues when an agent's history has grown) is in
+:mod:`neuron_context._strategies.clearing_memo`.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
-from .._counting.counter import BaseCounter, compact_json
-from .._counting.heuristic import TokenCounter
-from .._counting.tokenizer import TokenizerCounter
+from .._counting.counter import compact_json
 from .._log import log_compaction, logger
 from .._messages.content import ContentBlock, Text, ToolResult, ToolUse
 from .._messages.conversation import Structure, replace_content, tool_results
 from .._messages.message import Message
-from .._prefix import starts_with
 from .._stores.offload import (
     describe_call,
     is_reference,
@@ -46,51 +27,12 @@ from .._stores.offload import (
 from .._stores.serialized import content_key
 from .._stores.store import Store, optional_store
 from .._validators import bool_, non_negative_int, require_names, string
+from .clearing_memo import FROZEN_COUNTERS, Memo, Progress, cleared_message
 from .strategy import PureStrategy, max_tokens_field
 
 __all__ = ["ToolResultClearingStrategy"]
 
 _EMPTY_INPUT_JSON = "{}"
-
-_Entry = tuple["weakref.ref[Message]", tuple[int, ...], str, Message]
-_CLEARED: dict[int, _Entry] = {}
-"""``id(original)`` -> (weak reference to it, blocks cleared, placeholder, cleared copy)."""
-
-
-def _forget(ref: weakref.ref[Message], key: int, cache: dict[int, _Entry] = _CLEARED) -> None:
-    # The cache is bound as a default: at interpreter exit the module's globals may be
-    # gone before the last messages die.
-    entry = cache.get(key)
-    if entry is not None and entry[0] is ref:
-        cache.pop(key, None)
-
-
-def _cleared_message(
-    message: Message, blocks: tuple[int, ...], placeholder: tuple[Text, ...]
-) -> Message:
-    """``message`` with the tool results at ``blocks`` holding ``placeholder`` (cached)."""
-    key = id(message)
-    text = placeholder[0].text
-    entry = _CLEARED.get(key)
-    if entry is not None and entry[0]() is message and entry[1] == blocks and entry[2] == text:
-        return entry[3]
-    content = list(message.content)
-    for index in blocks:
-        result = content[index]
-        assert isinstance(result, ToolResult)
-        content[index] = (
-            replace_content(result, placeholder)
-            if result.is_error
-            else ToolResult._of(result.tool_use_id, placeholder)
-        )
-    cleared = Message._of(message.role, tuple(content))
-
-    def forget(dead: weakref.ref[Message], forget_entry: Callable[..., None] = _forget) -> None:
-        forget_entry(dead, key)
-
-    ref = weakref.ref(message, forget)
-    _CLEARED[key] = (ref, blocks, text, cleared)
-    return cleared
 
 
 def _referenced(
@@ -113,117 +55,6 @@ def _referenced(
 
 def _exclude_tools(value: Iterable[str]) -> frozenset[str]:
     return require_names(value, "ToolResultClearingStrategy.exclude_tools")
-
-
-_FROZEN_COUNTERS = (TokenCounter, TokenizerCounter)
-"""Counters whose rules cannot change after construction (frozen): a cost they gave
-stays true, so progress made with them can be carried to the next call."""
-
-
-class _Progress:
-    """One clearing of a history, kept to continue it when the history has grown.
-
-    Holds the history (the messages themselves: a grown history is recognised by one
-    C-speed comparison of references, :func:`~neuron_context._prefix.starts_with`), the
-    positions of the results not yet old enough to clear, and the cleared copies made so
-    far with their indices. Used under its owner's lock.
-    """
-
-    __slots__ = (
-        "at",
-        "config",
-        "copies",
-        "count",
-        "last_blocks",
-        "messages",
-        "pending",
-        "reclaimed",
-        "total",
-    )
-
-    def __init__(self, config: tuple[int, str, BaseCounter]) -> None:
-        self.config = config
-        self.messages: list[Message] = []  # the history cleared so far
-        self.total = 0  # tool results seen
-        self.pending: list[tuple[int, int]] = []  # results not yet candidates
-        self.reclaimed = 0
-        self.count = 0  # results cleared
-        self.at: list[int] = []  # indices of the cleared messages, ascending
-        self.copies: list[Message] = []  # their cleared copies
-        self.last_blocks: tuple[int, ...] = ()  # blocks cleared in messages[at[-1]]
-
-    def extends(self, messages: Sequence[Message], config: tuple[int, str, BaseCounter]) -> bool:
-        """Whether ``messages`` is the history cleared so far, grown (same objects)."""
-        keep, placeholder, counter = self.config
-        return (
-            keep == config[0]
-            and placeholder == config[1]
-            and counter is config[2]
-            and (not self.messages or starts_with(messages, self.messages))
-        )
-
-    def advance(self, messages: Sequence[Message], min_reclaim: int) -> list[Message]:
-        """Clear what became old in the messages added since; return the output."""
-        keep, text, counter = self.config
-        start = len(self.messages)
-        new = messages[start:]
-        # An item that is no Message fails here (TypeError), before the progress changed.
-        if not all(isinstance(message, Message) for message in new):
-            msg = "not a Message"
-            raise TypeError(msg)
-        self.messages.extend(new)
-        pending = self.pending
-        pending.extend((ref.message + start, ref.block) for ref in tool_results(new))
-        total = self.total + len(pending) - min(self.total, keep)
-        take = max(0, total - keep) - max(0, self.total - keep)
-        self.total = total
-        if take:
-            placeholder = (Text._of(text),)
-            placeholder_cost = counter.estimate_text(text)
-            at, copies = self.at, self.copies
-            for m_index, b_index in pending[:take]:
-                message = messages[m_index]
-                result = message.content[b_index]
-                assert isinstance(result, ToolResult)
-                if result.content == placeholder:
-                    continue
-                cost = counter.estimate_content(result.content)
-                if cost <= placeholder_cost:
-                    continue
-                self.reclaimed += cost - placeholder_cost
-                self.count += 1
-                if at and at[-1] == m_index:
-                    self.last_blocks = (*self.last_blocks, b_index)
-                    copies[-1] = _cleared_message(message, self.last_blocks, placeholder)
-                else:
-                    self.last_blocks = (b_index,)
-                    at.append(m_index)
-                    copies.append(_cleared_message(message, self.last_blocks, placeholder))
-            del pending[:take]
-        output = list(messages)
-        if self.count and self.reclaimed >= min_reclaim:
-            for m_index, copy in zip(self.at, self.copies, strict=True):
-                output[m_index] = copy
-        return output
-
-
-class _Memo:
-    """A strategy's last :class:`_Progress`; no part of its value (copies start empty)."""
-
-    __slots__ = ("lock", "progress")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.progress: _Progress | None = None
-
-    def __reduce__(self) -> tuple[type[_Memo], tuple[()]]:
-        return (_Memo, ())
-
-    def __copy__(self) -> _Memo:
-        return _Memo()
-
-    def __deepcopy__(self, memo: dict[int, object]) -> _Memo:
-        return _Memo()
 
 
 @attrs.define
@@ -259,7 +90,7 @@ class ToolResultClearingStrategy(PureStrategy):
     """Where cleared results go: each placeholder then names the call, its size and the
     key to recall it by (``[tool result cleared: read_file a.py, 2,314 tokens — recall:
     <key>]``)."""
-    _memo: _Memo = attrs.field(factory=_Memo, init=False, eq=False, repr=False)
+    _memo: Memo = attrs.field(factory=Memo, init=False, eq=False, repr=False)
 
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
         counter = self.counter
@@ -268,7 +99,7 @@ class ToolResultClearingStrategy(PureStrategy):
             or self.exclude_tools
             or self.clear_tool_inputs
             or self.store is not None
-            or type(counter) not in _FROZEN_COUNTERS
+            or type(counter) not in FROZEN_COUNTERS
             or logger.isEnabledFor(logging.INFO)
         ):
             return self._clear(messages)
@@ -280,7 +111,7 @@ class ToolResultClearingStrategy(PureStrategy):
         with memo.lock:
             progress = memo.progress
             if progress is None or not progress.extends(messages, config):
-                progress = memo.progress = _Progress(config)
+                progress = memo.progress = Progress(config)
             try:
                 return progress.advance(messages, self.min_reclaim_tokens)
             except BaseException:
@@ -318,7 +149,7 @@ class ToolResultClearingStrategy(PureStrategy):
         reference, when it was offloaded)."""
         if any((at, block) in references for block in blocks):
             return _referenced(messages[at], at, blocks, references, self.placeholder)
-        return _cleared_message(messages[at], tuple(blocks), (Text(text=self.placeholder),))
+        return cleared_message(messages[at], tuple(blocks), (Text(text=self.placeholder),))
 
     def _clear(self, messages: Sequence[Message]) -> list[Message]:
         positions = list(tool_results(messages))
