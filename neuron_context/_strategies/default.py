@@ -51,16 +51,14 @@ from .._counting.tokenizer import TokenizerCounter
 from .._errors import BudgetExceededError
 from .._log import log_compaction, logger
 from .._messages.checks import CheckOnFailure
-from .._messages.content import Compaction
 from .._messages.message import Message, Role, ToolDefinition
 from .._numbers import scale
-from .._stores.offload import largest_reference, messages_reference, short_reference
-from .._stores.serialized import KEY_LENGTH
 from .._stores.store import Store, optional_store
 from .._summary.format import SUMMARY_HEADING
 from .._validators import bool_, instance_of, number, optional, positive_int
 from ..providers._base import Provider
 from .default_fit import fit
+from .default_offload import Found, assemble, offload, placeholder, with_store
 from .default_plan import Part, Plan
 from .default_summary import SummaryWriter
 from .schedule import CacheSchedule, growth_per_turn
@@ -192,22 +190,11 @@ class DefaultStack(BudgetedStrategy):
         """
         with CheckOnFailure(messages, "DefaultStack"):
             table = self.counter.cost_table(messages)
-        found = await self._compact(messages, table, self.store)
-        if found is not None and found[1] > found[2]:  # try the shortest reference
-            found = await self._compact(messages, table, self.store, short=True)
-        if found is None or found[1] > found[2]:
-            # The store failed, or the reference does not fit a budget that the output
-            # without it meets: the compaction as it would be without a store.
-            plain = await self._compact(messages, table, None)
-            assert plain is not None
-            if found is not None and plain[1] <= plain[2]:
-                logger.warning(
-                    "DefaultStack: no room for the reference to the offloaded messages "
-                    "within the budget; compacting without offloading"
-                )
-            if found is None or plain[1] <= plain[2]:
-                found = plain
-        output, after, limit = found
+
+        async def attempt(store: Store | None, short: bool) -> Found | None:
+            return await self._compact(messages, table, store, short=short)
+
+        output, after, limit = await with_store(attempt, self.store)
         self._check(after, limit)
         return output
 
@@ -249,19 +236,14 @@ class DefaultStack(BudgetedStrategy):
                     return cut, self.counter.estimate_messages(cut) + self._headings(cut), limit
         if before <= target:
             return list(messages), before, limit
-        # With a store, room is kept for the reference: a placeholder as long as it can be,
-        # a part of its own that the last resort never cuts.
-        longest = short_reference("f" * KEY_LENGTH) if short else largest_reference()
-        holder = _reference_message(longest) if store is not None else None
+        # With a store, room is kept for the reference (see default_offload).
+        holder = placeholder(store, short=short)
         room = 0 if holder is None else self._part_cost(Part("reference", holder))
         plan = Plan.of(messages, self.counter, limit, target - room, self.recent, table=table)
         summaries = await self._summaries(plan, target - room)
-        parts = plan.assemble([*summaries, holder] if holder else summaries)
-        if holder is not None:
-            parts = [Part("reference", holder) if p.message is holder else p for p in parts]
-        parts = self._fit(parts, messages, plan, limit)
+        parts = self._fit(assemble(plan, summaries, holder), messages, plan, limit)
         if store is not None:
-            offloaded = self._offload(parts, messages, store, short=short)
+            offloaded = offload(parts, messages, store, self.counter, short=short)
             if offloaded is None:
                 return None
             parts = offloaded
@@ -277,21 +259,6 @@ class DefaultStack(BudgetedStrategy):
             {"summarized": len(plan.summarized), "kept": len(plan.tail), "target": target},
         )
         return output, after, limit
-
-    # -- offloading (with a store) -------------------------------------------------------
-
-    def _offload(
-        self, parts: list[Part], messages: Sequence[Message], store: Store, *, short: bool
-    ) -> list[Part] | None:
-        """Offload every input message the output does not hold as it is, and put the
-        reference to them where the placeholder was (``None`` when the put failed)."""
-        kept = {id(part.message) for part in parts}
-        removed = [message for message in messages if id(message) not in kept]
-        reference = messages_reference(store, removed, self.counter, "DefaultStack", short=short)
-        if reference is None:
-            return None if removed else [part for part in parts if part.kind != "reference"]
-        message = _reference_message(reference)
-        return [Part("reference", message) if p.kind == "reference" else p for p in parts]
 
     @property
     def _heading(self) -> int:
@@ -334,11 +301,6 @@ class DefaultStack(BudgetedStrategy):
         if self.strict:
             raise BudgetExceededError(msg, excess=excess, max_tokens=self.max_tokens)
         logger.warning(msg, extra={"tokens_after": cost, "max_tokens": self.max_tokens})
-
-
-def _reference_message(text: str) -> Message:
-    """The message that holds the reference to what a compaction offloaded."""
-    return Message(role=Role.USER, content=(Compaction(content=text),))
 
 
 def _leading_system_cost(messages: Sequence[Message], counter: BaseCounter) -> int:
