@@ -310,6 +310,26 @@ class TestCompaction:
         assert "summarizing offline" in caplog.text
 
     @pytest.mark.anyio
+    async def test_an_unreachable_budget_is_compacted_once(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """Where the system messages leave no room for the budget, the compaction runs
+        once (one logged compaction), not once more per retry of an offloading there is
+        no store for (with an LLM summarizer each run could be a call)."""
+        messages = [Message.system("s" * 6000), *session(60)[1:]]
+        with caplog.at_level(logging.INFO, logger="neuron_context"):
+            output = await default_stack(1500, counter=TokenCounter()).compact(messages)
+        assert cost(output, TokenCounter()) > 1500
+        runs = [
+            r
+            for r in caplog.records
+            if r.getMessage().startswith("DefaultStack: ")
+            and "messages" in r.getMessage()
+            and "->" in r.getMessage()
+        ]
+        assert len(runs) == 1
+
+    @pytest.mark.anyio
     async def test_llm_summarizer_gets_the_space_left(self) -> None:
         """An LLM summarizer is asked for a summary that fills the space below the target."""
         seen: list[int | None] = []

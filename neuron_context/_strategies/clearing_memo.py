@@ -10,8 +10,9 @@ copies are built with the blocks' private constructors (no re-validation of what
 valid already) and are equal to what ``attrs.evolve`` builds.
 
 An agent also calls the strategy each turn on the same history grown by a message or
-two. Without ``exclude_tools`` and ``clear_tool_inputs`` (whose decisions read the
-calls), with a frozen rule-based counter and nothing logged at INFO, the strategy
+two. Given a list or tuple, without ``exclude_tools`` and ``clear_tool_inputs`` (whose
+decisions read the calls) nor a ``store`` (whose puts are made per clearing), with a
+frozen rule-based counter and nothing logged at INFO, the strategy
 continues its last clearing instead of redoing it (:class:`Progress`; the sum reclaimed
 for ``min_reclaim_tokens`` is carried): the decisions are the same, taken once per
 result, and a turn costs a C-speed comparison of the history's messages (held by the

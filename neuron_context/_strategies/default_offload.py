@@ -40,8 +40,13 @@ async def with_store(attempt: Attempt, store: Store | None) -> Found:
     The output without a store is taken whenever the one with it is over the limit, so a
     reference never turns a compaction that meets the budget into one that does not;
     when neither meets it, the one with the reference is kept (what it removed can still
-    be recalled)."""
+    be recalled). Without a store, the one compaction is the answer, over the limit or
+    not (a compaction that cannot meet the budget is not run three times: with an LLM
+    summarizer, each run is a call)."""
     found = await attempt(store, False)
+    if store is None:  # no put that could fail: the one compaction, over its limit or not
+        assert found is not None
+        return found
     if found is not None and found[1] > found[2]:  # try the shortest reference
         found = await attempt(store, True)
     if found is None or found[1] > found[2]:
