@@ -280,6 +280,8 @@ class TestExtractiveSummarizer:
         summary = summarize(found)
         for name in names:  # camelCase, an address, a path with an id: names, not data
             assert name in summary
+        short_parts = "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q"  # no part to judge: a path
+        assert short_parts in summarize([*found[:2], Message.tool_result("n1", short_parts)])
         assert "/tmp/x/8463c716-a2ea/a.txt" in text
         assert digest not in text
         assert "R3F6dcZQ" not in text

@@ -153,7 +153,8 @@ def is_data(value: str) -> bool:
     if len(value) < 64 and not any(c in "+/=" for c in value):
         return False
     # Each part between slashes (a path's "drive", "folders" are words, not data).
-    return all(_switchy(part) for part in value.split("/") if len(part) > 3)
+    parts = [part for part in value.split("/") if len(part) > 3]
+    return bool(parts) and all(_switchy(part) for part in parts)
 
 
 def _switchy(text: str) -> bool:
