@@ -310,6 +310,36 @@ class TestCompaction:
         assert "summarizing offline" in caplog.text
 
     @pytest.mark.anyio
+    async def test_earlier_summaries_stay_until_the_new_one_is_squeezed(self) -> None:
+        """A compaction keeps the earlier summary as it was (the prompt up to it is
+        unchanged: the provider's cache serves it) while the new summary has a tenth of
+        the summary space beside it (``DELTA_SHARE``); an earlier summary that leaves it
+        less is merged with the new one into one."""
+        counter = TokenCounter()
+        stack = default_stack(3000, counter=counter)
+        first = await stack.compact(session(60))
+        (earlier,) = [m for m in first if m.is_compaction]
+        grown = [*first]
+        for turn in range(60, 90):
+            grown += [
+                call(f"c{turn}", f"src/module_{turn}.py"),
+                Message.tool_result(f"c{turn}", "x" * 400 + f" in src/module_{turn}.py"),
+            ]
+        second = await stack.compact(grown)
+        summaries = [m for m in second if m.is_compaction]
+        assert len(summaries) == 2
+        assert summaries[0] is earlier
+        assert second[: second.index(earlier) + 1] == grown[: grown.index(earlier) + 1]
+        # Earlier summaries that leave the new one a ninth of the space stay; ones that
+        # leave it a twentieth are merged with it into one.
+        rest = grown[grown.index(earlier) + 1 :]
+        for facts, kept in ((600, True), (680, False)):
+            big = Message(role=Role.USER, content=(Compaction(content="- fact " * facts),))
+            output = await stack.compact([grown[0], grown[1], big, *rest])
+            assert len([m for m in output if m.is_compaction]) == (2 if kept else 1)
+            assert (big in output) is kept
+
+    @pytest.mark.anyio
     async def test_an_unreachable_budget_is_compacted_once(
         self, caplog: pytest.LogCaptureFixture
     ) -> None:

@@ -33,9 +33,14 @@ __all__ = ["DELTA_SHARE", "MIN_SUMMARY", "SummaryWriter"]
 
 MIN_SUMMARY = 48
 """Tokens below which a summary is not worth writing."""
-DELTA_SHARE = 0.3
+DELTA_SHARE = 0.1
 """The share of the summary space a new summary needs beside the earlier ones; with less,
-all are merged into one."""
+all are merged into one. A merge rewrites the prompt from the first summary on (a cache
+miss) and drops what no longer fits of the earlier ones, so it waits until the new
+summary would be squeezed: replayed on the shared transcripts, 0.1 keeps as much of what
+the next step uses as 0.3 did (more at 10% and 50%) with 0.4 points more prompt-cache
+reuse at 25%; at 0.05 or 0 the new summaries get too little room (25%: 90.4%, 90.5%
+against 90.7% of the next step's evidence)."""
 
 
 class SummaryWriter:
