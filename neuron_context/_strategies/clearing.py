@@ -24,7 +24,7 @@ from .._stores.offload import (
     referenced,
     result_content,
 )
-from .._stores.serialized import content_key
+from .._stores.serialized import Content, content_key
 from .._stores.store import Store, optional_store
 from .._validators import bool_, non_negative_int, require_names, string
 from .clearing_memo import FROZEN_COUNTERS, Memo, Progress, cleared_message
@@ -120,22 +120,9 @@ class ToolResultClearingStrategy(PureStrategy):
                 memo.progress = None
                 raise
 
-    def _reference_cost(self, result: ToolResult, use: ToolUse | None, cost: int) -> int:
-        """What the reference that replaces a result of ``cost`` tokens costs, under the
-        key any store gives its content, computed before anything is put (a clearing
-        that ``min_reclaim_tokens`` skips puts nothing)."""
-        removed = result_content(result, use, with_call=self.clear_tool_inputs)
-        reference = referenced(self.placeholder, cost, content_key(removed), describe_call(use))
-        return self.counter.estimate_text(reference)
-
-    def _offload(self, result: ToolResult, use: ToolUse | None, cost: int) -> str | None:
-        """Put ``result`` in the store and return the reference that replaces it
-        (``None`` when the put failed: the placeholder replaces it)."""
-        assert self.store is not None
-        removed = result_content(result, use, with_call=self.clear_tool_inputs)
-        key = offload(self.store, removed, "ToolResultClearingStrategy")
-        if key is None:
-            return None
+    def _reference(self, use: ToolUse | None, cost: int, key: str) -> str:
+        """The reference that replaces a result of ``cost`` tokens (called by ``use``)
+        whose content is under ``key`` in the store."""
         return referenced(self.placeholder, cost, key, describe_call(use))
 
     def _cleared(
@@ -168,7 +155,7 @@ class ToolResultClearingStrategy(PureStrategy):
         )
 
         replaced: dict[int, list[int]] = {}  # tool message index -> blocks to clear
-        planned: list[tuple[int, int, ToolResult, ToolUse | None, int]] = []  # to offload
+        planned: list[tuple[int, int, Content, ToolUse | None, int]] = []  # to offload
         blanked: dict[int, set[str]] = {}  # assistant index -> tool-use ids to blank
         reclaimed = 0
         cleared_ids: list[str] = []
@@ -186,11 +173,15 @@ class ToolResultClearingStrategy(PureStrategy):
                 continue
             marker_cost = placeholder_cost
             if offloading:
-                marker_cost = self._reference_cost(result, use, cost)
+                # Priced under the key any store gives the content, before anything is
+                # put: a clearing that min_reclaim_tokens skips puts nothing.
+                removed = result_content(result, use, with_call=self.clear_tool_inputs)
+                reference = self._reference(use, cost, content_key(removed))
+                marker_cost = counter.estimate_text(reference)
             if cost <= marker_cost:
                 continue
             if offloading:
-                planned.append((m_index, ref.block, result, use, cost))
+                planned.append((m_index, ref.block, removed, use, cost))
             replaced.setdefault(m_index, []).append(ref.block)
             reclaimed += cost - marker_cost
             cleared_ids.append(result.tool_use_id)
@@ -223,7 +214,7 @@ class ToolResultClearingStrategy(PureStrategy):
         messages: Sequence[Message],
         replaced: dict[int, list[int]],
         blanked: dict[int, set[str]],
-        planned: list[tuple[int, int, ToolResult, ToolUse | None, int]],
+        planned: list[tuple[int, int, Content, ToolUse | None, int]],
         logged: tuple[list[str], int],
     ) -> list[Message]:
         """The clearing decided by :meth:`_clear`: ``planned`` results put in the store
@@ -232,10 +223,10 @@ class ToolResultClearingStrategy(PureStrategy):
         cleared_ids, reclaimed = logged
         # Decided: only now is anything put in the store.
         references: dict[tuple[int, int], str] = {}  # with a store: what replaces each
-        for m_index, block, result, use, cost in planned:
-            reference = self._offload(result, use, cost)
-            if reference is not None:
-                references[m_index, block] = reference
+        for m_index, block, removed, use, cost in planned:
+            key = offload(self.store, removed, "ToolResultClearingStrategy")
+            if key is not None:  # else (the put failed) the placeholder replaces it
+                references[m_index, block] = self._reference(use, cost, key)
         output = list(messages)
         for m_index, blocks in replaced.items():
             output[m_index] = self._cleared(messages, m_index, blocks, references)

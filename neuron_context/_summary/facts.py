@@ -49,9 +49,6 @@ _CONDENSED = 100_000
 """The most facts of a condensed JSON text (one with more is not condensed)."""
 _WORD_MAX = 100
 """The longest run of word characters considered (longer ones are data, not names)."""
-_DIGEST = re.compile(r"[0-9a-fA-F]{48,}")
-"""A content digest (SHA-256 and longer, a lockfile's checksums): data, not a name an
-agent quotes (a commit's 40-character hash still is one)."""
 
 _RUN = re.compile(r"[\w$.@#+-]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?")
@@ -313,8 +310,8 @@ def _salient(word: str) -> bool:
     and digits, a long number, or a code identifier."""
     if "/" in word:
         return False  # a path: the artifact index has those
-    if _DIGEST.fullmatch(word) is not None or is_data(word):
-        return False
+    if is_data(word):
+        return False  # a content digest, base64
     if _DATE.fullmatch(word) is not None or _VERSION.fullmatch(word) is not None:
         return True
     if _ID.fullmatch(word) is not None:

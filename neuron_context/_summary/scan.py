@@ -74,9 +74,11 @@ _PATH = re.compile(r"(?:~|\.{1,2})?/?[\w.@+*-]+(?:/[\w.@+*-]+)+/?")
 # ... or a file name with a known extension.
 _FILE = re.compile(rf"[\w-][\w.-]*\.(?:{_EXTENSIONS})(?![\w])")
 _HEX = re.compile(r"[0-9a-f]{7,40}")
-# Base64 data (a signature, an encoded blob) is no path and no name (see is_data).
+# Data is no path and no name: base64 (a signature, an encoded blob), a content digest
+# (see is_data).
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{32,}={0,2}")
 _HEXES = re.compile(r"(?:0x)?[0-9a-fA-F]+")
+_DIGEST = re.compile(r"[0-9a-fA-F]{48,}")
 _DATA_SWITCHES = 0.35
 """The least share of a token's neighbouring characters of different kinds (upper
 case, lower case, digit, symbol) for it to be base64 data: random base64 switches at
@@ -142,12 +144,15 @@ def mentioned(text: str) -> list[str]:
 
 
 def is_data(value: str) -> bool:
-    """Whether a token is base64 data (a signature, an encoded blob), not a path or a
-    name an agent quotes: 32+ characters of base64's alphabet, not all hex (a digest, an
-    address), whose characters switch between upper case, lower case and digits at
-    least :data:`_DATA_SWITCHES` of the time in each part between slashes (camelCase
-    names and ids switch at a tenth to a fifth; a path's parts are words), and either
-    64+ long or holding ``+``, ``/`` or ``=``."""
+    """Whether a token is data, not a path or a name an agent quotes: a content digest
+    of 48+ hex digits (SHA-256 and longer, a lockfile's checksums; a commit's 40-digit
+    hash is a name), or base64 (a signature, an encoded blob): 32+ characters of its
+    alphabet, not all hex (an address), whose characters switch between upper case,
+    lower case and digits at least :data:`_DATA_SWITCHES` of the time in each part
+    between slashes (camelCase names and ids switch at a tenth to a fifth; a path's
+    parts are words), and either 64+ long or holding ``+``, ``/`` or ``=``."""
+    if _DIGEST.fullmatch(value) is not None:
+        return True
     if len(value) < 32 or _BASE64.fullmatch(value) is None or _HEXES.fullmatch(value):
         return False
     if len(value) < 64 and not any(c in "+/=" for c in value):
