@@ -3,6 +3,7 @@ the task and the user's words kept, compaction to a target below the trigger."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 
@@ -263,6 +264,37 @@ class TestCompaction:
             r"\[\.\.\. [\d,]+ lines \([\d,]+ characters, about [\d,]+ tokens\) cut", text.text
         )
         assert "src/module_0.py" in text.text
+
+    @pytest.mark.anyio
+    async def test_a_cut_index_names_its_values_in_order(self) -> None:
+        """A JSON result condensed to an index and still too long is cut; the marker
+        names what it cut by the index's own values, in order (``name=Action Camera``,
+        each row whole), not by its keys (``product_id``) or the pieces of a row."""
+        variants = {
+            str(6_700_049_080 + i): {"item_id": str(6_700_049_080 + i), "price": 400 + i}
+            for i in range(60)
+        }
+        product = {"name": "Action Camera", "product_id": "3377618313", "variants": variants}
+        use = ToolUse(id="p1", name="get_product_details", input={"product_id": "3377618313"})
+        messages = [
+            Message.user("Which camera is cheapest?"),
+            Message.assistant(tool_uses=[use]),
+            Message.tool_result("p1", json.dumps(product)),
+        ]
+        counter = TokenCounter()
+        output = await default_stack(400, counter=counter).compact(messages)
+        assert cost(output, counter) <= 400
+        text = output[-1].tool_results[0].text
+        assert text.startswith("[condensed: ")
+        names = re.search(r", naming [\d,]+: (.*?)(?: and [\d,]+ more)? \.\.\.\]", text)
+        assert names is not None, text
+        shown = names.group(1).split(" \u00b7 ")
+        rows = {f"{6_700_049_080 + i}|{400 + i}" for i in range(60)}
+        firsts = ["name=Action Camera", "product_id=3377618313", "variants: item_id|price"]
+        index = [*firsts, *sorted(rows)]
+        assert all(name in index for name in shown), shown
+        assert shown == [name for name in index if name in shown]  # in the index's order
+        assert "product_id" not in shown
 
     @pytest.mark.anyio
     async def test_nothing_to_do_returns_an_equal_list(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -238,6 +239,49 @@ class TestExtractiveSummarizer:
         assert "render_pane:772" in facts
         assert "anchor_color:770" not in facts
         assert "anchor_color:771" not in facts
+
+    def test_locals_are_not_definitions(self) -> None:
+        """A binding at a module's top level is a definition; an indented one is a
+        local (``el``, ``mid``) and is not noted as one: the functions around it are."""
+        listing = "\n".join(
+            [
+                "     1\u2192const sharedSocket = null",
+                "     2\u2192function getSharedSocket() {",
+                "     3\u2192  const el = document.getElementById('x')",
+                "     4\u2192  let mid = 3",
+                "     5\u2192  return el",
+                "     6\u2192}",
+            ]
+        )
+        session = [
+            Message.user("Read the hooks."),
+            call("r1", "read_file", path="assets/js/app.js"),
+            Message.tool_result("r1", listing),
+            Message.assistant("Done."),
+        ]
+        facts = summarize(session).split("## Facts")[1]
+        assert "sharedSocket:1" in facts
+        assert "getSharedSocket:2" in facts
+        assert "getElementById" in facts  # still a name, in the order it appears
+        assert "el:3" not in facts
+        assert "mid:4" not in facts
+
+    def test_a_list_of_values_is_noted_under_its_key_once(self) -> None:
+        """A JSON list of scalars is one fact, its key written once (a user's
+        reservations); a long list is noted in pieces, each under its key."""
+        ids = [f"R{i:02d}X{i}" for i in range(20)]
+        result = json.dumps({"user_id": "mia_li_3668", "reservations": ids, "tags": ["a"]})
+        session = [
+            Message.user("Who am I?"),
+            call("r1", "get_user_details", user_id="mia_li_3668"),
+            Message.tool_result("r1", result),
+            Message.assistant("Done."),
+        ]
+        facts = summarize(session, max_tokens=2_000).split("## Facts")[1]
+        assert f"reservations=[{', '.join(ids[:16])}]" in facts
+        assert f"reservations=[{', '.join(ids[16:])}]" in facts
+        assert facts.count("reservations=") == 2
+        assert "tags=a" in facts  # one value: a pair as before
 
     def test_data_is_not_noted_as_names(self) -> None:
         """A lockfile's checksums (content digests of 48+ hex digits) are not facts and

@@ -38,13 +38,15 @@ __all__ = [
     "Describe",
     "condensed_marker",
     "marker",
+    "pieces",
     "truncate_message",
     "truncate_text",
 ]
 
 Condense: TypeAlias = Callable[[str], str]
 """Given a text, a shorter rendering that keeps every value it holds (a JSON result as
-the index of its values), or ``""`` when there is none."""
+the index of its values), or ``""`` when there is none: a group of values a line, the
+values of a group set apart by ``", "`` (what a cut of it names, see :func:`pieces`)."""
 
 Describe: TypeAlias = Callable[[str], Sequence[str]]
 """Given the part of a text that is cut, the names it holds, most telling first (the
@@ -166,8 +168,14 @@ def truncate_text(
         short = condense(text)
         if short:
             line = condensed_marker(len(text), cost, short=_tight(max_tokens, counter))
+            # What is cut of an index is named by its own values, in order: its rows
+            # and pairs are the facts (a describer for text would take them apart).
             body = _truncated(
-                short, max_tokens - counter.estimate_text(line), counter, describe, reference
+                short,
+                max_tokens - counter.estimate_text(line),
+                counter,
+                pieces if describe is not None else None,
+                reference,
             )
             if body and counter.estimate_text(line + body) <= max_tokens:
                 return line + body
@@ -230,6 +238,29 @@ def _truncated(
         else:
             break
     return best if counter.estimate_text(best) <= max_tokens else ""
+
+
+def pieces(cut: str) -> list[str]:
+    """The values of a cut part of a condensed rendering (see :data:`Condense`), in
+    order: each line's values, split at ``", "`` outside braces and brackets (a small
+    object, ``{economy=177, business=276}``, is one value)."""
+    found: list[str] = []
+    for line in cut.split("\n"):
+        if "{" not in line and "[" not in line:
+            found.extend(piece.strip() for piece in line.split(", "))
+            continue
+        depth = 0
+        start = 0
+        for at, char in enumerate(line):
+            if char in "{[":
+                depth += 1
+            elif char in "}]":
+                depth = max(0, depth - 1)
+            elif char == "," and depth == 0 and line[at + 1 : at + 2] == " ":
+                found.append(line[start:at].strip())
+                start = at + 2
+        found.append(line[start:].strip())
+    return [piece for piece in found if piece]
 
 
 def _tight(max_tokens: int, counter: BaseCounter) -> bool:

@@ -9,16 +9,20 @@ them:
 
 1. **Definitions** in code: the functions, classes, modules, constants a listing defines,
    with their line when the listing is numbered (``make_pattern_type:282``); a name
-   defined again (a function's further clauses) is noted once, by its first line.
+   defined again (a function's further clauses) is noted once, by its first line; a
+   variable bound inside a function (an indented ``let``, ``const``, ``var``) is a
+   local, not a definition.
 2. **Key/value pairs**: every scalar of a JSON result under its key
-   (``flight_number=HAT170, price=1286``), the objects of a list set apart by ``;``;
+   (``flight_number=HAT170, price=1286``), the objects of a list set apart by ``;``, a
+   list of values under its key once (``reservations=[MFRB94, PUNERT]``);
    in text, ``key: value`` and ``key=value`` lines whose value is salient (a number, an
    id, a date, a name), so a number is noted with what it is.
 3. **Other salient tokens**, in order of appearance: identifiers with letters and digits
    (``4WQ150``, ``credit_card_9879898``, commit hashes; not data: content digests of 48
    hex digits or more, a lockfile's checksums, nor base64), dates, versions, code
    identifiers (``snake_case``, ``camelCase``, ``PascalCase``, ``SCREAMING_CASE``,
-   dotted module names).
+   dotted module names, and the code names a call through an object uses:
+   ``getElementById`` of ``document.getElementById``).
 
 Paths and URLs are left to the artifact index, which has its own section. Each fact is
 noted once (its first occurrence), and everything is bounded: :func:`facts` stops at
@@ -62,12 +66,15 @@ _GUTTER = re.compile(r"\s*(\d{1,7})(?:→|\t|:(?=\S)| {1,2}(?=\S)|\|)")
 _DEFINITION = re.compile(
     r"\s*(?:(?:export|default|public|private|protected|static|async|pub(?:\([\w ]*\))?|"
     r"abstract|final|override|inline|extern|unsafe|open|internal|sealed)\s+)*"
-    r"(?:def|defp|defmodule|defmacro|defmacrop|defstruct|defprotocol|defimpl|defdelegate|"
-    r"defguard|class|struct|enum|union|interface|trait|impl|fn|func|function|fun|be|new|"
-    r"actor|primitive|object|record|type|typealias|module|namespace|const|let|var|val|"
-    r"macro_rules!|CREATE TABLE|create table|#define)\s+"
-    r"([A-Za-z_$][\w$.!?]*)"
+    r"(?P<kind>def|defp|defmodule|defmacro|defmacrop|defstruct|defprotocol|defimpl|"
+    r"defdelegate|defguard|class|struct|enum|union|interface|trait|impl|fn|func|function|"
+    r"fun|be|new|actor|primitive|object|record|type|typealias|module|namespace|const|let|"
+    r"var|val|macro_rules!|CREATE TABLE|create table|#define)\s+"
+    r"(?P<name>[A-Za-z_$][\w$.!?]*)"
 )
+_BINDING = frozenset(("const", "let", "var", "val"))
+"""Keywords that bind a variable: a definition only at a module's top level (unindented);
+an indented one is a local (``el``, ``mid``), not a name the module offers."""
 _C_FUNCTION = re.compile(r"[A-Za-z_][\w \t*&:<>,]{0,80}?[\s*&]([A-Za-z_]\w*)\s*\(")
 """An unindented C-family function definition: ``static ast_t* make_pattern_type(``."""
 _KEY = re.compile(r"[A-Za-z_][\w .-]{0,39}")
@@ -252,9 +259,18 @@ class _Collector:
             if self.full:
                 return
             word = match.group().strip(_TRIM + "-+#@$")
-            if 4 <= len(word) <= _WORD_MAX and _salient(word):
+            if not 4 <= len(word) <= _WORD_MAX:
+                continue
+            if _salient(word):
                 self.add(word, group=group)
                 group = False
+            elif "." in word and word not in self.seen:
+                # A call through an object (document.getElementById): the code names
+                # it uses (a host name's parts are not names).
+                for part in word.split("."):
+                    if _is_code_name(part):
+                        self.add(part, group=group)
+                        group = False
 
 
 def _lines(text: str) -> Iterator[str]:
@@ -271,7 +287,9 @@ def _definition(line: str) -> str:
     """The name a line of code defines, or ``""``."""
     match = _DEFINITION.match(line)
     if match is not None:
-        return match.group(1).rstrip(".")
+        if match.group("kind") in _BINDING and line[:1].isspace():
+            return ""
+        return match.group("name").rstrip(".")
     if line[:1].isalpha() or line[:1] == "_":
         stripped = line.rstrip()
         if stripped.endswith((";", ".", ",")) or "=" in stripped.split("(", 1)[0]:
@@ -295,8 +313,11 @@ def _pair(line: str) -> str:
     key = line[:at].strip().strip("\"'`*-").strip()
     if _KEY.fullmatch(key) is None or key.casefold() in _COMMON_KEYS:
         return ""
-    if len(key.split()) > _KEY_WORDS:
+    words = key.split()
+    if len(words) > _KEY_WORDS:
         return ""  # a sentence or a listing's row before its colon, not a key
+    if words[0] in _BINDING:
+        return ""  # a line of code binding a variable (let mid = 3), not a setting
     value = line[at + 1 :].strip().rstrip(",;").strip().strip("\"'`").strip()
     if not value or len(value) > VALUE or value[:1] in "{[(<" or "(" in value:
         return ""

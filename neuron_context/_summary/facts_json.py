@@ -21,7 +21,8 @@ NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[!?]?")
 
 class Braced(str):
     """A small object of scalars under a key, shown whole: ``{economy=177, business=276}``
-    (its keys would be ambiguous flattened beside a sibling object's)."""
+    (its keys would be ambiguous flattened beside a sibling object's); or a list of
+    scalars, bracketed: ``[MFRB94, PUNERT]``."""
 
     __slots__ = ()
 
@@ -47,6 +48,34 @@ def _braced(node: Mapping[object, object]) -> Braced | None:
         else:
             fields.append(f"{name}={json.dumps(value)}")
     return Braced("{" + ", ".join(fields) + "}") if fields else None
+
+
+_LISTED = 16
+"""The most scalars of a list shown in one pair of brackets (a longer list takes more)."""
+
+
+def _listed(node: list[object]) -> list[Braced] | None:
+    """A list of two or more short scalars as bracketed pieces of at most
+    :data:`_LISTED` (``[MFRB94, PUNERT, HSR97W]``): its key is written once, not once
+    per value; ``None`` when an item is not a short scalar."""
+    if len(node) < 2:
+        return None
+    cells: list[str] = []
+    for value in node:
+        if isinstance(value, str):
+            if len(value) > VALUE or "\n" in value:
+                return None
+            cells.append(value)
+        elif isinstance(value, bool | int | float):
+            cells.append(json.dumps(value))
+        elif value is not None:
+            return None
+    if not cells:
+        return None
+    return [
+        Braced("[" + ", ".join(cells[at : at + _LISTED]) + "]")
+        for at in range(0, len(cells), _LISTED)
+    ]
 
 
 @attrs.frozen
@@ -149,8 +178,13 @@ def leaves(value: object) -> Iterator[tuple[str, object, bool]]:
             yield key, table, starts
             continue
         braced = _braced(node) if key and isinstance(node, Mapping) else None
+        listed = _listed(node) if key and isinstance(node, list) else None
         if braced is not None:
             yield key, braced, starts
+        elif listed is not None:
+            for piece in listed:
+                yield key, piece, starts
+                starts = False
         elif isinstance(node, Mapping):
             children: list[tuple[str, object, bool]] = []
             first = starts
