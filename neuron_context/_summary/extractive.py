@@ -92,6 +92,8 @@ class ExtractiveSummarizer(Provider):
       ``[Request interrupted by user]`` or a harness caveat is not a request); when space
       is short the first request and the newest ones come first, and a request longer
       than half the space is cut in the middle (head and tail kept, the cut marked);
+    - **Plan**: the newest plan or todo list (a todo tool's latest call), verbatim,
+      with what is done, in progress and next;
     - **Decisions**: the assistant's conclusions before its last message;
     - **Artifacts**: an index of what tool calls touched (a path or URL, else
       ``key=value`` of the key argument, such as ``command=pytest -q``), newest first
@@ -99,6 +101,11 @@ class ExtractiveSummarizer(Provider):
       last (when space is short, paths and URLs come first, then arguments that name
       one); then paths, URLs and commit hashes mentioned in the conversation, then
       those in tool output, each newest first, up to ``max_mentions``;
+    - **Facts**: the facts of the tool results (see ``neuron_context._summary.facts``:
+      what code defines, key/value pairs of JSON results and tables of its lists of
+      objects, ids, dates, versions, code names), a line per result under its call,
+      newest first, a chunk at a time (a result's first chunk before the further
+      chunks of the newer ones);
     - **Errors and fixes**: the first line of each error result, or the error line of
       a result that holds a traceback or an ``error:`` line, newest first;
     - **Next steps**: what the assistant said last, its last call, and a user request
