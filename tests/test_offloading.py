@@ -20,6 +20,7 @@ from transcripts import load_transcript, requires_transcripts, transcript_paths
 from neuron_context import (
     AgentOptions,
     Compaction,
+    CompletionRequest,
     MemoryStore,
     Message,
     Role,
@@ -262,6 +263,30 @@ class TestFailingStore:
         assert failing == without
         if without != messages:
             assert "offload to FailingStore failed" in caplog.text
+
+    @pytest.mark.anyio
+    async def test_an_llm_summary_is_written_once(self) -> None:
+        """When the store fails, default_stack compacts again without it; with an LLM
+        summarizer the summary the first attempt wrote (of the same messages, in less
+        space) is used again, not asked for twice (each is a call), and the output is
+        the one without a store."""
+        asked: list[int] = []
+
+        def summarize(request: CompletionRequest) -> str:
+            asked.append(request.max_tokens or 0)
+            return "The user asked to fix src/app.py; the tests failed; the bug was found."
+
+        messages = _conversation()
+        budget = TokenCounter().estimate_messages(messages) // 3
+        failing = default_stack(
+            budget, summarizer=FunctionProvider(summarize), store=FailingStore()
+        )
+        output = await failing.compact(messages)
+        assert len(asked) == 1
+        plain = await default_stack(budget, summarizer=FunctionProvider(summarize)).compact(
+            messages
+        )
+        assert output == plain
 
     def test_agent_reports_an_event(self) -> None:
         """The agent loop reports each lost offload as an OffloadFailed event and runs on."""

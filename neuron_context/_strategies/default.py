@@ -40,7 +40,7 @@ they fit together, once, so a user states the budget once. Why each piece is the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypedDict, Unpack
+from typing import TypeAlias, TypedDict, Unpack
 
 import attrs
 
@@ -65,6 +65,10 @@ from .schedule import CacheSchedule, growth_per_turn
 from .strategy import BudgetedStrategy, check_token_count
 
 __all__ = ["DefaultStack", "default_stack"]
+
+Written: TypeAlias = dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, list[Message]]]
+"""The summaries one compaction wrote, by the identities of the earlier summaries and
+the messages they summarize: the target they were written for, and them."""
 
 _TAIL_SHARE = 0.25
 """The least share of the recent space a new message keeps when only the tail is cut
@@ -191,8 +195,10 @@ class DefaultStack(BudgetedStrategy):
         with CheckOnFailure(messages, "DefaultStack"):
             table = self.counter.cost_table(messages)
 
+        written: Written = {}
+
         async def attempt(store: Store | None, short: bool) -> Found | None:
-            return await self._compact(messages, table, store, short=short)
+            return await self._compact(messages, table, store, short=short, written=written)
 
         output, after, limit = await with_store(attempt, self.store)
         self._check(after, limit)
@@ -205,9 +211,11 @@ class DefaultStack(BudgetedStrategy):
         store: Store | None,
         *,
         short: bool = False,
+        written: Written | None = None,
     ) -> tuple[list[Message], int, int] | None:
         """:meth:`compact` with ``store`` (and its ``short`` reference): the output, its
-        cost and the limit (``None`` when the put failed)."""
+        cost and the limit (``None`` when the put failed); ``written``: the summaries
+        the compaction's earlier attempts wrote (see :meth:`_written`)."""
         systems = sum(
             table.cost(index)
             for index, message in enumerate(messages)
@@ -240,7 +248,7 @@ class DefaultStack(BudgetedStrategy):
         holder = placeholder(store, short=short)
         room = 0 if holder is None else self._part_cost(Part("reference", holder))
         plan = Plan.of(messages, self.counter, limit, target - room, self.recent, table=table)
-        summaries = await self._summaries(plan, target - room)
+        summaries = await self._written(plan, target - room, written)
         parts = self._fit(assemble(plan, summaries, holder), messages, plan, limit)
         if store is not None:
             offloaded = offload(parts, messages, store, self.counter, short=short)
@@ -276,6 +284,21 @@ class DefaultStack(BudgetedStrategy):
 
     def _cost(self, parts: Sequence[Part]) -> int:
         return sum(self._part_cost(part) for part in parts)
+
+    async def _written(self, plan: Plan, target: int, written: Written | None) -> list[Message]:
+        """:meth:`_summaries`, except that with a summarizer (each summary a call) the
+        summaries an earlier attempt of the same compaction wrote of the same messages
+        for a target no higher are used again: they fit, and the attempts with a shorter
+        reference or without a store (see ``default_offload.with_store``) cost no call."""
+        if written is None or self.summarizer is None:
+            return await self._summaries(plan, target)
+        key = (tuple(map(id, plan.previous)), tuple(map(id, plan.summarized)))
+        found = written.get(key)
+        if found is not None and found[0] <= target:
+            return found[1]
+        summaries = await self._summaries(plan, target)
+        written[key] = (target, summaries)
+        return summaries
 
     async def _summaries(self, plan: Plan, target: int) -> list[Message]:
         """The summaries before the kept part, sized to the space left (see

@@ -41,8 +41,11 @@ async def with_store(attempt: Attempt, store: Store | None) -> Found:
     reference never turns a compaction that meets the budget into one that does not;
     when neither meets it, the one with the reference is kept (what it removed can still
     be recalled). Without a store, the one compaction is the answer, over the limit or
-    not (a compaction that cannot meet the budget is not run three times: with an LLM
-    summarizer, each run is a call)."""
+    not (a compaction that cannot meet the budget is not run three times). Each attempt
+    after the first has more space (a shorter reference, or none), so where it
+    summarizes the same messages ``attempt`` may hand it the first one's summaries
+    (``DefaultStack`` does with an LLM summarizer: a reference's few tokens seldom move
+    the cut, and then the attempts cost one call, not three)."""
     found = await attempt(store, False)
     if store is None:  # no put that could fail: the one compaction, over its limit or not
         assert found is not None
