@@ -296,6 +296,43 @@ class TestCompaction:
         assert shown == [name for name in index if name in shown]  # in the index's order
         assert "product_id" not in shown
 
+    @staticmethod
+    async def cut_result(value: object, budget: int) -> list[str]:
+        """The names the marker of ``value`` shows, cut as the step in progress."""
+        use = ToolUse(id="p1", name="get_user", input={"user_id": "mia_li_3668"})
+        messages = [
+            Message.user("Look me up."),
+            Message.assistant(tool_uses=[use]),
+            Message.tool_result("p1", json.dumps(value)),
+        ]
+        counter = TokenCounter()
+        output = await default_stack(budget, counter=counter).compact(messages)
+        assert cost(output, counter) <= budget
+        text = output[-1].tool_results[0].text
+        names = re.search(r", naming [\d,]+: (.*?)(?: and [\d,]+ more)? \.\.\.\]", text)
+        assert names is not None, text
+        return names.group(1).split(" \u00b7 ")
+
+    @pytest.mark.anyio
+    async def test_a_cut_row_is_named_whole(self) -> None:
+        """A table row whose cells hold ``", "`` (an address) is one name."""
+        orders = [
+            {"order_id": f"#W{4_000_000 + i}", "address": f"{100 + i} Oak St, Austin, TX"}
+            for i in range(60)
+        ]
+        rows = {f"#W{4_000_000 + i}|{100 + i} Oak St, Austin, TX" for i in range(60)}
+        names = await self.cut_result({"user_id": "mia_li_3668", "orders": orders}, 400)
+        assert all(name in rows for name in names), names
+
+    @pytest.mark.anyio
+    async def test_no_piece_of_a_value_is_named(self) -> None:
+        """Where the cut starts or ends inside a long line of the index, the value it
+        cuts in two is not named: its piece would read as another value."""
+        value = {f"field_{i}": 6_589_665_742 + i * 7_919 for i in range(300)}
+        whole = {f"field_{i}={6_589_665_742 + i * 7_919}" for i in range(300)}
+        names = await self.cut_result(value, 400)
+        assert all(name in whole for name in names), names
+
     @pytest.mark.anyio
     async def test_nothing_to_do_returns_an_equal_list(self) -> None:
         """A history under the target comes back as it is."""

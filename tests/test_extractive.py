@@ -266,6 +266,50 @@ class TestExtractiveSummarizer:
         assert "el:3" not in facts
         assert "mid:4" not in facts
 
+    def test_members_and_settings_are_not_locals(self) -> None:
+        """A binding with a modifier is a member (``static let shared``), a gutter's
+        ``| `` is not indentation, and a key that is only a keyword is a setting's."""
+        listing = "\n".join(
+            [
+                "    1| const sharedSocket = null",
+                "    2| struct Config {",
+                "    3|     static let shared = Config()",
+                "    4|     private val cache = 12",
+                "    5| }",
+            ]
+        )
+        session = [
+            Message.user("Read the config."),
+            call("r1", "read_file", path="Config.swift"),
+            Message.tool_result("r1", listing),
+            call("r2", "read_file", path="settings.txt"),
+            Message.tool_result("r2", "val: 42\nvar: X12"),
+            Message.assistant("Done."),
+        ]
+        facts = summarize(session).split("## Facts")[1]
+        for name in ("sharedSocket:1", "shared:3", "cache:4", "val=42", "var=X12"):
+            assert name in facts
+        assert "private val" not in facts
+
+    def test_dotted_names_are_split_only_for_calls(self) -> None:
+        """``document.getElementById`` notes ``getElementById``; a file name, a host,
+        an address and a version are not taken apart into names."""
+        text = (
+            "call document.getElementById; wrote user_data.csv; see "
+            "https://docs.my_site.io/setup_guide.html; built release_v1.2.rc1; mail "
+            "john_doe.smith@corp.com"
+        )
+        session = [
+            Message.user("Look."),
+            call("r1", "bash", command="make"),
+            Message.tool_result("r1", text),
+            Message.assistant("Done."),
+        ]
+        facts = summarize(session).split("## Facts")[1]
+        assert "getElementById" in facts
+        for part in ("user_data,", "my_site", "setup_guide", "release_v1,", "john_doe"):
+            assert part not in facts + ",", part
+
     def test_a_list_of_values_is_noted_under_its_key_once(self) -> None:
         """A JSON list of scalars is one fact, its key written once (a user's
         reservations); a long list is noted in pieces, each under its key."""
@@ -282,6 +326,36 @@ class TestExtractiveSummarizer:
         assert f"reservations=[{', '.join(ids[16:])}]" in facts
         assert facts.count("reservations=") == 2
         assert "tags=a" in facts  # one value: a pair as before
+
+    @pytest.mark.parametrize(
+        ("values", "noted"),
+        [
+            (["a, b", "c"], "tags=a, b, tags=c\n"),  # ", " in a value: a pair each
+            (["[x]", "y"], "tags=[x], tags=y\n"),
+            (["", "A1", " ", None, "B2"], "tags=[A1, B2]\n"),  # blanks say nothing
+            (["", "A1"], "tags=A1\n"),
+            ([f"note number {i} about the order" for i in range(9)], ""),
+        ],
+    )
+    def test_a_list_reads_back_as_its_values(self, values: list[object], noted: str) -> None:
+        """A bracketed list never reads as other values: one whose values hold ``", "``
+        or brackets is noted a pair per value; blanks and nulls are left out; a list is
+        noted in pieces of at most about 160 characters (a summary takes its facts in
+        chunks that long)."""
+        session = [
+            Message.user("Tag it."),
+            call("r1", "get_tags", item="A1"),
+            Message.tool_result("r1", json.dumps({"tags": values})),
+            Message.assistant("Done."),
+        ]
+        line = summarize(session, max_tokens=2_000).split("## Facts")[1].split("\n")[1]
+        if noted:
+            assert line.endswith(": " + noted.strip())
+        else:
+            pieces = re.findall(r"tags=\[(.*?)\]", line)
+            assert len(pieces) > 1
+            assert all(len(piece) <= 160 for piece in pieces)
+            assert ", ".join(pieces) == ", ".join(str(v) for v in values)
 
     def test_data_is_not_noted_as_names(self) -> None:
         """A lockfile's checksums (content digests of 48+ hex digits) are not facts and

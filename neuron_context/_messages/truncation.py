@@ -157,7 +157,8 @@ def truncate_text(
             example the paths it mentions), or ``None``.
         condense: given the text, a shorter rendering that keeps its values; when it
             has one, that rendering (after a :func:`condensed_marker`) is what is kept,
-            and cut if it still costs too much.
+            and cut if it still costs too much (its marker then names the rendering's
+            own values, :func:`pieces`, when ``describe`` is given).
         reference: where the whole text can be read back (``recall: <key>``), written
             in the marker whatever else it leaves out.
     """
@@ -213,7 +214,7 @@ def _truncated(
         names: list[str] = []
         named = 0
         if describe is not None and note > 0:
-            found = describe(cut)
+            found = describe(_whole(cut, head, tail, index=describe is pieces))
             named = len(found)
             names = _fitting(found, note, counter)
         cut_tokens = max(0, cost - counter.estimate_text(head) - counter.estimate_text(tail))
@@ -242,10 +243,15 @@ def _truncated(
 
 def pieces(cut: str) -> list[str]:
     """The values of a cut part of a condensed rendering (see :data:`Condense`), in
-    order: each line's values, split at ``", "`` outside braces and brackets (a small
-    object, ``{economy=177, business=276}``, is one value)."""
+    order, all of them: a row of a table (a line holding ``|``) is one value; other
+    lines are split at ``", "`` outside braces and brackets (a small object,
+    ``{economy=177, business=276}``, or a list is one value, unless the cut leaves it
+    unclosed)."""
     found: list[str] = []
     for line in cut.split("\n"):
+        if "|" in line:
+            found.append(line.strip())
+            continue
         if "{" not in line and "[" not in line:
             found.extend(piece.strip() for piece in line.split(", "))
             continue
@@ -259,8 +265,43 @@ def pieces(cut: str) -> list[str]:
             elif char == "," and depth == 0 and line[at + 1 : at + 2] == " ":
                 found.append(line[start:at].strip())
                 start = at + 2
-        found.append(line[start:].strip())
+        rest = line[start:]
+        if depth:  # a bracket the cut left open: its values one by one
+            found.extend(piece.strip() for piece in rest.split(", "))
+        else:
+            found.append(rest.strip())
     return [piece for piece in found if piece]
+
+
+_SEPARATORS = " \t\r\n,;"
+"""What ends a value in a text (a word, an id, a number)."""
+
+
+def _whole(cut: str, head: str, tail: str, *, index: bool) -> str:
+    """``cut`` less a piece of a value at either end: where the cut starts (ends) in
+    the middle of a line, what comes before its first (after its last) separator is
+    part of a value the head (tail) shows the rest of, and named alone it would read
+    as another value (``89752851`` of ``6589752851``). The separators: those of a text
+    (a space, a comma, a semicolon), or with ``index``, a condensed rendering's
+    (``", "``, a line end)."""
+    if head and head[-1:] != "\n" and cut[:1] != "\n":
+        if index:
+            starts = [at for at in (cut.find(", "), cut.find("\n")) if at >= 0]
+            cut = cut[min(starts) + 1 :].lstrip(" ") if starts else ""
+        else:
+            start = 0
+            while start < len(cut) and cut[start] not in _SEPARATORS:
+                start += 1
+            cut = cut[start:]
+    if tail and tail[:1] != "\n" and cut[-1:] != "\n":
+        if index:
+            cut = cut[: max(cut.rfind(", "), cut.rfind("\n"), 0)]
+        else:
+            end = len(cut)
+            while end and cut[end - 1] not in _SEPARATORS:
+                end -= 1
+            cut = cut[:end]
+    return cut
 
 
 def _tight(max_tokens: int, counter: BaseCounter) -> bool:

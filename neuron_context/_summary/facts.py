@@ -41,7 +41,7 @@ from collections.abc import Iterator
 import attrs
 
 from .facts_json import NAME, VALUE, Braced, Table, leaves
-from .scan import is_data
+from .scan import is_data, is_file_name
 
 __all__ = ["Fact", "condense", "facts", "render"]
 
@@ -60,9 +60,9 @@ _VERSION = re.compile(r"v?\d+(?:\.\d+){2,3}")
 _ID = re.compile(r"[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
-_GUTTER = re.compile(r"\s*(\d{1,7})(?:→|\t|:(?=\S)| {1,2}(?=\S)|\|)")
+_GUTTER = re.compile(r"\s*(\d{1,7})(?:→|\t|:(?=\S)| {1,2}(?=\S)|\| ?)")
 """A numbered listing's line number: ``   47→`` (Claude Code), ``    47\\t`` (``cat -n``),
-``47:`` (SWE-agent), ``47 |``."""
+``47:`` (SWE-agent), ``47| `` (the space after the bar is the gutter's, not the code's)."""
 _DEFINITION = re.compile(
     r"\s*(?:(?:export|default|public|private|protected|static|async|pub(?:\([\w ]*\))?|"
     r"abstract|final|override|inline|extern|unsafe|open|internal|sealed)\s+)*"
@@ -73,8 +73,17 @@ _DEFINITION = re.compile(
     r"(?P<name>[A-Za-z_$][\w$.!?]*)"
 )
 _BINDING = frozenset(("const", "let", "var", "val"))
-"""Keywords that bind a variable: a definition only at a module's top level (unindented);
-an indented one is a local (``el``, ``mid``), not a name the module offers."""
+"""Keywords that bind a variable: a definition at a module's top level (unindented) or
+with a modifier (``static let shared``, ``private val cache``: a member); an indented
+bare one is taken for a local (``el``, ``mid``), not a name the module offers."""
+_MODIFIERS = frozenset(
+    (
+        *("export", "default", "public", "private", "protected", "static", "async"),
+        *("abstract", "final", "override", "inline", "extern", "unsafe", "open"),
+        *("internal", "sealed", "lazy", "pub"),
+    )
+)
+"""Words before a keyword that make what it binds a member, not a local."""
 _C_FUNCTION = re.compile(r"[A-Za-z_][\w \t*&:<>,]{0,80}?[\s*&]([A-Za-z_]\w*)\s*\(")
 """An unindented C-family function definition: ``static ast_t* make_pattern_type(``."""
 _KEY = re.compile(r"[A-Za-z_][\w .-]{0,39}")
@@ -186,6 +195,8 @@ class _Collector:
                 continue
             if isinstance(leaf, Braced):
                 self._add_pair(f"{key}={leaf}", "", group)
+                if leaf.startswith("["):  # a list's values: not noted again as tokens
+                    self.seen.update(leaf[1:-1].split(", "))
             elif isinstance(leaf, str):
                 if not leaf.strip():
                     continue
@@ -264,13 +275,22 @@ class _Collector:
             if _salient(word):
                 self.add(word, group=group)
                 group = False
-            elif "." in word and word not in self.seen:
+            elif "." in word and word not in self.seen and _calls(word, text, match.start()):
                 # A call through an object (document.getElementById): the code names
-                # it uses (a host name's parts are not names).
+                # it uses.
                 for part in word.split("."):
                     if _is_code_name(part):
                         self.add(part, group=group)
                         group = False
+
+
+def _calls(word: str, text: str, start: int) -> bool:
+    """Whether a dotted ``word`` (at ``start`` in ``text``) may be a call through an
+    object, not a file name (``user_data.csv``), a host (after ``//``), an address
+    (``@``) or a version (``release_v1.2``: a part starts with a digit)."""
+    if "@" in word or text[max(0, start - 2) : start] == "//" or is_file_name(word):
+        return False
+    return not any(part[:1].isdigit() for part in word.split("."))
 
 
 def _lines(text: str) -> Iterator[str]:
@@ -287,7 +307,8 @@ def _definition(line: str) -> str:
     """The name a line of code defines, or ``""``."""
     match = _DEFINITION.match(line)
     if match is not None:
-        if match.group("kind") in _BINDING and line[:1].isspace():
+        bare = not line[: match.start("kind")].strip()  # no modifier (static, private)
+        if match.group("kind") in _BINDING and bare and line[:1].isspace():
             return ""
         return match.group("name").rstrip(".")
     if line[:1].isalpha() or line[:1] == "_":
@@ -316,7 +337,8 @@ def _pair(line: str) -> str:
     words = key.split()
     if len(words) > _KEY_WORDS:
         return ""  # a sentence or a listing's row before its colon, not a key
-    if words[0] in _BINDING:
+    code = list(itertools.dropwhile(_MODIFIERS.__contains__, words))
+    if len(code) > 1 and code[0] in _BINDING:
         return ""  # a line of code binding a variable (let mid = 3), not a setting
     value = line[at + 1 :].strip().rstrip(",;").strip().strip("\"'`").strip()
     if not value or len(value) > VALUE or value[:1] in "{[(<" or "(" in value:

@@ -52,30 +52,46 @@ def _braced(node: Mapping[object, object]) -> Braced | None:
 
 _LISTED = 16
 """The most scalars of a list shown in one pair of brackets (a longer list takes more)."""
+_LISTED_CHARS = 160
+"""... and the most characters of them (a summary takes its facts in chunks this long)."""
 
 
 def _listed(node: list[object]) -> list[Braced] | None:
-    """A list of two or more short scalars as bracketed pieces of at most
-    :data:`_LISTED` (``[MFRB94, PUNERT, HSR97W]``): its key is written once, not once
-    per value; ``None`` when an item is not a short scalar."""
+    """A list of two or more short scalars as bracketed pieces (``[MFRB94, PUNERT,
+    HSR97W]``) of at most :data:`_LISTED` values and about :data:`_LISTED_CHARS`
+    characters: its key is written once, not once per value. Blank strings and nulls
+    say nothing and are left out. ``None`` when an item is not a short scalar, or a
+    value would read ambiguously in brackets (it holds ``", "``, ``[`` or ``]``)."""
     if len(node) < 2:
         return None
     cells: list[str] = []
     for value in node:
         if isinstance(value, str):
-            if len(value) > VALUE or "\n" in value:
+            if len(value) > VALUE or "\n" in value or ", " in value or _BRACKETS & set(value):
                 return None
-            cells.append(value)
+            if value.strip():
+                cells.append(value)
         elif isinstance(value, bool | int | float):
             cells.append(json.dumps(value))
         elif value is not None:
             return None
-    if not cells:
-        return None
-    return [
-        Braced("[" + ", ".join(cells[at : at + _LISTED]) + "]")
-        for at in range(0, len(cells), _LISTED)
-    ]
+    if len(cells) < 2:
+        return None  # one value: a pair
+    listed: list[Braced] = []
+    piece: list[str] = []
+    size = 0
+    for cell in cells:
+        if piece and (len(piece) >= _LISTED or size + len(cell) > _LISTED_CHARS):
+            listed.append(Braced("[" + ", ".join(piece) + "]"))
+            piece, size = [], 0
+        piece.append(cell)
+        size += len(cell) + 2
+    if piece:
+        listed.append(Braced("[" + ", ".join(piece) + "]"))
+    return listed or None
+
+
+_BRACKETS = frozenset("[]")
 
 
 @attrs.frozen

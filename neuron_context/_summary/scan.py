@@ -26,6 +26,7 @@ __all__ = [
     "clip",
     "error_line",
     "is_data",
+    "is_file_name",
     "is_notice",
     "mentioned",
 ]
@@ -141,6 +142,11 @@ def mentioned(text: str) -> list[str]:
         if 7 <= len(word) <= 40 and _HEX.fullmatch(word) and _is_hash(word):
             found.append(word)
     return found
+
+
+def is_file_name(word: str) -> bool:
+    """Whether ``word`` is a file name with a known extension (``package.json``)."""
+    return _FILE.fullmatch(word) is not None
 
 
 def is_data(value: str) -> bool:
