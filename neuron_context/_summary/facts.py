@@ -10,8 +10,9 @@ them:
 1. **Definitions** in code: the functions, classes, modules, constants a listing defines,
    with their line when the listing is numbered (``make_pattern_type:282``); a name
    defined again (a function's further clauses) is noted once, by its first line; a
-   variable bound inside a function (an indented ``let``, ``const``, ``var``) is a
-   local, not a definition.
+   variable bound on an indented line with no modifier (``let``, ``const``, ``var``,
+   ``val`` inside a function) is taken for a local, not a definition (``static let`` or
+   ``private val`` is a member, and is one).
 2. **Key/value pairs**: every scalar of a JSON result under its key
    (``flight_number=HAT170, price=1286``), the objects of a list set apart by ``;``, a
    list of values under its key once (``reservations=[MFRB94, PUNERT]``);
@@ -63,9 +64,17 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _GUTTER = re.compile(r"\s*(\d{1,7})(?:→|\t|:(?=\S)| {1,2}(?=\S)|\| ?)")
 """A numbered listing's line number: ``   47→`` (Claude Code), ``    47\\t`` (``cat -n``),
 ``47:`` (SWE-agent), ``47| `` (the space after the bar is the gutter's, not the code's)."""
+_MODIFIERS = frozenset(
+    (
+        *("export", "default", "public", "private", "protected", "static", "async"),
+        *("abstract", "final", "override", "inline", "extern", "unsafe", "open"),
+        *("internal", "sealed", "lazy", "pub"),
+    )
+)
+"""Words before what a line defines (``export``, ``static``, ``pub``): they make what a
+keyword binds a member, not a local."""
 _DEFINITION = re.compile(
-    r"\s*(?:(?:export|default|public|private|protected|static|async|pub(?:\([\w ]*\))?|"
-    r"abstract|final|override|inline|extern|unsafe|open|internal|sealed)\s+)*"
+    rf"\s*(?:(?:{'|'.join(sorted(_MODIFIERS))}|pub\([\w ]*\))\s+)*"
     r"(?P<kind>def|defp|defmodule|defmacro|defmacrop|defstruct|defprotocol|defimpl|"
     r"defdelegate|defguard|class|struct|enum|union|interface|trait|impl|fn|func|function|"
     r"fun|be|new|actor|primitive|object|record|type|typealias|module|namespace|const|let|"
@@ -76,14 +85,6 @@ _BINDING = frozenset(("const", "let", "var", "val"))
 """Keywords that bind a variable: a definition at a module's top level (unindented) or
 with a modifier (``static let shared``, ``private val cache``: a member); an indented
 bare one is taken for a local (``el``, ``mid``), not a name the module offers."""
-_MODIFIERS = frozenset(
-    (
-        *("export", "default", "public", "private", "protected", "static", "async"),
-        *("abstract", "final", "override", "inline", "extern", "unsafe", "open"),
-        *("internal", "sealed", "lazy", "pub"),
-    )
-)
-"""Words before a keyword that make what it binds a member, not a local."""
 _C_FUNCTION = re.compile(r"[A-Za-z_][\w \t*&:<>,]{0,80}?[\s*&]([A-Za-z_]\w*)\s*\(")
 """An unindented C-family function definition: ``static ast_t* make_pattern_type(``."""
 _KEY = re.compile(r"[A-Za-z_][\w .-]{0,39}")
