@@ -12,6 +12,8 @@ many as a share of the space allows::
     [... 212 lines (41,802 characters, about 10,450 tokens) cut, naming 64: HAT170 ·
     price=1286 · src/app.py · ... and 51 more ...]
 
+(the marker, and the names it shows: :mod:`neuron_context._messages.markers`).
+
 Everything here is priced by the caller's counter, so "fits" means what the budget
 means. Images, documents and thinking (signed by the provider) are left as they are; tool
 uses, ids and flags are never touched, so truncation keeps a conversation well formed.
@@ -19,29 +21,19 @@ uses, ids and flags are never touched, so truncation keeps a conversation well f
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
 from .content import ContentBlock, Image, Text, ToolResult
+from .markers import condensed_marker, fitting, marker, pieces, tight, whole
 from .message import Message
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
     from .._counting.counter import BaseCounter
 
-__all__ = [
-    "HEAD_SHARE",
-    "SEPARATOR",
-    "Condense",
-    "Describe",
-    "condensed_marker",
-    "marker",
-    "pieces",
-    "truncate_message",
-    "truncate_text",
-]
+__all__ = ["HEAD_SHARE", "Condense", "Describe", "truncate_message", "truncate_text"]
 
 Condense: TypeAlias = Callable[[str], str]
 """Given a text, a shorter rendering that keeps every value it holds (a JSON result as
@@ -55,20 +47,11 @@ marker counts them and shows as many as its share of the space allows)."""
 HEAD_SHARE = 0.6
 """The share of what is kept that comes from the head of the text (the rest: its tail)."""
 
-SEPARATOR = " · "
-"""Between the names of a marker: no path or URL holds it (a comma may be part of one)."""
-
 NOTE_SHARE = (0.3, 0.7)
 """The most of a truncated text's space the names in its marker may take: the first
 share when little is cut, growing with the share cut up to the second (a text cut to a
 tenth of itself keeps a head and a tail that say little; the names of what was cut
 say more)."""
-
-_SHOWN = 1_000
-"""The most names priced for one marker (it shows no more)."""
-
-_TIGHT = 5
-"""A text cut to less than this many times its full markers gets the short ones."""
 
 _NEAR = 5
 """A line end in the last (first) ``1/_NEAR`` of a head (tail) is where it is cut."""
@@ -78,63 +61,6 @@ _NEAR_CHARS = 80
 
 _MIN_KEEP = 16
 """Characters below which a text is not worth cutting: it is replaced by the marker."""
-
-
-def marker(
-    cut_chars: int,
-    cut_tokens: int,
-    *,
-    lines: int = 0,
-    names: Sequence[str] = (),
-    named: int = 0,
-    reference: str = "",
-    short: bool = False,
-) -> str:
-    """The line that replaces ``cut_chars`` characters (about ``cut_tokens`` tokens) of
-    ``lines`` lines; ``named`` is how many names the cut part held, ``names`` those shown;
-    ``reference`` (``recall: <key>``) says where the whole text is. ``short``: the
-    tokens alone, for a text cut so far that every token of the marker is one less of
-    the text (``[... 11 lines (about 209 tokens) cut ...]``)."""
-    size = f"about {cut_tokens:,} tokens"
-    if not short:
-        size = f"{cut_chars:,} characters, {size}"
-    what = f"{lines:,} line{'s' if lines != 1 else ''} ({size})" if lines else f"({size})"
-    note = ""
-    if named:
-        more = named - len(names)
-        shown = SEPARATOR.join(names)
-        if more > 0:
-            shown = f"{shown} and {more:,} more" if shown else f"{more:,} names"
-        note = f", naming {named:,}: {shown}"
-    if reference:
-        note = f"{note}; {reference}"
-    return f"\n[... {what} cut{note} ...]\n"
-
-
-def condensed_marker(chars: int, tokens: int, *, short: bool = False) -> str:
-    """The line before a condensed rendering of ``chars`` characters (``tokens``);
-    ``short``: the tokens alone (``[condensed: about 649 tokens as an index]``)."""
-    if short:
-        return f"[condensed: about {tokens:,} tokens as an index]\n"
-    size = f"{chars:,} characters (about {tokens:,} tokens)"
-    return f"[condensed: {size} shown as an index of their values]\n"
-
-
-_MARKER = re.compile(
-    r"\[condensed: [\d,]+ characters \(about [\d,]+ tokens\) shown as an index of their values\]|"
-    r"\[condensed: about [\d,]+ tokens as an index\]|"
-    r"\[\.\.\. (?:[\d,]+ lines? )?\((?:[\d,]+ characters, )?about [\d,]+ tokens\) cut"
-    r"(?:, naming [^\n]*)?(?:; [^\n]*)? \.\.\.\]"
-    r"|\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?:;[^\n]*)? \.\.\.\]"
-)
-"""What :func:`marker` writes (and the shorter marker of earlier releases, which a stored
-history may hold)."""
-
-
-def is_truncated(text: str) -> bool:
-    """Whether ``text`` holds a :func:`marker`: it was cut already, and cutting it again
-    would only cut the marker (strategies that truncate skip such texts)."""
-    return _MARKER.search(text) is not None
 
 
 def truncate_text(
@@ -168,7 +94,7 @@ def truncate_text(
     if condense is not None:
         short = condense(text)
         if short:
-            line = condensed_marker(len(text), cost, short=_tight(max_tokens, counter))
+            line = condensed_marker(len(text), cost, short=tight(max_tokens, counter))
             # What is cut of an index is named by its own values, in order: its rows
             # and pairs are the facts (a describer for text would take them apart).
             body = _truncated(
@@ -201,7 +127,7 @@ def _truncated(
         return text
     low, high = NOTE_SHARE
     kept = max(max_tokens, 0) / cost
-    short = _tight(max_tokens, counter)
+    short = tight(max_tokens, counter)
     note = int(max(max_tokens, 0) * min(high, low + (high - low) * (1 - kept))) if describe else 0
     bare = counter.estimate_text(
         marker(len(text), cost, lines=text.count("\n") + 1, reference=reference, short=short)
@@ -214,9 +140,9 @@ def _truncated(
         names: list[str] = []
         named = 0
         if describe is not None and note > 0:
-            found = describe(_whole(cut, head, tail, index=describe is pieces))
+            found = describe(whole(cut, head, tail, index=describe is pieces))
             named = len(found)
-            names = _fitting(found, note, counter)
+            names = fitting(found, note, counter)
         cut_tokens = max(0, cost - counter.estimate_text(head) - counter.estimate_text(tail))
         line = marker(
             len(cut),
@@ -239,76 +165,6 @@ def _truncated(
         else:
             break
     return best if counter.estimate_text(best) <= max_tokens else ""
-
-
-def pieces(cut: str) -> list[str]:
-    """The values of a cut part of a condensed rendering (see :data:`Condense`), in
-    order, all of them: a row of a table (a line holding ``|``) is one value; other
-    lines are split at ``", "`` outside braces and brackets (a small object,
-    ``{economy=177, business=276}``, or a list is one value, unless the cut leaves it
-    unclosed)."""
-    found: list[str] = []
-    for line in cut.split("\n"):
-        if "|" in line:
-            found.append(line.strip())
-            continue
-        if "{" not in line and "[" not in line:
-            found.extend(piece.strip() for piece in line.split(", "))
-            continue
-        depth = 0
-        start = 0
-        for at, char in enumerate(line):
-            if char in "{[":
-                depth += 1
-            elif char in "}]":
-                depth = max(0, depth - 1)
-            elif char == "," and depth == 0 and line[at + 1 : at + 2] == " ":
-                found.append(line[start:at].strip())
-                start = at + 2
-        rest = line[start:]
-        if depth:  # a bracket the cut left open: its values one by one
-            found.extend(piece.strip() for piece in rest.split(", "))
-        else:
-            found.append(rest.strip())
-    return [piece for piece in found if piece]
-
-
-_SEPARATORS = " \t\r\n,;"
-"""What ends a value in a text (a word, an id, a number)."""
-
-
-def _whole(cut: str, head: str, tail: str, *, index: bool) -> str:
-    """``cut`` less a piece of a value at either end: where the cut starts (ends) in
-    the middle of a line, what comes before its first (after its last) separator is
-    part of a value the head (tail) shows the rest of, and named alone it would read
-    as another value (``89752851`` of ``6589752851``). The separators: those of a text
-    (a space, a comma, a semicolon), or with ``index``, a condensed rendering's
-    (``", "``, a line end)."""
-    if head and head[-1:] != "\n" and cut[:1] != "\n":
-        if index:
-            starts = [at for at in (cut.find(", "), cut.find("\n")) if at >= 0]
-            cut = cut[min(starts) + 1 :].lstrip(" ") if starts else ""
-        else:
-            start = 0
-            while start < len(cut) and cut[start] not in _SEPARATORS:
-                start += 1
-            cut = cut[start:]
-    if tail and tail[:1] != "\n" and cut[-1:] != "\n":
-        if index:
-            cut = cut[: max(cut.rfind(", "), cut.rfind("\n"), 0)]
-        else:
-            end = len(cut)
-            while end and cut[end - 1] not in _SEPARATORS:
-                end -= 1
-            cut = cut[:end]
-    return cut
-
-
-def _tight(max_tokens: int, counter: BaseCounter) -> bool:
-    """Whether ``max_tokens`` is so little that the markers take their short forms (the
-    full marker would take more than a fifth of it)."""
-    full = counter.estimate_text(marker(99_999, 9_999, lines=999) + condensed_marker(99_999, 9_999))
-    return full * _TIGHT > max_tokens
 
 
 def _ends(text: str, keep: int) -> tuple[str, str]:
@@ -368,19 +224,6 @@ def _near(dropped: int, kept: int, row: int) -> bool:
     row of a listing (``row`` characters, at most ``_NEAR_CHARS``), wherever it is (a
     part of a long line, a paragraph, is kept rather than the whole head or tail)."""
     return dropped <= kept // _NEAR or (row <= _NEAR_CHARS and dropped <= _NEAR_CHARS)
-
-
-def _fitting(found: Sequence[str], tokens: int, counter: BaseCounter) -> list[str]:
-    """The first of ``found`` that fit in ``tokens`` tokens as shown (each with its
-    separator)."""
-    shown: list[str] = []
-    used = 0
-    for name, cost in zip(found, counter.estimate_texts(list(found[:_SHOWN])), strict=False):
-        used += cost + 2
-        if used > tokens:
-            break
-        shown.append(name)
-    return shown
 
 
 def _text_cost(block: ContentBlock | Text | Image, counter: BaseCounter) -> int:

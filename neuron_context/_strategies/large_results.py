@@ -27,8 +27,9 @@ from .._counting.counter import compact_json
 from .._log import log_compaction
 from .._messages.content import ContentBlock, Image, Text, Thinking, ToolUse
 from .._messages.conversation import replace_blocks, replace_content, tool_results
+from .._messages.markers import is_truncated
 from .._messages.message import Message, Role
-from .._messages.truncation import is_truncated, truncate_text
+from .._messages.truncation import truncate_text
 from .._stores.offload import is_reference, offload
 from .._stores.store import Store, optional_store
 from .._validators import non_negative_int, positive_int

@@ -31,8 +31,8 @@ import attrs
 
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
+from .._messages.markers import SEPARATOR
 from .._messages.message import Message
-from .._messages.truncation import SEPARATOR
 from .._validators import non_negative_int, require_int
 from ..providers._base import (
     CompletionRequest,

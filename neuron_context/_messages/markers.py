@@ -1,0 +1,179 @@
+"""What a cut says: the marker that stands where a text was cut, how to recognise one,
+and the names it shows of what it replaced.
+
+A marker counts what was cut (lines, characters, tokens) and, when the caller can name
+them, the names the cut part held, as many as its share of the space allows
+(:func:`fitting`), each a whole value (:func:`whole`: a piece of an id cut in two would
+read as another id); a condensed rendering that is cut is named by its own values
+(:func:`pieces`). :func:`is_truncated` recognises every marker this module writes (and
+the shorter one of earlier releases), so a cut text is never cut again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
+    from .._counting.counter import BaseCounter
+
+__all__ = [
+    "SEPARATOR",
+    "condensed_marker",
+    "fitting",
+    "is_truncated",
+    "marker",
+    "pieces",
+    "tight",
+    "whole",
+]
+
+SEPARATOR = " · "
+"""Between the names of a marker: no path or URL holds it (a comma may be part of one)."""
+
+_SHOWN = 1_000
+"""The most names priced for one marker (it shows no more)."""
+
+_TIGHT = 5
+"""A text cut to less than this many times its full markers gets the short ones."""
+
+
+def marker(
+    cut_chars: int,
+    cut_tokens: int,
+    *,
+    lines: int = 0,
+    names: Sequence[str] = (),
+    named: int = 0,
+    reference: str = "",
+    short: bool = False,
+) -> str:
+    """The line that replaces ``cut_chars`` characters (about ``cut_tokens`` tokens) of
+    ``lines`` lines; ``named`` is how many names the cut part held, ``names`` those shown;
+    ``reference`` (``recall: <key>``) says where the whole text is. ``short``: the
+    tokens alone, for a text cut so far that every token of the marker is one less of
+    the text (``[... 11 lines (about 209 tokens) cut ...]``)."""
+    size = f"about {cut_tokens:,} tokens"
+    if not short:
+        size = f"{cut_chars:,} characters, {size}"
+    what = f"{lines:,} line{'s' if lines != 1 else ''} ({size})" if lines else f"({size})"
+    note = ""
+    if named:
+        more = named - len(names)
+        shown = SEPARATOR.join(names)
+        if more > 0:
+            shown = f"{shown} and {more:,} more" if shown else f"{more:,} names"
+        note = f", naming {named:,}: {shown}"
+    if reference:
+        note = f"{note}; {reference}"
+    return f"\n[... {what} cut{note} ...]\n"
+
+
+def condensed_marker(chars: int, tokens: int, *, short: bool = False) -> str:
+    """The line before a condensed rendering of ``chars`` characters (``tokens``);
+    ``short``: the tokens alone (``[condensed: about 649 tokens as an index]``)."""
+    if short:
+        return f"[condensed: about {tokens:,} tokens as an index]\n"
+    size = f"{chars:,} characters (about {tokens:,} tokens)"
+    return f"[condensed: {size} shown as an index of their values]\n"
+
+
+_MARKER = re.compile(
+    r"\[condensed: [\d,]+ characters \(about [\d,]+ tokens\) shown as an index of their values\]|"
+    r"\[condensed: about [\d,]+ tokens as an index\]|"
+    r"\[\.\.\. (?:[\d,]+ lines? )?\((?:[\d,]+ characters, )?about [\d,]+ tokens\) cut"
+    r"(?:, naming [^\n]*)?(?:; [^\n]*)? \.\.\.\]"
+    r"|\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?:;[^\n]*)? \.\.\.\]"
+)
+"""What :func:`marker` writes (and the shorter marker of earlier releases, which a stored
+history may hold)."""
+
+
+def is_truncated(text: str) -> bool:
+    """Whether ``text`` holds a :func:`marker`: it was cut already, and cutting it again
+    would only cut the marker (strategies that truncate skip such texts)."""
+    return _MARKER.search(text) is not None
+
+
+def pieces(cut: str) -> list[str]:
+    """The values of a cut part of a condensed rendering (see :data:`Condense`), in
+    order, all of them: a row of a table (a line holding ``|``) is one value; other
+    lines are split at ``", "`` outside braces and brackets (a small object,
+    ``{economy=177, business=276}``, or a list is one value, unless the cut leaves it
+    unclosed)."""
+    found: list[str] = []
+    for line in cut.split("\n"):
+        if "|" in line:
+            found.append(line.strip())
+            continue
+        if "{" not in line and "[" not in line:
+            found.extend(piece.strip() for piece in line.split(", "))
+            continue
+        depth = 0
+        start = 0
+        for at, char in enumerate(line):
+            if char in "{[":
+                depth += 1
+            elif char in "}]":
+                depth = max(0, depth - 1)
+            elif char == "," and depth == 0 and line[at + 1 : at + 2] == " ":
+                found.append(line[start:at].strip())
+                start = at + 2
+        rest = line[start:]
+        if depth:  # a bracket the cut left open: its values one by one
+            found.extend(piece.strip() for piece in rest.split(", "))
+        else:
+            found.append(rest.strip())
+    return [piece for piece in found if piece]
+
+
+_SEPARATORS = " \t\r\n,;"
+"""What ends a value in a text (a word, an id, a number)."""
+
+
+def whole(cut: str, head: str, tail: str, *, index: bool) -> str:
+    """``cut`` less a piece of a value at either end: where the cut starts (ends) in
+    the middle of a line, what comes before its first (after its last) separator is
+    part of a value the head (tail) shows the rest of, and named alone it would read
+    as another value (``89752851`` of ``6589752851``). The separators: those of a text
+    (a space, a comma, a semicolon), or with ``index``, a condensed rendering's
+    (``", "``, a line end)."""
+    if head and head[-1:] != "\n" and cut[:1] != "\n":
+        if index:
+            starts = [at for at in (cut.find(", "), cut.find("\n")) if at >= 0]
+            cut = cut[min(starts) + 1 :].lstrip(" ") if starts else ""
+        else:
+            start = 0
+            while start < len(cut) and cut[start] not in _SEPARATORS:
+                start += 1
+            cut = cut[start:]
+    if tail and tail[:1] != "\n" and cut[-1:] != "\n":
+        if index:
+            cut = cut[: max(cut.rfind(", "), cut.rfind("\n"), 0)]
+        else:
+            end = len(cut)
+            while end and cut[end - 1] not in _SEPARATORS:
+                end -= 1
+            cut = cut[:end]
+    return cut
+
+
+def tight(max_tokens: int, counter: BaseCounter) -> bool:
+    """Whether ``max_tokens`` is so little that the markers take their short forms (the
+    full marker would take more than a fifth of it)."""
+    full = counter.estimate_text(marker(99_999, 9_999, lines=999) + condensed_marker(99_999, 9_999))
+    return full * _TIGHT > max_tokens
+
+
+def fitting(found: Sequence[str], tokens: int, counter: BaseCounter) -> list[str]:
+    """The first of ``found`` that fit in ``tokens`` tokens as shown (each with its
+    separator)."""
+    shown: list[str] = []
+    used = 0
+    for name, cost in zip(found, counter.estimate_texts(list(found[:_SHOWN])), strict=False):
+        used += cost + 2
+        if used > tokens:
+            break
+        shown.append(name)
+    return shown
