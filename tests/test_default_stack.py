@@ -265,43 +265,13 @@ class TestCompaction:
         )
         assert "src/module_0.py" in text.text
 
-    @pytest.mark.anyio
-    async def test_a_cut_index_names_its_values_in_order(self) -> None:
-        """A JSON result condensed to an index and still too long is cut; the marker
-        names what it cut by the index's own values, in order (``name=Action Camera``,
-        each row whole), not by its keys (``product_id``) or the pieces of a row."""
-        variants = {
-            str(6_700_049_080 + i): {"item_id": str(6_700_049_080 + i), "price": 400 + i}
-            for i in range(60)
-        }
-        product = {"name": "Action Camera", "product_id": "3377618313", "variants": variants}
-        use = ToolUse(id="p1", name="get_product_details", input={"product_id": "3377618313"})
-        messages = [
-            Message.user("Which camera is cheapest?"),
-            Message.assistant(tool_uses=[use]),
-            Message.tool_result("p1", json.dumps(product)),
-        ]
-        counter = TokenCounter()
-        output = await default_stack(400, counter=counter).compact(messages)
-        assert cost(output, counter) <= 400
-        text = output[-1].tool_results[0].text
-        assert text.startswith("[condensed: ")
-        names = re.search(r", naming [\d,]+: (.*?)(?: and [\d,]+ more)? \.\.\.\]", text)
-        assert names is not None, text
-        shown = names.group(1).split(" \u00b7 ")
-        rows = {f"{6_700_049_080 + i}|{400 + i}" for i in range(60)}
-        firsts = ["name=Action Camera", "product_id=3377618313", "variants: item_id|price"]
-        index = [*firsts, *sorted(rows)]
-        assert all(name in index for name in shown), shown
-        assert shown == [name for name in index if name in shown]  # in the index's order
-        assert "product_id" not in shown
-
     @staticmethod
     async def cut_result(value: object, budget: int) -> list[str]:
-        """The names the marker of ``value`` shows, cut as the step in progress."""
-        use = ToolUse(id="p1", name="get_user", input={"user_id": "mia_li_3668"})
+        """The names the marker of ``value`` shows, cut as the step in progress (a JSON
+        result condensed to an index and still too long)."""
+        use = ToolUse(id="p1", name="get_details", input={"id": "3377618313"})
         messages = [
-            Message.user("Look me up."),
+            Message.user("Look it up."),
             Message.assistant(tool_uses=[use]),
             Message.tool_result("p1", json.dumps(value)),
         ]
@@ -309,9 +279,28 @@ class TestCompaction:
         output = await default_stack(budget, counter=counter).compact(messages)
         assert cost(output, counter) <= budget
         text = output[-1].tool_results[0].text
+        assert text.startswith("[condensed: ")
         names = re.search(r", naming [\d,]+: (.*?)(?: and [\d,]+ more)? \.\.\.\]", text)
         assert names is not None, text
         return names.group(1).split(" \u00b7 ")
+
+    @pytest.mark.anyio
+    async def test_a_cut_index_names_its_values_in_order(self) -> None:
+        """The marker of a cut index names what it cut by the index's own values, in
+        order (``name=Action Camera``, each row whole), not by its keys (``product_id``)
+        or the pieces of a row."""
+        variants = {
+            str(6_700_049_080 + i): {"item_id": str(6_700_049_080 + i), "price": 400 + i}
+            for i in range(60)
+        }
+        product = {"name": "Action Camera", "product_id": "3377618313", "variants": variants}
+        shown = await self.cut_result(product, 400)
+        rows = {f"{6_700_049_080 + i}|{400 + i}" for i in range(60)}
+        firsts = ["name=Action Camera", "product_id=3377618313", "variants: item_id|price"]
+        index = [*firsts, *sorted(rows)]
+        assert all(name in index for name in shown), shown
+        assert shown == [name for name in index if name in shown]  # in the index's order
+        assert "product_id" not in shown
 
     @pytest.mark.anyio
     async def test_a_cut_row_is_named_whole(self) -> None:
