@@ -266,23 +266,30 @@ class TestCompaction:
         assert "src/module_0.py" in text.text
 
     @staticmethod
-    async def cut_result(value: object, budget: int) -> list[str]:
-        """The names the marker of ``value`` shows, cut as the step in progress (a JSON
-        result condensed to an index and still too long)."""
+    async def cut_text(result: str, budget: int) -> tuple[str, list[str]]:
+        """``result`` cut as the step in progress: the head kept before the marker, and
+        the names the marker shows."""
         use = ToolUse(id="p1", name="get_details", input={"id": "3377618313"})
         messages = [
             Message.user("Look it up."),
             Message.assistant(tool_uses=[use]),
-            Message.tool_result("p1", json.dumps(value)),
+            Message.tool_result("p1", result),
         ]
         counter = TokenCounter()
         output = await default_stack(budget, counter=counter).compact(messages)
         assert cost(output, counter) <= budget
         text = output[-1].tool_results[0].text
-        assert text.startswith("[condensed: ")
         names = re.search(r", naming [\d,]+: (.*?)(?: and [\d,]+ more)? \.\.\.\]", text)
         assert names is not None, text
-        return names.group(1).split(" \u00b7 ")
+        head = text[: text.index("\n[... ")]
+        return head, names.group(1).split(" \u00b7 ")
+
+    async def cut_result(self, value: object, budget: int) -> list[str]:
+        """The names the marker of ``value`` shows, cut as the step in progress (a JSON
+        result condensed to an index and still too long)."""
+        head, names = await self.cut_text(json.dumps(value), budget)
+        assert head.startswith("[condensed: ")
+        return names
 
     @pytest.mark.anyio
     async def test_a_cut_index_names_its_values_in_order(self) -> None:
@@ -321,6 +328,45 @@ class TestCompaction:
         whole = {f"field_{i}={6_589_665_742 + i * 7_919}" for i in range(300)}
         names = await self.cut_result(value, 400)
         assert all(name in whole for name in names), names
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("budget", [210, 299, 412, 500])
+    async def test_the_first_whole_value_after_the_head_is_named(self, budget: int) -> None:
+        """Where the head ends at a separator, the value after it is whole and named
+        first (only a value the cut runs across is left out)."""
+        numbers = [6_589_752_851 + i * 7_919 for i in range(300)]
+        text = " ".join(f"order {n} shipped to warehouse W{i}" for i, n in enumerate(numbers))
+        head, names = await self.cut_text(text, budget)
+        shown = [int(name) for name in names if name.isdigit()]
+        assert shown
+        start = text.index(head.rstrip(" ")) + len(head.rstrip(" "))
+        after = [n for n in numbers if text.index(f"order {n} ") + 6 >= start]
+        assert shown[0] == after[0], (head[-40:], shown[:3], after[:3])
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("budget", [282, 315, 336, 400])
+    async def test_a_long_row_cut_in_two_is_not_named(self, budget: int) -> None:
+        """A row of the index longer than a listing's (kept in part by the head) is not
+        named by the piece the cut holds, whatever its cells hold (``", "``): a name
+        with ``|`` is a whole row or the table's header."""
+        cells = [f"c{j}" for j in range(12)]
+        rows = [
+            {
+                "id": f"HAT{100 + i}",
+                "city": f"Paris, FR{i}",
+                "tags": ["window", "aisle", f"t{i}"],
+                **{cell: f"value {j}, x{i}" for j, cell in enumerate(cells)},
+            }
+            for i in range(30)
+        ]
+        whole = {
+            f"HAT{100 + i}|Paris, FR{i}|window, aisle, t{i}|"
+            + "|".join(f"value {j}, x{i}" for j in range(12))
+            for i in range(30)
+        }
+        whole.add("items: id|city|tags|" + "|".join(cells))
+        names = await self.cut_result(rows, budget)
+        assert all(name in whole for name in names if "|" in name), names
 
     @pytest.mark.anyio
     async def test_nothing_to_do_returns_an_equal_list(self) -> None:

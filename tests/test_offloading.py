@@ -41,6 +41,7 @@ from neuron_context.events import OffloadFailed
 from neuron_context.stores import content_key
 from neuron_context.strategies import (
     DedupeFetchesStrategy,
+    DefaultStack,
     StaleFileReadsStrategy,
     TruncateLargeResultsStrategy,
 )
@@ -268,8 +269,8 @@ class TestFailingStore:
     async def test_an_llm_summary_is_written_once(self) -> None:
         """When the store fails, default_stack compacts again without it; with an LLM
         summarizer the summary the first attempt wrote (of the same messages, in less
-        space) is used again, not asked for twice (each is a call), and the output is
-        the one without a store."""
+        space) is used again, not asked for twice (each is a call); here, where the
+        summary fits both, the output is the one without a store."""
         asked: list[int] = []
 
         def summarize(request: CompletionRequest) -> str:
@@ -287,6 +288,33 @@ class TestFailingStore:
             messages
         )
         assert output == plain
+
+    @pytest.mark.anyio
+    async def test_a_summary_the_first_attempt_had_no_room_for_is_written(self) -> None:
+        """Where the room kept for the reference leaves the first attempt too little for
+        a summary, the attempt without a store (the store failed) asks for one: the
+        summarized messages are not dropped with neither a summary nor a reference."""
+        messages = [Message.user("Fix the bug in src/app.py")]
+        for i in range(3):
+            use = ToolUse(id=f"c{i}", name="bash", input={"command": f"step {i}"})
+            messages += [
+                Message.assistant(f"Step {i}", tool_uses=[use]),
+                Message.tool_result(f"c{i}", f"line {i} out\n" * (20 + 7 * i)),
+            ]
+        messages += [Message.assistant("Found it."), Message.user("Now fix it.")]
+
+        summary = "They ran the steps; step 2 printed its lines."
+
+        def summarize(request: CompletionRequest) -> str:
+            return summary
+
+        def stack(store: FailingStore | None) -> DefaultStack:
+            provider = FunctionProvider(summarize)
+            return default_stack(155, counter=TokenCounter(), summarizer=provider, store=store)
+
+        output = await stack(FailingStore()).compact(messages)
+        assert [m.text for m in output if m.is_compaction] == [summary]
+        assert output == await stack(None).compact(messages)
 
     def test_agent_reports_an_event(self) -> None:
         """The agent loop reports each lost offload as an OffloadFailed event and runs on."""

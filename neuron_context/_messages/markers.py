@@ -133,30 +133,55 @@ _SEPARATORS = " \t\r\n,;"
 
 
 def whole(cut: str, head: str, tail: str, *, index: bool) -> str:
-    """``cut`` less a piece of a value at either end: where the cut starts (ends) in
-    the middle of a line, what comes before its first (after its last) separator is
-    part of a value the head (tail) shows the rest of, and named alone it would read
-    as another value (``89752851`` of ``6589752851``). The separators: those of a text
-    (a space, a comma, a semicolon), or with ``index``, a condensed rendering's
-    (``", "``, a line end)."""
-    if head and head[-1:] != "\n" and cut[:1] != "\n":
-        if index:
-            starts = [at for at in (cut.find(", "), cut.find("\n")) if at >= 0]
-            cut = cut[min(starts) + 1 :].lstrip(" ") if starts else ""
-        else:
+    """``cut`` less a piece of a value at either end: where a value runs across the
+    cut's start (end), what comes before its first (after its last) separator is part
+    of a value the head (tail) shows the rest of, and named alone it would read as
+    another value (``89752851`` of ``6589752851``). The separators: those of a text (a
+    space, a comma, a semicolon), or with ``index``, a condensed rendering's (``", "``,
+    a line end), where a row of a table (a line holding ``|``) cut in two goes whole:
+    its cells may hold ``", "``."""
+    if head and cut and _across(head, cut, index=index):
+        if not index:
             start = 0
             while start < len(cut) and cut[start] not in _SEPARATORS:
                 start += 1
             cut = cut[start:]
-    if tail and tail[:1] != "\n" and cut[-1:] != "\n":
-        if index:
-            cut = cut[: max(cut.rfind(", "), cut.rfind("\n"), 0)]
         else:
+            first = cut.find("\n")
+            line = head[head.rfind("\n") + 1 :] + (cut if first < 0 else cut[:first])
+            at = -1 if "|" in line else cut.find(", ")
+            ends = [end for end in (at + 2 if at >= 0 else -1, first) if end >= 0]
+            cut = cut[min(ends) :] if ends else ""
+    if tail and cut and _across(cut, tail, index=index):
+        if not index:
             end = len(cut)
             while end and cut[end - 1] not in _SEPARATORS:
                 end -= 1
             cut = cut[:end]
+        else:
+            last = cut.rfind("\n")
+            after = tail.find("\n")
+            line = cut[last + 1 :] + (tail if after < 0 else tail[:after])
+            end = last if "|" in line else max(cut.rfind(", "), last)
+            cut = cut[:end] if end >= 0 else ""
     return cut
+
+
+def _across(before: str, after: str, *, index: bool) -> bool:
+    """Whether a value runs across the junction of ``before`` and ``after`` (no
+    separator ends the one or starts the other; in an index, a row of a table is one
+    value whatever its cells hold)."""
+    if not index:
+        return before[-1] not in _SEPARATORS and after[0] not in _SEPARATORS
+    if before.endswith("\n") or after.startswith("\n"):
+        return False
+    start = before.rfind("\n") + 1
+    end = after.find("\n")
+    if "|" in before[start:] or "|" in (after if end < 0 else after[:end]):
+        return True  # a row of a table, cut in two
+    if before.endswith(", ") or after.startswith(", "):
+        return False
+    return not (before.endswith(",") and after.startswith(" "))
 
 
 def tight(max_tokens: int, counter: BaseCounter) -> bool:

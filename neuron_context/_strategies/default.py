@@ -286,10 +286,12 @@ class DefaultStack(BudgetedStrategy):
         return sum(self._part_cost(part) for part in parts)
 
     async def _written(self, plan: Plan, target: int, written: Written | None) -> list[Message]:
-        """:meth:`_summaries`, except that with a summarizer (each summary a call) the
-        summaries an earlier attempt of the same compaction wrote of the same messages
-        for a target no higher are used again: they fit, and the attempts with a shorter
-        reference or without a store (see ``default_offload.with_store``) cost no call."""
+        """:meth:`_summaries`, except that with a summarizer (each summary a call) a
+        summary an earlier attempt of the same compaction wrote of the same messages
+        for a target no higher is used again: it fits, and the attempts with a shorter
+        reference or without a store (see ``default_offload.with_store``) cost no call.
+        Where the earlier attempt wrote none (too little space), this one may: it is
+        asked again."""
         if written is None or self.summarizer is None:
             return await self._summaries(plan, target)
         key = (tuple(map(id, plan.previous)), tuple(map(id, plan.summarized)))
@@ -297,7 +299,9 @@ class DefaultStack(BudgetedStrategy):
         if found is not None and found[0] <= target:
             return found[1]
         summaries = await self._summaries(plan, target)
-        written[key] = (target, summaries)
+        kept = set(map(id, plan.previous))
+        if any(id(summary) not in kept for summary in summaries):  # a new one was written
+            written[key] = (target, summaries)
         return summaries
 
     async def _summaries(self, plan: Plan, target: int) -> list[Message]:

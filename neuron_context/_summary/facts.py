@@ -287,8 +287,9 @@ class _Collector:
 
 def _calls(word: str, text: str, start: int) -> bool:
     """Whether a dotted ``word`` (at ``start`` in ``text``) may be a call through an
-    object, not a file name (``user_data.csv``), a host (after ``//``), an address
-    (``@``) or a version (``release_v1.2``: a part starts with a digit)."""
+    object, not a file name with a known extension (``user_data.csv``), a host (after
+    ``//``), an address (``@``) or a version (``release_v1.2``: a part starts with a
+    digit)."""
     if "@" in word or text[max(0, start - 2) : start] == "//" or is_file_name(word):
         return False
     return not any(part[:1].isdigit() for part in word.split("."))
