@@ -148,8 +148,7 @@ def whole(cut: str, head: str, tail: str, *, index: bool) -> str:
             cut = cut[start:]
         else:
             first = cut.find("\n")
-            line = head[head.rfind("\n") + 1 :] + (cut if first < 0 else cut[:first])
-            at = -1 if "|" in line else cut.find(", ")
+            at = -1 if _row(head, cut) else cut.find(", ")
             ends = [end for end in (at + 2 if at >= 0 else -1, first) if end >= 0]
             cut = cut[min(ends) :] if ends else ""
     if tail and cut and _across(cut, tail, index=index):
@@ -160,9 +159,7 @@ def whole(cut: str, head: str, tail: str, *, index: bool) -> str:
             cut = cut[:end]
         else:
             last = cut.rfind("\n")
-            after = tail.find("\n")
-            line = cut[last + 1 :] + (tail if after < 0 else tail[:after])
-            end = last if "|" in line else max(cut.rfind(", "), last)
+            end = last if _row(cut, tail) else max(cut.rfind(", "), last)
             cut = cut[:end] if end >= 0 else ""
     return cut
 
@@ -175,13 +172,18 @@ def _across(before: str, after: str, *, index: bool) -> bool:
         return before[-1] not in _SEPARATORS and after[0] not in _SEPARATORS
     if before.endswith("\n") or after.startswith("\n"):
         return False
-    start = before.rfind("\n") + 1
-    end = after.find("\n")
-    if "|" in before[start:] or "|" in (after if end < 0 else after[:end]):
+    if _row(before, after):
         return True  # a row of a table, cut in two
     if before.endswith(", ") or after.startswith(", "):
         return False
     return not (before.endswith(",") and after.startswith(" "))
+
+
+def _row(before: str, after: str) -> bool:
+    """Whether the line that runs across the junction of ``before`` and ``after`` is a
+    row of a table (it holds ``|``)."""
+    end = after.find("\n")
+    return "|" in before[before.rfind("\n") + 1 :] or "|" in (after if end < 0 else after[:end])
 
 
 def tight(max_tokens: int, counter: BaseCounter) -> bool:
