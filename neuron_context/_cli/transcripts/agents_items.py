@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from ..._errors import ConfigurationError
 from ..._messages.message import Message
-from ...ext._responses_items import read, to_responses_items
+from ...ext._openai_agents.items import read, to_responses_items
 from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list, kind_of
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._messages.message import Message
-from ...ext._responses_items import to_responses_items
+from ...ext._openai_agents.items import to_responses_items
 from .agents_items import item_kind, read_items
 from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list

@@ -27,9 +27,9 @@ from typing import Any
 
 from agents.models.interface import Model
 
-from .._compaction.overflow import refused_again
-from .._overflow import Overflow, context_overflow
-from ._responses_items import Item
+from ..._compaction.overflow import refused_again
+from ..._overflow import Overflow, context_overflow
+from .items import Item
 
 __all__ = ["Recover", "RecoveringModel"]
 

@@ -42,8 +42,8 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .._errors import ConfigurationError
-from .._messages.content import (
+from ..._errors import ConfigurationError
+from ..._messages.content import (
     Compaction,
     ContentBlock,
     Document,
@@ -54,10 +54,10 @@ from .._messages.content import (
     ToolResult,
     ToolUse,
 )
-from .._messages.message import Message, Role
-from .._validators import require_sequence_of
-from ..formats import arguments_from_openai, arguments_to_openai
-from ..formats._common import (
+from ..._messages.message import Message, Role
+from ..._validators import require_sequence_of
+from ...formats import arguments_from_openai, arguments_to_openai
+from ...formats._common import (
     fail,
     get_list,
     get_mapping,
@@ -67,7 +67,7 @@ from ..formats._common import (
     render_compaction,
     text_or_compaction,
 )
-from ._core import read_at
+from .._core import read_at
 
 __all__ = [
     "Item",

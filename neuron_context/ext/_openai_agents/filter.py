@@ -1,0 +1,131 @@
+"""``CallModelInputFilter``: a strategy as an Agents SDK run's ``call_model_input_filter``.
+
+See :mod:`neuron_context.ext.openai_agents` for what it does; this module holds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from agents.models.interface import Model
+from agents.run_config import CallModelData, ModelInputData
+
+from ..._errors import NeuronContextError
+from ..._messages.message import ToolDefinition
+from ..._overflow import Overflow
+from ..._strategies.strategy import ContextStrategy
+from .._core import Sessions, ToolDefinitions, check_strategy, session_factory
+from .._recovery import recover
+from .items import Item
+from .model import RecoveringModel
+from .reader import items_reader, rebuild
+
+__all__ = ["CallModelInputFilter"]
+
+
+def _definition(tool: object) -> ToolDefinition | None:
+    """A function tool's definition as the model receives it (hosted tools: ``None``)."""
+    schema = getattr(tool, "params_json_schema", None)
+    name = getattr(tool, "name", None)
+    if not isinstance(schema, Mapping) or not isinstance(name, str) or not name:
+        return None
+    try:
+        description = getattr(tool, "description", "") or ""
+        return ToolDefinition(name=name, description=str(description), input_schema=schema)
+    except NeuronContextError:
+        return None
+
+
+class CallModelInputFilter:
+    """Compacts the input of each model call of an Agents SDK run.
+
+    Args:
+        strategy: any strategy, typically ``default_stack(...)``; its own trigger
+            decides when to compact (the instructions and the tools counted).
+
+    Examples:
+        >>> run_config = RunConfig(
+        ...     call_model_input_filter=CallModelInputFilter(SlidingWindowStrategy(20, 8_000))
+        ... )
+    """
+
+    __slots__ = ("_sessions", "_tools", "strategy")
+
+    def __init__(self, strategy: ContextStrategy) -> None:
+        self.strategy = check_strategy("CallModelInputFilter", strategy)
+        self._sessions: Sessions[Item, list[int]] = Sessions(
+            session_factory(strategy, items_reader)
+        )
+        self._tools = ToolDefinitions(_definition)
+
+    def __repr__(self) -> str:
+        return f"CallModelInputFilter({self.strategy!r})"
+
+    async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
+        """The model input to send: the given one, or its compacted view."""
+        model_data = data.model_data
+        items: list[Item] = cast("list[Item]", model_data.input)
+        instructions = model_data.instructions
+        tools = self._tools.of(getattr(data.agent, "tools", None) or ())
+        session = self._sessions.take(items)
+        try:
+            converted = session.reader(items)
+            start = converted.sendable("CallModelInputFilter")
+            result = await session.view.update(
+                start,
+                system_prompt=instructions,
+                tools=tools,
+                label="CallModelInputFilter",
+            )
+            if not session.view.compacted and start is converted.messages:
+                return model_data
+            rebuilt = rebuild(result.messages, converted)
+        finally:
+            self._sessions.put(session)
+        return ModelInputData(input=rebuilt, instructions=instructions)
+
+    def wrap(self, model: Model) -> Model:
+        """``model``, recovering from its provider's overflow errors: a call refused as
+        too long for the model is sent once more with its input compacted to the size
+        the refusal shows, and this filter compacts to that smaller budget from then
+        on; a second refusal is a :class:`~neuron_context.errors.ContextOverflowError`.
+        Streamed calls (``Runner.run_streamed``) too, when the refusal comes before the
+        stream's first event, as a provider's refusal of an input's size does; the run's
+        items are not edited.
+
+        Examples:
+            >>> from agents import OpenAIResponsesModel
+            >>> from openai import AsyncOpenAI
+            >>> client = AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9")
+            >>> compacting = CallModelInputFilter(SlidingWindowStrategy(20, 8_000))
+            >>> model = compacting.wrap(OpenAIResponsesModel("gpt-4.1", client))
+        """
+        return RecoveringModel(model, self._recover)
+
+    async def _recover(
+        self,
+        items: list[Item],
+        instructions: str | None,
+        tools: Sequence[object],
+        overflow: Overflow,
+    ) -> tuple[list[Any], int]:
+        """The refused call's input compacted to the size ``overflow`` showed, and that
+        budget; the filter keeps the smaller strategy."""
+        session = self._sessions.take(items)
+        try:
+            converted = session.reader(items)
+            result, budget = await recover(
+                self._sessions,
+                session,
+                overflow,
+                converted.sendable("CallModelInputFilter"),
+                system_prompt=instructions,
+                tools=self._tools.of(tools),
+                label="CallModelInputFilter",
+            )
+            rebuilt = rebuild(result.messages, converted)
+        finally:
+            self._sessions.put(session)
+        self.strategy = session.view.strategy
+        return rebuilt, budget

@@ -1,0 +1,58 @@
+"""A call's Responses input items read as ours, and the items for a compaction of them.
+
+The filter and the session read items with one :class:`~neuron_context.ext._reader.Reader`
+each (only what is new converted on every call) and hand the SDK back, for a compaction,
+the very objects it gave for every message the strategy kept: the SDK matches them back
+to its run state by identity.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from ..._messages.message import Message
+from .._core import Converted, Reader
+from .items import Item, message_items, read, tool_output
+
+__all__ = ["items_reader", "rebuild"]
+
+
+def items_reader() -> Reader[Item, list[int]]:
+    """A reader of Responses input items (several items make one message; new items may
+    continue the last one)."""
+    return Reader(read, span=lambda sources: (sources[0], sources[-1]), regroup=True)
+
+
+def rebuild(compacted: Sequence[Message], converted: Converted[Item, list[int]]) -> list[Any]:
+    """The items for a compaction of ``converted.messages``.
+
+    A message the strategy kept is its original items (the very objects of this call);
+    a tool result it edited is a copy of the original ``function_call_output`` with the
+    new output; anything else is converted. O(len(compacted)).
+    """
+    originals = converted.items
+    sources = converted.sources
+    out: list[Any] = []
+    last = -1
+    for message in compacted:
+        kept = converted.index(message)
+        if kept >= 0:
+            out.extend(originals[i] for i in sources[kept])
+            last = kept
+        elif message.is_tool:
+            for result in message.tool_results:
+                fresh = tool_output(result)
+                later = next((i for i in converted.results(result.tool_use_id) if i > last), -1)
+                if later >= 0:
+                    last = later
+                    edited = copy.copy(originals[sources[later][0]])
+                    edited["output"] = fresh["output"]
+                    out.append(edited)
+                    out.extend(originals[i] for i in sources[later][1:])
+                else:
+                    out.append(fresh)
+        else:
+            out.extend(message_items(message))
+    return out

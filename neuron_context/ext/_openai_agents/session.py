@@ -1,0 +1,67 @@
+"""``CompactingSession``: an Agents SDK ``Session`` whose ``get_items`` returns a compaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents import Session, SessionSettings, TResponseInputItem
+
+from ..._compaction.request import RequestCounter
+from ..._compaction.step import compact_step
+from ..._errors import show
+from ..._strategies.strategy import ContextStrategy, counter_of
+from .._core import check_strategy
+from .reader import items_reader, rebuild
+
+__all__ = ["CompactingSession"]
+
+
+class CompactingSession:
+    """A ``Session`` whose ``get_items`` returns the compaction of what the wrapped one holds.
+
+    Writes go to the wrapped session unchanged, so it keeps the whole history.
+
+    Args:
+        session: the session to wrap (any implementation of the SDK's protocol).
+        strategy: the strategy to compact with.
+    """
+
+    def __init__(self, session: Session, strategy: ContextStrategy) -> None:
+        self.session = session
+        self.strategy = check_strategy("CompactingSession", strategy)
+        self.session_id: str = session.session_id
+        self.session_settings: SessionSettings | None = session.session_settings
+
+    def __repr__(self) -> str:
+        return f"CompactingSession({show(self.session)}, {show(self.strategy)})"
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The wrapped session's items (the newest ``limit``), compacted when needed.
+
+        A ``limit`` can cut a function call away from its output: what comes back is
+        always well formed (an output whose call was cut off is dropped).
+        """
+        items: list[Any] = await self.session.get_items(limit)
+        converted = items_reader()(items)
+        start = converted.sendable("CompactingSession")
+        result = await compact_step(
+            self.strategy,
+            start,
+            counter=RequestCounter(counter_of(self.strategy)),
+            label="CompactingSession",
+        )
+        if not result.compacted and start is converted.messages:
+            return items
+        return rebuild(result.messages, converted)
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Add ``items`` to the wrapped session."""
+        await self.session.add_items(items)
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove and return the wrapped session's newest item."""
+        return await self.session.pop_item()
+
+    async def clear_session(self) -> None:
+        """Clear the wrapped session."""
+        await self.session.clear_session()
