@@ -6,14 +6,12 @@ no API key: where do the tokens go (``count``), what would a stack do to this hi
 a replay of the transcript as an agent loop, stacks side by side, with a plot).
 
 One concept per module: ``app`` (the commands and exit codes), ``args`` (the parser),
-``inputs`` (transcripts, counter, summarizer and budget from the arguments), ``files``
-(reading and writing transcript files), ``transcripts`` (one codec per file format and
-the lossless writer), ``storage`` (reading only regular files, writing only whole ones,
-printing any text), ``alignment`` (which input message each output message came from),
-``spec`` (stack specs for ``--strategy``), ``census`` (``count``'s breakdown), ``diff``
+``inputs`` (transcripts, counter, summarizer and budget from the arguments), ``spec``
+(stack specs for ``--strategy``), ``census`` (``count``'s breakdown), ``diff``
 (``compact``'s before/after), ``simulate`` (the replay), ``contenders`` (other
 frameworks' context managers in the replay), ``report`` (rich tables) and ``plot``
-(matplotlib).
+(matplotlib). Reading and writing transcript files is the formats room's
+(``neuron_context.formats``).
 rich and matplotlib (the ``cli`` extra) are imported only when a report or plot is made.
 """
 

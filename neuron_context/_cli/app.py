@@ -32,14 +32,14 @@ from .._log import logger
 from .._messages.message import Message, Role
 from .._strategies.strategy import ContextStrategy
 from .._summary.extractive import ExtractiveSummarizer
+from ..formats._transcripts.files import Transcript, dumps
+from ..formats._transcripts.storage import check_target, json_text, printable, write_atomic
 from ..providers._base import Provider
 from . import inputs
 from .args import UsageError, parser
-from .files import Transcript, dumps
 from .metered import Metered
 from .simulate import Replayer, Run, StackReplayer, replay
 from .spec import StackSpec, parse_spec
-from .storage import check_target, json_text, printable, write_atomic
 
 __all__ = ["INTERNAL_ERROR", "PROGRESS_FROM", "main"]
 

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import NoReturn
 
-from .files import FORMATS
+from ..formats._transcripts.files import FORMATS
 from .spec import KINDS
 
 __all__ = ["UsageError", "parser", "version"]

@@ -22,7 +22,7 @@ import attrs
 from .._counting.counter import BaseCounter
 from .._messages.content import ContentBlock, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
-from .files import Transcript
+from ..formats._transcripts.files import Transcript
 
 __all__ = ["Census", "Largest", "Row", "census"]
 

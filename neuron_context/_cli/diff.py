@@ -22,7 +22,7 @@ import attrs
 
 from .._counting.counter import BaseCounter
 from .._messages.message import Message, Role
-from .alignment import align
+from ..formats._transcripts.alignment import align
 
 __all__ = ["Change", "Diff", "diff"]
 

@@ -17,10 +17,10 @@ from .._errors import ConfigurationError, NeuronContextError, show
 from .._messages.message import Message, ToolDefinition
 from .._validators import MAX_INT
 from ..data import load_record, transcript_names
+from ..formats._transcripts.files import Transcript, expand, parse_document, read_file
+from ..formats._transcripts.storage import check_file, printable
 from ..providers._base import Provider
-from .files import Transcript, expand, parse_document, read_file
 from .simulate import fraction_budget
-from .storage import check_file, printable
 
 __all__ = [
     "DEMO_FRACTION",

@@ -17,8 +17,8 @@ import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..formats._transcripts.storage import printable
 from .simulate import Run
-from .storage import printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, cast
 
 from .._counting.pricing import CacheCostModel
+from ..formats._transcripts.storage import SafeStream, printable
 from .census import Census, Row
 from .diff import Diff
 from .simulate import Run, Totals
-from .storage import SafeStream, printable
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -48,7 +48,7 @@ from .._messages.conversation import first_is_user
 from .._messages.message import Message, Role, ToolDefinition
 from .._strategies.schedule import CacheSchedule
 from .._strategies.strategy import ContextStrategy, counter_of
-from .files import Transcript
+from ..formats._transcripts.files import Transcript
 from .metered import Metered
 
 __all__ = [

@@ -48,8 +48,8 @@ from .._strategies.strategy import ContextStrategy
 from .._strategies.strip import StripToolCallsStrategy
 from .._strategies.summarization import SummarizationStrategy
 from .._strategies.window import SlidingWindowStrategy
+from ..formats._transcripts.storage import printable, read_bytes
 from ..providers._base import Provider
-from .storage import printable, read_bytes
 
 __all__ = ["KINDS", "StackSpec", "Step", "parse_spec"]
 

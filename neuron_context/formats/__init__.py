@@ -100,7 +100,12 @@ from ._openai_chat import (
     from_openai,
     to_openai,
 )
-from ._tools import tools_from_anthropic, tools_from_openai, tools_to_anthropic, tools_to_openai
+from ._tool_definitions import (
+    tools_from_anthropic,
+    tools_from_openai,
+    tools_to_anthropic,
+    tools_to_openai,
+)
 
 __all__ = [
     "FORMAT",

@@ -40,9 +40,8 @@ from typing import Any
 
 from ..._messages.content import ContentBlock, ToolResult
 from ..._messages.message import Message, Role
-from ...formats import to_anthropic
-from ...formats._anthropic_messages import read_block
-from ...formats._common import fail, text_or_compaction
+from .._anthropic_messages import read_block, to_anthropic
+from .._common import fail, text_or_compaction
 from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list
 

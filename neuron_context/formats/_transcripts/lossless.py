@@ -6,7 +6,7 @@ since losing one silently ends the user's prompt caching. So the units of the ou
 decided once, for every format, from three facts:
 
 - which input message each output message came from, and whether it is unchanged
-  (:func:`~neuron_context._cli.alignment.align`);
+  (:func:`~neuron_context.formats._transcripts.alignment.align`);
 - which units each input message was read from (:attr:`.Parsed.origins`: one message may
   come from several units — a Claude Code assistant message from one row per block — and
   one unit may hold several messages — an Anthropic user turn holds tool results and
@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..._messages.message import Message
-from ..alignment import align
+from .alignment import align
 from .codec import Codec, Parsed
 
 __all__ = ["rewrite"]

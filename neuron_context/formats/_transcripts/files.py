@@ -27,11 +27,11 @@ from pathlib import Path
 
 import attrs
 
-from .._errors import ConfigurationError, InvalidConversationError
-from .._messages.message import Message, ToolDefinition, history_repr
-from .._messages.wellformed import repair, validate
+from ..._errors import ConfigurationError, InvalidConversationError
+from ..._messages.message import Message, ToolDefinition, history_repr
+from ..._messages.wellformed import repair, validate
+from . import CODECS, Codec, Container, Parsed, by_name, detect, rewrite
 from .storage import json_text, loads, printable, read_bytes
-from .transcripts import CODECS, Codec, Container, Parsed, by_name, detect, rewrite
 
 __all__ = ["FORMATS", "Source", "Transcript", "dumps", "expand", "parse_document", "read_file"]
 

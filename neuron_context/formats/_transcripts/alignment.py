@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._messages.message import Message, Role
+from ..._messages.message import Message, Role
 
 __all__ = ["align"]
 

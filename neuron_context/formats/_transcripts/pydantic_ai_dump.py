@@ -36,8 +36,8 @@ from ..._messages.content import (
 )
 from ..._messages.jsonvalue import compact_json
 from ..._messages.message import Message, Role
-from ...formats import RAW_ARGUMENTS, SUMMARY_HEADING, arguments_from_openai
-from ...formats._common import (
+from .._common import (
+    SUMMARY_HEADING,
     build,
     check_depth,
     fail,
@@ -46,6 +46,7 @@ from ...formats._common import (
     get_str,
     make_tool_use,
 )
+from .._openai_chat import RAW_ARGUMENTS, arguments_from_openai
 from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list
 

@@ -38,8 +38,8 @@ from ..._messages.content import (
     ToolUse,
 )
 from ..._messages.message import Message, Role
-from ...formats import RAW_ARGUMENTS, SUMMARY_HEADING
-from ...formats._common import (
+from .._common import (
+    SUMMARY_HEADING,
     build,
     check_depth,
     fail,
@@ -49,7 +49,8 @@ from ...formats._common import (
     make_tool_use,
     text_or_compaction,
 )
-from ...formats._openai_images import read_image_url
+from .._openai_chat import RAW_ARGUMENTS
+from .._openai_images import read_image_url
 from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..._messages.message import Message, Role
-from ...formats import to_anthropic, tools_from_anthropic
-from ...formats._anthropic_messages import read_anthropic
+from .._anthropic_messages import read_anthropic, to_anthropic
+from .._tool_definitions import tools_from_anthropic
 from .chat_codec import declared
 from .codec import Codec, Fit, Parsed
 from .graft import Rules, graft_list, never

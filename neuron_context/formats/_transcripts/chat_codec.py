@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..._messages.message import Message
-from ...formats import to_openai, tools_from_openai
-from ...formats._openai_chat import read_openai
+from .._openai_chat import read_openai, to_openai
+from .._tool_definitions import tools_from_openai
 from .codec import Codec, Fit, Parsed
 from .graft import Rules, graft_list, never
 

@@ -34,8 +34,8 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from .._errors import ConfigurationError
-from ..formats._common import MAX_DEPTH, check_depth
+from ..._errors import ConfigurationError
+from .._common import MAX_DEPTH, check_depth
 
 __all__ = [
     "MAX_DOCUMENT_DEPTH",

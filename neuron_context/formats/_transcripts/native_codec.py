@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..._messages.message import Message
-from ...formats import FORMAT, VERSION, from_dict, to_dict
+from .._native import FORMAT, VERSION, from_dict, to_dict
 from .chat_codec import declared
 from .codec import Codec, Fit, Parsed
 
