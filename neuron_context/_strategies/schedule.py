@@ -43,7 +43,7 @@ from .._counting.pricing import CacheCostModel
 from .._messages.message import Message, Role
 from .._messages.truncation import truncate_message
 from .._validators import bool_, callable_, instance_of, number, optional, positive_int
-from .default_plan import describe_cut, is_request, water_level
+from .default.plan import describe_cut, is_request, water_level
 
 __all__ = ["CacheSchedule", "growth_per_turn"]
 

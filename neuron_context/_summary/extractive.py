@@ -41,6 +41,7 @@ from ..providers._base import (
     StopReason,
     TokenUsage,
 )
+from .agent_plan import plan_block
 from .facts import Fact
 from .facts import render as render_facts
 from .findings import DECISIONS_QUOTED, Findings, find
@@ -55,7 +56,6 @@ from .format import (
     REQUEST_CLOSE,
     REQUEST_OPEN,
 )
-from .plan import plan_block
 from .previous import carried_sections
 from .scan import clip, is_notice
 from .sections import Item, fit

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
+from .agent_plan import is_plan_tool, plan_of
 from .facts import Fact, facts, render
-from .plan import is_plan_tool, plan_of
 from .scan import argument_text, artifact_of, error_line, is_notice, mentioned
 from .transcript import Entry
 
@@ -132,7 +132,7 @@ class Findings:
     """The facts of the tool results, newest first."""
     plan: str = ""
     """The plan the newest plan or todo call wrote, rendered (see
-    :mod:`neuron_context._summary.plan`)."""
+    :mod:`neuron_context._summary.agent_plan`)."""
 
 
 @attrs.define

@@ -3,8 +3,8 @@ quoted user requests and its plans, verbatim (the format is :mod:`.format`'s).""
 
 from __future__ import annotations
 
+from .agent_plan import PLAN_CLOSE, PLAN_OPEN
 from .format import FACTS, GOAL, HEADINGS, PLAN, REQUEST_CLOSE, REQUEST_OPEN
-from .plan import PLAN_CLOSE, PLAN_OPEN
 from .scan import clip
 
 __all__ = ["carried_sections"]

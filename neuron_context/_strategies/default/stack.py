@@ -20,7 +20,7 @@ they fit together, once, so a user states the budget once. Why each piece is the
   artifacts touched and the errors met. An LLM summarizer that fails falls back to the
   offline one, so the budget still holds.
 - **Earlier summaries kept as they are** while the new one still has a fair share of the
-  space beside them (``default_summary.DELTA_SHARE``), so the prompt up to them is unchanged and the
+  space beside them (``summaries.DELTA_SHARE``), so the prompt up to them is unchanged and the
   provider's prompt cache still serves it on the call after a compaction; when they
   leave too little room, all are merged into one.
 - **Recent messages as they are,** from a safe cut (a tool use is never separated from
@@ -44,25 +44,25 @@ from typing import TypeAlias, TypedDict, Unpack
 
 import attrs
 
-from .._counting.cache import CostTable
-from .._counting.counter import BaseCounter
-from .._counting.heuristic import to_counter
-from .._counting.tokenizer import TokenizerCounter
-from .._errors import BudgetExceededError
-from .._log import log_compaction, logger
-from .._messages.checks import CheckOnFailure
-from .._messages.message import Message, Role, ToolDefinition
-from .._numbers import scale
-from .._stores.store import Store, optional_store
-from .._summary.format import SUMMARY_HEADING
-from .._validators import bool_, instance_of, number, optional, positive_int
-from ..providers._base import Provider
-from .default_fit import fit
-from .default_offload import Found, assemble, offload, placeholder, with_store
-from .default_plan import Part, Plan
-from .default_summary import SummaryWriter
-from .schedule import CacheSchedule, growth_per_turn
-from .strategy import BudgetedStrategy, check_token_count
+from ..._counting.cache import CostTable
+from ..._counting.counter import BaseCounter
+from ..._counting.heuristic import to_counter
+from ..._counting.tokenizer import TokenizerCounter
+from ..._errors import BudgetExceededError
+from ..._log import log_compaction, logger
+from ..._messages.checks import CheckOnFailure
+from ..._messages.message import Message, Role, ToolDefinition
+from ..._numbers import scale
+from ..._stores.store import Store, optional_store
+from ..._summary.format import SUMMARY_HEADING
+from ..._validators import bool_, instance_of, number, optional, positive_int
+from ...providers._base import Provider
+from ..schedule import CacheSchedule, growth_per_turn
+from ..strategy import BudgetedStrategy, check_token_count
+from .fit import fit
+from .offloading import Found, assemble, offload, placeholder, with_store
+from .plan import Part, Plan
+from .summaries import SummaryWriter
 
 __all__ = ["DefaultStack", "default_stack"]
 
@@ -244,7 +244,7 @@ class DefaultStack(BudgetedStrategy):
                     return cut, self.counter.estimate_messages(cut) + self._headings(cut), limit
         if before <= target:
             return list(messages), before, limit
-        # With a store, room is kept for the reference (see default_offload).
+        # With a store, room is kept for the reference (see .offloading).
         holder = placeholder(store, short=short)
         room = 0 if holder is None else self._part_cost(Part("reference", holder))
         plan = Plan.of(messages, self.counter, limit, target - room, self.recent, table=table)
@@ -289,7 +289,7 @@ class DefaultStack(BudgetedStrategy):
         """:meth:`_summaries`, except that with a summarizer (each summary a call) a
         summary an earlier attempt of the same compaction wrote of the same messages
         for a target no higher is used again: it fits, and the attempts with a shorter
-        reference or without a store (see ``default_offload.with_store``) cost no call.
+        reference or without a store (see ``offloading.with_store``) cost no call.
         Where the earlier attempt wrote none (too little space), this one may: it is
         asked again."""
         if written is None or self.summarizer is None:
@@ -306,14 +306,14 @@ class DefaultStack(BudgetedStrategy):
 
     async def _summaries(self, plan: Plan, target: int) -> list[Message]:
         """The summaries before the kept part, sized to the space left (see
-        :meth:`~neuron_context._strategies.default_summary.SummaryWriter.summaries`)."""
+        :meth:`~neuron_context._strategies.default.summaries.SummaryWriter.summaries`)."""
         return await self._writer.summaries(plan, target)
 
     def _fit(
         self, parts: list[Part], messages: Sequence[Message], plan: Plan, limit: int
     ) -> list[Part]:
         """The last resort, until the output is within ``limit`` (see
-        :mod:`neuron_context._strategies.default_fit`)."""
+        :mod:`neuron_context._strategies.default.fit`)."""
         return fit(parts, messages, plan, limit, counter=self.counter, part_cost=self._part_cost)
 
     def _check(self, cost: int, limit: int) -> None:

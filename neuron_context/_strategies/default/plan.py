@@ -27,14 +27,14 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._counting.cache import CostTable
-from .._counting.counter import BaseCounter
-from .._messages.conversation import next_safe_cut, opens_exchange
-from .._messages.message import Message, Role
-from .._messages.truncation import truncate_message
-from .._numbers import scale
-from .._summary.facts import condense, facts
-from .._summary.scan import is_notice, mentioned
+from ..._counting.cache import CostTable
+from ..._counting.counter import BaseCounter
+from ..._messages.conversation import next_safe_cut, opens_exchange
+from ..._messages.message import Message, Role
+from ..._messages.truncation import truncate_message
+from ..._numbers import scale
+from ..._summary.facts import condense, facts
+from ..._summary.scan import is_notice, mentioned
 
 __all__ = ["Part", "Plan", "describe_cut", "is_request", "step_in_progress", "water_level"]
 

@@ -16,18 +16,18 @@ from typing import Any
 
 import anyio.to_thread
 
-from .._counting.counter import BaseCounter
-from .._errors import ConfigurationError, SummarizationError
-from .._log import logger
-from .._messages.content import Compaction
-from .._messages.message import Message, Role
-from .._numbers import scale
-from .._summary.extractive import ExtractiveSummarizer
-from .._summary.format import SUMMARY_HEADING
-from ..providers._base import CompletionRequest, Provider
-from .default_fit import message_overhead
-from .default_plan import Plan
-from .summarization import SummarizationStrategy
+from ..._counting.counter import BaseCounter
+from ..._errors import ConfigurationError, SummarizationError
+from ..._log import logger
+from ..._messages.content import Compaction
+from ..._messages.message import Message, Role
+from ..._numbers import scale
+from ..._summary.extractive import ExtractiveSummarizer
+from ..._summary.format import SUMMARY_HEADING
+from ...providers._base import CompletionRequest, Provider
+from ..summarization import SummarizationStrategy
+from .fit import message_overhead
+from .plan import Plan
 
 __all__ = ["DELTA_SHARE", "MIN_SUMMARY", "SummaryWriter"]
 

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .._counting.counter import BaseCounter
-from .._messages.content import Compaction
-from .._messages.conversation import first_is_user, next_safe_cut, turn_start
-from .._messages.message import Message, Role
-from .._messages.truncation import truncate_message, truncate_text
-from .._summary.facts import condense
-from .._summary.plan import PLAN_CLOSE, PLAN_OPEN
-from .default_plan import Part, Plan, describe_cut
+from ..._counting.counter import BaseCounter
+from ..._messages.content import Compaction
+from ..._messages.conversation import first_is_user, next_safe_cut, turn_start
+from ..._messages.message import Message, Role
+from ..._messages.truncation import truncate_message, truncate_text
+from ..._summary.agent_plan import PLAN_CLOSE, PLAN_OPEN
+from ..._summary.facts import condense
+from .plan import Part, Plan, describe_cut
 
 __all__ = ["fit", "message_overhead", "shrink"]
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
 
-from .._counting.counter import BaseCounter
-from .._log import logger
-from .._messages.content import Compaction
-from .._messages.message import Message, Role
-from .._stores.offload import largest_reference, messages_reference, short_reference
-from .._stores.serialized import KEY_LENGTH
-from .._stores.store import Store
-from .default_plan import Part, Plan
+from ..._counting.counter import BaseCounter
+from ..._log import logger
+from ..._messages.content import Compaction
+from ..._messages.message import Message, Role
+from ..._stores.offload import largest_reference, messages_reference, short_reference
+from ..._stores.serialized import KEY_LENGTH
+from ..._stores.store import Store
+from .plan import Part, Plan
 
 Found: TypeAlias = tuple[list[Message], int, int]
 """One compaction: the output, its cost and the limit it must meet."""
