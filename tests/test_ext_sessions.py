@@ -8,6 +8,7 @@ prompt cache), however many conversations the process serves.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -77,10 +78,7 @@ def _serve(conversations: int, turns: int) -> tuple[Model, RecordingStrategy]:
 
 def _extended(requests: list[list[BaseMessage]]) -> int:
     """How many requests start with the one before (the prompt cache's prefix kept)."""
-    return sum(
-        later[: len(earlier)] == earlier
-        for earlier, later in zip(requests, requests[1:], strict=False)
-    )
+    return sum(later[: len(earlier)] == earlier for earlier, later in itertools.pairwise(requests))
 
 
 class TestManyConversations:
