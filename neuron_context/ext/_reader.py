@@ -26,11 +26,22 @@ from typing import Generic, TypeVar
 
 from .._errors import InvalidConversationError
 from .._log import logger
+from .._messages.content import (
+    Compaction,
+    ContentBlock,
+    Document,
+    Image,
+    RedactedThinking,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+)
 from .._messages.message import Message, history_repr
 from .._messages.wellformed import repair, valid_from, validate
 from .._prefix import starts_with
 
-__all__ = ["Converted", "Read", "Reader"]
+__all__ = ["MESSAGE_BYTES", "Converted", "Read", "Reader", "message_footprint"]
 
 K = TypeVar("K")
 S = TypeVar("S")
@@ -41,6 +52,35 @@ Read = Callable[[Sequence[K], int], tuple[list[Message], list[S]]]
 for each, where it came from (``S``, the adapter's own: an index, a part, a list of
 indices); ``offset`` is the index of ``items[0]`` in the whole list (for error paths and
 sources)."""
+
+
+MESSAGE_BYTES = 1_500
+"""What a read message costs besides its text, in bytes (measured: our message and its
+blocks, the framework's message object, the reader's lookups and the costs cached on the
+message; see docs/performance.md)."""
+
+
+def message_footprint(message: Message) -> int:
+    """About how many bytes ``message`` holds in a session: :data:`MESSAGE_BYTES` and the
+    text of its blocks (a tool's input by its keys and values, shallowly)."""
+    return MESSAGE_BYTES + sum(_block_bytes(block) for block in message.content)
+
+
+def _block_bytes(block: ContentBlock | Image) -> int:
+    match block:
+        case Text(text=text) | Thinking(thinking=text) | Compaction(content=text):
+            return len(text)
+        case RedactedThinking(data=data):
+            return len(data)
+        case ToolResult(content=content):
+            return sum(_block_bytes(item) for item in content)
+        case ToolUse(name=name, input=arguments):
+            return len(name) + sum(len(key) + len(str(value)) for key, value in arguments.items())
+        case Image(data=data, url=url):
+            return len(data or url or "")
+        case Document(data=data, url=url, text=text):
+            return len(data or url or "") + len(text or "")
+    return 0
 
 
 class Converted(Generic[K, S]):
@@ -117,6 +157,7 @@ class Reader(Generic[K, S]):
     """How many of the newest items are checked for edits made in place."""
 
     __slots__ = (
+        "_footprint",
         "_index",
         "_items",
         "_messages",
@@ -149,6 +190,14 @@ class Reader(Generic[K, S]):
         self._index: dict[int, int] = {}
         self._results: dict[str, list[int]] = {}
         self._valid = 0  # our first _valid messages form a well-formed conversation
+        self._footprint = 0  # about the bytes our messages hold (see footprint)
+
+    @property
+    def footprint(self) -> int:
+        """About how many bytes the messages read hold: their text and a fixed cost a
+        message for the objects (ours, and the framework's items kept to compare the next
+        call with). Kept as messages are read and forgotten, so asking costs nothing."""
+        return self._footprint
 
     def follows(self, items: Sequence[K]) -> bool:
         """Whether ``items`` starts with the messages read last time."""
@@ -217,6 +266,7 @@ class Reader(Generic[K, S]):
         del self._sources[keep:]
         index, results = self._index, self._results
         for position, message in enumerate(messages, len(own)):
+            self._footprint += message_footprint(message)
             index[id(message)] = position
             for result in message.tool_results:
                 results.setdefault(result.tool_use_id, []).append(position)
@@ -224,6 +274,7 @@ class Reader(Generic[K, S]):
         self._sources.extend(sources)
 
     def _forget(self, message: Message, position: int) -> None:
+        self._footprint -= message_footprint(message)
         if self._index.get(id(message)) == position:
             del self._index[id(message)]
         for result in message.tool_results:

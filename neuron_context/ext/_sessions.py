@@ -1,74 +1,120 @@
 """The conversations an adapter serves: one reader and one compacted view each.
 
-A framework hands an adapter a history, not a conversation id (one LangChain middleware
-serves every thread of a LangGraph deployment, an Agents SDK filter every run it is
-given to), so a conversation is found by its messages: :class:`Sessions` keeps the last
-few, and a call whose messages continue one of them (:meth:`~._reader.Reader.follows`)
-takes that :class:`Session`, its :class:`~._reader.Reader` and its
+One adapter object serves every conversation of a process (one LangChain middleware for
+every thread of a deployment, one Agents SDK filter for every run), and a conversation
+costs a turn its new messages only while its :class:`Session` is kept: its
+:class:`~._reader.Reader` (our messages, with the token costs cached on them) and its
 :class:`~neuron_context._compaction.view.ContextView` (the compacted view, extended with
-the new messages and compacted again only when it crosses the trigger). A session is
-taken out of the pool while in use, so concurrent calls never share one.
+the new messages and compacted again only when it crosses the trigger). A session
+dropped and made again re-reads the whole history into new objects (tokenized again) and
+compacts it from scratch: a different request, and the provider's prompt cache lost.
+
+So :class:`Sessions` keeps sessions by **memory, not by count**: every session a process
+has room for (:attr:`Sessions.max_bytes`, about the bytes of the histories read; the
+least recently used goes first when they exceed it). A call finds its session
+
+- by the framework's own identity of the conversation when the adapter has one
+  (``key``: LangChain's ``thread_id``), in O(1);
+- otherwise by its messages: the session whose messages the call's messages start with
+  (:meth:`~._reader.Reader.follows`, the ends compared first, so each other conversation
+  is told apart in about a microsecond), most recently used first.
+
+A session is taken out of the pool while in use, so concurrent calls never share one.
 
 When a provider refuses a request as too long, :meth:`Sessions.learn` keeps the smaller
-strategy the refusal implies for every conversation after (see
-:mod:`neuron_context.ext._recovery`).
+strategy the refusal implies for every conversation after.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar
 
 from .._compaction.request import RequestCounter
 from .._compaction.view import ContextView
+from .._errors import ConfigurationError
 from .._strategies.strategy import ContextStrategy, counter_of
 from ._reader import Reader
 
-__all__ = ["Session", "Sessions", "session_factory"]
+__all__ = ["MAX_BYTES", "Session", "Sessions", "session_factory"]
 
 K = TypeVar("K")
 S = TypeVar("S")
+
+MAX_BYTES = 512 * 2**20
+"""How many bytes of conversations an adapter keeps by default (about: see
+:attr:`~._reader.Reader.footprint`): 512 MiB, some 1,200 conversations of 300 tool-using
+messages."""
+
+_anonymous = itertools.count()
 
 
 class Session(Generic[K, S]):
     """One conversation an adapter serves: its reader and its compacted view."""
 
-    __slots__ = ("reader", "view")
+    __slots__ = ("footprint", "reader", "token", "view")
 
     def __init__(self, reader: Reader[K, S], view: ContextView) -> None:
         self.reader = reader
         self.view = view
+        self.token: tuple[bool, Hashable] = (False, next(_anonymous))
+        """The session's place in the pool: the conversation's key, or a number."""
+        self.footprint = 0
+        """Its bytes, as last counted in the pool."""
 
 
 class Sessions(Generic[K, S]):
-    """The last :data:`KEPT` conversations an adapter served, found by their messages.
-
-    :meth:`take` gives the session whose messages the call's messages start with (taken
-    out of the pool while in use, so concurrent calls never share one) or a new one;
-    :meth:`put` returns it. Thread-safe.
+    """The conversations an adapter served, kept while they fit in ``max_bytes`` and
+    found by their key or their messages (see the module). Thread-safe.
     """
 
-    KEPT = 8
+    __slots__ = ("_bytes", "_learned", "_lock", "_make", "_pool", "max_bytes")
 
-    __slots__ = ("_learned", "_lock", "_make", "_pool")
-
-    def __init__(self, make: Callable[[], Session[K, S]]) -> None:
+    def __init__(self, make: Callable[[], Session[K, S]], *, max_bytes: int = MAX_BYTES) -> None:
+        if type(max_bytes) is not int or max_bytes < 0:
+            msg = f"max_bytes must be a non-negative int, got {max_bytes!r}"
+            raise ConfigurationError(msg)
         self._make = make
-        self._pool: list[Session[K, S]] = []
+        self.max_bytes = max_bytes
+        """The pool's size, in bytes of the histories read (the newest session is kept
+        whatever its size)."""
+        self._pool: OrderedDict[tuple[bool, Hashable], Session[K, S]] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
         self._learned: ContextStrategy | None = None
 
-    def take(self, items: Sequence[K]) -> Session[K, S]:
-        """The session of the conversation ``items`` continues, or a new one."""
+    def __len__(self) -> int:
+        return len(self._pool)
+
+    @property
+    def footprint(self) -> int:
+        """About how many bytes the kept sessions hold."""
+        return self._bytes
+
+    def take(self, items: Sequence[K], key: Hashable | None = None) -> Session[K, S]:
+        """The session of the conversation ``key`` names or ``items`` continues, or a new
+        one (the conversation's first call, or one dropped from the pool)."""
+        token: tuple[bool, Hashable] | None = None
         with self._lock:
-            for position in range(len(self._pool) - 1, -1, -1):
-                session = self._pool[position]
-                if session.reader.follows(items):
-                    del self._pool[position]
-                    return session
+            if key is not None:
+                token = (True, key)
+                session = self._pool.pop(token, None)
+            else:
+                session = None
+                for kept in reversed(self._pool.values()):
+                    if kept.reader.follows(items):
+                        session = self._pool.pop(kept.token)
+                        break
+            if session is not None:
+                self._bytes -= session.footprint
+                return session
             learned = self._learned
         session = self._make()
+        if token is not None:
+            session.token = token
         if learned is not None:
             session.view.strategy = learned
         return session
@@ -78,14 +124,23 @@ class Sessions(Generic[K, S]):
         to the window a provider's overflow error showed."""
         with self._lock:
             self._learned = strategy
-            for session in self._pool:
+            for session in self._pool.values():
                 session.view.strategy = strategy
 
     def put(self, session: Session[K, S]) -> None:
-        """Return ``session`` to the pool (the most recent; the oldest beyond KEPT goes)."""
+        """Return ``session`` to the pool, the most recently used; the least recently
+        used go while the pool holds more than :attr:`max_bytes`."""
+        footprint = session.reader.footprint
         with self._lock:
-            self._pool.append(session)
-            del self._pool[: -self.KEPT]
+            replaced = self._pool.pop(session.token, None)  # a concurrent call's, older
+            if replaced is not None:
+                self._bytes -= replaced.footprint
+            session.footprint = footprint
+            self._pool[session.token] = session
+            self._bytes += footprint
+            while self._bytes > self.max_bytes and len(self._pool) > 1:
+                _, dropped = self._pool.popitem(last=False)
+                self._bytes -= dropped.footprint
 
 
 def session_factory(
