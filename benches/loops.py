@@ -86,6 +86,7 @@ __all__ = [
     "FIRING_BUDGET",
     "IDLE_BUDGET",
     "LangChainLoop",
+    "LangChainUsers",
     "Loop",
     "OpenAIAgentsLoop",
     "OurLoop",
@@ -250,6 +251,49 @@ class LangChainLoop(Loop):
     def history_length(self) -> int:
         """Messages in the agent's state."""
         return len(self.history)
+
+    def last_request(self) -> list[Message]:
+        """The model's last request (its system message included)."""
+        return from_langchain(self.model.last)
+
+
+class LangChainUsers(Loop):
+    """One ``create_agent`` (one ``ContextMiddleware``) serving ``users`` conversations, as
+    a web service's one agent serves all its users: each :meth:`turn` is the next user's
+    call, in rotation, with that user's history. Each conversation is the prefilled
+    history with its first question naming its user (so no two share a prefix)."""
+
+    def __init__(self, size: int, strategy: ContextStrategy | None, users: int) -> None:
+        super().__init__(size, strategy)
+        self.model = ScriptedChatModel(messages=iter(()), ids=iter(self._call_id, None))
+        self.agent = create_langchain_agent(
+            self.model,
+            [langchain_tool(read_file)],
+            system_prompt=_system_prompt(size),
+            middleware=[] if strategy is None else [ContextMiddleware(strategy)],
+        )
+        first, *rest = workload("transcripts", size).peer[1:]
+        self.histories: list[list[AnyMessage]] = [
+            [HumanMessage(content=f"[user {user}] {first.text}"), *cast("list[AnyMessage]", rest)]
+            for user in range(users)
+        ]
+        self.requests: list[list[list[BaseMessage]]] = [[] for _ in range(users)]
+        """What the model received at the last model call of each turn, by user."""
+        self.start = len(self.histories[0])
+        self._next = 0
+
+    def _invoke(self, text: str) -> object:
+        user = self._next % len(self.histories)
+        self._next += 1
+        history = [*self.histories[user], HumanMessage(content=text)]
+        result = self.agent.invoke({"messages": history})
+        self.histories[user] = result["messages"]
+        self.requests[user].append(self.model.last)  # the call answering the tool's result
+        return result
+
+    def history_length(self) -> int:
+        """Messages in the first user's state."""
+        return len(self.histories[0])
 
     def last_request(self) -> list[Message]:
         """The model's last request (its system message included)."""

@@ -46,7 +46,10 @@ for the loops, ``BENCH_TURN_SIZES`` for the documented turn.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import statistics
 from collections.abc import Callable, Iterator
+from typing import cast
 
 import pytest
 from langchain_core.messages import BaseMessage
@@ -54,6 +57,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from loops import (
     IDLE_BUDGET,
     LangChainLoop,
+    LangChainUsers,
     Loop,
     OpenAIAgentsLoop,
     OurLoop,
@@ -141,6 +145,46 @@ def test_langchain(benchmark: Benchmark, size: int) -> None:
     """LangChain's ``create_agent(...).invoke``: bare, with our middleware idle and firing."""
     benchmark.group = f"loop-langchain transcripts {size}"
     _frameworks(benchmark, size, LangChainLoop)
+
+
+USERS = 40
+"""How many conversations one agent serves in ``loop-langchain-users``."""
+
+
+def _prefix_kept(requests: list[list[BaseMessage]]) -> float:
+    """The median share of a request's messages that the next request starts with."""
+    shares = []
+    for earlier, later in itertools.pairwise(requests):
+        same = 0
+        for before, after in zip(earlier, later, strict=False):
+            if before != after:
+                break
+            same += 1
+        shares.append(same / len(earlier))
+    return statistics.median(shares)
+
+
+@pytest.mark.parametrize("size", LOOP_SIZES)
+def test_langchain_users(benchmark: Benchmark, size: int) -> None:
+    """One LangChain agent serving 40 interleaved conversations beside the same agent
+    serving one: per invoke, compactions per conversation, the prefix kept."""
+    benchmark.group = f"loop-langchain-users transcripts {size}"
+    loops: dict[str, Loop] = {
+        "one": LangChainUsers(size, firing(size), 1),
+        "many": LangChainUsers(size, firing(size), USERS),
+    }
+    many = cast("LangChainUsers", loops["many"])
+    if benchmark.enabled:  # each conversation's first call: untimed, as for one
+        for _ in range(USERS - 1):
+            many.turn()
+    _run_loops(benchmark, loops, rounds=max(USERS, _rounds(size)), baseline="one")
+    one = cast("LangChainUsers", loops["one"])
+    served = [requests for requests in many.requests if len(requests) >= 2]
+    assert served
+    kept = statistics.median(_prefix_kept(requests) for requests in served)
+    benchmark.extra_info["prefix_kept_many"] = kept
+    benchmark.extra_info["prefix_kept_one"] = _prefix_kept(one.requests[0])
+    assert kept >= 0.95
 
 
 @pytest.mark.parametrize("size", LOOP_SIZES)
