@@ -285,8 +285,9 @@ class LangChainUsers(Loop):
     def _invoke(self, text: str) -> object:
         user = self._next % len(self.histories)
         self._next += 1
-        history = [*self.histories[user], HumanMessage(content=text)]
-        result = self.agent.invoke({"messages": history})
+        result = self.agent.invoke(
+            {"messages": [*self.histories[user], HumanMessage(content=text)]}
+        )
         self.histories[user] = result["messages"]
         self.requests[user].append(self.model.last)  # the call answering the tool's result
         return result
