@@ -65,10 +65,10 @@ try:
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
 
-    from ._langchain_calls import Call, ModelCalls
-    from ._langchain_messages import from_langchain, to_langchain
-    from ._langchain_originals import reader, rebuild
-    from ._langchain_stores import LangGraphStore, recall_tool
+    from ._langchain.history import reader, rebuild
+    from ._langchain.messages import from_langchain, to_langchain
+    from ._langchain.model import Call, ModelCalls
+    from ._langchain.stores import LangGraphStore, recall_tool
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 

@@ -4,7 +4,7 @@ Reading goes through LangChain's own normalisation, ``message.content_blocks`` (
 standard blocks, with each provider's format translated by LangChain's translators), so
 OpenAI- and Anthropic-shaped content read the same; writing produces standard blocks.
 This module converts the messages (roles, tool calls, tool messages);
-:mod:`._langchain_blocks` converts their content blocks.
+:mod:`.blocks` converts their content blocks.
 
 =====================  ===========================================================
 ours                   LangChain
@@ -56,13 +56,13 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from .._errors import ConfigurationError
-from .._messages.content import ContentBlock, ToolResult, ToolUse
-from .._messages.message import Message, Role
-from .._validators import require_sequence_of
-from ..formats import RAW_ARGUMENTS
-from ._core import read_at
-from ._langchain_blocks import (
+from ..._errors import ConfigurationError
+from ..._messages.content import ContentBlock, ToolResult, ToolUse
+from ..._messages.message import Message, Role
+from ..._validators import require_sequence_of
+from ...formats import RAW_ARGUMENTS
+from .._core import read_at
+from .blocks import (
     content_blocks,
     read_blocks,
     read_reply_block,
@@ -90,7 +90,7 @@ def from_langchain(messages: Iterable[BaseMessage]) -> list[Message]:
 
 def stamp(message: BaseMessage) -> tuple[object, ...]:
     """What a conversion of ``message`` depends on (the objects it holds), for the
-    reader's check of messages edited in place (:class:`~._core.Reader`)."""
+    reader's check of messages edited in place (:class:`~.._core.Reader`)."""
     if isinstance(message, AIMessage):
         return (message.content, message.tool_calls, message.invalid_tool_calls)
     if isinstance(message, ToolMessage):

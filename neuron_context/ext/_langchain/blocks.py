@@ -1,6 +1,6 @@
 """Conversion between LangChain's standard content blocks and our content blocks.
 
-The block-level half of the mapping drawn in :mod:`._langchain_messages`: one ``text``,
+The block-level half of the mapping drawn in :mod:`.messages`: one ``text``,
 ``image``, ``file``, ``text-plain``, ``audio``, ``video``, ``reasoning`` or
 ``non_standard`` block to one block of ours, and back. It is its own module because
 every kind of message reads and writes its content through it, while what is particular
@@ -15,8 +15,8 @@ from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from .._errors import ConfigurationError
-from .._messages.content import (
+from ..._errors import ConfigurationError
+from ..._messages.content import (
     Compaction,
     ContentBlock,
     Document,
@@ -25,7 +25,7 @@ from .._messages.content import (
     Text,
     Thinking,
 )
-from ..formats._common import parse_data_url, render_compaction, text_or_compaction
+from ...formats._common import parse_data_url, render_compaction, text_or_compaction
 
 __all__ = [
     "content_blocks",

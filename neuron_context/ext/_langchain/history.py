@@ -13,16 +13,16 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, ToolMessage
 
-from .._messages.message import Message
-from .._validators import require_sequence_of
-from ._core import Converted, Reader
-from ._langchain_messages import read_message, stamp, to_langchain, tool_message
+from ..._messages.message import Message
+from ..._validators import require_sequence_of
+from .._core import Converted, Reader
+from .messages import read_message, stamp, to_langchain, tool_message
 
 __all__ = ["reader", "rebuild"]
 
 
 def _read(items: Sequence[BaseMessage], offset: int) -> tuple[list[Message], list[int]]:
-    """Our messages for LangChain's, one each (see :class:`~._core.Reader`)."""
+    """Our messages for LangChain's, one each (see :class:`~.._core.Reader`)."""
     checked = require_sequence_of(items, "messages", BaseMessage, "LangChain messages")
     messages = [read_message(message, offset + index) for index, message in enumerate(checked)]
     return messages, list(range(offset, offset + len(messages)))

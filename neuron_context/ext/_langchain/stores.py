@@ -16,10 +16,10 @@ from typing import Any
 import anyio.to_thread
 import attrs
 
-from .._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, recall
-from .._stores.store import Store
-from .._validators import fail, instance_of
-from ._core import missing_extra
+from ..._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, recall
+from ..._stores.store import Store
+from ..._validators import fail, instance_of
+from .._core import missing_extra
 
 try:
     from langchain_core.tools import BaseTool, StructuredTool, ToolException

@@ -1,5 +1,5 @@
 """Writing our messages as pydantic-ai's ``ModelMessage`` s: the inverse of the reading in
-:mod:`._pydantic_ai_messages`, whose docstring has the mapping and what does not survive
+:mod:`.messages`, whose docstring has the mapping and what does not survive
 a round trip.
 
 Its own module because it is the other direction, used on its own: the history
@@ -38,8 +38,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from .._errors import ConfigurationError
-from .._messages.content import (
+from ..._errors import ConfigurationError
+from ..._messages.content import (
     Compaction,
     ContentBlock,
     Document,
@@ -50,9 +50,9 @@ from .._messages.content import (
     ToolResult,
     ToolUse,
 )
-from .._messages.message import Message, Role
-from ..formats import RAW_ARGUMENTS
-from ._pydantic_ai_messages import DOCUMENT_METADATA, REDACTED_THINKING_ID
+from ..._messages.message import Message, Role
+from ...formats import RAW_ARGUMENTS
+from .messages import DOCUMENT_METADATA, REDACTED_THINKING_ID
 
 __all__ = ["request_parts", "response_parts", "to_pydantic_ai", "tool_return"]
 

@@ -20,15 +20,15 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from .._compaction.overflow import refused_again
-from .._compaction.step import StepResult
-from .._messages.message import ToolDefinition
-from .._overflow import Overflow, context_overflow
-from .._strategies.strategy import ContextStrategy
-from ._core import Converted, Session, Sessions, ToolDefinitions, run_sync, session_factory
-from ._langchain_messages import read_message
-from ._langchain_originals import reader, rebuild
-from ._recovery import recover
+from ..._compaction.overflow import refused_again
+from ..._compaction.step import StepResult
+from ..._messages.message import ToolDefinition
+from ..._overflow import Overflow, context_overflow
+from ..._strategies.strategy import ContextStrategy
+from .._core import Converted, Session, Sessions, ToolDefinitions, run_sync, session_factory
+from .._recovery import recover
+from .history import reader, rebuild
+from .messages import read_message
 
 __all__ = ["Call", "ModelCalls"]
 

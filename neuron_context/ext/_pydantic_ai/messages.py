@@ -1,6 +1,6 @@
 """Conversion between pydantic-ai's ``ModelMessage`` s and our messages: the mapping, and
 reading pydantic-ai's as ours (writing ours as pydantic-ai's, the inverse, is
-:mod:`._to_pydantic_ai`).
+:mod:`.parts`).
 
 A ``ModelResponse`` is one assistant message; a ``ModelRequest`` holds one message of ours
 per part, and a run of our non-assistant messages is one ``ModelRequest`` again:
@@ -71,7 +71,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from .._messages.content import (
+from ..._messages.content import (
     JSON,
     Compaction,
     ContentBlock,
@@ -83,11 +83,11 @@ from .._messages.content import (
     ToolResult,
     ToolUse,
 )
-from .._messages.message import Message, Role
-from .._validators import require_sequence_of
-from ..formats import RAW_ARGUMENTS
-from ..formats._common import check_depth
-from ._core import read_at
+from ..._messages.message import Message, Role
+from ..._validators import require_sequence_of
+from ...formats import RAW_ARGUMENTS
+from ...formats._common import check_depth
+from .._core import read_at
 
 __all__ = [
     "DOCUMENT_METADATA",
@@ -163,7 +163,7 @@ def flatten(
 
 def stamp(message: ModelMessage) -> tuple[object, ...]:
     """What a conversion of ``message`` depends on: its parts (for the reader's check of
-    messages edited in place, :class:`~._reader.Reader`)."""
+    messages edited in place, :class:`~.._reader.Reader`)."""
     return (message.parts, *message.parts)
 
 

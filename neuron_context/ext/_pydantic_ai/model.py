@@ -1,0 +1,140 @@
+"""The model of a pydantic-ai agent, wrapped to recover from its provider's overflow errors.
+
+:meth:`~neuron_context.ext.pydantic_ai.HistoryProcessor.wrap` returns a
+:class:`RecoveringModel`: a request the provider refuses as too long is compacted by the
+processor to the size the refusal showed and sent once more (see
+:mod:`neuron_context.ext._recovery`); a streamed request is opened up to its first event,
+so a refusal sent as that event is recovered from the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+
+from ..._compaction.overflow import refused_again
+from ..._messages.message import ToolDefinition
+from ..._overflow import Overflow, context_overflow
+
+__all__ = ["Recover", "RecoveringModel"]
+
+_until_first_event: Callable[..., Any] | None
+try:
+    # pydantic-ai's own way to open a stream up to its first event (its fallback model
+    # and primed streams use it), so a refusal sent as the first event is seen here.
+    from pydantic_ai._fallback import request_stream_until_first_event
+except ImportError:  # pragma: no cover - another pydantic-ai: a stream as it opens
+    _until_first_event = None
+else:
+    _until_first_event = request_stream_until_first_event
+
+Recover = Callable[
+    [list[ModelMessage], Overflow, Sequence[ToolDefinition]],
+    Awaitable[tuple[list[ModelMessage], int]],
+]
+"""The processor's recovery: the refused request's messages compacted to the size the
+overflow showed, and that budget (the request's tools counted in it)."""
+
+
+class RecoveringModel(WrapperModel):
+    """A pydantic-ai model that recovers from its provider's overflow errors (see
+    :meth:`~neuron_context.ext.pydantic_ai.HistoryProcessor.wrap`)."""
+
+    def __init__(self, wrapped: Model, recover: Recover) -> None:
+        super().__init__(wrapped)
+        self._recover = recover
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        try:
+            return await super().request(messages, model_settings, model_request_parameters)
+        except Exception as exc:
+            overflow = context_overflow(exc)
+            if overflow is None:
+                raise
+        tools = _definitions(model_request_parameters)
+        smaller, budget = await self._recover(messages, overflow, tools)
+        try:
+            return await super().request(smaller, model_settings, model_request_parameters)
+        except Exception as exc:
+            error = refused_again(exc, budget)
+            if error is None:
+                raise
+            raise error from exc
+
+    def _start_request_deadline(self, model_settings: Any, *, stream: bool) -> Any:
+        # A streamed request is opened (primed) here under the wrapped model's deadlines,
+        # one per attempt; the caller's stream_under_deadline would assert on a primed one.
+        if stream and _until_first_event is not None:
+            return None
+        return self.wrapped._start_request_deadline(model_settings, stream=stream)
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        """The wrapped model's stream, opened up to its first event; refused as too long
+        before that (as it opened, or as its first event: an OpenAI Responses
+        ``response.failed`` after ``response.created``): once more, compacted. What
+        fails after the first event is the caller's, as it is."""
+        async with AsyncExitStack() as stack:
+
+            def opening(sent: list[ModelMessage]) -> Any:
+                if _until_first_event is None:  # pragma: no cover - an older pydantic-ai
+                    return self.wrapped.request_stream(
+                        sent, model_settings, model_request_parameters, run_context
+                    )
+                # The wrapped model's deadlines, fresh for each attempt, as FallbackModel
+                # does: a primed stream can no longer take them from the caller.
+                deadline = self.wrapped._start_request_deadline(model_settings, stream=True)
+                return _until_first_event(
+                    self.wrapped,
+                    deadline,
+                    sent,
+                    model_settings,
+                    model_request_parameters,
+                    run_context,
+                )
+
+            try:
+                stream = await stack.enter_async_context(opening(messages))
+            except Exception as exc:
+                overflow = context_overflow(exc)
+                if overflow is None:
+                    raise
+                tools = _definitions(model_request_parameters)
+                smaller, budget = await self._recover(messages, overflow, tools)
+                try:
+                    stream = await stack.enter_async_context(opening(smaller))
+                except Exception as again:
+                    error = refused_again(again, budget)
+                    if error is None:
+                        raise
+                    raise error from again
+            yield stream
+
+
+def _definitions(parameters: ModelRequestParameters) -> tuple[ToolDefinition, ...]:
+    """The tool definitions a pydantic-ai request sends, as ours (what they cost)."""
+    return tuple(
+        ToolDefinition(
+            name=tool.name,
+            description=tool.description or "",
+            input_schema=tool.parameters_json_schema,
+        )
+        for tool in [*parameters.function_tools, *parameters.output_tools]
+    )
