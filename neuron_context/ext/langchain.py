@@ -6,6 +6,11 @@ model call receives::
 
     agent = create_agent(model, tools, middleware=[ContextMiddleware(strategy)])
 
+or with no strategy, ``default_stack`` sized by the model: ``ContextMiddleware()`` budgets
+80% of the input window the model's profile gives (``model.profile["max_input_tokens"]``,
+as LangChain's own middlewares read it; ``fraction=`` sets the share), for whichever model
+each call goes to.
+
 By default (``persist=False``) it edits only the request (``wrap_model_call``): the
 agent's state keeps the whole history, and the model is sent a compacted *view* of it.
 The view is kept between calls, per conversation: each call extends it with the new
@@ -50,8 +55,11 @@ from typing import Any
 
 from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step, decide
+from .._errors import ConfigurationError
+from .._strategies.default import default_stack
 from .._strategies.strategy import ContextStrategy, counter_of
 from .._validators import require_bool
+from ._budget import DEFAULT_FRACTION, Make, ModelBudgets, check_fraction
 from ._core import check_strategy, missing_extra, run_sync
 
 try:
@@ -118,28 +126,92 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
 
     Args:
         strategy: any strategy, typically ``default_stack(...)``; its own trigger
-            decides when to compact (the system prompt and the tools counted).
+            decides when to compact (the system prompt and the tools counted). Or none:
+            the budget then comes from the model each call goes to, ``fraction`` of its
+            profile's ``max_input_tokens``, with ``default_stack`` of that budget; or a
+            function of that budget returning the strategy to use
+            (``lambda budget: default_stack(budget, store=store)``).
         persist: also write the compaction into the agent's state before each model
             call, so the history itself shrinks (default: send a compacted view, keep
             the state whole; see the module docstring for why).
+        fraction: the share of the model's input window to budget when no strategy is
+            given (default 0.8); a ``ConfigurationError`` beside a strategy.
+
+    A model without a profile window makes a budgeted middleware's call fail with a
+    ``ConfigurationError`` naming ``max_input_tokens``. A conversation that moves to a
+    model with another window (a fallback model) is compacted for that model's budget;
+    each budget keeps its own views, so moving back continues the first one.
 
     Examples:
         >>> middleware = ContextMiddleware(SlidingWindowStrategy(20, 8_000))
+        >>> ContextMiddleware(fraction=0.5)
+        ContextMiddleware(fraction=0.5, persist=False)
     """
 
-    def __new__(cls, strategy: ContextStrategy, *, persist: bool = False) -> ContextMiddleware:
+    def __new__(
+        cls,
+        strategy: ContextStrategy | Make | None = None,
+        *,
+        persist: bool = False,
+        fraction: float | None = None,
+    ) -> ContextMiddleware:
         # LangChain adds a graph node for every middleware whose class overrides
         # before_model, and runs it on every model call: only the persisting kind has it.
         kind = _PersistingContextMiddleware if persist is True else cls
         return super().__new__(kind)
 
-    def __init__(self, strategy: ContextStrategy, *, persist: bool = False) -> None:
-        self.strategy = check_strategy("ContextMiddleware", strategy)
+    def __init__(
+        self,
+        strategy: ContextStrategy | Make | None = None,
+        *,
+        persist: bool = False,
+        fraction: float | None = None,
+    ) -> None:
         self.persist = require_bool(persist, "ContextMiddleware.persist")
-        self._calls = ModelCalls(strategy)
+        self._budgets: ModelBudgets[ModelCalls] | None = None
+        self._last: tuple[ContextStrategy, ModelCalls] | None = None
+        if isinstance(strategy, ContextStrategy):
+            if fraction is not None:
+                msg = (
+                    "ContextMiddleware.fraction sizes the budget from the model's window, "
+                    "and the strategy given has its own budget: give one or the other"
+                )
+                raise ConfigurationError(msg)
+            self._last = (strategy, ModelCalls(strategy))
+            return
+        if strategy is not None and not callable(strategy):
+            check_strategy("ContextMiddleware", strategy)  # raises, naming what was given
+        share = DEFAULT_FRACTION if fraction is None else fraction
+        self._budgets = ModelBudgets(
+            "ContextMiddleware",
+            default_stack if strategy is None else strategy,
+            check_fraction("ContextMiddleware", share),
+            ModelCalls,
+        )
+
+    @property
+    def strategy(self) -> ContextStrategy | None:
+        """The strategy given, or (given none) the one made for the budget of the model
+        of the last call (``None`` before the first call)."""
+        return None if self._last is None else self._last[0]
+
+    @property
+    def fraction(self) -> float | None:
+        """The share of the model's input window budgeted (``None``: a strategy was given)."""
+        return None if self._budgets is None else self._budgets.fraction
 
     def __repr__(self) -> str:
-        return f"ContextMiddleware({self.strategy!r}, persist={self.persist})"
+        if self._budgets is None:
+            return f"ContextMiddleware({self.strategy!r}, persist={self.persist})"
+        return f"ContextMiddleware(fraction={self.fraction:g}, persist={self.persist})"
+
+    def _calls_for(self, model: object) -> ModelCalls:
+        """The model calls of the strategy sized for ``model`` (or of the one given)."""
+        if self._budgets is None:
+            assert self._last is not None
+            return self._last[1]
+        self._last = built = self._budgets.of(model)
+        return built[1]
 
     @property
     def name(self) -> str:
@@ -153,7 +225,7 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> ModelResponse[Any]:
         """Send the model the compacted request (refused as too long: compacted to fit
         and sent once more)."""
-        return self._calls.send(request, handler)
+        return self._calls_for(request.model).send(request, handler)
 
     async def awrap_model_call(
         self,
@@ -162,21 +234,24 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> ModelResponse[Any]:
         """Send the model the compacted request (refused as too long: compacted to fit
         and sent once more)."""
-        return await self._calls.asend(request, handler)
+        return await self._calls_for(request.model).asend(request, handler)
 
 
 class _PersistingContextMiddleware(ContextMiddleware):
     """A :class:`ContextMiddleware` with ``persist=True``: it also compacts the state."""
 
-    def _prepare_state(self, state: AgentState[Any]) -> Call | None:
+    def _prepare_state(self, state: AgentState[Any]) -> tuple[ContextStrategy, Call] | None:
         """Read the state's messages and ask the trigger (``None``: nothing to do)."""
+        if self._last is None:  # budgeted from a model not seen yet: the request is
+            return None  # compacted for it in wrap_model_call
+        strategy, calls = self._last
         items = state["messages"]
-        system, tools = self._calls.overhead
-        sessions = self._calls.sessions
+        system, tools = calls.overhead
+        sessions = calls.sessions
         session = sessions.take(items)
         converted = session.reader(items)
         decided = decide(
-            self.strategy,
+            strategy,
             converted.messages,
             counter=session.view.counter,
             system_prompt=system,
@@ -186,11 +261,12 @@ class _PersistingContextMiddleware(ContextMiddleware):
             sessions.put(session)
             return None
         # Not returned to the pool: once the state is compacted, its messages are new.
-        return Call(None, session, converted, decided, system, tools, repaired=False)
+        return strategy, Call(None, session, converted, decided, system, tools, repaired=False)
 
-    async def _compact_state(self, call: Call) -> dict[str, Any] | None:
+    async def _compact_state(self, prepared: tuple[ContextStrategy, Call]) -> dict[str, Any] | None:
+        strategy, call = prepared
         result = await compact_step(
-            self.strategy,
+            strategy,
             call.converted.messages,
             counter=call.session.view.counter,
             system_prompt=call.system,
@@ -205,16 +281,16 @@ class _PersistingContextMiddleware(ContextMiddleware):
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Replace the state's messages with their compaction, when it fires."""
-        call = self._prepare_state(state)
-        if call is None:
+        prepared = self._prepare_state(state)
+        if prepared is None:
             return None
-        return run_sync(lambda: self._compact_state(call))
+        return run_sync(lambda: self._compact_state(prepared))
 
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Replace the state's messages with their compaction, when it fires."""
-        call = self._prepare_state(state)
-        if call is None:
+        prepared = self._prepare_state(state)
+        if prepared is None:
             return None
-        return await self._compact_state(call)
+        return await self._compact_state(prepared)
