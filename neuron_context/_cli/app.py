@@ -79,10 +79,10 @@ def _count(args: argparse.Namespace) -> int:
     from .census import census
 
     transcripts = inputs.transcripts(args, many=True)
-    counters: dict[str, BaseCounter] = {"heuristic": TokenCounter()}
-    if args.tokenizer and args.tokenizer != "heuristic":
-        name, exact = inputs.counter(args.tokenizer)
-        counters[name] = exact
+    name, exact = inputs.counter(args.tokenizer)  # o200k_base unless told otherwise
+    counters: dict[str, BaseCounter] = {name: exact}
+    if name != "heuristic":
+        counters["heuristic"] = TokenCounter()  # the fast estimate, beside the exact count
     result = census(transcripts, counters)
     if args.json:
         _emit_json(attrs.asdict(result))
