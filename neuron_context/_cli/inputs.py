@@ -11,13 +11,22 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
+
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
-from .._errors import ConfigurationError, NeuronContextError, show
+from .._errors import ConfigurationError, InvalidConversationError, NeuronContextError, show
 from .._messages.message import Message, ToolDefinition
+from .._messages.wellformed import repair, validate
 from .._validators import MAX_INT
 from ..data import load_record, transcript_names
-from ..formats._transcripts.files import Transcript, expand, parse_document, read_file
+from ..formats._transcripts.files import (
+    Transcript,
+    expand,
+    file_error,
+    parse_document,
+    read_file,
+)
 from ..formats._transcripts.storage import check_file, printable
 from ..providers._base import Provider
 from .simulate import fraction_budget
@@ -41,8 +50,26 @@ DEMO_STACKS = ("default", "window:12")
 """What ``simulate --demo`` compares (with LangChain's ``trim_messages`` when installed)."""
 
 
-def _demo(name: str, *, fmt: str | None, fix: bool) -> Transcript:
-    return parse_document(load_record(name), f"demo:{name}", fmt=fmt, fix=fix)
+def _demo(name: str, *, fmt: str | None) -> Transcript:
+    return parse_document(load_record(name), f"demo:{name}", fmt=fmt, option="--format")
+
+
+def well_formed(transcript: Transcript, *, fix: bool) -> Transcript:
+    """``transcript`` checked well formed, or repaired (``fix``, ``--repair``).
+
+    Raises:
+        ConfigurationError: it is not well formed and ``fix`` is false; one line naming
+            the transcript and the offending ids.
+    """
+    messages = list(transcript.messages)
+    if fix:
+        messages = repair(messages)
+    else:
+        try:
+            validate(messages)
+        except InvalidConversationError as exc:
+            raise file_error(transcript.name, f"{exc} (pass --repair to fix it)") from exc
+    return attrs.evolve(transcript, messages=tuple(messages))
 
 
 def transcripts(args: argparse.Namespace, *, many: bool) -> list[Transcript]:
@@ -52,7 +79,7 @@ def transcripts(args: argparse.Namespace, *, many: bool) -> list[Transcript]:
     files: list[Path] = (args.files or []) if many else ([args.files] if args.files else [])
     if args.demo:
         names = transcript_names() if many and args.command == "simulate" else [DEMO_TRANSCRIPT]
-        demo = [_demo(name, fmt=fmt, fix=args.repair) for name in names]
+        demo = [_demo(name, fmt=fmt) for name in names]
     else:
         demo = []
     if not files and not demo:
@@ -60,8 +87,8 @@ def transcripts(args: argparse.Namespace, *, many: bool) -> list[Transcript]:
         raise ConfigurationError(msg)
     out = [*demo]
     for path in expand(files):
-        out.extend(read_file(path, fmt=fmt, fix=args.repair))
-    return out
+        out.extend(read_file(path, fmt=fmt, option="--format"))
+    return [well_formed(transcript, fix=args.repair) for transcript in out]
 
 
 DEFAULT_TOKENIZER = "o200k_base"
