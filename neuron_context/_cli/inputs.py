@@ -32,8 +32,8 @@ from ..providers._base import Provider
 from .simulate import fraction_budget
 
 __all__ = [
+    "COMPARED_STACKS",
     "DEMO_FRACTION",
-    "DEMO_STACKS",
     "DEMO_TRANSCRIPT",
     "budget",
     "budget_text",
@@ -46,8 +46,9 @@ DEMO_TRANSCRIPT = "sweagent-pydicom__pydicom-1458"
 """The bundled transcript that ``count --demo`` and ``compact --demo`` use."""
 DEMO_FRACTION = 0.25
 """The demo's budget: the system messages plus this share of the rest."""
-DEMO_STACKS = ("default", "window:12")
-"""What ``simulate --demo`` compares (with LangChain's ``trim_messages`` when installed)."""
+COMPARED_STACKS = ("default", "window:12")
+"""What ``simulate`` compares when no ``--strategy`` is given (the demo too), beside every
+peer whose package is installed (LangChain's ``trim_messages`` and middlewares)."""
 
 
 def _demo(name: str, *, fmt: str | None) -> Transcript:
@@ -159,9 +160,7 @@ def budget(
             )
             raise ConfigurationError(msg)
         return int(args.max_tokens)
-    fraction = (
-        args.fraction if args.fraction is not None else (DEMO_FRACTION if args.demo else None)
-    )
+    fraction = args.fraction if args.fraction is not None else _default_fraction(args)
     if fraction is None:
         msg = "give a budget: --max-tokens N or --fraction F"
         raise ConfigurationError(msg)
@@ -171,9 +170,17 @@ def budget(
     return fraction_budget(messages, fraction, counter, tools)
 
 
+def _default_fraction(args: argparse.Namespace) -> float | None:
+    """The share of each transcript that is the budget when none is given: the demo's
+    and ``simulate``'s (a comparison needs a budget that makes every stack compact)."""
+    return DEMO_FRACTION if args.demo or args.command == "simulate" else None
+
+
 def budget_text(args: argparse.Namespace) -> str:
     """The budget in words, for reports."""
     if args.max_tokens is not None:
         return f"{args.max_tokens:,} tokens"
-    fraction = args.fraction if args.fraction is not None else DEMO_FRACTION
-    return f"the system messages + {fraction:.0%} of the rest of each transcript"
+    if args.fraction is not None:
+        return f"the system messages + {args.fraction:.0%} of the rest of each transcript"
+    text = f"the system messages + {DEMO_FRACTION:.0%} of the rest of each transcript"
+    return text if args.demo else f"{text} (the default; --max-tokens or --fraction sets it)"
