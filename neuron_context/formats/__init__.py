@@ -121,8 +121,10 @@ the messages read come back byte for byte; a message kept is written as the very
 was read from (a Claude Code row's ``uuid``, an item's ``id``, a ``cache_control``
 breakpoint); a changed one (a cleared result, a cut text) is written over the JSON it
 came from, only what changed replaced; a new one (a summary) is written as the format
-writes one. The file read back is exactly the messages written, and counts what they
-count.
+writes one. What a compaction returns reads back as exactly the messages written, so
+the file counts what they count; messages a format cannot hold as such read back as the
+format holds them (an empty text, which Messages API turns drop; two assistant replies
+with nothing between them, which Responses items read as one).
 
 **Bad input.** Every reader and writer checks its arguments and raises
 :class:`~neuron_context.ConfigurationError` naming what is wrong: a writer given
