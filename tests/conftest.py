@@ -66,9 +66,10 @@ def session_cache_dir(
 
 @pytest.fixture(scope="session")
 def shared_transcripts() -> Path:
-    """The shared transcripts' folder; without it a test that needs it (marked
+    """The real transcripts' folder (``tests/data/agent-transcripts``, in the
+    repository); in a checkout without it a test that needs it (marked
     ``@requires_transcripts``) is skipped, saying where the data is expected, and under
-    CI, which always has ``../shared`` beside the clone, it fails."""
+    CI it fails."""
     from transcripts import TRANSCRIPTS_DIR, missing_transcripts
 
     if not TRANSCRIPTS_DIR.is_dir():

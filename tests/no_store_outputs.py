@@ -40,7 +40,7 @@ from neuron_context.strategies import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent))
-from transcripts import load_transcript, transcript_paths
+from transcripts import load_transcript, transcript_name, transcript_paths
 
 GOLDEN = Path(__file__).parent / "data" / "no_store_outputs.json"
 SHARES = (0.1, 0.25, 0.5)
@@ -89,7 +89,7 @@ def outputs() -> dict[str, str]:
             for name, make in STRATEGIES.items():
                 strategy = make(budget)
                 output = anyio.run(strategy.compact, messages)
-                found[f"{path.name} {name} {share}"] = digest(output)
+                found[f"{transcript_name(path)} {name} {share}"] = digest(output)
     return found
 
 

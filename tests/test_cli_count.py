@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_run import run
 
-from neuron_context import Message, TokenCounter, ToolDefinition
+from neuron_context import Message, TokenCounter, TokenizerCounter, ToolDefinition
 from neuron_context.data import load_record
 from neuron_context.formats import (
     from_anthropic,
@@ -22,25 +22,25 @@ from neuron_context.formats import (
 )
 
 GOLDEN = """\
-demo:sweagent-pydicom__pydicom-1458: 27 messages, 14,524 (heuristic) tokens
+demo:sweagent-pydicom__pydicom-1458: 27 messages, 14,263 (o200k_base), 14,524 (heuristic) tokens
 
 By role
-role      ┃ count ┃ tokens (heuristic) ┃ share
-━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━
-user      │     2 │              6,003 │   41%
-tool      │    12 │              5,648 │   39%
-assistant │    12 │              1,649 │   11%
-system    │     1 │              1,224 │    8%
+role      ┃ count ┃ tokens (o200k_base) ┃ tokens (heuristic) ┃ share
+━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━
+user      │     2 │               5,898 │              6,003 │   41%
+tool      │    12 │               5,732 │              5,648 │   40%
+assistant │    12 │               1,515 │              1,649 │   11%
+system    │     1 │               1,118 │              1,224 │    8%
 
 By tool (calls and their results)
-tool      ┃ calls ┃ tokens (heuristic) ┃ share
-━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━
-edit      │     5 │              4,291 │   67%
-open      │     1 │              1,284 │   20%
-bash      │     3 │                441 │    7%
-submit    │     1 │                209 │    3%
-find_file │     1 │                 96 │    2%
-create    │     1 │                 51 │    1%
+tool      ┃ calls ┃ tokens (o200k_base) ┃ tokens (heuristic) ┃ share
+━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━
+edit      │     5 │               4,244 │              4,291 │   66%
+open      │     1 │               1,349 │              1,284 │   21%
+bash      │     3 │                 483 │                441 │    7%
+submit    │     1 │                 220 │                209 │    3%
+find_file │     1 │                 119 │                 96 │    2%
+create    │     1 │                  62 │                 51 │    1%
 """
 
 
@@ -60,33 +60,57 @@ class TestCount:
     def test_json_sums_to_the_total(
         self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """Roles and block kinds each add up to the counter's total for the transcript."""
+        """Roles and block kinds each add up to each counter's total for the transcript:
+        o200k_base first (the default), the heuristic beside it."""
         result = run(capsys, monkeypatch, "count", "--demo", "--json")
         data = result.json()
+        assert data["counters"] == ["o200k_base", "heuristic"]
         messages = from_openai(load_record("sweagent-pydicom__pydicom-1458")["messages"])
-        total = TokenCounter().estimate_messages(messages)
-        assert data["total"] == [total]
+        totals = [
+            TokenizerCounter.from_encoding("o200k_base").estimate_messages(messages),
+            TokenCounter().estimate_messages(messages),
+        ]
+        assert data["total"] == totals
         for key in ("by_role", "by_kind"):
             rows = data[key]
             assert isinstance(rows, list)
-            assert sum(row["tokens"][0] for row in rows) == total
+            for column, total in enumerate(totals):
+                assert sum(row["tokens"][column] for row in rows) == total
         largest = data["largest"]
         assert isinstance(largest, list)
         assert len(largest) == 10
-        assert largest[0]["tokens"] == [4851]
+        assert largest[0]["tokens"][1] == 4851
 
     def test_exact_counter_column(
         self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """--tokenizer adds an exact column beside the heuristic one."""
-        result = run(capsys, monkeypatch, "count", "--demo", "--tokenizer", "o200k_base", "--json")
+        """--tokenizer chooses the exact column, shown first with the heuristic beside
+        it; --tokenizer heuristic shows the heuristic alone."""
+        result = run(capsys, monkeypatch, "count", "--demo", "--tokenizer", "cl100k_base", "--json")
         assert result.code == 0, result.err
         data = result.json()
-        assert data["counters"] == ["heuristic", "o200k_base"]
+        assert data["counters"] == ["cl100k_base", "heuristic"]
         total = data["total"]
         assert isinstance(total, list)
-        assert total[0] == 14524
-        assert 0 < total[1] < 14524 * 2
+        assert total[1] == 14524
+        assert 0 < total[0] < 14524 * 2
+        alone = run(capsys, monkeypatch, "count", "--demo", "--tokenizer", "heuristic", "--json")
+        assert (alone.json()["counters"], alone.json()["total"]) == (["heuristic"], [14524])
+
+    def test_count_agrees_with_compact(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """count and compact give one figure for one file: both count o200k_base by default
+        (an uncompacted file's tokens before and after are its count)."""
+        counted = run(capsys, monkeypatch, "count", "--demo", "--json").json()
+        compacted = run(
+            capsys, monkeypatch, "compact", "--demo", "--max-tokens", "1000000", "--json"
+        ).json()
+        diff = compacted["diff"]
+        assert isinstance(diff, dict)
+        assert isinstance(counted["total"], list)
+        assert compacted["counter"] == counted["counters"][0] == "o200k_base"  # type: ignore[index]
+        assert diff["tokens_before"] == diff["tokens_after"] == counted["total"][0]
 
     def test_unknown_tokenizer(
         self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -161,7 +185,7 @@ class TestToolDefinitions:
             data = {"system": "Be brief.", "messages": turns, "tools": tools_to_anthropic([tool])}
         source = tmp_path / "request.json"
         source.write_text(json.dumps(data), encoding="utf-8")
-        result = run(capsys, monkeypatch, "count", source, "--json")
+        result = run(capsys, monkeypatch, "count", source, "--json", "--tokenizer", "heuristic")
         assert result.code == 0, result.err
         counted = result.json()
         tools = TokenCounter().estimate_tools([tool])

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from strategies import well_formed_conversations
 
 from neuron_context import ConfigurationError, Message
+from neuron_context.data import load_record
 from neuron_context.formats import (
     from_anthropic,
     from_dict,
@@ -293,3 +294,63 @@ class TestEveryFormat:
             assert read(render(written)) == read(render(compacted))
         if compacted == as_read:
             assert out.read_bytes() == source.read_bytes()
+
+
+_SEVEN = {
+    "agents-sdk-items.json": "openai-agents",
+    "claude-code-session.jsonl": "claude-code",
+    "codex-rollout.jsonl": "codex",
+    "langchain-dump.json": "langchain",
+    "pydantic-ai-dump.json": "pydantic-ai",
+    "openai.json": "openai",
+    "anthropic.json": "anthropic",
+}
+
+
+def _seven_formats(folder: Path) -> dict[str, Path]:
+    """A transcript in each of the seven formats: the framework samples, and the bundled
+    demo transcript as a Chat Completions and as a Messages API file."""
+    samples = Path(__file__).parent / "data" / "transcripts"
+    files = {name: samples / name for name in _SEVEN if (samples / name).exists()}
+    messages = from_openai(load_record("sweagent-pydicom__pydicom-1458")["messages"])
+    system, turns = to_anthropic(messages)
+    files["openai.json"] = folder / "openai.json"
+    files["openai.json"].write_text(json.dumps({"messages": to_openai(messages)}), "utf-8")
+    files["anthropic.json"] = folder / "anthropic.json"
+    files["anthropic.json"].write_text(json.dumps({"system": system, "messages": turns}), "utf-8")
+    return files
+
+
+class TestWrittenIsWhatWasCompacted:
+    """The file compact writes holds exactly what the report says: counting it gives the
+    report's figure, in each of the seven formats."""
+
+    @pytest.mark.parametrize("name", sorted(_SEVEN))
+    @pytest.mark.parametrize("fraction", ["0.1", "0.25"])
+    def test_count_of_the_output_is_the_report_s(
+        self,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path,
+        name: str,
+        fraction: str,
+    ) -> None:
+        """compact at a tight budget, then count the written file: the same tokens (the
+        messages plus the tool definitions) and the same number of messages."""
+        source = _seven_formats(tmp_path)[name]
+        target = tmp_path / f"out{''.join(source.suffixes)}"
+        result = run(
+            capsys, monkeypatch, "compact", source, "--fraction", fraction, "-o", target, "--json"
+        )
+        assert result.code == 0, result.err
+        report = result.json()
+        diff, tools = report["diff"], report["tool_definitions"]
+        assert isinstance(diff, dict)
+        assert isinstance(tools, dict)
+        assert diff["tokens_after"] < diff["tokens_before"]  # it did compact
+        counted = run(capsys, monkeypatch, "count", target, "--json", "--format", _SEVEN[name])
+        assert counted.code == 0, counted.err
+        data = counted.json()
+        assert data["counters"] == [report["counter"], "heuristic"]
+        assert data["total"][0] == diff["tokens_after"] + tools["tokens"]  # type: ignore[index]
+        assert data["messages"] == diff["messages_after"]

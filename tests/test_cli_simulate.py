@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 from cli_run import run
 
-from neuron_context import Message
+from neuron_context import Message, TokenizerCounter
 from neuron_context.formats import to_openai
 
 # Seven messages of 13 heuristic tokens each (4 overhead + 36 characters / 4).
@@ -169,6 +170,25 @@ class TestFigures:
         assert result.code != 0
         assert "--gap" in result.err
 
+    def test_json_with_an_infinite_gap_is_standard(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """--gap inf is allowed (no call is ever cached) and --json still writes standard
+        JSON: the gap is null, never Infinity, which strict readers refuse."""
+        result = run(
+            capsys, monkeypatch, "simulate", small, "--max-tokens", "40", "--strategy",
+            "window:2", "--cost-model", "anthropic", "--gap", "inf", "--json",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+
+        def refuse(constant: str) -> object:
+            msg = f"non-standard JSON: {constant}"
+            raise AssertionError(msg)
+
+        data = json.loads(result.out, parse_constant=refuse)
+        assert data["gap"] is None
+        assert _totals(data)["cache_hit_rate"] == 0
+
     def test_start_on_user_window(
         self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -262,6 +282,39 @@ class TestComparison:
         assert totals["calls"] == 3
         assert totals["not_on_user"] == 0
 
+    def test_compares_by_default(
+        self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """simulate FILE with no stack and no budget compares our default, a window and
+        every LangChain contender installed, at the system messages plus a quarter of
+        the rest, and says so; the verdict names what each other contender got wrong."""
+        pytest.importorskip("langchain.agents", reason="the langchain extra is not installed")
+        data = run(capsys, monkeypatch, "simulate", small, "--json").json()
+        runs = data["runs"]
+        assert isinstance(runs, list)
+        assert [r["label"] for r in runs] == [
+            "default",
+            "window:12",
+            "langchain trim_messages",
+            "langchain SummarizationMiddleware",
+            "langchain ContextEditingMiddleware",
+        ]
+        assert data["not_compared"] == []
+        counter = TokenizerCounter.from_encoding("o200k_base")
+        system = counter.estimate_message(SMALL[0])
+        expected = system + int((counter.estimate_messages(SMALL) - system) * 0.25)
+        assert data["budgets"] == [expected]
+        text = run(capsys, monkeypatch, "simulate", small)
+        assert text.code == 0, text.err
+        assert "25% of the rest of each transcript (the default; --max-tokens" in text.out
+        first, *others = text.out.split("\n\n")[-1].splitlines()
+        labels = [str(r["label"]) for r in runs]
+        named = [next(label for label in labels if line == f"  {label}: " + line.split(": ", 1)[1])
+                 for line in others]  # fmt: skip
+        assert len(named) == len(labels) - 1
+        (chosen,) = set(labels) - set(named)
+        assert chosen in first
+
     def test_bad_spec_is_one_line(
         self, small: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -336,6 +389,42 @@ class TestPlot:
         assert result.code == 0, result.err
         (axes,) = saved[0].axes
         assert [text.get_text() for text in axes.texts] == ["small.json", "second.json"]
+
+    def test_ten_transcripts_labels_do_not_overlap(
+        self,
+        small: Path,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """With ten transcripts, short ones side by side, no two labels overlap and the
+        figure names every transcript."""
+        saved: list[matplotlib.figure.Figure] = []
+        monkeypatch.setattr(
+            matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: saved.append(fig)
+        )
+        names = [f"transcript-number-{n}-of-the-long-run.json" for n in range(10)]
+        long = [*SMALL, *(Message.user("x" * 36), Message.assistant("y" * 36)) * 80]
+        for n, name in enumerate(names):
+            turns = long if n == 0 else SMALL[:3]  # one long run, nine of one call each
+            document = {"messages": to_openai(turns)}
+            (tmp_path / name).write_text(json.dumps(document), encoding="utf-8")
+        result = run(
+            capsys, monkeypatch, "simulate", *(tmp_path / name for name in names),
+            "--max-tokens", "40", "--strategy", "window:2", "--plot", tmp_path / "plot.png",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        (fig,) = saved
+        (axes,) = fig.axes
+        fig.draw_without_rendering()
+        shown = [t for t in axes.texts if t.get_visible()]
+        boxes = sorted((t.get_window_extent() for t in shown), key=lambda b: b.x0)
+        assert len(boxes) >= 2
+        for left, right in itertools.pairwise(boxes):
+            assert left.x1 <= right.x0, (left, right)
+        written = " ".join([axes.get_title(), *(t.get_text() for t in axes.texts)])
+        for name in names:
+            assert name[:27] in written
 
 
 class TestProgress:

@@ -19,6 +19,7 @@ import pytest
 from cli_run import run
 
 from neuron_context import TokenCounter
+from neuron_context.formats import load
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 HUGE = "100000000"
@@ -102,10 +103,11 @@ class TestRead:
 
 
 class TestFrameworksAgree:
-    """The dumps are read without the frameworks, exactly as the adapters read them."""
+    """The dumps are read without the frameworks, exactly as the adapters read them:
+    by formats.load, and so by the command line."""
 
     def _count(self, path: Path, capsys: Any, monkeypatch: Any) -> dict[str, object]:
-        result = run(capsys, monkeypatch, "count", path, "--json")
+        result = run(capsys, monkeypatch, "count", path, "--json", "--tokenizer", "heuristic")
         assert result.code == 0, result.err
         return result.json()
 
@@ -118,6 +120,7 @@ class TestFrameworksAgree:
 
         path = DATA / "langchain-dump.json"
         ours = from_langchain(messages_from_dict(json.loads(path.read_text(encoding="utf-8"))))
+        assert load(path) == ours
         counted = self._count(path, capsys, monkeypatch)
         assert counted["total"] == [TokenCounter().estimate_messages(ours)]
 
@@ -130,6 +133,7 @@ class TestFrameworksAgree:
 
         path = DATA / "pydantic-ai-dump.json"
         ours = from_pydantic_ai(adapter.validate_json(path.read_bytes()))
+        assert load(path) == ours
         counted = self._count(path, capsys, monkeypatch)
         assert counted["total"] == [TokenCounter().estimate_messages(ours)]
 
@@ -142,6 +146,7 @@ class TestFrameworksAgree:
 
         path = DATA / "agents-sdk-items.json"
         ours = from_responses_items(json.loads(path.read_text(encoding="utf-8")))
+        assert load(path) == ours
         counted = self._count(path, capsys, monkeypatch)
         assert counted["total"] == [TokenCounter().estimate_messages(ours)]
 

@@ -14,6 +14,7 @@ from transcripts import (
     load_record,
     load_transcript,
     requires_transcripts,
+    transcript_name,
     transcript_paths,
 )
 
@@ -433,12 +434,12 @@ class TestOpenAITranscripts:
         assert repair(messages) == messages
         last = messages[-1]
         unanswered = [u.id for u in last.tool_uses] if last.role is Role.ASSISTANT else []
-        assert tuple(unanswered) == DANGLING_CALLS.get(path.name, ())
+        assert tuple(unanswered) == DANGLING_CALLS.get(transcript_name(path), ())
 
     @pytest.mark.parametrize("path", sorted(DANGLING_CALLS), ids=str)
     def test_dangling_calls(self, path: str) -> None:
         """The two final calls without a result are the only ones validate would report."""
-        (transcript,) = [p for p in transcript_paths() if p.name == path]
+        (transcript,) = [p for p in transcript_paths() if transcript_name(p) == path]
         messages = [*load_transcript(transcript), Message.user("next")]
         with pytest.raises(InvalidConversationError) as excinfo:
             validate(messages)

@@ -1,14 +1,16 @@
 """The real agent transcripts of the shared data set, for the tests that replay them.
 
-The data lives next to the repository (``../shared/data/transcripts``, see its
-README.md): 40 conversations in OpenAI Chat Completions form, 14 of them also in their
-native Anthropic Messages form under ``anthropic/``. A clone without it skips the tests
-that replay them, saying where the data is expected; under CI (``$CI`` set), which always
-has it, they fail instead (the ``shared_transcripts`` fixture in conftest.py).
+The data is in the repository (``tests/data/agent-transcripts``, see its README.md for
+its provenance and licence): 40 conversations in OpenAI Chat Completions form, 14 of
+them also in their native Anthropic Messages form under ``anthropic/``, each file
+compressed with gzip (about 1.9 MB in all). A checkout without it (a partial copy of the
+tests) skips the tests that replay them, saying where the data is expected; under CI
+(``$CI`` set) they fail instead (the ``shared_transcripts`` fixture in conftest.py).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -27,11 +29,12 @@ __all__ = [
     "load_transcript",
     "missing_transcripts",
     "requires_transcripts",
+    "transcript_name",
     "transcript_paths",
 ]
 
-TRANSCRIPTS_DIR = Path(__file__).parents[2] / "shared" / "data" / "transcripts"
-"""The directory of the OpenAI-form transcripts."""
+TRANSCRIPTS_DIR = Path(__file__).parent / "data" / "agent-transcripts"
+"""The directory of the OpenAI-form transcripts (``<name>.json.gz``)."""
 
 ANTHROPIC_DIR = TRANSCRIPTS_DIR / "anthropic"
 """The directory of the Anthropic-form copies."""
@@ -51,31 +54,36 @@ fails under CI."""
 def missing_transcripts() -> str:
     """Why a test that needs the data set cannot run: where the data is expected."""
     return (
-        f"the shared transcripts are not at {TRANSCRIPTS_DIR}: clone the shared data set "
-        "beside this repository (../shared/data/transcripts)"
+        f"the transcripts are not at {TRANSCRIPTS_DIR}: this checkout lacks the tests' "
+        "data (tests/data/agent-transcripts, part of the repository)"
     )
 
 
 def transcript_paths() -> list[Path]:
-    """The OpenAI-form transcript files, sorted. Without the data set, the folder itself
-    stands in for them, so a test parametrized by them is still collected, once, and
-    reports the missing data (see :data:`requires_transcripts`)."""
+    """The transcript files, sorted. Without the data, the folder itself stands in for
+    them, so a test parametrized by them is still collected, once, and reports the
+    missing data (see :data:`requires_transcripts`)."""
     if not TRANSCRIPTS_DIR.is_dir():
         return [TRANSCRIPTS_DIR]
-    return sorted(TRANSCRIPTS_DIR.glob("*.json"))
+    return sorted(TRANSCRIPTS_DIR.glob("*.json.gz"))
 
 
 def anthropic_transcript_paths() -> list[Path]:
-    """The Anthropic-form transcript files, sorted (the folder itself without the data
-    set, as for :func:`transcript_paths`)."""
+    """The Anthropic-form transcript files, sorted (the folder itself without the data,
+    as for :func:`transcript_paths`)."""
     if not ANTHROPIC_DIR.is_dir():
         return [ANTHROPIC_DIR]
-    return sorted(ANTHROPIC_DIR.glob("*.json"))
+    return sorted(ANTHROPIC_DIR.glob("*.json.gz"))
+
+
+def transcript_name(path: Path) -> str:
+    """The data set's name of a transcript file (``<name>.json``, without ``.gz``)."""
+    return path.name.removesuffix(".gz")
 
 
 def load_record(path: Path) -> dict[str, Any]:
     """The whole record of a transcript file: ``messages`` and its provenance fields."""
-    record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    record: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
     return record
 
 

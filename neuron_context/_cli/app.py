@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import json
 import logging
+import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -65,9 +66,22 @@ def _emit(text: str) -> None:
     sys.stdout.flush()
 
 
+def _standard(data: object) -> object:
+    """``data`` with every non-finite float as ``null``: standard JSON has no
+    ``Infinity`` or ``NaN``, and strict readers refuse them."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {key: _standard(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_standard(value) for value in data]
+    return data
+
+
 def _emit_json(data: object) -> None:
+    data = _standard(data)
     if _ascii_stdout():
-        _emit(json.dumps(data, ensure_ascii=True, indent=1) + "\n")
+        _emit(json.dumps(data, ensure_ascii=True, indent=1, allow_nan=False) + "\n")
     else:
         _emit(json_text(data) + "\n")
 
@@ -79,10 +93,10 @@ def _count(args: argparse.Namespace) -> int:
     from .census import census
 
     transcripts = inputs.transcripts(args, many=True)
-    counters: dict[str, BaseCounter] = {"heuristic": TokenCounter()}
-    if args.tokenizer and args.tokenizer != "heuristic":
-        name, exact = inputs.counter(args.tokenizer)
-        counters[name] = exact
+    name, exact = inputs.counter(args.tokenizer)  # o200k_base unless told otherwise
+    counters: dict[str, BaseCounter] = {name: exact}
+    if name != "heuristic":
+        counters["heuristic"] = TokenCounter()  # the fast estimate, beside the exact count
     result = census(transcripts, counters)
     if args.json:
         _emit_json(attrs.asdict(result))
@@ -203,8 +217,8 @@ def _simulate(args: argparse.Namespace) -> int:
     name, counter = inputs.counter(args.tokenizer)
     provider = inputs.provider(args.provider)
     specs: list[StackSpec] = [parse_spec(s) for s in (args.strategy or [])]
-    if not specs:
-        specs = [parse_spec(s) for s in (inputs.DEMO_STACKS if args.demo else ("default",))]
+    if not specs:  # the comparison a user came for: ours, a window and every peer installed
+        specs = [parse_spec(s) for s in inputs.COMPARED_STACKS]
     budgets = [inputs.budget(args, t.messages, counter, t.tools) for t in transcripts]
     cost_model = cost_model_of(args.cost_model) if args.cost_model else None
     if args.gap < 0 or args.gap != args.gap:
@@ -222,7 +236,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
         replayers.append(StackReplayer(spec.label, build, meter=meter))
     missing: list[str] = []
-    if args.compare_langchain or (args.demo and not args.strategy):
+    if args.compare_langchain or not args.strategy:
         from .contenders import available
 
         contenders, missing = available(provider)
@@ -253,7 +267,7 @@ def _simulate(args: argparse.Namespace) -> int:
                 "counter": name,
                 "budgets": budgets,
                 "cost_model": attrs.asdict(cost_model) if cost_model else None,
-                "gap": args.gap if cost_model else None,
+                "gap": args.gap if cost_model and math.isfinite(args.gap) else None,
                 "runs": [
                     {
                         "label": run.label,

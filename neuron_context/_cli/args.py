@@ -87,9 +87,9 @@ def parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--tokenizer",
             metavar="NAME|PATH",
-            help="count with o200k_base (compact and simulate: the default, exact, as "
-            "default_stack counts), cl100k_base, a tokenizer.json, or heuristic (the fast "
-            "bytes / 4 estimate; count always shows it)",
+            help="count with o200k_base (the default, exact, as default_stack counts), "
+            "cl100k_base, a tokenizer.json, or heuristic (the fast bytes / 4 estimate, "
+            "which count shows beside the exact column)",
         )
         sub.add_argument("--json", action="store_true", help="print JSON for machines")
         sub.add_argument(
@@ -106,7 +106,8 @@ def parser() -> argparse.ArgumentParser:
             "--fraction",
             type=float,
             metavar="F",
-            help="the budget as the system messages plus F x the rest of each transcript",
+            help="the budget as the system messages plus F x the rest of each transcript "
+            "(simulate: 0.25 when no budget is given)",
         )
         sub.add_argument(
             "--provider",
@@ -140,12 +141,14 @@ def parser() -> argparse.ArgumentParser:
         "--strategy",
         action="append",
         metavar="SPEC",
-        help=f"a stack to compare (repeatable; default: default); steps: {_STEPS}",
+        help="a stack to compare (repeatable; default: default and window:12, with every "
+        f"LangChain contender installed); steps: {_STEPS}",
     )
     simulate.add_argument(
         "--compare-langchain",
         action="store_true",
-        help="add LangChain's trim_messages as a row (needs langchain-core)",
+        help="add LangChain's trim_messages and middlewares as rows beside --strategy's "
+        "(those installed; without --strategy they are compared anyway)",
     )
     simulate.add_argument(
         "--plot", metavar="OUT.png", type=Path, help="write a plot of tokens per call"

@@ -11,20 +11,29 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
+
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
-from .._errors import ConfigurationError, NeuronContextError, show
+from .._errors import ConfigurationError, InvalidConversationError, NeuronContextError, show
 from .._messages.message import Message, ToolDefinition
+from .._messages.wellformed import repair, validate
 from .._validators import MAX_INT
 from ..data import load_record, transcript_names
-from ..formats._transcripts.files import Transcript, expand, parse_document, read_file
+from ..formats._transcripts.files import (
+    Transcript,
+    expand,
+    file_error,
+    parse_document,
+    read_file,
+)
 from ..formats._transcripts.storage import check_file, printable
 from ..providers._base import Provider
 from .simulate import fraction_budget
 
 __all__ = [
+    "COMPARED_STACKS",
     "DEMO_FRACTION",
-    "DEMO_STACKS",
     "DEMO_TRANSCRIPT",
     "budget",
     "budget_text",
@@ -37,12 +46,31 @@ DEMO_TRANSCRIPT = "sweagent-pydicom__pydicom-1458"
 """The bundled transcript that ``count --demo`` and ``compact --demo`` use."""
 DEMO_FRACTION = 0.25
 """The demo's budget: the system messages plus this share of the rest."""
-DEMO_STACKS = ("default", "window:12")
-"""What ``simulate --demo`` compares (with LangChain's ``trim_messages`` when installed)."""
+COMPARED_STACKS = ("default", "window:12")
+"""What ``simulate`` compares when no ``--strategy`` is given (the demo too), beside every
+peer whose package is installed (LangChain's ``trim_messages`` and middlewares)."""
 
 
-def _demo(name: str, *, fmt: str | None, fix: bool) -> Transcript:
-    return parse_document(load_record(name), f"demo:{name}", fmt=fmt, fix=fix)
+def _demo(name: str, *, fmt: str | None) -> Transcript:
+    return parse_document(load_record(name), f"demo:{name}", fmt=fmt, option="--format")
+
+
+def well_formed(transcript: Transcript, *, fix: bool) -> Transcript:
+    """``transcript`` checked well formed, or repaired (``fix``, ``--repair``).
+
+    Raises:
+        ConfigurationError: it is not well formed and ``fix`` is false; one line naming
+            the transcript and the offending ids.
+    """
+    messages = list(transcript.messages)
+    if fix:
+        messages = repair(messages)
+    else:
+        try:
+            validate(messages)
+        except InvalidConversationError as exc:
+            raise file_error(transcript.name, f"{exc} (pass --repair to fix it)") from exc
+    return attrs.evolve(transcript, messages=tuple(messages))
 
 
 def transcripts(args: argparse.Namespace, *, many: bool) -> list[Transcript]:
@@ -52,7 +80,7 @@ def transcripts(args: argparse.Namespace, *, many: bool) -> list[Transcript]:
     files: list[Path] = (args.files or []) if many else ([args.files] if args.files else [])
     if args.demo:
         names = transcript_names() if many and args.command == "simulate" else [DEMO_TRANSCRIPT]
-        demo = [_demo(name, fmt=fmt, fix=args.repair) for name in names]
+        demo = [_demo(name, fmt=fmt) for name in names]
     else:
         demo = []
     if not files and not demo:
@@ -60,8 +88,8 @@ def transcripts(args: argparse.Namespace, *, many: bool) -> list[Transcript]:
         raise ConfigurationError(msg)
     out = [*demo]
     for path in expand(files):
-        out.extend(read_file(path, fmt=fmt, fix=args.repair))
-    return out
+        out.extend(read_file(path, fmt=fmt, option="--format"))
+    return [well_formed(transcript, fix=args.repair) for transcript in out]
 
 
 DEFAULT_TOKENIZER = "o200k_base"
@@ -132,9 +160,7 @@ def budget(
             )
             raise ConfigurationError(msg)
         return int(args.max_tokens)
-    fraction = (
-        args.fraction if args.fraction is not None else (DEMO_FRACTION if args.demo else None)
-    )
+    fraction = args.fraction if args.fraction is not None else _default_fraction(args)
     if fraction is None:
         msg = "give a budget: --max-tokens N or --fraction F"
         raise ConfigurationError(msg)
@@ -144,9 +170,17 @@ def budget(
     return fraction_budget(messages, fraction, counter, tools)
 
 
+def _default_fraction(args: argparse.Namespace) -> float | None:
+    """The share of each transcript that is the budget when none is given: the demo's
+    and ``simulate``'s (a comparison needs a budget that makes every stack compact)."""
+    return DEMO_FRACTION if args.demo or args.command == "simulate" else None
+
+
 def budget_text(args: argparse.Namespace) -> str:
     """The budget in words, for reports."""
     if args.max_tokens is not None:
         return f"{args.max_tokens:,} tokens"
-    fraction = args.fraction if args.fraction is not None else DEMO_FRACTION
-    return f"the system messages + {fraction:.0%} of the rest of each transcript"
+    if args.fraction is not None:
+        return f"the system messages + {args.fraction:.0%} of the rest of each transcript"
+    text = f"the system messages + {DEMO_FRACTION:.0%} of the rest of each transcript"
+    return text if args.demo else f"{text} (the default; --max-tokens or --fraction sets it)"

@@ -5,7 +5,10 @@ grows until the budget line, then a stack that compacts well below it (a saw wit
 teeth: few compactions, a warm prompt cache) or one that hugs the line (compacting on
 almost every call). Compactions are marked on each line, the budget is drawn as a step
 line (budgets given as a fraction differ per transcript), and where several transcripts
-are summed a thin vertical line marks where each begins; each is labelled with its name.
+are summed a thin vertical line marks where each begins; each is labelled with its name,
+or, where the names would overlap (many transcripts, short ones side by side), with its
+number, the names listed by number under the title, and a number that would still overlap
+its neighbour left out (the list names every transcript).
 
 matplotlib is imported only here, with the headless Agg backend, so the plot works on a
 server or in CI; ``figure()`` returns the figure so tests can read its series.
@@ -21,12 +24,16 @@ from ..formats._transcripts.storage import printable
 from .simulate import Run
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
 __all__ = ["figure", "png"]
 
 _LABEL = 28
 """Characters of a transcript's name on the plot."""
+_KEY_WIDTH = 110
+"""Characters of a line of the list of transcripts under the title."""
 
 
 def _text(text: str) -> str:
@@ -79,17 +86,8 @@ def figure(runs: Sequence[Run], *, title: str) -> Figure:
         starts = [i for i in range(1, len(calls)) if calls[i].transcript != calls[i - 1].transcript]
         for start in starts:
             axes.axvline(start + 0.5, color="grey", linewidth=0.5, alpha=0.5)
-        for start in [0, *starts]:  # which transcript is which
-            axes.text(
-                start + 0.7,
-                0.98,
-                _text(_short(calls[start].transcript)),
-                transform=axes.get_xaxis_transform(),
-                fontsize=7,
-                color="dimgrey",
-                va="top",
-                rotation=90 if len(starts) > 6 else 0,
-            )
+        names = [_short(calls[start].transcript) for start in [0, *starts]]
+        title += _label(fig, axes, [0, *starts], names)
     axes.set_xlabel("model call")
     axes.set_ylabel("context tokens sent")
     axes.set_title(_text(title), fontsize=10)
@@ -103,6 +101,56 @@ def figure(runs: Sequence[Run], *, title: str) -> Figure:
         labels.append("compaction")
     fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncols=min(len(labels), 3))
     return fig
+
+
+def _overlapping(fig: Figure, labels: Sequence[Text]) -> list[int]:
+    """The indices of the labels whose box overlaps the box of the label shown before."""
+    fig.draw_without_rendering()  # the layout, so the boxes are where they will be drawn
+    found: list[int] = []
+    previous = None
+    for index, label in enumerate(labels):
+        box = label.get_window_extent()
+        if previous is not None and box.x0 < previous.x1 + 2:
+            found.append(index)
+            continue
+        previous = box
+    return found
+
+
+def _label(fig: Figure, axes: Axes, starts: Sequence[int], names: Sequence[str]) -> str:
+    """Label each transcript at its start: its name, or its number when names would
+    overlap; returns what the title adds (the names by number, or nothing)."""
+
+    def place(texts: Sequence[str], *, rotation: int) -> list[Text]:
+        return [
+            axes.text(
+                start + 0.7,
+                0.98,
+                _text(text),
+                transform=axes.get_xaxis_transform(),
+                fontsize=7,
+                color="dimgrey",
+                va="top",
+                rotation=rotation,
+            )
+            for start, text in zip(starts, texts, strict=True)
+        ]
+
+    labels = place(names, rotation=90 if len(starts) > 7 else 0)
+    if len(labels) < 2 or not _overlapping(fig, labels):
+        return ""
+    for label in labels:
+        label.remove()
+    numbers = place([str(n) for n in range(1, len(names) + 1)], rotation=0)
+    for index in _overlapping(fig, numbers):
+        numbers[index].set_visible(False)
+    lines: list[str] = []
+    for entry in (f"{n}: {name}" for n, name in enumerate(names, 1)):
+        if lines and len(lines[-1]) + 3 + len(entry) <= _KEY_WIDTH:
+            lines[-1] += "   " + entry
+        else:
+            lines.append(entry)
+    return "\n" + "\n".join(lines)
 
 
 def png(fig: Figure) -> bytes:

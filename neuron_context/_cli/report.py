@@ -12,12 +12,13 @@ the most calls, then costs the least — and, for the others, what they got wron
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, cast
 
 from .._counting.pricing import CacheCostModel
-from ..formats._transcripts.storage import SafeStream, printable
+from ..formats._transcripts.storage import printable
 from .census import Census, Row
 from .diff import Diff
 from .simulate import Run, Totals
@@ -291,3 +292,34 @@ def print_runs(
             extra = _cost(run.totals) - _cost(chosen.totals)
             problems = [f"costs {_n(extra)} more" if extra > 0 else "as good"]
         out.print(f"  {plain(run.label)}: " + "; ".join(problems))
+
+
+class SafeStream(io.TextIOBase):
+    """A text stream that writes what its underlying stream's encoding cannot hold as
+    backslash escapes instead of raising (reports show any transcript's text)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        encoding = getattr(self._stream, "encoding", None) or "utf-8"
+        try:
+            safe = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
+        except LookupError:
+            safe = text.encode("ascii", "backslashreplace").decode("ascii")
+        self._stream.write(safe)
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        isatty = getattr(self._stream, "isatty", None)
+        return bool(isatty()) if callable(isatty) else False
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # TextIOBase's is a plain attribute
+        return getattr(self._stream, "encoding", None) or "utf-8"

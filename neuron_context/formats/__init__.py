@@ -77,6 +77,55 @@ wrong, e.g. ``messages[3].content[1].tool_use_id``.
 :class:`~neuron_context.ToolDefinition` as a Chat Completions function tool or as a
 Messages API client tool; the providers send them this way.
 
+**Transcript files** (:func:`load`, :func:`load_transcripts`, :func:`dumps`,
+:func:`dump`): the files agents save, in any of :data:`TRANSCRIPT_FORMATS`, read without
+their frameworks installed (every dump is plain JSON)::
+
+    from neuron_context import default_stack
+    from neuron_context.formats import dump, load, load_transcripts
+
+    messages = load("~/.claude/projects/app/3f2a.jsonl")    # format detected
+    messages = load("run.json", format="langchain")          # or named
+
+    (transcript,) = load_transcripts("session.jsonl")      # with what writing back needs
+    compacted = await default_stack(50_000).compact(list(transcript.messages))
+    dump(transcript, compacted, "session.compacted.jsonl")  # the same format, losslessly
+
+| ``format`` | what the file is |
+| --- | --- |
+| ``openai`` | Chat Completions: ``{"messages": [...], "tools": [...]}`` or a bare list |
+| ``anthropic`` | Messages API: ``{"system": ..., "messages": [...], "tools": [...]}`` |
+| ``neuron-context`` | our JSON (:func:`to_dict`) |
+| ``claude-code`` | a Claude Code session, ``~/.claude/projects/<project>/<session>.jsonl`` |
+| ``codex`` | a Codex CLI rollout, ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` |
+| ``langchain`` | LangChain ``messages_to_dict(messages)`` (a LangGraph state's messages) |
+| ``pydantic-ai`` | pydantic-ai ``result.all_messages_json()`` |
+| ``openai-agents`` | Agents SDK ``result.to_input_list()`` (Responses input items) |
+
+A file is one JSON document (an object whose ``messages`` is the conversation, or a bare
+list), JSONL holding one conversation (a message, row or item per line), or JSONL of
+records, one conversation per line: :func:`load` reads a file of one conversation and
+refuses a file of several, which :func:`load_transcripts` reads as a list. The format is
+detected unless ``format`` names it; a file no reader takes is a
+:class:`~neuron_context.ConfigurationError` on one line naming the file, the path of what
+is wrong, the format it was read as and every other format tried. What is read is the
+conversation as the file holds it: check it with :func:`~neuron_context.validate` (or fix
+it with :func:`~neuron_context.repair`) when it may be broken. The reading rules of each
+format (which Claude Code rows are the conversation, sub-agents, Codex's own items) are
+those of the command line, described in [its Files section](../cli.md#files).
+
+:func:`dumps` gives the text of a :class:`Transcript`'s file with other messages in it,
+:func:`dump` writes it to a path whole or not at all (a temporary file renamed over the
+target, so the path may be the file read). Nothing the messages did not change is lost:
+the messages read come back byte for byte; a message kept is written as the very JSON it
+was read from (a Claude Code row's ``uuid``, an item's ``id``, a ``cache_control``
+breakpoint); a changed one (a cleared result, a cut text) is written over the JSON it
+came from, only what changed replaced; a new one (a summary) is written as the format
+writes one. What a compaction returns reads back as exactly the messages written, so
+the file counts what they count; messages a format cannot hold as such read back as the
+format holds them (an empty text, which Messages API turns drop; two assistant replies
+with nothing between them, which Responses items read as one).
+
 **Bad input.** Every reader and writer checks its arguments and raises
 :class:`~neuron_context.ConfigurationError` naming what is wrong: a writer given
 something other than a list of :class:`~neuron_context.Message` (a wire dict is pointed
@@ -106,6 +155,8 @@ from ._tool_definitions import (
     tools_to_anthropic,
     tools_to_openai,
 )
+from ._transcript_files import TRANSCRIPT_FORMATS, dump, dumps, load, load_transcripts
+from ._transcripts.files import Transcript
 
 __all__ = [
     "FORMAT",
@@ -114,13 +165,19 @@ __all__ = [
     "SUMMARY_HEADING",
     "SYSTEM_REMINDER",
     "TOOL_IMAGES_HEADING",
+    "TRANSCRIPT_FORMATS",
     "VERSION",
+    "Transcript",
     "arguments_from_openai",
     "arguments_to_openai",
+    "dump",
+    "dumps",
     "from_anthropic",
     "from_dict",
     "from_json",
     "from_openai",
+    "load",
+    "load_transcripts",
     "to_anthropic",
     "to_dict",
     "to_json",

@@ -8,7 +8,9 @@ which needs no framework: it works on plain JSON) — an assistant reply's run o
 one assistant message — and written with its ``to_responses_items``, grafted onto the
 items they came from (an item's ``id``, ``status``, ``annotations``, ``logprobs`` stay).
 Items the library cannot express (hosted and computer tool calls, MCP items, item
-references, ...) are not read and travel with the message before them.
+references, ...) are not read and travel with the message before them; inside an item,
+the parts it does not read (an image given by file id, an annotation) are kept, and the
+parts it reads are replaced by what the message now holds, never written beside it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = ["ITEM_KINDS", "AgentsItemsCodec", "item_kind", "read_items", "render_
 ITEM_KINDS = frozenset({"message", "function_call", "function_call_output", "reasoning"})
 """The Responses items the library reads."""
 _ROLES = frozenset({"user", "assistant", "system", "developer"})
+_READ_PARTS = frozenset({"input_text", "output_text", "refusal", "summary_text", "reasoning_text"})
 
 
 def item_kind(item: object) -> object:
@@ -40,6 +43,20 @@ def _skipped(item: object) -> bool:
         return True
     kind = item_kind(item)
     return kind not in ITEM_KINDS or (kind == "message" and tag(item.get("role")) not in _ROLES)
+
+
+def _skipped_part(part: object) -> bool:
+    """Whether the reader skipped this element of a list inside an item (a content part,
+    a reasoning summary, an annotation): the writer keeps such an element, and replaces
+    the others with the parts of the message as it is now."""
+    if not isinstance(part, Mapping):
+        return True
+    kind = tag(part.get("type"))
+    if kind == "input_image":
+        return not isinstance(part.get("image_url"), str)
+    if kind == "input_file":
+        return not isinstance(part.get("file_data") or part.get("file_url"), str)
+    return kind not in _READ_PARTS
 
 
 def _check(items: Sequence[object]) -> None:
@@ -91,9 +108,10 @@ def read_items(items: Sequence[object]) -> tuple[list[Message], list[tuple[int, 
 def render_items(
     messages: Sequence[Message], sources: Sequence[object], rules: Rules
 ) -> list[object]:
-    """Responses items for ``messages``, grafted onto the items they came from."""
+    """Responses items for ``messages``, grafted onto the items they came from (``rules``
+    apply inside the items; an item the reader skipped is kept)."""
     items: list[object] = list(to_responses_items(messages))
-    return graft_list(sources, items, rules, kind=item_kind)
+    return graft_list(sources, items, rules, kind=item_kind, skipped=_skipped)
 
 
 class AgentsItemsCodec(Codec):
@@ -101,7 +119,7 @@ class AgentsItemsCodec(Codec):
 
     name = "openai-agents"
     title = "OpenAI Agents SDK items"
-    rules = Rules(skipped=_skipped)
+    rules = Rules(skipped=_skipped_part)
 
     def fits(self, units: Sequence[object], header: Mapping[str, object]) -> int:
         for unit in units:

@@ -28,7 +28,8 @@ read as that sub-agent's transcript.
 in (``uuid``, timestamps, ``toolUseResult`` and the API message's ``id``, ``model`` and
 ``usage`` stay); a new message (a summary) is a new ``user`` row with the session's
 fields; and where a compaction dropped a row's parent, the row is linked to the row now
-before it, so the chain stays whole.
+before it, so the chain stays whole. The file still ends its conversation on the last row
+written: an abandoned branch's rows that would follow it move to just before it.
 """
 
 from __future__ import annotations
@@ -252,7 +253,26 @@ class ClaudeCodeCodec(Codec):
                 row = {**row, "parentUuid": wanted}
             out.append(row)
             last = row
-        return out
+        return _ending_on(out, last)
+
+
+def _ending_on(rows: list[object], last: Mapping[str, Any] | None) -> list[object]:
+    """``rows`` ending their conversation on ``last``, its last row written: message rows
+    the reader would take for the session's end instead (an abandoned branch that
+    followed a part the compaction removed) move to just before ``last``, in order."""
+    if last is None:
+        return rows
+    at = next(i for i, row in enumerate(rows) if row is last)
+    sidechains = all(_row(r).get("isSidechain") for r in rows if _is_message_row(r))
+    moved = [
+        r
+        for r in rows[at + 1 :]
+        if _is_message_row(r) and (sidechains or not _row(r).get("isSidechain"))
+    ]
+    if not moved:
+        return rows
+    stay = [r for r in rows[at + 1 :] if all(r is not m for m in moved)]
+    return [*rows[:at], *moved, last, *stay]
 
 
 def _one(role: object, block: object) -> object:

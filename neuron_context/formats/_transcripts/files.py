@@ -7,11 +7,12 @@ A user points the tool at whatever their agent saved, so a file may be:
 - JSONL holding one conversation (one message, row or item per line);
 - JSONL of records, one conversation per line (each an object with ``messages``).
 
-Its format is detected (:mod:`.transcripts`), and ``--format`` overrides it. What the
-tool writes back is the same file with the compacted conversation in it
-(:func:`dumps`): an unchanged conversation is the original text, byte for byte, and a
-compacted one keeps the record's fields, the container and every field of the messages
-that the compaction did not change.
+Its format is detected (:mod:`._transcripts <neuron_context.formats._transcripts>`), unless
+the caller names it. What is written back is the same file with the compacted
+conversation in it (:func:`dumps`): an unchanged conversation is the original text, byte
+for byte, and a compacted one keeps the record's fields, the container and every field of
+the messages that the compaction did not change. Reading checks the format, not whether
+the conversation is well formed: that is the caller's to check or repair.
 
 A malformed file is a :class:`~neuron_context.ConfigurationError` whose message is one
 line naming the file and the path of what is wrong, e.g. ``t.json: messages[3].content[1]
@@ -27,16 +28,24 @@ from pathlib import Path
 
 import attrs
 
-from ..._errors import ConfigurationError, InvalidConversationError
+from ..._errors import ConfigurationError
 from ..._messages.message import Message, ToolDefinition, history_repr
-from ..._messages.wellformed import repair, validate
 from . import CODECS, Codec, Container, Parsed, by_name, detect, rewrite
 from .storage import json_text, loads, printable, read_bytes
 
-__all__ = ["FORMATS", "Source", "Transcript", "dumps", "expand", "parse_document", "read_file"]
+__all__ = [
+    "FORMATS",
+    "Source",
+    "Transcript",
+    "dumps",
+    "expand",
+    "file_error",
+    "parse_document",
+    "read_file",
+]
 
-FORMATS = tuple(codec.name for codec in CODECS)
-"""The ``--format`` values."""
+FORMATS: tuple[str, ...] = tuple(codec.name for codec in CODECS)
+"""The names of the formats (the command line's ``--format`` values)."""
 
 _MAX_ERROR = 240
 """Characters of an error message shown on the one error line."""
@@ -64,15 +73,26 @@ class Source:
 
 @attrs.frozen
 class Transcript:
-    """One conversation read from a file."""
+    """One conversation read from a file, with what writing it back needs.
+
+    :func:`~neuron_context.formats.load_transcripts` makes them;
+    :func:`~neuron_context.formats.dumps` and :func:`~neuron_context.formats.dump` write
+    one back with other messages in it.
+    """
 
     name: str
     """Where it came from: the file, ``file:line`` for a record of a JSONL file, or
     ``demo:<name>`` for a bundled transcript."""
     messages: tuple[Message, ...] = attrs.field(repr=history_repr)
-    """The conversation, well formed."""
-    source: Source
-    """Its format and what it was read from."""
+    """The conversation, as read (not checked well formed:
+    :func:`~neuron_context.validate` or :func:`~neuron_context.repair` it)."""
+    source: Source = attrs.field(repr=False)
+    """Its format and what it was read from (internal: what the writer needs)."""
+
+    @property
+    def format(self) -> str:
+        """The name of its format (one of ``TRANSCRIPT_FORMATS``, e.g. ``"claude-code"``)."""
+        return self.source.codec.name
 
     @property
     def tools(self) -> tuple[ToolDefinition, ...]:
@@ -85,8 +105,13 @@ def _one_line(text: str) -> str:
     return line if len(line) <= _MAX_ERROR else line[: _MAX_ERROR - 1] + "…"
 
 
-def _error(name: str, problem: str) -> ConfigurationError:
+def file_error(name: str, problem: str) -> ConfigurationError:
+    """The one-line error about the transcript ``name``: ``"<name>: <problem>"``, cut to
+    a readable length."""
     return ConfigurationError(_one_line(f"{name}: {problem}"))
+
+
+_error = file_error
 
 
 def _where(problem: str, container: Container, lines: Sequence[int]) -> str:
@@ -107,6 +132,7 @@ def _read_units(  # noqa: PLR0917  # the document's parts, passed on as they are
     header: Mapping[str, object],
     fmt: str | None,
     lines: Sequence[int] = (),
+    option: str = "format=",
 ) -> tuple[Codec, Parsed]:
     codecs = [by_name(fmt)] if fmt else detect(container, units, header)
     if not codecs:
@@ -120,10 +146,10 @@ def _read_units(  # noqa: PLR0917  # the document's parts, passed on as they are
             problems.append(_where(str(exc), container, lines))
     first = problems[0]
     if fmt:
-        raise _error(name, f"{first} (read as {codecs[0].title}, as --format says)")
+        raise _error(name, f"{first} (read as {codecs[0].title}, as {option} says)")
     titles = [codec.title for codec in codecs[1:]]
     also = f"; also tried {_and(titles)}" if titles else ""
-    raise _error(name, f"{first} (read as {codecs[0].title}{also}; --format chooses another)")
+    raise _error(name, f"{first} (read as {codecs[0].title}{also}; {option} chooses another)")
 
 
 def _and(names: Sequence[str]) -> str:
@@ -137,21 +163,13 @@ def _transcript(
     header: Mapping[str, object],
     *,
     fmt: str | None,
-    fix: bool,
+    option: str,
     texts: tuple[str, ...],
     lines: Sequence[int] = (),
 ) -> Transcript:
-    codec, parsed = _read_units(name, container, units, header, fmt, lines)
-    messages = list(parsed.messages)
-    if fix:
-        messages = repair(messages)
-    else:
-        try:
-            validate(messages)
-        except InvalidConversationError as exc:
-            raise _error(name, f"{exc} (pass --repair to fix it)") from exc
+    codec, parsed = _read_units(name, container, units, header, fmt, lines, option)
     source = Source(codec, container, tuple(units), parsed, header, texts)
-    return Transcript(name=name, messages=tuple(messages), source=source)
+    return Transcript(name=name, messages=parsed.messages, source=source)
 
 
 def parse_document(
@@ -159,19 +177,20 @@ def parse_document(
     name: str,
     *,
     fmt: str | None = None,
-    fix: bool = False,
+    option: str = "format=",
     text: str = "",
 ) -> Transcript:
     """Read one conversation from a parsed JSON ``document`` (an object with ``messages``
-    or a list); ``text`` is the document's text, if it came from a file.
+    or a list); ``text`` is the document's text, if it came from a file; ``option`` is
+    what errors say chooses another format.
 
     Raises:
         ConfigurationError: the document is not a conversation in a known format (or in
-            ``fmt``), or is not well formed (unless ``fix``); one line naming ``name``.
+            ``fmt``); one line naming ``name``.
     """
     texts = (text,) if text else ()
     if isinstance(document, list):
-        return _transcript(name, "list", document, {}, fmt=fmt, fix=fix, texts=texts)
+        return _transcript(name, "list", document, {}, fmt=fmt, option=option, texts=texts)
     if not isinstance(document, Mapping):
         kind = "null" if document is None else type(document).__name__
         raise _error(name, f"must be a list of messages or an object with 'messages', got {kind}")
@@ -179,7 +198,7 @@ def parse_document(
     if not isinstance(units, list):
         problem = "messages is missing" if units is None else "messages must be a list"
         raise _error(name, f"{problem}: not a transcript in a known format ({', '.join(FORMATS)})")
-    return _transcript(name, "object", units, document, fmt=fmt, fix=fix, texts=texts)
+    return _transcript(name, "object", units, document, fmt=fmt, option=option, texts=texts)
 
 
 def _load_text(path: Path) -> str:
@@ -199,7 +218,7 @@ def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
     return f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
 
 
-def read_file(path: Path, *, fmt: str | None = None, fix: bool = False) -> list[Transcript]:
+def read_file(path: Path, *, fmt: str | None = None, option: str = "format=") -> list[Transcript]:
     """The conversations in the file at ``path`` (one, or one per record of a JSONL file).
 
     Raises:
@@ -216,16 +235,16 @@ def read_file(path: Path, *, fmt: str | None = None, fix: bool = False) -> list[
         lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         if len(lines) < 2 or path.suffix == ".json":
             raise _error(name, _json_problem(whole, text)) from whole
-        return _read_lines(name, lines, fmt=fmt, fix=fix)
+        return _read_lines(name, lines, fmt=fmt, option=option)
     if isinstance(document, Mapping) and not isinstance(document.get("messages"), list):
         lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         if len(lines) == 1 and path.suffix == ".jsonl":  # a JSONL file of one row
-            return _read_lines(name, lines, fmt=fmt, fix=fix)
-    return [parse_document(document, name, fmt=fmt, fix=fix, text=text)]
+            return _read_lines(name, lines, fmt=fmt, option=option)
+    return [parse_document(document, name, fmt=fmt, option=option, text=text)]
 
 
 def _read_lines(
-    name: str, lines: list[tuple[int, str]], *, fmt: str | None, fix: bool
+    name: str, lines: list[tuple[int, str]], *, fmt: str | None, option: str
 ) -> list[Transcript]:
     rows: list[object] = []
     for number, line in lines:
@@ -236,12 +255,14 @@ def _read_lines(
             raise _error(name, problem) from exc
     if all(isinstance(row, Mapping) and isinstance(row.get("messages"), list) for row in rows):
         return [
-            parse_document(row, f"{name}:{number}", fmt=fmt, fix=fix, text=line)
+            parse_document(row, f"{name}:{number}", fmt=fmt, option=option, text=line)
             for (number, line), row in zip(lines, rows, strict=True)
         ]
     texts = tuple(line for _, line in lines)
     numbers = [number for number, _ in lines]
-    return [_transcript(name, "lines", rows, {}, fmt=fmt, fix=fix, texts=texts, lines=numbers)]
+    return [
+        _transcript(name, "lines", rows, {}, fmt=fmt, option=option, texts=texts, lines=numbers)
+    ]
 
 
 def expand(paths: Sequence[Path]) -> list[Path]:

@@ -1,7 +1,8 @@
 """Files the user owns: read only regular files, write only whole files, print any text.
 
-The command line reads the user's transcripts and writes over them when asked
-(``compact t.json -o t.json``), so three rules hold for every file it touches:
+Transcripts are the user's files, read and written over when asked
+(``compact t.json -o t.json``, :func:`~neuron_context.formats.dump`), so three rules
+hold for every file touched:
 
 - **Reading never blocks and never reads a device.** A path is opened without blocking
   (``O_NONBLOCK``) and refused unless it is a regular file: ``count`` on a named pipe
@@ -12,9 +13,9 @@ The command line reads the user's transcripts and writes over them when asked
   temporary file and leaves the target as it was, so ``-o`` may name the input itself.
   A target whose folder is missing, or that is a folder, is refused before any work.
 - **Any text can be printed.** A transcript may hold lone surrogates (``"\\ud800"`` is
-  valid JSON) or characters the terminal's encoding lacks: JSON is written with lone
-  surrogates escaped (``\\ud800``, so it reads back the same), and reports through a
-  stream that escapes what it cannot encode instead of raising.
+  valid JSON): JSON is written with lone surrogates escaped (``\\ud800``, so it reads
+  back the same), and :func:`printable` shows any text safely (the command line's
+  reports also escape what the terminal's encoding lacks).
 
 JSON text is parsed here too: a document nested too deeply for the parser, or holding
 an integer too long to convert, is a one-line error, not a ``RecursionError`` or a
@@ -24,7 +25,6 @@ an integer too long to convert, is a one-line error, not a ``RecursionError`` or
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import re
@@ -32,7 +32,6 @@ import secrets
 import stat
 import sys
 from pathlib import Path
-from typing import IO
 
 from ..._errors import ConfigurationError
 from .._common import MAX_DEPTH, check_depth
@@ -40,7 +39,6 @@ from .._common import MAX_DEPTH, check_depth
 __all__ = [
     "MAX_DOCUMENT_DEPTH",
     "MAX_FILE_BYTES",
-    "SafeStream",
     "check_file",
     "check_target",
     "json_text",
@@ -245,34 +243,3 @@ def json_text(data: object, *, indent: int | None = 1) -> str:
         msg = "the result is nested too deeply to write as JSON"
         raise ConfigurationError(msg) from None
     return printable(text)
-
-
-class SafeStream(io.TextIOBase):
-    """A text stream that writes what its underlying stream's encoding cannot hold as
-    backslash escapes instead of raising (reports show any transcript's text)."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        encoding = getattr(self._stream, "encoding", None) or "utf-8"
-        try:
-            safe = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
-        except LookupError:
-            safe = text.encode("ascii", "backslashreplace").decode("ascii")
-        self._stream.write(safe)
-        return len(text)
-
-    def flush(self) -> None:
-        self._stream.flush()
-
-    def isatty(self) -> bool:
-        isatty = getattr(self._stream, "isatty", None)
-        return bool(isatty()) if callable(isatty) else False
-
-    def fileno(self) -> int:
-        return self._stream.fileno()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]  # TextIOBase's is a plain attribute
-        return getattr(self._stream, "encoding", None) or "utf-8"
