@@ -78,7 +78,9 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
     Raises:
         ConfigurationError: the ``openai`` package is not installed (install the
             ``openai`` extra), both ``client`` and ``client_kwargs`` were
-            given, a value is invalid, or the SDK could not build a client (no API key).
+            given, a value is invalid, or the SDK could not build a client; without an
+            ``api_key`` and ``OPENAI_API_KEY`` the message names ``OPENAI_API_KEY``.
+            A ``client`` passed in is not checked.
 
     Examples:
         ```python
@@ -96,6 +98,7 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
     _SDK = "openai"
     _CLIENT = "AsyncOpenAI"
     _BASE_ERROR = "OpenAIError"
+    _KEY_ENV = "OPENAI_API_KEY"
     _RESERVED = frozenset(
         {"model", "messages", "tools", "stream", "max_tokens", "max_completion_tokens"}
     )
