@@ -11,7 +11,7 @@ from .._messages.content import JSON
 from .._validators import require_int
 from ..formats import from_anthropic, to_anthropic, tools_to_anthropic
 from ._base import CompletionRequest, CompletionResponse, StopReason, TokenUsage
-from ._sdk import SDKProvider, count
+from ._sdk import SDKProvider, count, reported
 
 if TYPE_CHECKING:
     import anthropic
@@ -189,7 +189,14 @@ def _read_message(data: Mapping[str, object]) -> CompletionResponse:
         if stop is not None:
             logger.debug("AnthropicProvider: unknown stop_reason %r read by content", stop)
         stop_reason = StopReason.TOOL_USE if message.tool_uses else StopReason.END_TURN
-    return CompletionResponse(message, stop_reason=stop_reason, usage=_usage(data.get("usage")))
+    return CompletionResponse(
+        message,
+        stop_reason=stop_reason,
+        usage=_usage(data.get("usage")),
+        finish_reason=reported(stop),
+        model=reported(data.get("model")),
+        response_id=reported(data.get("id")),
+    )
 
 
 def _usage(raw: object) -> TokenUsage | None:

@@ -10,7 +10,7 @@ from .._log import logger
 from .._messages.content import JSON
 from ..formats import from_openai, to_openai, tools_to_openai
 from ._base import CompletionRequest, CompletionResponse, StopReason, TokenUsage
-from ._sdk import SDKProvider, count
+from ._sdk import SDKProvider, count, reported
 
 if TYPE_CHECKING:
     import openai
@@ -192,7 +192,14 @@ def _read_completion(data: Mapping[str, object]) -> CompletionResponse:
         if finish is not None:
             logger.debug("OpenAIProvider: unknown finish_reason %r read as end_turn", finish)
         stop_reason = StopReason.END_TURN
-    return CompletionResponse(message, stop_reason=stop_reason, usage=_usage(data.get("usage")))
+    return CompletionResponse(
+        message,
+        stop_reason=stop_reason,
+        usage=_usage(data.get("usage")),
+        finish_reason=reported(finish),
+        model=reported(data.get("model")),
+        response_id=reported(data.get("id")),
+    )
 
 
 def _usage(raw: object) -> TokenUsage | None:

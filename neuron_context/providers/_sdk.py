@@ -47,6 +47,7 @@ __all__ = [
     "count",
     "import_sdk",
     "keyword_names",
+    "reported",
     "request_params_copy",
     "split_arguments",
 ]
@@ -80,6 +81,18 @@ ClientT = TypeVar("ClientT", bound=_Client)
 def count(value: object) -> int | None:
     """``value`` when it is a non-negative int (a token count), else ``None``."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+_REPORTED_MAX = 256
+"""The longest model name, reply id or finish reason a reply is taken at its word for."""
+
+
+def reported(value: object) -> str | None:
+    """``value`` when it is a non-empty string of at most 256 characters (a model name,
+    a reply's id, a finish reason as the API sent it), else ``None``."""
+    if isinstance(value, str) and 0 < len(value) <= _REPORTED_MAX:
         return value
     return None
 
