@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -162,6 +163,36 @@ class TestProviderResponse:
         async with flavour.make(server) as provider:
             response = await provider.complete(HI)
         assert response.usage is None
+
+    @pytest.mark.parametrize("stop", ["end_turn", "max_tokens"])
+    async def test_the_reply_as_the_api_reported_it(
+        self, flavour: Flavour, server: FakeLLMServer, stop: str
+    ) -> None:
+        """The finish reason as the API sent it (OpenAI's ``stop``, ``length``), the model
+        that answered and the reply's id are kept beside the mapped StopReason."""
+        body = flavour.reply("ok", stop)
+        server.enqueue(Reply.json(body))
+        async with flavour.make(server) as provider:
+            response = await provider.complete(HI)
+        assert response.stop_reason == stop
+        choices: Any = body.get("choices")
+        sent = body["stop_reason"] if flavour.name == "anthropic" else choices[0]["finish_reason"]
+        assert response.finish_reason == sent
+        assert response.model == body["model"]
+        assert response.response_id == body["id"]
+
+    @pytest.mark.parametrize("value", [None, 5, "", "m" * 257, ["gpt"]])
+    async def test_reported_fields_that_are_not_short_strings_are_dropped(
+        self, flavour: Flavour, server: FakeLLMServer, value: object
+    ) -> None:
+        """A model or id that is not a short string is not taken (the reply still is)."""
+        body = {**flavour.reply("ok", "end_turn"), "model": value, "id": value}
+        server.enqueue(Reply.json(body))
+        async with flavour.make(server) as provider:
+            response = await provider.complete(HI)
+        assert response.text == "ok"
+        assert response.model is None
+        assert response.response_id is None
 
     async def test_declined_reply_is_an_error(
         self, flavour: Flavour, server: FakeLLMServer
