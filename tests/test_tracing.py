@@ -16,6 +16,9 @@ import anyio
 import attrs
 import pytest
 from agent_support import answer, calls, scripted
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import well_formed_conversations
 
 pytest.importorskip("opentelemetry.sdk.trace")
 
@@ -31,6 +34,7 @@ from neuron_context import (
     CompletionResponse,
     CompositeStrategy,
     ContextEditingMiddleware,
+    ContextStrategy,
     Message,
     SlidingWindowStrategy,
     TokenUsage,
@@ -292,6 +296,49 @@ class TestDirectCompactionSpans:
         assert strategy.seen == [len(history)]
         (span,) = ours(spans)
         assert span.name == "compact_context Logged"
+
+    async def test_a_subclass_with_its_own_arguments(self, spans: InMemorySpanExporter) -> None:
+        """A user's ``compact`` taking more arguments gets them as they were passed."""
+
+        class Noted(SlidingWindowStrategy):
+            async def compact(
+                self, messages: Sequence[Message], *, note: str = ""
+            ) -> list[Message]:
+                assert note == "from my loop"
+                return await super().compact(messages)
+
+        history = long_history()
+        strategy = Noted(2, 0)
+        result = await strategy.compact(messages=history, note="from my loop")
+        assert len(result) == 3
+        (span,) = ours(spans)
+        assert (span.attributes or {})["neuron_context.compaction.messages_before"] == len(history)
+
+    @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(messages=well_formed_conversations(max_turns=6), which=st.sampled_from(range(4)))
+    def test_tracing_never_changes_a_result(
+        self, spans: InMemorySpanExporter, messages: list[Message], which: int
+    ) -> None:
+        """A traced direct call returns what the untraced method returns, in one span
+        whose figures are the strategy's own."""
+        strategy: ContextStrategy = [
+            SlidingWindowStrategy(3, 0),
+            ToolResultClearingStrategy(1, 0),
+            CompositeStrategy([ToolResultClearingStrategy(1, 0), SlidingWindowStrategy(4, 0)], 50),
+            default_stack(300),
+        ][which]
+        untraced = type(strategy).compact.__wrapped__  # type: ignore[attr-defined]
+        expected = anyio.run(untraced, strategy, messages)
+        spans.clear()
+        traced = anyio.run(strategy.compact, messages)
+        assert traced == expected
+        (span,) = ours(spans)
+        attributes = span.attributes or {}
+        assert attributes["neuron_context.compaction.messages_after"] == len(traced)
+        assert attributes["neuron_context.compaction.tokens_after"] == strategy.token_estimate(
+            traced
+        )
+        assert attributes["neuron_context.compaction.compacted"] is (traced != messages)
 
     async def test_a_failing_compact_is_an_error_span(self, spans: InMemorySpanExporter) -> None:
         """An exception leaves the direct call as it is, and the span is an error."""

@@ -1,54 +1,6 @@
-"""OpenTelemetry spans for runs, compactions, model calls and tool calls, or nothing at all.
+"""The spans: how each is opened, named and filled, and the no-op without a provider.
 
-Spans go through ``opentelemetry-api`` alone (the ``otel`` extra): the application
-chooses the SDK, the exporter and the backend (Logfire, Langfuse, Phoenix, an OTLP
-collector). The API is imported on the first span, never by ``import neuron_context``.
-Until the application sets a tracer provider (or without the API) a span here is a shared
-no-op, a few hundred nanoseconds at most (``benches/test_bench_tracing.py``): many
-installs carry the API for another package, and every compaction, model call and tool
-call asks.
-
-The spans follow the OpenTelemetry GenAI semantic conventions (which are still at
-"development" status):
-
-- ``invoke_agent`` (kind ``INTERNAL``, the conventions' in-process agent span), one per
-  :meth:`Agent.run <neuron_context.Agent.run>`, the parent of the run's other spans:
-  ``gen_ai.operation.name`` ``"invoke_agent"``, ``gen_ai.provider.name``,
-  ``gen_ai.request.model`` (when the options or the provider name one) and the run's
-  ``gen_ai.usage.input_tokens`` / ``gen_ai.usage.output_tokens`` (the sums of what the
-  provider reported, when it did).
-- ``chat {model}`` (kind ``CLIENT``), one per model call of the agent loop:
-  ``gen_ai.operation.name`` ``"chat"``, ``gen_ai.provider.name`` (the provider's
-  :attr:`~neuron_context.Provider.provider_name`, else its class name),
-  ``gen_ai.request.model``, ``gen_ai.request.max_tokens``, ``gen_ai.request.temperature``;
-  from the reply ``gen_ai.response.finish_reasons`` (as the provider sent it: OpenAI's
-  ``"stop"``, Anthropic's ``"end_turn"``; the :class:`~neuron_context.StopReason` when the
-  provider gave none), ``gen_ai.response.model``, ``gen_ai.response.id``,
-  ``gen_ai.usage.input_tokens`` and ``gen_ai.usage.output_tokens``; and
-  ``neuron_context.request.tokens`` (the loop's count of the request) and
-  ``neuron_context.request.messages``.
-- ``execute_tool {name}`` (``INTERNAL``), one per tool call, around the whole middleware
-  chain (retries included): ``gen_ai.operation.name`` ``"execute_tool"``,
-  ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.type`` ``"function"`` and
-  ``gen_ai.tool.description``.
-- ``compact_context {strategy}`` (``INTERNAL``), one per compaction: from the step every
-  caller runs when its trigger fires (the loop, the middlewares, the adapters, the command
-  line), and from a strategy's own ``compact`` (or ``apply``) called directly, as in a
-  user's loop (:func:`trace_compactions`; a call inside a traced compaction, such as a
-  composite's children, opens none). ``gen_ai.operation.name`` ``"compact_context"`` (the
-  conventions have no operation for it and allow one of ours) and
-  ``neuron_context.compaction.*``: ``strategy``, ``caller`` (``"direct"`` for a direct
-  call), ``tokens_before``, ``tokens_after``, ``tokens_removed``, ``messages_before``,
-  ``messages_after``, ``messages_removed`` and ``compacted`` (whether the history
-  changed). The step counts the request (system prompt and tools too); a direct call
-  counts what it is given, with the strategy's ``token_estimate``. The span lasts as long
-  as the compaction; a summarizer's own calls, traced by its SDK's instrumentation, are
-  its children.
-
-A failure sets the span's status to ``ERROR`` and ``error.type``: the exception's class
-name, ``"tool_error"`` for a tool's error result, ``"cancelled"`` for a cancellation.
-No content is recorded (messages, prompts, tool arguments and results): the conventions
-make that opt-in, and a history holds what users would not want in a trace store.
+What is traced, and with which attributes, is described in :mod:`neuron_context._tracing`.
 """
 
 from __future__ import annotations
@@ -57,29 +9,29 @@ import contextlib
 import contextvars
 import functools
 import importlib
-import inspect
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from ._version import __version__
+from .._version import __version__
 
 if TYPE_CHECKING:
-    from ._messages.content import ToolResult, ToolUse
-    from ._messages.message import Message
-    from ._run.tools import Tool
-    from .providers._base import CompletionRequest, CompletionResponse, Provider, TokenUsage
+    from .._messages.content import ToolResult, ToolUse
+    from .._messages.message import Message
+    from .._run.tools import Tool
+    from ..providers._base import CompletionRequest, CompletionResponse, Provider, TokenUsage
 
 __all__ = [
+    "COMPACTING",
     "Span",
+    "active",
     "agent_run",
     "compaction",
     "model_call",
     "tool_call",
-    "trace_compactions",
 ]
 
 SCOPE = "neuron_context"
@@ -87,7 +39,7 @@ SCOPE = "neuron_context"
 
 Attributes = Mapping[str, str | bool | int | float | Sequence[str]]
 
-_COMPACTING: contextvars.ContextVar[bool] = contextvars.ContextVar(
+COMPACTING: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "neuron_context_compacting", default=False
 )
 """Whether a compaction span is open in this context (a nested ``compact`` opens none)."""
@@ -110,13 +62,13 @@ def _api() -> tuple[ModuleType, Any, type] | None:
     return trace, trace.get_tracer(SCOPE, __version__), placeholder
 
 
-def _active() -> tuple[ModuleType, Any] | None:
+def active() -> tuple[ModuleType, Any] | None:
     """``opentelemetry.trace`` and our tracer when spans can be recorded: the API is
     installed and the application has set a tracer provider.
 
     The API's ``get_tracer_provider()`` reads the environment on every call (about a
     microsecond), so the global it returns is read directly: it is set once, by
-    ``set_tracer_provider`` (or by :func:`_api`'s first call, from
+    ``set_tracer_provider`` (or by _api's first call, from
     ``OTEL_PYTHON_TRACER_PROVIDER``). An API without that global is asked the slow way.
     """
     api = _api()
@@ -261,7 +213,7 @@ def _span(
         set_status_on_exception=False,
     ) as otel_span:
         span = Span(otel_span, trace)
-        token = _COMPACTING.set(True) if compacting else None
+        token = COMPACTING.set(True) if compacting else None
         try:
             yield span
         except BaseException as exc:
@@ -270,7 +222,7 @@ def _span(
             raise
         finally:
             if token is not None:
-                _COMPACTING.reset(token)
+                COMPACTING.reset(token)
 
 
 def _is_cancellation(exc: BaseException) -> bool:
@@ -289,7 +241,7 @@ def _provider_attributes(operation: str, provider: Provider) -> dict[str, Any]:
 
 def agent_run(provider: Provider, model: str | None) -> AbstractContextManager[Span]:
     """The span of one agent run (a context manager yielding a :class:`Span`)."""
-    api = _active()
+    api = active()
     if api is None:
         return _NOTHING
     attributes = _provider_attributes("invoke_agent", provider)
@@ -303,7 +255,7 @@ def model_call(
     provider: Provider, request: CompletionRequest, tokens: int
 ) -> AbstractContextManager[Span]:
     """The span of one model call (a context manager yielding a :class:`Span`)."""
-    api = _active()
+    api = active()
     if api is None:
         return _NOTHING
     model = request.model or getattr(provider, "model", None)
@@ -322,7 +274,7 @@ def model_call(
 
 def tool_call(use: ToolUse, tool: Tool | None) -> AbstractContextManager[Span]:
     """The span of one tool call (a context manager yielding a :class:`Span`)."""
-    api = _active()
+    api = active()
     if api is None:
         return _NOTHING
     attributes: dict[str, Any] = {
@@ -340,7 +292,7 @@ def compaction(
     strategy: str, caller: str, tokens: int, messages: int
 ) -> AbstractContextManager[Span]:
     """The span of one compaction (a context manager yielding a :class:`Span`)."""
-    api = _active()
+    api = active()
     if api is None:
         return _NOTHING
     attributes: Attributes = {
@@ -351,96 +303,3 @@ def compaction(
         "neuron_context.compaction.messages_before": messages,
     }
     return _span(api, f"compact_context {strategy}", "INTERNAL", attributes, compacting=True)
-
-
-# -- a strategy's own compact, called directly ---------------------------------------
-
-_Compact = Callable[[Any, Sequence["Message"]], Coroutine[Any, Any, list["Message"]]]
-_Apply = Callable[[Any, Sequence["Message"]], list["Message"]]
-
-
-def trace_compactions(cls: type) -> None:
-    """Make the ``compact`` (async) and ``apply`` (sync) that ``cls`` defines open a
-    compaction span when called outside one (``ContextStrategy.__init_subclass__`` calls
-    this for every strategy class, a user's too).
-
-    Each original stays in the class as well, under ``_untraced_compact`` /
-    ``_untraced_apply``: attrs rebuilds a slotted class and rebinds the ``__class__``
-    cell (a ``super()`` inside a method) of the functions it finds in the class, and the
-    original must be among them.
-    """
-    for name, wrap in (("compact", _traced_compact), ("apply", _traced_apply)):
-        method = cls.__dict__.get(name)
-        if (
-            not inspect.isfunction(method)
-            or getattr(method, "__isabstractmethod__", False)
-            or getattr(method, "_neuron_traced", False)
-            or inspect.iscoroutinefunction(method) != (name == "compact")
-        ):
-            continue
-        setattr(cls, f"_untraced_{name}", method)
-        setattr(cls, name, wrap(method))
-
-
-def _mark(function: Callable[..., Any]) -> None:
-    function._neuron_traced = True  # type: ignore[attr-defined]
-
-
-def _traced_compact(compact: _Compact) -> _Compact:
-    @functools.wraps(compact)
-    async def traced(self: Any, messages: Sequence[Message]) -> list[Message]:
-        api = _active()
-        if api is None or _COMPACTING.get():
-            return await compact(self, messages)
-        with _direct(api, self, messages) as finish:
-            return finish(await compact(self, messages))
-
-    _mark(traced)
-    return traced
-
-
-def _traced_apply(apply: _Apply) -> _Apply:
-    @functools.wraps(apply)
-    def traced(self: Any, messages: Sequence[Message]) -> list[Message]:
-        api = _active()
-        if api is None or _COMPACTING.get():
-            return apply(self, messages)
-        with _direct(api, self, messages) as finish:
-            return finish(apply(self, messages))
-
-    _mark(traced)
-    return traced
-
-
-@contextlib.contextmanager
-def _direct(
-    api: tuple[ModuleType, Any], strategy: Any, messages: Sequence[Message]
-) -> Iterator[Callable[[list[Message]], list[Message]]]:
-    """The span of a direct call of ``strategy``'s compaction on ``messages``: yields
-    the function that records the result and returns it."""
-    before = _estimate(strategy, messages)
-    name = type(strategy).__name__
-    with compaction(name, "direct", before, len(messages)) as span:
-
-        def finish(result: list[Message]) -> list[Message]:
-            try:
-                after = _estimate(strategy, result)
-                changed = len(result) != len(messages) or any(
-                    new is not old and new != old for new, old in zip(result, messages, strict=True)
-                )
-                span.compacted(before, after, len(messages), len(result), compacted=changed)
-            except Exception:  # a result that is not a list of messages: not ours to judge
-                pass
-            return result
-
-        yield finish
-
-
-def _estimate(strategy: Any, messages: Sequence[Message]) -> int:
-    """``strategy.token_estimate(messages)``, or -1 when it fails (a span never costs
-    the compaction)."""
-    try:
-        tokens = strategy.token_estimate(messages)
-    except Exception:
-        return -1
-    return tokens if isinstance(tokens, int) else -1
