@@ -205,11 +205,11 @@ def docs(session: nox.Session) -> None:
 def demo(session: nox.Session) -> None:
     """The main job, as the README's first command runs it: the CLI demo, offline, no key.
 
-    Installs the package with the README's extras (``cli``; ``bench`` and ``langchain``
-    for LangChain's rows), compares stacks on the bundled transcripts, then runs ``count``
+    Installs the package with the README's extras (``cli``; ``langchain`` for
+    LangChain's rows), compares stacks on the bundled transcripts, then runs ``count``
     and ``compact`` on one.
     """
-    session.install(".[cli,bench,langchain]")
+    session.install(".[cli,langchain]")
     args = session.posargs or ["simulate", "--demo"]
     session.run("neuron-context", *args)
     if not session.posargs:

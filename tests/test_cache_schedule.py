@@ -122,6 +122,37 @@ class TestCacheSchedule:
         schedule.tick()
         assert schedule.cold()
 
+    @pytest.mark.parametrize("gap", ["abc", None, True, float("nan"), [1], "9" * 500])
+    def test_a_gap_that_is_not_seconds_is_refused_by_name(self, gap: object) -> None:
+        """note_gap takes a number of seconds; anything else is a ConfigurationError that
+        shows the value, cut short."""
+        schedule = CacheSchedule(clock=None)
+        with pytest.raises(ConfigurationError, match=r"note_gap: seconds") as caught:
+            schedule.note_gap(gap)  # type: ignore[arg-type]
+        assert len(str(caught.value)) < 200
+        schedule.note_gap(10)  # still usable
+        assert not schedule.cold()
+
+    @given(
+        st.one_of(st.integers(min_value=-(10**400), max_value=10**400), st.floats(allow_nan=False))
+    )
+    def test_any_number_is_a_gap(self, gap: float) -> None:
+        """Every number but NaN is a gap: a negative one counts as 0, infinity as cold."""
+        schedule = CacheSchedule(CacheCostModel.anthropic(), clock=None)
+        schedule.note_gap(gap)
+        assert schedule.cold() is (gap > CacheCostModel.anthropic().cache_ttl)
+
+    @pytest.mark.parametrize("reading", ["1000", None, float("nan"), float("inf"), False])
+    def test_a_clock_that_does_not_return_seconds_is_refused_by_name(self, reading: object) -> None:
+        """A clock returning anything but a finite number fails at the trigger check with
+        a ConfigurationError naming the value, never a raw TypeError."""
+        schedule = CacheSchedule(clock=lambda: reading)  # type: ignore[arg-type,return-value]
+        with pytest.raises(ConfigurationError, match=r"CacheSchedule\.clock\(\) must be"):
+            schedule.tick()
+        stack = default_stack(100, schedule=schedule)
+        with pytest.raises(ConfigurationError, match=r"CacheSchedule\.clock\(\)"):
+            stack.should_compact([Message.user("hi")], 1000)
+
     def test_the_target_leaves_room_for_min_turns(self) -> None:
         """Fast growth lowers the target, never below the floor; slow growth keeps it."""
         schedule = CacheSchedule(min_turns=4, clock=None)

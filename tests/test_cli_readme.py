@@ -26,7 +26,7 @@ ROOT = Path(__file__).parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 LANGCHAIN = all(importlib.util.find_spec(n) is not None for n in ("langchain", "langchain_core"))
-"""The extras that add LangChain's rows to the demo (``bench``, ``langchain``) are installed."""
+"""The extras that add LangChain's rows to the demo (``langchain``) are installed."""
 FIRST_BLOCK = re.search(r"```bash\n(.*?)```", README, re.DOTALL)
 
 
@@ -70,7 +70,7 @@ class TestFirstCommand:
         if LANGCHAIN:
             assert "langchain trim_messages" in done.stdout
         else:  # the cli extra alone: the command names the extras that add the rows
-            assert 'python -m pip install ".[bench,langchain]" adds them' in done.stdout
+            assert 'python -m pip install ".[langchain]" adds them' in done.stdout
 
     def test_second_command_runs_the_tests(self) -> None:
         """The second command installs nox and runs the tests session."""

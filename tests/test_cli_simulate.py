@@ -485,10 +485,10 @@ sys.exit(main(["simulate", "--demo"]))
         assert done.returncode == 0, done.stderr
         assert "langchain" not in done.stdout.split("budget:")[0]
         assert (
-            "not compared, not installed: LangChain's trim_messages (the bench extra); "
+            "not compared, not installed: LangChain's trim_messages (the langchain extra); "
             "LangChain's SummarizationMiddleware (the langchain extra); LangChain's "
             "ContextEditingMiddleware (the langchain extra); "
-            'python -m pip install ".[bench,langchain]" adds them'
+            'python -m pip install ".[langchain]" adds them'
         ) in " ".join(done.stdout.split())
 
 

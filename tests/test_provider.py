@@ -132,9 +132,32 @@ class TestCompletionResponse:
         response = CompletionResponse(Message.assistant("x"), stop_reason="end_turn", usage=usage)
         assert response.usage == TokenUsage(input_tokens=3, output_tokens=4)
 
+    def test_what_the_provider_reported(self) -> None:
+        """The finish reason as the provider said it, the model and the reply's id are
+        optional, and kept beside the mapped stop reason."""
+        response = CompletionResponse(
+            Message.assistant("x"),
+            stop_reason="end_turn",
+            finish_reason="stop",
+            model="gpt-4.1-2025-04-14",
+            response_id="chatcmpl-1",
+        )
+        assert response.stop_reason is StopReason.END_TURN
+        assert (response.finish_reason, response.model, response.response_id) == (
+            "stop",
+            "gpt-4.1-2025-04-14",
+            "chatcmpl-1",
+        )
+        bare = CompletionResponse(Message.assistant("x"), stop_reason="end_turn")
+        assert (bare.finish_reason, bare.model, bare.response_id) == (None, None, None)
+
     @pytest.mark.parametrize(
         ("kwargs", "field"),
         [
+            *(
+                ({"message": Message.assistant("x"), "stop_reason": "end_turn", name: 5}, name)
+                for name in ("finish_reason", "model", "response_id")
+            ),
             ({"message": "hi", "stop_reason": "end_turn"}, "message"),
             ({"message": Message.user("hi"), "stop_reason": "end_turn"}, "message"),
             (

@@ -17,6 +17,8 @@ import re
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -50,6 +52,24 @@ from neuron_context import (
 from neuron_context.errors import ProviderError
 
 pytestmark = pytest.mark.anyio
+
+KEY_VARIABLE = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+"""The environment variable each SDK reads its API key from."""
+
+
+def _without_sdk_credentials(monkeypatch: pytest.MonkeyPatch, config_dir: Path) -> None:
+    """No credentials the Anthropic SDK could find on its own: no profile, no workload
+    identity, an empty configuration directory."""
+    for name in (
+        "ANTHROPIC_PROFILE",
+        "ANTHROPIC_IDENTITY_TOKEN",
+        "ANTHROPIC_IDENTITY_TOKEN_FILE",
+        "ANTHROPIC_FEDERATION_RULE_ID",
+        "ANTHROPIC_ORGANIZATION_ID",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(config_dir))
+
 
 HI = CompletionRequest([Message.user("hi")])
 
@@ -143,6 +163,36 @@ class TestProviderResponse:
         async with flavour.make(server) as provider:
             response = await provider.complete(HI)
         assert response.usage is None
+
+    @pytest.mark.parametrize("stop", ["end_turn", "max_tokens"])
+    async def test_the_reply_as_the_api_reported_it(
+        self, flavour: Flavour, server: FakeLLMServer, stop: str
+    ) -> None:
+        """The finish reason as the API sent it (OpenAI's ``stop``, ``length``), the model
+        that answered and the reply's id are kept beside the mapped StopReason."""
+        body = flavour.reply("ok", stop)
+        server.enqueue(Reply.json(body))
+        async with flavour.make(server) as provider:
+            response = await provider.complete(HI)
+        assert response.stop_reason == stop
+        choices: Any = body.get("choices")
+        sent = body["stop_reason"] if flavour.name == "anthropic" else choices[0]["finish_reason"]
+        assert response.finish_reason == sent
+        assert response.model == body["model"]
+        assert response.response_id == body["id"]
+
+    @pytest.mark.parametrize("value", [None, 5, "", "m" * 257, ["gpt"]])
+    async def test_reported_fields_that_are_not_short_strings_are_dropped(
+        self, flavour: Flavour, server: FakeLLMServer, value: object
+    ) -> None:
+        """A model or id that is not a short string is not taken (the reply still is)."""
+        body = {**flavour.reply("ok", "end_turn"), "model": value, "id": value}
+        server.enqueue(Reply.json(body))
+        async with flavour.make(server) as provider:
+            response = await provider.complete(HI)
+        assert response.text == "ok"
+        assert response.model is None
+        assert response.response_id is None
 
     async def test_declined_reply_is_an_error(
         self, flavour: Flavour, server: FakeLLMServer
@@ -362,6 +412,42 @@ class TestProviderConstruction:
         assert "sk-secret" not in repr(provider)
         assert "'m'" in repr(provider)
         assert repr(provider).startswith(flavour.provider.__name__)
+
+    def test_no_key_fails_at_construction_naming_the_variable(
+        self, flavour: Flavour, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        """Without an API key (argument or environment), building the provider raises a
+        ConfigurationError naming the SDK's environment variable; nothing waits for the
+        first call."""
+        isolate_environment(monkeypatch)
+        _without_sdk_credentials(monkeypatch, tmp_path)
+        variable = KEY_VARIABLE[flavour.name]
+        with pytest.raises(ConfigurationError, match=rf"\b{variable}\b") as info:
+            flavour.provider("m", max_retries=0)
+        assert flavour.provider.__name__ in str(info.value)
+        for empty in ("", None):
+            with pytest.raises(ConfigurationError, match=variable):
+                flavour.provider("m", api_key=empty)
+
+    async def test_key_from_the_environment(
+        self, flavour: Flavour, server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The environment variable the error names is the one the SDK sends."""
+        monkeypatch.setenv(KEY_VARIABLE[flavour.name], "from-env")
+        provider = flavour.provider("m", base_url=flavour.base_url(server), max_retries=0)
+        async with provider:
+            await provider.complete(HI)
+        assert api_key_of(server.requests[0].headers) == "from-env"
+
+    async def test_a_given_client_is_not_checked(
+        self, flavour: Flavour, server: FakeLLMServer
+    ) -> None:
+        """A client the caller built is taken as it is, whatever its credentials (a proxy
+        may add them; OpenAI's SDK builds none without a key)."""
+        client = flavour.client(server, "" if flavour.name == "anthropic" else "k")
+        async with client:
+            provider = flavour.provider("m", client=client)
+            assert provider.client is client
 
     def test_missing_sdk(self, flavour: Flavour, monkeypatch: pytest.MonkeyPatch) -> None:
         """Without the SDK package, building one says which extra to install."""

@@ -10,10 +10,15 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import anyio
+import attrs
 import pytest
 from agent_support import answer, calls, scripted
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import well_formed_conversations
 
 pytest.importorskip("opentelemetry.sdk.trace")
 
@@ -27,16 +32,24 @@ from neuron_context import (
     AgentOptions,
     CompletionRequest,
     CompletionResponse,
+    CompositeStrategy,
     ContextEditingMiddleware,
+    ContextStrategy,
     Message,
     SlidingWindowStrategy,
     TokenUsage,
+    ToolResultClearingStrategy,
+    ToolUse,
     create_agent,
+    default_stack,
     validate,
 )
 from neuron_context.errors import ProviderError
 from neuron_context.events import CompactionCompleted
 from neuron_context.testing import FunctionProvider, RecordingStrategy
+
+if TYPE_CHECKING:
+    from fake_llm_server import FakeLLMServer
 
 pytestmark = pytest.mark.anyio
 
@@ -212,6 +225,265 @@ class TestCompactionSpans:
         assert len(recorder.calls) == 1
 
 
+def long_history(turns: int = 12) -> list[Message]:
+    """A system prompt, a task, and ``turns`` tool exchanges with large results."""
+    history = [Message.system("You are terse."), Message.user("Read every file.")]
+    for n in range(turns):
+        use = ToolUse(id=f"c{n}", name="read_file", input={"path": f"f{n}.py"})
+        history += [Message.assistant(tool_uses=[use]), Message.tool_result(f"c{n}", "x" * 800)]
+    return history
+
+
+class TestDirectCompactionSpans:
+    """A strategy's ``compact`` or ``apply`` called directly, as in a user's own loop."""
+
+    async def test_default_stack_compact_is_one_span(self, spans: InMemorySpanExporter) -> None:
+        """``await default_stack(N).compact(history)`` is one ``compact_context`` span,
+        caller ``direct``, with the strategy's own estimates before and after; the
+        strategies it runs inside open none."""
+        history = long_history()
+        stack = default_stack(1_000)
+        result = await stack.compact(history)
+        (span,) = ours(spans)
+        attributes = dict(span.attributes or {})
+        name = type(stack).__name__
+        assert span.name == f"compact_context {name}"
+        assert span.kind is SpanKind.INTERNAL
+        assert attributes == {
+            "gen_ai.operation.name": "compact_context",
+            "neuron_context.compaction.strategy": name,
+            "neuron_context.compaction.caller": "direct",
+            "neuron_context.compaction.tokens_before": stack.token_estimate(history),
+            "neuron_context.compaction.tokens_after": stack.token_estimate(result),
+            "neuron_context.compaction.tokens_removed": (
+                stack.token_estimate(history) - stack.token_estimate(result)
+            ),
+            "neuron_context.compaction.messages_before": len(history),
+            "neuron_context.compaction.messages_after": len(result),
+            "neuron_context.compaction.messages_removed": len(history) - len(result),
+            "neuron_context.compaction.compacted": True,
+        }
+
+    async def test_a_composite_and_a_sync_apply(self, spans: InMemorySpanExporter) -> None:
+        """A composite's children open no span of their own; a pure strategy's sync
+        ``apply`` is traced like ``compact``; nothing to remove is ``compacted=False``."""
+        history = long_history()
+        composite = CompositeStrategy(
+            [ToolResultClearingStrategy(2, 0), SlidingWindowStrategy(4, 0)], 100
+        )
+        await composite.compact(history)
+        SlidingWindowStrategy(100, 0).apply(history)
+        first, second = ours(spans)
+        assert first.name == "compact_context CompositeStrategy"
+        assert second.name == "compact_context SlidingWindowStrategy"
+        assert (second.attributes or {})["neuron_context.compaction.compacted"] is False
+
+    async def test_a_subclass_using_super_is_traced_once(self, spans: InMemorySpanExporter) -> None:
+        """A user's attrs subclass whose ``compact`` calls ``super().compact`` works (attrs
+        rebuilds a slotted class) and is one span."""
+
+        @attrs.define
+        class Logged(SlidingWindowStrategy):
+            seen: list[int] = attrs.field(factory=list, kw_only=True)
+
+            async def compact(self, messages: Sequence[Message]) -> list[Message]:
+                self.seen.append(len(messages))
+                return await super().compact(messages)
+
+        history = long_history()
+        strategy = Logged(2, 0)
+        assert len(await strategy.compact(history)) == 3
+        assert strategy.seen == [len(history)]
+        (span,) = ours(spans)
+        assert span.name == "compact_context Logged"
+
+    async def test_a_subclass_with_its_own_arguments(self, spans: InMemorySpanExporter) -> None:
+        """A user's ``compact`` taking more arguments gets them as they were passed."""
+
+        class Noted(SlidingWindowStrategy):
+            async def compact(
+                self, messages: Sequence[Message], *, note: str = ""
+            ) -> list[Message]:
+                assert note == "from my loop"
+                return await super().compact(messages)
+
+        history = long_history()
+        strategy = Noted(2, 0)
+        result = await strategy.compact(messages=history, note="from my loop")
+        assert len(result) == 3
+        (span,) = ours(spans)
+        assert (span.attributes or {})["neuron_context.compaction.messages_before"] == len(history)
+
+    @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(messages=well_formed_conversations(max_turns=6), which=st.sampled_from(range(4)))
+    def test_tracing_never_changes_a_result(
+        self, spans: InMemorySpanExporter, messages: list[Message], which: int
+    ) -> None:
+        """A traced direct call returns what the untraced method returns, in one span
+        whose figures are the strategy's own."""
+        strategy: ContextStrategy = [
+            SlidingWindowStrategy(3, 0),
+            ToolResultClearingStrategy(1, 0),
+            CompositeStrategy([ToolResultClearingStrategy(1, 0), SlidingWindowStrategy(4, 0)], 50),
+            default_stack(300),
+        ][which]
+        untraced = type(strategy).compact.__wrapped__  # type: ignore[attr-defined]
+        expected = anyio.run(untraced, strategy, messages)
+        spans.clear()
+        traced = anyio.run(strategy.compact, messages)
+        assert traced == expected
+        (span,) = ours(spans)
+        attributes = span.attributes or {}
+        assert attributes["neuron_context.compaction.messages_after"] == len(traced)
+        assert attributes["neuron_context.compaction.tokens_after"] == strategy.token_estimate(
+            traced
+        )
+        assert attributes["neuron_context.compaction.compacted"] is (traced != messages)
+
+    async def test_a_failing_compact_is_an_error_span(self, spans: InMemorySpanExporter) -> None:
+        """An exception leaves the direct call as it is, and the span is an error."""
+
+        class Broken(SlidingWindowStrategy):
+            async def compact(self, messages: Sequence[Message]) -> list[Message]:
+                msg = "down"
+                raise RuntimeError(msg)
+
+        with pytest.raises(RuntimeError, match="down"):
+            await Broken(2, 0).compact(long_history())
+        (span,) = ours(spans)
+        assert span.status.status_code is StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == "RuntimeError"
+
+    async def test_the_loop_compacting_is_still_one_span(self, spans: InMemorySpanExporter) -> None:
+        """Inside the compaction step the strategy's own ``compact`` opens no second span."""
+        agent = create_agent(
+            reading_agent(reads=4), [read_file], AgentOptions(context=default_stack(400))
+        )
+        result = await agent.run("Read the files.")
+        events = [e for e in result.events if isinstance(e, CompactionCompleted)]
+        found = ours(spans, "compact_context")
+        assert events
+        assert len(found) == len(events)
+        assert {(s.attributes or {})["neuron_context.compaction.caller"] for s in found} == {
+            "context"
+        }
+
+
+class TestAgentRunSpan:
+    """A run of our Agent: the GenAI ``invoke_agent`` span, parent of the run's spans."""
+
+    async def test_attributes_and_children(self, spans: InMemorySpanExporter) -> None:
+        """One ``invoke_agent`` span per run, with the provider, the model and the run's
+        usage; every model and tool call of the run is its child."""
+
+        class Acme(FunctionProvider):
+            provider_name = "acme"
+
+        replies = iter([calls(("read_file", {"path": "a.py"})), answer("Done.")])
+        agent = create_agent(
+            Acme(lambda request: next(replies)), [read_file], AgentOptions(model="acme-1")
+        )
+        result = await agent.run("Read a.py.")
+        run = ours(spans, "invoke_agent")
+        assert [s.name for s in run] == ["invoke_agent"]
+        (span,) = run
+        assert span.kind is SpanKind.INTERNAL
+        assert dict(span.attributes or {}) == {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": "acme",
+            "gen_ai.request.model": "acme-1",
+            "gen_ai.usage.input_tokens": 200,
+            "gen_ai.usage.output_tokens": 15,
+        }
+        assert result.usage == TokenUsage(200, 15)
+        assert span.context is not None
+        children = [s for s in ours(spans) if s is not span]
+        assert [s.name for s in children] == [
+            "chat acme-1",
+            "execute_tool read_file",
+            "chat acme-1",
+        ]
+        assert all(
+            s.parent is not None and s.parent.span_id == span.context.span_id for s in children
+        )
+
+    async def test_a_failed_run(self, spans: InMemorySpanExporter) -> None:
+        """A run that raises ends its span as an error, without usage."""
+
+        def down(request: CompletionRequest) -> str:
+            msg = "503"
+            raise ConnectionError(msg)
+
+        with pytest.raises(ProviderError):
+            await create_agent(FunctionProvider(down)).run("Hello.")
+        (span,) = ours(spans, "invoke_agent")
+        assert span.status.status_code is StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == "ProviderError"
+        assert "gen_ai.usage.input_tokens" not in (span.attributes or {})
+
+
+class TestSDKProviderSpans:
+    """The ``chat`` spans of the SDK providers, over HTTP on 127.0.0.1."""
+
+    @pytest.mark.parametrize(
+        ("finish", "expected"), [("stop", "stop"), ("length", "length"), ("tool_calls", None)]
+    )
+    async def test_openai_finish_reasons_as_sent(
+        self, spans: InMemorySpanExporter, server: FakeLLMServer, finish: str, expected: str | None
+    ) -> None:
+        """OpenAI's own finish reason (``stop``, not ``end_turn``), the model and id it
+        reported, and its usage."""
+        pytest.importorskip("openai")
+        from fake_llm_server import OPENAI, Reply, openai_completion
+
+        server.enqueue(
+            Reply.json(openai_completion("ok", finish_reason=finish, model="gpt-test-0613"))
+        )
+        async with OPENAI.make(server) as provider:
+            await create_agent(provider).run("Hello.")
+        (span,) = ours(spans, "chat")
+        attributes = span.attributes or {}
+        assert attributes["gen_ai.provider.name"] == "openai"
+        assert attributes["gen_ai.request.model"] == "gpt-test"
+        assert attributes["gen_ai.response.model"] == "gpt-test-0613"
+        assert attributes["gen_ai.response.id"] == "chatcmpl-test"
+        assert attributes["gen_ai.response.finish_reasons"] == (expected or finish,)
+        assert attributes["gen_ai.usage.input_tokens"] == 11
+        assert attributes["gen_ai.usage.output_tokens"] == 3
+
+    async def test_anthropic_finish_reasons_as_sent(
+        self, spans: InMemorySpanExporter, server: FakeLLMServer
+    ) -> None:
+        """Anthropic's ``stop_reason`` as sent, the model and id it reported, and the
+        whole prompt as input tokens (cache reads and writes included)."""
+        pytest.importorskip("anthropic")
+        from fake_llm_server import ANTHROPIC, Reply, anthropic_message
+
+        usage = {
+            "input_tokens": 5,
+            "output_tokens": 3,
+            "cache_read_input_tokens": 40,
+            "cache_creation_input_tokens": 10,
+        }
+        server.enqueue(
+            Reply.json(
+                anthropic_message(
+                    stop_reason="model_context_window_exceeded", usage=usage, model="claude-x"
+                )
+            )
+        )
+        async with ANTHROPIC.make(server) as provider:
+            await create_agent(provider).run("Hello.")
+        (span,) = ours(spans, "chat")
+        attributes = span.attributes or {}
+        assert attributes["gen_ai.provider.name"] == "anthropic"
+        assert attributes["gen_ai.response.model"] == "claude-x"
+        assert attributes["gen_ai.response.id"] == "msg_test"
+        assert attributes["gen_ai.response.finish_reasons"] == ("model_context_window_exceeded",)
+        assert attributes["gen_ai.usage.input_tokens"] == 55
+        assert attributes["gen_ai.usage.output_tokens"] == 3
+
+
 class TestModelCallSpans:
     """The agent loop's model calls: GenAI ``chat`` spans."""
 
@@ -231,7 +503,7 @@ class TestModelCallSpans:
             Acme(reply), options=AgentOptions(model="acme-1", max_output_tokens=64, temperature=0.5)
         )
         await agent.run("Hello.")
-        (span,) = ours(spans)
+        (span,) = ours(spans, "chat")
         attributes = dict(span.attributes or {})
         assert span.name == "chat acme-1"
         assert span.kind is SpanKind.CLIENT
@@ -253,7 +525,7 @@ class TestModelCallSpans:
     async def test_a_provider_without_a_name_or_model(self, spans: InMemorySpanExporter) -> None:
         """Without ``provider_name`` the span names the class; without a model, ``chat``."""
         await create_agent(FunctionProvider(lambda request: "hi")).run("Hello.")
-        (span,) = ours(spans)
+        (span,) = ours(spans, "chat")
         assert span.name == "chat"
         assert (span.attributes or {})["gen_ai.provider.name"] == "FunctionProvider"
         assert "gen_ai.request.model" not in (span.attributes or {})
@@ -267,7 +539,7 @@ class TestModelCallSpans:
 
         with pytest.raises(ProviderError):
             await create_agent(FunctionProvider(down)).run("Hello.")
-        (span,) = ours(spans)
+        (span,) = ours(spans, "chat")
         assert span.status.status_code is StatusCode.ERROR
         assert (span.attributes or {})["error.type"] == "ConnectionError"
 
@@ -280,7 +552,7 @@ class TestToolCallSpans:
         result = await create_agent(reading_agent(), [read_file]).run("Read the files.")
         validate(result.messages)
         names = [span.name for span in ours(spans)]
-        assert names == ["chat", "execute_tool read_file"] * 3 + ["chat"]
+        assert names == ["invoke_agent", *["chat", "execute_tool read_file"] * 3, "chat"]
         tool = ours(spans, "execute_tool")[0]
         assert dict(tool.attributes or {}) == {
             "gen_ai.operation.name": "execute_tool",

@@ -186,24 +186,19 @@ class Agent:
             state=state, counter=self.counter, requests=self._requests, sink=record
         )
         hooked = self.chain.wraps_agent  # without agent hooks, no copies for them
-        try:
-            if hooked:
-                state.messages = checked(joined, await self.chain.before_agent(list(joined)))
-            await self._turns(context)
-            if hooked:
-                finished = await self.chain.after_agent(list(state.messages))
-                state.messages = checked(state.messages, finished)
-        finally:
-            close_calls(state.messages, {})
-            self._running = False
-        usage = [e for e in events if isinstance(e, ModelCalled) and e.input_tokens is not None]
-        total = (
-            TokenUsage(
-                sum(e.input_tokens or 0 for e in usage), sum(e.output_tokens or 0 for e in usage)
-            )
-            if usage
-            else None
-        )
+        with tracing.agent_run(self.provider, self.options.model) as span:
+            try:
+                if hooked:
+                    state.messages = checked(joined, await self.chain.before_agent(list(joined)))
+                await self._turns(context)
+                if hooked:
+                    finished = await self.chain.after_agent(list(state.messages))
+                    state.messages = checked(state.messages, finished)
+            finally:
+                close_calls(state.messages, {})
+                self._running = False
+            total = _usage(events)
+            span.usage(total)
         return AgentResult(list(state.messages), tuple(events), context.turn, total)
 
     async def _turns(self, context: RunContext) -> None:
@@ -356,3 +351,13 @@ def create_agent(
         'Hello!'
     """
     return Agent(provider, tools, options)
+
+
+def _usage(events: Sequence[AgentEvent]) -> TokenUsage | None:
+    """The run's usage: the sums of what the provider reported (``None`` if it never did)."""
+    usage = [e for e in events if isinstance(e, ModelCalled) and e.input_tokens is not None]
+    if not usage:
+        return None
+    return TokenUsage(
+        sum(e.input_tokens or 0 for e in usage), sum(e.output_tokens or 0 for e in usage)
+    )

@@ -14,7 +14,7 @@ framework runs it:
   extra): its ``awrap_model_call`` edits a copy of each request (old tool results
   cleared past its trigger, the state untouched). Configured with
   ``ClearToolUsesEdit(trigger=budget, keep=3)``, LangChain's defaults but the trigger.
-- **LangChain's** ``trim_messages`` (``langchain-core``, the ``bench`` extra) on the
+- **LangChain's** ``trim_messages`` (``langchain-core``, in the ``langchain`` extra) on the
   full history for each request: the last messages, the system message, starting on a
   human message, counted with its own ``count_tokens_approximately``.
 
@@ -195,7 +195,7 @@ class LangChainContextEditing(Replayer):
 
 
 CONTENDERS: dict[str, tuple[Callable[[Provider], Replayer], str, str]] = {
-    "trim_messages": (LangChainTrim, "langchain_core", "bench"),
+    "trim_messages": (LangChainTrim, "langchain_core", "langchain"),
     "SummarizationMiddleware": (LangChainSummarization, "langchain", "langchain"),
     "ContextEditingMiddleware": (LangChainContextEditing, "langchain", "langchain"),
 }

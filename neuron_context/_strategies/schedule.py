@@ -40,9 +40,10 @@ import attrs
 
 from .._counting.counter import BaseCounter
 from .._counting.pricing import CacheCostModel
+from .._errors import show
 from .._messages.message import Message, Role
 from .._messages.truncation import truncate_message
-from .._validators import bool_, callable_, instance_of, number, optional, positive_int
+from .._validators import bool_, callable_, fail, instance_of, number, optional, positive_int
 from .default.plan import describe_cut, is_request, water_level
 
 __all__ = ["CacheSchedule", "growth_per_turn"]
@@ -60,6 +61,20 @@ def growth_per_turn(messages: Sequence[Message], costs: Sequence[int]) -> float:
     if turns < 1:
         return 0.0
     return sum(costs[starts[-turns - 1] : starts[-1]]) / turns
+
+
+def _seconds(value: object, name: str, *, inf: bool) -> float:
+    """``value`` as seconds: a real number (not a ``bool``), not NaN, infinite only when
+    ``inf`` allows it. The error names the value, cut to 80 characters."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            seconds = float(value)
+        except OverflowError:  # an int beyond float's range
+            seconds = math.inf if value > 0 else -math.inf
+        if not math.isnan(seconds) and (inf or math.isfinite(seconds)):
+            return seconds
+    kind = "a number of seconds" if inf else "a finite number of seconds"
+    raise fail(name, f"must be {kind}, got {type(value).__name__} {show(value)}")
 
 
 @attrs.define
@@ -99,16 +114,25 @@ class CacheSchedule:
 
     def note_gap(self, seconds: float) -> None:
         """Tell the schedule how long ago the previous model call was (it then trusts
-        this over its clock for the next check)."""
-        self._gap = max(0.0, float(seconds))
+        this over its clock for the next check). A negative gap counts as 0;
+        ``math.inf`` means the cache was never written (cold).
+
+        Raises:
+            ConfigurationError: ``seconds`` is not a number (or is NaN).
+        """
+        self._gap = max(0.0, _seconds(seconds, "CacheSchedule.note_gap: seconds", inf=True))
         self._told = True
 
     def tick(self) -> None:
         """A trigger check, one per model call: read the clock for the gap since the
-        previous one (unless the loop told it)."""
+        previous one (unless the loop told it).
+
+        Raises:
+            ConfigurationError: the clock returned something other than a finite number.
+        """
         if self.clock is None:
             return
-        now = self.clock()
+        now = _seconds(self.clock(), "CacheSchedule.clock()", inf=False)
         if not self._told:
             self._gap = None if self._last is None else now - self._last
         self._told = False

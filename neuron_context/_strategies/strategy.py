@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from .. import _tracing as tracing
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._errors import show
@@ -43,8 +44,15 @@ __all__ = [
 class ContextStrategy(abc.ABC):
     """Decides whether a conversation must shrink, and shrinks it.
 
-    Implementations never mutate their input and return a new list.
+    Implementations never mutate their input and return a new list. A subclass's
+    ``compact`` (and a pure strategy's ``apply``) called directly, as in a user's own
+    loop, is an OpenTelemetry compaction span when a tracer provider is set (see
+    :mod:`neuron_context._tracing`).
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        tracing.trace_compactions(cls)
 
     @abc.abstractmethod
     def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:

@@ -11,7 +11,7 @@ from .._messages.content import JSON
 from .._validators import require_int
 from ..formats import from_anthropic, to_anthropic, tools_to_anthropic
 from ._base import CompletionRequest, CompletionResponse, StopReason, TokenUsage
-from ._sdk import SDKProvider, count
+from ._sdk import SDKProvider, count, reported
 
 if TYPE_CHECKING:
     import anthropic
@@ -88,7 +88,10 @@ class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
     Raises:
         ConfigurationError: the ``anthropic`` package is not installed (install the
             ``anthropic`` extra), both ``client`` and ``client_kwargs`` were
-            given, or a value is invalid.
+            given, a value is invalid, or the client built has no credentials (no
+            ``api_key``, no ``ANTHROPIC_API_KEY`` or ``ANTHROPIC_AUTH_TOKEN``, no
+            profile): the message names ``ANTHROPIC_API_KEY``. A ``client`` passed in
+            is not checked.
 
     Examples:
         ```python
@@ -110,6 +113,7 @@ class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
     _CLIENT = "AsyncAnthropic"
     _BASE_ERROR = "AnthropicError"
     _RESERVED = frozenset({"model", "messages", "system", "tools", "stream", "max_tokens"})
+    _KEY_ENV = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
@@ -125,6 +129,12 @@ class AnthropicProvider(SDKProvider["anthropic.AsyncAnthropic"]):
             model, client=client, request_params=request_params, client_kwargs=client_kwargs
         )
         self._default_max_tokens = default_max_tokens
+
+    @classmethod
+    def _has_credentials(cls, client: anthropic.AsyncAnthropic) -> bool:
+        # An API key, a bearer token (ANTHROPIC_AUTH_TOKEN), or credentials the SDK
+        # resolved itself (a profile, workload identity federation).
+        return any(getattr(client, name, None) for name in ("api_key", "auth_token", "credentials"))
 
     @property
     def default_max_tokens(self) -> int:
@@ -179,7 +189,14 @@ def _read_message(data: Mapping[str, object]) -> CompletionResponse:
         if stop is not None:
             logger.debug("AnthropicProvider: unknown stop_reason %r read by content", stop)
         stop_reason = StopReason.TOOL_USE if message.tool_uses else StopReason.END_TURN
-    return CompletionResponse(message, stop_reason=stop_reason, usage=_usage(data.get("usage")))
+    return CompletionResponse(
+        message,
+        stop_reason=stop_reason,
+        usage=_usage(data.get("usage")),
+        finish_reason=reported(stop),
+        model=reported(data.get("model")),
+        response_id=reported(data.get("id")),
+    )
 
 
 def _usage(raw: object) -> TokenUsage | None:

@@ -155,6 +155,16 @@ class CompletionResponse:
         default=None, kw_only=True, validator=optional(instance_of(TokenUsage, "a TokenUsage"))
     )
     """The tokens the call consumed, when the provider reported them."""
+    finish_reason: str | None = attrs.field(
+        default=None, kw_only=True, validator=optional(string())
+    )
+    """Why the model stopped, as the provider said it (OpenAI's ``"stop"``, Anthropic's
+    ``"end_turn"``), when it did; :attr:`stop_reason` is the same reason mapped to a
+    :class:`StopReason`. Traces report this one."""
+    model: str | None = attrs.field(default=None, kw_only=True, validator=optional(string()))
+    """The model that answered, as the provider reported it (``"gpt-4.1-2025-04-14"``)."""
+    response_id: str | None = attrs.field(default=None, kw_only=True, validator=optional(string()))
+    """The provider's identifier of this reply (``"chatcmpl-..."``, ``"msg_..."``)."""
 
     @property
     def text(self) -> str:

@@ -10,7 +10,7 @@ from .._log import logger
 from .._messages.content import JSON
 from ..formats import from_openai, to_openai, tools_to_openai
 from ._base import CompletionRequest, CompletionResponse, StopReason, TokenUsage
-from ._sdk import SDKProvider, count
+from ._sdk import SDKProvider, count, reported
 
 if TYPE_CHECKING:
     import openai
@@ -78,7 +78,9 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
     Raises:
         ConfigurationError: the ``openai`` package is not installed (install the
             ``openai`` extra), both ``client`` and ``client_kwargs`` were
-            given, a value is invalid, or the SDK could not build a client (no API key).
+            given, a value is invalid, or the SDK could not build a client; without an
+            ``api_key`` and ``OPENAI_API_KEY`` the message names ``OPENAI_API_KEY``.
+            A ``client`` passed in is not checked.
 
     Examples:
         ```python
@@ -96,6 +98,7 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
     _SDK = "openai"
     _CLIENT = "AsyncOpenAI"
     _BASE_ERROR = "OpenAIError"
+    _KEY_ENV = "OPENAI_API_KEY"
     _RESERVED = frozenset(
         {"model", "messages", "tools", "stream", "max_tokens", "max_completion_tokens"}
     )
@@ -189,7 +192,14 @@ def _read_completion(data: Mapping[str, object]) -> CompletionResponse:
         if finish is not None:
             logger.debug("OpenAIProvider: unknown finish_reason %r read as end_turn", finish)
         stop_reason = StopReason.END_TURN
-    return CompletionResponse(message, stop_reason=stop_reason, usage=_usage(data.get("usage")))
+    return CompletionResponse(
+        message,
+        stop_reason=stop_reason,
+        usage=_usage(data.get("usage")),
+        finish_reason=reported(finish),
+        model=reported(data.get("model")),
+        response_id=reported(data.get("id")),
+    )
 
 
 def _usage(raw: object) -> TokenUsage | None:

@@ -30,6 +30,7 @@ import copy
 import importlib
 import inspect
 import json
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType, TracebackType
 from typing import ClassVar, Generic, Protocol, Self, TypeVar, cast
@@ -46,6 +47,7 @@ __all__ = [
     "count",
     "import_sdk",
     "keyword_names",
+    "reported",
     "request_params_copy",
     "split_arguments",
 ]
@@ -79,6 +81,18 @@ ClientT = TypeVar("ClientT", bound=_Client)
 def count(value: object) -> int | None:
     """``value`` when it is a non-negative int (a token count), else ``None``."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+_REPORTED_MAX = 256
+"""The longest model name, reply id or finish reason a reply is taken at its word for."""
+
+
+def reported(value: object) -> str | None:
+    """``value`` when it is a non-empty string of at most 256 characters (a model name,
+    a reply's id, a finish reason as the API sent it), else ``None``."""
+    if isinstance(value, str) and 0 < len(value) <= _REPORTED_MAX:
         return value
     return None
 
@@ -178,6 +192,8 @@ class SDKProvider(Provider, Generic[ClientT]):
     """The SDK's root exception, raised when a client cannot be built."""
     _RESERVED: ClassVar[frozenset[str]]
     """Body fields set from the request, which ``request_params`` may not set."""
+    _KEY_ENV: ClassVar[str]
+    """The environment variable the SDK reads the API key from (``"OPENAI_API_KEY"``)."""
 
     def __init__(
         self,
@@ -197,8 +213,12 @@ class SDKProvider(Provider, Generic[ClientT]):
             try:
                 client = factory(**client_kwargs)
             except getattr(sdk, self._BASE_ERROR) as exc:
+                if _no_key(client_kwargs, self._KEY_ENV):
+                    raise ConfigurationError(self._no_credentials()) from exc
                 msg = f"{owner} could not build an {self._SDK}.{self._CLIENT} client: {exc}"
                 raise ConfigurationError(msg) from exc
+            if not self._has_credentials(client):
+                raise ConfigurationError(self._no_credentials())
         elif client_kwargs:
             msg = (
                 f"{owner} takes either client= or client keyword arguments, not both "
@@ -216,6 +236,19 @@ class SDKProvider(Provider, Generic[ClientT]):
             msg = f"{owner}.client must be an {self._SDK}.{self._CLIENT}, got {show(client)}"
             raise ConfigurationError(msg) from None
         self._known = keyword_names(endpoint)
+
+    @classmethod
+    def _has_credentials(cls, client: ClientT) -> bool:
+        """Whether the client the provider built found credentials. ``True`` here: an
+        SDK that builds no client without them (OpenAI's) says so by raising."""
+        return True
+
+    def _no_credentials(self) -> str:
+        """The error message for a client built without credentials."""
+        return (
+            f"{type(self).__name__} has no API key: set the {self._KEY_ENV} environment "
+            f"variable, or pass api_key=... (or an {self._SDK}.{self._CLIENT} as client=)"
+        )
 
     @property
     def model(self) -> str:
@@ -315,6 +348,11 @@ class SDKProvider(Provider, Generic[ClientT]):
             msg = f"the {self._SDK} SDK refused the request: {exc}"
             raise ProviderError(msg, retryable=False) from exc
         return content
+
+
+def _no_key(client_kwargs: Mapping[str, object], variable: str) -> bool:
+    """Whether neither ``client_kwargs`` nor the environment give an API key."""
+    return not client_kwargs.get("api_key") and not os.environ.get(variable)
 
 
 def _cause(exc: BaseException) -> str:

@@ -1,44 +1,12 @@
-"""OpenTelemetry spans for compactions, model calls and tool calls, or nothing at all.
+"""The spans: how each is opened, named and filled, and the no-op without a provider.
 
-Spans go through ``opentelemetry-api`` alone (the ``otel`` extra): the application
-chooses the SDK, the exporter and the backend (Logfire, Langfuse, Phoenix, an OTLP
-collector). The API is imported on the first span, never by ``import neuron_context``.
-Until the application sets a tracer provider (or without the API) a span here is a shared
-no-op, a few hundred nanoseconds: many installs carry the API for another package, and
-the agent loop opens a span per model call and per tool call.
-
-The spans follow the OpenTelemetry GenAI semantic conventions (which are still at
-"development" status):
-
-- ``chat {model}`` (kind ``CLIENT``), one per model call of the agent loop:
-  ``gen_ai.operation.name`` ``"chat"``, ``gen_ai.provider.name`` (the provider's
-  :attr:`~neuron_context.Provider.provider_name`, else its class name),
-  ``gen_ai.request.model``, ``gen_ai.request.max_tokens``, ``gen_ai.request.temperature``,
-  ``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens`` and
-  ``gen_ai.response.finish_reasons``; and ``neuron_context.request.tokens`` (the loop's
-  count of the request) and ``neuron_context.request.messages``.
-- ``execute_tool {name}`` (``INTERNAL``), one per tool call, around the whole middleware
-  chain (retries included): ``gen_ai.operation.name`` ``"execute_tool"``,
-  ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.type`` ``"function"`` and
-  ``gen_ai.tool.description``.
-- ``compact_context {strategy}`` (``INTERNAL``), one per compaction step whose trigger
-  fired, from the step every caller runs (the loop, the middlewares, the adapters, the
-  command line): ``gen_ai.operation.name`` ``"compact_context"`` (the conventions have no
-  operation for it and allow one of ours) and ``neuron_context.compaction.*``:
-  ``strategy``, ``caller``, ``tokens_before``, ``tokens_after``, ``tokens_removed``,
-  ``messages_before``, ``messages_after``, ``messages_removed`` and ``compacted`` (whether
-  the history changed). The span lasts as long as the compaction; a summarizer's own
-  calls, traced by its SDK's instrumentation, are its children.
-
-A failure sets the span's status to ``ERROR`` and ``error.type``: the exception's class
-name, ``"tool_error"`` for a tool's error result, ``"cancelled"`` for a cancellation.
-No content is recorded (messages, prompts, tool arguments and results): the conventions
-make that opt-in, and a history holds what users would not want in a trace store.
+What is traced, and with which attributes, is described in :mod:`neuron_context._tracing`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -48,20 +16,33 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from ._version import __version__
+from .._version import __version__
 
 if TYPE_CHECKING:
-    from ._messages.content import ToolResult, ToolUse
-    from ._messages.message import Message
-    from ._run.tools import Tool
-    from .providers._base import CompletionRequest, CompletionResponse, Provider
+    from .._messages.content import ToolResult, ToolUse
+    from .._messages.message import Message
+    from .._run.tools import Tool
+    from ..providers._base import CompletionRequest, CompletionResponse, Provider, TokenUsage
 
-__all__ = ["Span", "compaction", "model_call", "tool_call"]
+__all__ = [
+    "COMPACTING",
+    "Span",
+    "active",
+    "agent_run",
+    "compaction",
+    "model_call",
+    "tool_call",
+]
 
 SCOPE = "neuron_context"
 """The instrumentation scope of every span."""
 
 Attributes = Mapping[str, str | bool | int | float | Sequence[str]]
+
+COMPACTING: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "neuron_context_compacting", default=False
+)
+"""Whether a compaction span is open in this context (a nested ``compact`` opens none)."""
 
 
 @functools.cache
@@ -77,23 +58,33 @@ def _api() -> tuple[ModuleType, Any, type] | None:
     except ImportError:
         return None
     placeholder = getattr(trace, "ProxyTracerProvider", type(None))
+    trace.get_tracer_provider()  # loads one named by OTEL_PYTHON_TRACER_PROVIDER
     return trace, trace.get_tracer(SCOPE, __version__), placeholder
 
 
-def _active() -> tuple[ModuleType, Any] | None:
+def active() -> tuple[ModuleType, Any] | None:
     """``opentelemetry.trace`` and our tracer when spans can be recorded: the API is
-    installed and the application has set a tracer provider."""
+    installed and the application has set a tracer provider.
+
+    The API's ``get_tracer_provider()`` reads the environment on every call (about a
+    microsecond), so the global it returns is read directly: it is set once, by
+    ``set_tracer_provider`` (or by _api's first call, from
+    ``OTEL_PYTHON_TRACER_PROVIDER``). An API without that global is asked the slow way.
+    """
     api = _api()
     if api is None:
         return None
     trace, tracer, placeholder = api
-    if isinstance(trace.get_tracer_provider(), placeholder):
+    provider = getattr(trace, "_TRACER_PROVIDER", placeholder)
+    if provider is placeholder:
+        provider = trace.get_tracer_provider()
+    if provider is None or isinstance(provider, placeholder):
         return None
     return trace, tracer
 
 
 class _Outcome(Protocol):
-    """What :meth:`Span.compaction` reads of a compaction step's result."""
+    """What :meth:`Span.compaction` reads of a compaction's result."""
 
     @property
     def tokens_before(self) -> int: ...
@@ -138,16 +129,26 @@ class Span:
             self._span.record_exception(exception)
 
     def reply(self, response: CompletionResponse) -> None:
-        """Record a model's reply: usage and finish reason."""
+        """Record a model's reply: finish reason as the provider sent it, the model and
+        id it reported, and usage."""
         if self._span is None:
             return
-        attributes: dict[str, Any] = {
-            "gen_ai.response.finish_reasons": [str(response.stop_reason.value)]
-        }
-        if response.usage is not None:
-            attributes["gen_ai.usage.input_tokens"] = response.usage.input_tokens
-            attributes["gen_ai.usage.output_tokens"] = response.usage.output_tokens
-        self.set(attributes)
+        reason = response.finish_reason or str(response.stop_reason.value)
+        attributes: dict[str, Any] = {"gen_ai.response.finish_reasons": [reason]}
+        if response.model is not None:
+            attributes["gen_ai.response.model"] = response.model
+        if response.response_id is not None:
+            attributes["gen_ai.response.id"] = response.response_id
+        self.usage(response.usage, attributes)
+
+    def usage(self, usage: TokenUsage | None, attributes: dict[str, Any] | None = None) -> None:
+        """Record token usage (with ``attributes``, if any)."""
+        attributes = {} if attributes is None else attributes
+        if usage is not None:
+            attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
+            attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
+        if attributes:
+            self.set(attributes)
 
     def tool_result(self, result: ToolResult) -> None:
         """Record a tool's result: an error result fails the span."""
@@ -155,22 +156,31 @@ class Span:
             self.fail("tool_error")
 
     def compaction(self, outcome: _Outcome) -> None:
-        """Record how a compaction step ended."""
+        """Record how a compaction ended."""
         if outcome.error is not None:
             kind = "cancelled" if outcome.cancelled else type(outcome.error).__name__
             self.fail(kind, outcome.error)
         if self._span is None:
             return
-        after = len(outcome.messages)
+        self.compacted(
+            outcome.tokens_before,
+            outcome.tokens_after,
+            outcome.messages_before,
+            len(outcome.messages),
+            compacted=outcome.compacted,
+        )
+
+    def compacted(
+        self, tokens_before: int, tokens_after: int, before: int, after: int, *, compacted: bool
+    ) -> None:
+        """Record a compaction's figures after it: tokens and messages."""
         self.set(
             {
-                "neuron_context.compaction.tokens_after": outcome.tokens_after,
-                "neuron_context.compaction.tokens_removed": (
-                    outcome.tokens_before - outcome.tokens_after
-                ),
+                "neuron_context.compaction.tokens_after": tokens_after,
+                "neuron_context.compaction.tokens_removed": tokens_before - tokens_after,
                 "neuron_context.compaction.messages_after": after,
-                "neuron_context.compaction.messages_removed": outcome.messages_before - after,
-                "neuron_context.compaction.compacted": outcome.compacted,
+                "neuron_context.compaction.messages_removed": before - after,
+                "neuron_context.compaction.compacted": compacted,
             }
         )
 
@@ -181,9 +191,15 @@ _NOTHING = contextlib.nullcontext(_NO_SPAN)
 
 @contextlib.contextmanager
 def _span(
-    api: tuple[ModuleType, Any], name: str, kind: str, attributes: Attributes
+    api: tuple[ModuleType, Any],
+    name: str,
+    kind: str,
+    attributes: Attributes,
+    *,
+    compacting: bool = False,
 ) -> Iterator[Span]:
-    """A current span named ``name``.
+    """A current span named ``name`` (with ``compacting``, a compaction's: the
+    ``compact`` calls inside it open no span of their own).
 
     An exception leaving the block fails the span, unless the caller has already said
     how it failed.
@@ -197,12 +213,16 @@ def _span(
         set_status_on_exception=False,
     ) as otel_span:
         span = Span(otel_span, trace)
+        token = COMPACTING.set(True) if compacting else None
         try:
             yield span
         except BaseException as exc:
             if not span._failed:
                 span.fail("cancelled" if _is_cancellation(exc) else type(exc).__name__, exc)
             raise
+        finally:
+            if token is not None:
+                COMPACTING.reset(token)
 
 
 def _is_cancellation(exc: BaseException) -> bool:
@@ -212,20 +232,36 @@ def _is_cancellation(exc: BaseException) -> bool:
         return False
 
 
+def _provider_attributes(operation: str, provider: Provider) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": operation,
+        "gen_ai.provider.name": provider.provider_name or type(provider).__name__,
+    }
+
+
+def agent_run(provider: Provider, model: str | None) -> AbstractContextManager[Span]:
+    """The span of one agent run (a context manager yielding a :class:`Span`)."""
+    api = active()
+    if api is None:
+        return _NOTHING
+    attributes = _provider_attributes("invoke_agent", provider)
+    model = model or getattr(provider, "model", None)
+    if isinstance(model, str):
+        attributes["gen_ai.request.model"] = model
+    return _span(api, "invoke_agent", "INTERNAL", attributes)
+
+
 def model_call(
     provider: Provider, request: CompletionRequest, tokens: int
 ) -> AbstractContextManager[Span]:
     """The span of one model call (a context manager yielding a :class:`Span`)."""
-    api = _active()
+    api = active()
     if api is None:
         return _NOTHING
     model = request.model or getattr(provider, "model", None)
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": provider.provider_name or type(provider).__name__,
-        "neuron_context.request.tokens": tokens,
-        "neuron_context.request.messages": len(request.messages),
-    }
+    attributes = _provider_attributes("chat", provider)
+    attributes["neuron_context.request.tokens"] = tokens
+    attributes["neuron_context.request.messages"] = len(request.messages)
     if isinstance(model, str):
         attributes["gen_ai.request.model"] = model
     if request.max_tokens is not None:
@@ -238,7 +274,7 @@ def model_call(
 
 def tool_call(use: ToolUse, tool: Tool | None) -> AbstractContextManager[Span]:
     """The span of one tool call (a context manager yielding a :class:`Span`)."""
-    api = _active()
+    api = active()
     if api is None:
         return _NOTHING
     attributes: dict[str, Any] = {
@@ -256,7 +292,7 @@ def compaction(
     strategy: str, caller: str, tokens: int, messages: int
 ) -> AbstractContextManager[Span]:
     """The span of one compaction (a context manager yielding a :class:`Span`)."""
-    api = _active()
+    api = active()
     if api is None:
         return _NOTHING
     attributes: Attributes = {
@@ -266,4 +302,4 @@ def compaction(
         "neuron_context.compaction.tokens_before": tokens,
         "neuron_context.compaction.messages_before": messages,
     }
-    return _span(api, f"compact_context {strategy}", "INTERNAL", attributes)
+    return _span(api, f"compact_context {strategy}", "INTERNAL", attributes, compacting=True)
