@@ -53,6 +53,18 @@ class ContextView:
         """Whether the view differs from the history it stands for."""
         return self._view is not None
 
+    @property
+    def started(self) -> bool:
+        """Whether the view stands for a history yet (a new view does not)."""
+        return bool(self._source)
+
+    def restore(self, source: Sequence[Message], view: Sequence[Message]) -> None:
+        """Stand for ``source`` with ``view``: a compacted view another process built
+        for the same history (kept where the framework keeps the conversation), so this
+        one continues it exactly, with the same prefix, instead of compacting anew."""
+        self._source = list(source)
+        self._view = list(view)
+
     def follows(self, messages: Sequence[Message]) -> bool:
         """Whether ``messages`` starts with the history this view stands for."""
         return starts_with(messages, self._source)

@@ -55,7 +55,7 @@ _anonymous = itertools.count()
 class Session(Generic[K, S]):
     """One conversation an adapter serves: its reader and its compacted view."""
 
-    __slots__ = ("footprint", "reader", "token", "view")
+    __slots__ = ("footprint", "kept", "reader", "token", "view")
 
     def __init__(self, reader: Reader[K, S], view: ContextView) -> None:
         self.reader = reader
@@ -64,6 +64,9 @@ class Session(Generic[K, S]):
         """The session's place in the pool: the conversation's key, or a number."""
         self.footprint = 0
         """Its bytes, as last counted in the pool."""
+        self.kept: object = None
+        """Which compaction of the view the framework keeps, as far as this session knows
+        (an adapter that keeps the view with the conversation tells a newer one by it)."""
 
 
 class Sessions(Generic[K, S]):

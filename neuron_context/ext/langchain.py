@@ -69,10 +69,13 @@ try:
         ModelRequest,
         ModelResponse,
     )
+    from langchain.agents.middleware.types import ExtendedModelResponse
     from langchain_core.messages import BaseMessage, RemoveMessage
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
+    from langgraph.types import Command
 
+    from ._langchain.fleet import ContextState, forget, written
     from ._langchain.history import reader, rebuild
     from ._langchain.messages import from_langchain, to_langchain
     from ._langchain.model import Call, ModelCalls
@@ -121,7 +124,7 @@ def compact_messages(
     return run_sync(lambda: acompact_messages(messages, strategy))
 
 
-class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
+class ContextMiddleware(AgentMiddleware[ContextState, Any]):
     """Compacts what each model call of a LangChain agent receives.
 
     Args:
@@ -147,6 +150,8 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         >>> ContextMiddleware(fraction=0.5)
         ContextMiddleware(fraction=0.5, persist=False)
     """
+
+    state_schema = ContextState
 
     def __new__(
         cls,
@@ -222,19 +227,32 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         """Send the model the compacted request (refused as too long: compacted to fit
-        and sent once more)."""
-        return self._calls_for(request.model).send(request, handler)
+        and sent once more); a new compaction of the view goes into the state."""
+        forget()
+        response = self._calls_for(request.model).send(request, handler)
+        return self._with_view(response)
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         """Send the model the compacted request (refused as too long: compacted to fit
-        and sent once more)."""
-        return await self._calls_for(request.model).asend(request, handler)
+        and sent once more); a new compaction of the view goes into the state."""
+        forget()
+        response = await self._calls_for(request.model).asend(request, handler)
+        return self._with_view(response)
+
+    def _with_view(
+        self, response: ModelResponse[Any]
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        """``response``, and the view the call compacted to, for the state to keep."""
+        update = written()
+        if update is None or self.persist:
+            return response
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
 
 class _PersistingContextMiddleware(ContextMiddleware):

@@ -27,6 +27,7 @@ from ..._overflow import Overflow, context_overflow
 from ..._strategies.strategy import ContextStrategy
 from .._core import Converted, Session, Sessions, ToolDefinitions, run_sync, session_factory
 from .._recovery import recover
+from .fleet import keep, restore, thread_id
 from .history import reader, rebuild
 from .messages import read_message
 
@@ -111,9 +112,10 @@ class ModelCalls:
         system = _system_text(request.system_message)
         tools = self._tools.of(request.tools)
         self.overhead = (system, tools)
-        session = self.sessions.take(items)
+        session = self.sessions.take(items, thread_id())
         try:
             converted = session.reader(items)
+            restore(session, converted, request.state)
             start = converted.sendable("ContextMiddleware")
             decided = session.view.prepare(start, system_prompt=system, tools=tools)
         except BaseException:
@@ -138,6 +140,8 @@ class ModelCalls:
             if not call.session.view.compacted and not call.repaired:
                 return request
             rebuilt = rebuild(result.messages, call.converted)
+            if result.compacted:
+                keep(call.session, call.converted.items, rebuilt)
         finally:
             self.sessions.put(call.session)
         return request.override(messages=cast("list[AnyMessage]", rebuilt))
