@@ -56,6 +56,7 @@ from .._run.events import AgentEvent, LimitReached, ModelCalled, RunFinished, Tu
 from .._run.run import RunContext
 from .._run.state import AgentState
 from .._run.tools import Tool
+from .._stores.scope import conversation
 from .._strategies.strategy import ContextStrategy, counter_of
 from ..providers._base import (
     CompletionRequest,
@@ -186,16 +187,18 @@ class Agent:
             state=state, counter=self.counter, requests=self._requests, sink=record
         )
         hooked = self.chain.wraps_agent  # without agent hooks, no copies for them
-        try:
-            if hooked:
-                state.messages = checked(joined, await self.chain.before_agent(list(joined)))
-            await self._turns(context)
-            if hooked:
-                finished = await self.chain.after_agent(list(state.messages))
-                state.messages = checked(state.messages, finished)
-        finally:
-            close_calls(state.messages, {})
-            self._running = False
+        # Every store used in the run (compaction, recall) is this conversation's view.
+        with conversation(state.conversation):
+            try:
+                if hooked:
+                    state.messages = checked(joined, await self.chain.before_agent(list(joined)))
+                await self._turns(context)
+                if hooked:
+                    finished = await self.chain.after_agent(list(state.messages))
+                    state.messages = checked(state.messages, finished)
+            finally:
+                close_calls(state.messages, {})
+                self._running = False
         usage = [e for e in events if isinstance(e, ModelCalled) and e.input_tokens is not None]
         total = (
             TokenUsage(

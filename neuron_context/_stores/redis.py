@@ -4,7 +4,10 @@ Workers that serve one session in turn (any of them may compact it, any may answ
 recall) need one store they all reach; the rest of what a turn needs travels with the
 request. Each entry is a Redis string ``<prefix><key>``, written with ``SET`` (and
 ``EX`` for ``max_age``: Redis expires it itself), read with ``GET``, listed with
-``SCAN``. A size cap is Redis's own: set ``maxmemory`` with an eviction policy
+``SCAN`` (only names of a key's shape count: one prefix that starts another, such as
+``nc:user1`` and ``nc:user12``, does not reach the other's entries). Texts travel as
+UTF-8 with ``surrogatepass``, so lone surrogates round-trip. A scope's entries are
+``<prefix><scope>/<key>``. A size cap is Redis's own: set ``maxmemory`` with an eviction policy
 (``allkeys-lru``) on the server. The client is imported when the first store is built,
 so the package imports without the extra.
 """
@@ -20,6 +23,7 @@ from .._errors import ConfigurationError
 from .._extras import install_hint
 from .._validators import string
 from .growth import max_age_field
+from .serialized import from_bytes, to_bytes
 from .store import Store
 
 if TYPE_CHECKING:
@@ -70,18 +74,22 @@ class RedisStore(Store):
 
     def _write(self, key: str, text: str) -> None:
         ttl = None if self.max_age is None else max(1, round(self.max_age * 1000))
-        self._redis.set(self.prefix + key, text.encode("utf-8"), px=ttl)
+        self._redis.set(self.prefix + key, to_bytes(text), px=ttl)
 
     def _read(self, key: str) -> str | None:
         data = self._redis.get(self.prefix + key)
         if data is None:
             return None
-        return data.decode("utf-8") if isinstance(data, bytes) else str(data)
+        return from_bytes(data) if isinstance(data, bytes) else str(data)
 
     def _keys(self) -> Iterator[str]:
+        return self._names("")
+
+    def _names(self, prefix: str) -> Iterator[str]:
         start = len(self.prefix)
-        for name in self._redis.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
-            text = name.decode("utf-8") if isinstance(name, bytes) else str(name)
+        match = _glob_escape(self.prefix + prefix) + "*"
+        for name in self._redis.scan_iter(match=match, count=500):
+            text = from_bytes(name) if isinstance(name, bytes) else str(name)
             yield text[start:]
 
 

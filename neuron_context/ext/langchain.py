@@ -76,7 +76,7 @@ try:
     from ._langchain.history import reader, rebuild
     from ._langchain.messages import from_langchain, to_langchain
     from ._langchain.model import Call, ModelCalls
-    from ._langchain.stores import LangGraphStore, recall_tool
+    from ._langchain.stores import LangGraphStore, recall_tool, thread_conversation
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 
@@ -225,7 +225,8 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> ModelResponse[Any]:
         """Send the model the compacted request (refused as too long: compacted to fit
         and sent once more)."""
-        return self._calls_for(request.model).send(request, handler)
+        with thread_conversation():  # an unscoped store is this thread's view
+            return self._calls_for(request.model).send(request, handler)
 
     async def awrap_model_call(
         self,
@@ -234,7 +235,8 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any]):
     ) -> ModelResponse[Any]:
         """Send the model the compacted request (refused as too long: compacted to fit
         and sent once more)."""
-        return await self._calls_for(request.model).asend(request, handler)
+        with thread_conversation():  # an unscoped store is this thread's view
+            return await self._calls_for(request.model).asend(request, handler)
 
 
 class _PersistingContextMiddleware(ContextMiddleware):
@@ -284,7 +286,8 @@ class _PersistingContextMiddleware(ContextMiddleware):
         prepared = self._prepare_state(state)
         if prepared is None:
             return None
-        return run_sync(lambda: self._compact_state(prepared))
+        with thread_conversation():  # an unscoped store is this thread's view
+            return run_sync(lambda: self._compact_state(prepared))
 
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
@@ -293,4 +296,5 @@ class _PersistingContextMiddleware(ContextMiddleware):
         prepared = self._prepare_state(state)
         if prepared is None:
             return None
-        return await self._compact_state(prepared)
+        with thread_conversation():  # an unscoped store is this thread's view
+            return await self._compact_state(prepared)
