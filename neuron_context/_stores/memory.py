@@ -58,7 +58,12 @@ class MemoryStore(Store):
     def _evict(self, excess: int, kept: frozenset[str]) -> None:
         """Forget the ``excess`` oldest entries not in ``kept`` (fewer when too few are)."""
         entries = self._entries
-        gone = [name for name in entries if name not in kept][:excess]
+        gone: list[str] = []
+        for name in entries:  # oldest first; usually the first one goes
+            if name not in kept:
+                gone.append(name)
+                if len(gone) == excess:
+                    break
         for name in gone:
             del entries[name]
 

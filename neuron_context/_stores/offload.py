@@ -56,7 +56,7 @@ def offload(store: Store | None, content: Content, strategy: str) -> str | None:
     if store is None:
         return None
     session = current()
-    identity = store.names(())[0]
+    identity = store._names_of(())[0]
     if session is not None and session.is_down(identity):
         return None
     try:
@@ -84,7 +84,7 @@ def spare(store: Store | None, messages: Iterable[Message]) -> None:
         return
     keys = [key for message in messages for key in _message_keys(message)]
     if keys:
-        identity, names = store.names(keys)
+        identity, names = store._names_of(keys)
         session.spare(identity, names)
 
 
@@ -275,7 +275,7 @@ def _result_in(messages: list[Message], tool_use_id: str) -> ToolResult | None:
 
 def _stored(store: Store, key: str) -> Content | None:
     session = current()
-    identity = store.names(())[0]
+    identity = store._names_of(())[0]
     if session is not None and session.is_down(identity):
         return None
     try:

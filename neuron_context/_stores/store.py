@@ -115,7 +115,7 @@ class Store(abc.ABC):
     def __contains__(self, key: object) -> bool:
         return self.get(key) is not None  # type: ignore[arg-type]
 
-    def names(self, keys: Iterable[str]) -> tuple[object, list[str]]:
+    def _names_of(self, keys: Iterable[str]) -> tuple[object, list[str]]:
         """The identity of what holds this store's data and the names of ``keys`` in it
         (what a compaction spares from eviction)."""
         target = self._active()
