@@ -41,8 +41,17 @@ def _connect(url: str) -> Any:
     except ImportError as exc:
         msg = f"RedisStore needs the redis client: {install_hint('redis')}"
         raise ConfigurationError(msg) from exc
-    # A server that hangs must cost only the offload (a failed put), not the loop.
-    return redis.Redis.from_url(url, socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT)
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    # A server that hangs must cost only the offload (a failed put), not the loop: one
+    # timeout, not the client's default retries (three, with backoff, in redis-py 6+).
+    return redis.Redis.from_url(
+        url,
+        socket_timeout=_TIMEOUT,
+        socket_connect_timeout=_TIMEOUT,
+        retry=Retry(NoBackoff(), 0),
+    )
 
 
 @attrs.define
@@ -50,9 +59,10 @@ class RedisStore(Store):
     """Holds offloaded content in Redis, shared by every process that reaches it.
 
     Pass a ``url`` (``redis://host:6379/0``; the client built from it gives up after 5
-    seconds to connect or to reply) or a ready ``client`` (a ``redis.Redis``, for pools,
-    TLS or a cluster, with its own timeouts). Like every store it is synchronous; the recall tools
-    call it in a worker thread.
+    seconds to connect or to reply, without retrying) or a ready ``client`` (a
+    ``redis.Redis``, for pools, TLS or a cluster, with its own timeouts and retries).
+    Like every store it is synchronous; the recall tools call it in a worker thread.
+    ``store.scoped(name)`` is a namespace of it: ``<prefix><name>/<key>``.
 
     Examples:
         >>> store = RedisStore(url="redis://127.0.0.1:6379/0", max_age=86_400)  # doctest: +SKIP
