@@ -194,3 +194,34 @@ class TestOpenAIAgents:
         anyio.run(compacted)
         assert KEY in set(store.scoped("session-1"))
         assert list(store) == []
+
+
+class TestQueries:
+    """Every adapter's recall tool takes a query as well as a key."""
+
+    def test_langchain(self) -> None:
+        """The LangChain tool searches with a query."""
+        pytest.importorskip("langchain")
+        from neuron_context.ext.langchain import recall_tool
+
+        store = MemoryStore()
+        store.put(file_text("a.py"))
+        found = recall_tool(store).invoke({"query": "THE ANSWER"})
+        assert str(found).startswith(f"{KEY}:1: a.py: the answer is 42")
+
+    def test_pydantic_ai(self) -> None:
+        """The pydantic-ai tool's schema offers a key or a query (the run is its context)."""
+        pytest.importorskip("pydantic_ai")
+        from neuron_context.ext.pydantic_ai import recall_tool
+
+        schema = recall_tool(MemoryStore()).function_schema.json_schema
+        assert {"key", "query", "start_line", "end_line", "regex"} == set(schema["properties"])
+        assert schema.get("required", []) == []
+
+    def test_openai_agents(self) -> None:
+        """The Agents SDK tool's schema offers a key or a query."""
+        pytest.importorskip("agents")
+        from neuron_context.ext.openai_agents import recall_tool
+
+        schema = recall_tool(MemoryStore()).params_json_schema
+        assert {"key", "query", "start_line", "end_line", "regex"} == set(schema["properties"])
