@@ -1,5 +1,6 @@
 """Each adapter scopes an unscoped store by its framework's conversation: LangChain's
-``thread_id``, pydantic-ai's ``conversation_id``, an Agents SDK session's id; one
+``thread_id``, pydantic-ai's ``conversation_id``; the Agents SDK, which hands neither its
+filter nor its tools the session, by the ``conversation(...)`` its run is inside. One
 conversation's recall never reads what another offloaded."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import pytest
 from recall_support import FIRST_LINE, KEY, clearing, file_text
 
 from neuron_context import MemoryStore
+from neuron_context.stores import search
 
 
 class TestLangChain:
@@ -158,14 +160,16 @@ class TestPydanticAI:
 
 
 class TestOpenAIAgents:
-    """CompactingSession scopes by its session's id."""
+    """The Agents SDK's filter, session and tool in the run's conversation."""
 
     def test_session_id(self) -> None:
-        """What a session's compaction offloads is in that session's view."""
+        """A CompactingSession's compaction inside conversation(session id) offloads to
+        that view, where the recall tool run in the same block reads it."""
         pytest.importorskip("agents")
         from agents import SQLiteSession
 
-        from neuron_context.ext.openai_agents import CompactingSession
+        from neuron_context.ext.openai_agents import CompactingSession, recall_tool
+        from neuron_context.stores import conversation
 
         items: list[Any] = [
             {"role": "user", "content": "What does a.py say?"},
@@ -185,15 +189,20 @@ class TestOpenAIAgents:
             {"type": "function_call_output", "call_id": "c2", "output": file_text("b.py")},
         ]
         store = MemoryStore()
+        session = SQLiteSession("session-1")
 
         async def compacted() -> list[Any]:
-            session = SQLiteSession("session-1")
             await session.add_items(items)
-            return await CompactingSession(session, clearing(store)).get_items()
+            with conversation(session.session_id):
+                return await CompactingSession(session, clearing(store)).get_items()
 
         anyio.run(compacted)
         assert KEY in set(store.scoped("session-1"))
         assert list(store) == []
+        tool = recall_tool(store)
+        assert tool.name == "recall"
+        with conversation("session-1"):
+            assert KEY in search(store, "the answer is 42").text
 
 
 class TestQueries:
