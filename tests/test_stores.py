@@ -333,10 +333,15 @@ class TestScoping:
         one = RedisStore(url=redis_url, prefix="nc:user1")
         twelve = RedisStore(url=redis_url, prefix="nc:user12")
         key = twelve.put("secret of user12")
+        scoped_key = twelve.scoped("x").put("secret of user12's x")
         assert one.get("2" + key) is None
         assert one.get("2" + key[:-1]) is None
         assert list(one) == []
         assert twelve.get(key) == "secret of user12"
+        for name in ("2x", "2", ":x", "2:x"):  # a conversation name chosen to reach it
+            assert one.scoped(name).get(scoped_key) is None
+            assert list(one.scoped(name)) == []
+        assert twelve.scoped("x").get(scoped_key) == "secret of user12's x"
 
     @_settings
     @given(key=st.text(max_size=40) | surrogate_texts())

@@ -2,14 +2,15 @@
 
 Workers that serve one session in turn (any of them may compact it, any may answer its
 recall) need one store they all reach; the rest of what a turn needs travels with the
-request. Each entry is a Redis string ``<prefix><key>``, written with ``SET`` (and
-``EX`` for ``max_age``: Redis expires it itself), read with ``GET``, listed with
-``SCAN`` (only names of a key's shape count: one prefix that starts another, such as
-``nc:user1`` and ``nc:user12``, does not reach the other's entries). Texts travel as
-UTF-8 with ``surrogatepass``, so lone surrogates round-trip. A scope's entries are
-``<prefix><scope>/<key>``. A size cap is Redis's own: set ``maxmemory`` with an eviction policy
-(``allkeys-lru``) on the server. The client is imported when the first store is built,
-so the package imports without the extra.
+request. Each entry is a Redis string ``<prefix><key>``, a scope's
+``<prefix><scope>/<key>`` (a ``:`` is added to a prefix that does not end in one, and no
+name of an entry holds a ``:``, so one prefix never reaches another's entries, even one
+it starts: ``nc:user1`` and ``nc:user12``), written with ``SET`` (and ``EX`` for
+``max_age``: Redis expires it itself), read with ``GET``, listed with ``SCAN``. Texts
+travel as UTF-8 with ``surrogatepass``, so lone surrogates round-trip. A size cap is
+Redis's own: set ``maxmemory`` with an eviction policy (``allkeys-lru``) on the server.
+The client is imported when the first store is built, so the package imports without
+the extra.
 """
 
 from __future__ import annotations
@@ -73,21 +74,25 @@ class RedisStore(Store):
     client: Redis | None = attrs.field(default=None, kw_only=True, repr=False)
     """A ``redis.Redis`` to use instead of one built from ``url``."""
     prefix: str = attrs.field(default="neuron_context:", kw_only=True, validator=string())
-    """What every Redis key this store writes starts with."""
+    """What every Redis key this store writes starts with (then ``:``, unless it ends in
+    one)."""
     max_age: float | None = max_age_field()
     """Seconds after its last put that Redis expires an entry (``None``: never)."""
 
     _redis: Redis = attrs.field(init=False, repr=False, eq=False)
+    _head: str = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         self._redis = self.client if self.client is not None else _connect(self.url)
+        prefix = self.prefix
+        self._head = prefix if prefix == "" or prefix.endswith(":") else prefix + ":"
 
     def _write(self, key: str, text: str) -> None:
         ttl = None if self.max_age is None else max(1, round(self.max_age * 1000))
-        self._redis.set(self.prefix + key, to_bytes(text), px=ttl)
+        self._redis.set(self._head + key, to_bytes(text), px=ttl)
 
     def _read(self, key: str) -> str | None:
-        data = self._redis.get(self.prefix + key)
+        data = self._redis.get(self._head + key)
         if data is None:
             return None
         return from_bytes(data) if isinstance(data, bytes) else str(data)
@@ -96,8 +101,8 @@ class RedisStore(Store):
         return self._names("")
 
     def _names(self, prefix: str) -> Iterator[str]:
-        start = len(self.prefix)
-        match = _glob_escape(self.prefix + prefix) + "*"
+        start = len(self._head)
+        match = _glob_escape(self._head + prefix) + "*"
         for name in self._redis.scan_iter(match=match, count=500):
             text = from_bytes(name) if isinstance(name, bytes) else str(name)
             yield text[start:]

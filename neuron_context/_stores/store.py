@@ -105,12 +105,10 @@ class Store(abc.ABC):
         return None if text is None else decode(text)
 
     def __iter__(self) -> Iterator[str]:
-        """The keys the store holds in its namespace (in no particular order)."""
+        """The keys the store holds in its namespace (in no particular order; the
+        namespace is the one where the iteration starts)."""
         target = self._active()
-        prefix = target._prefix()
-        for name in target._base()._names(prefix):
-            if name.startswith(prefix) and is_key(key := name[len(prefix) :]):
-                yield key
+        return _keys_under(target._base()._names(target._prefix()), target._prefix())
 
     def __contains__(self, key: object) -> bool:
         return self.get(key) is not None  # type: ignore[arg-type]
@@ -161,6 +159,13 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def _keys(self) -> Iterator[str]:
         """The names held."""
+
+
+def _keys_under(names: Iterable[str], prefix: str) -> Iterator[str]:
+    """The keys of the ``names`` that are ``prefix`` and a key (no deeper scope's)."""
+    for name in names:
+        if name.startswith(prefix) and is_key(key := name[len(prefix) :]):
+            yield key
 
 
 class ScopedStore(Store):
