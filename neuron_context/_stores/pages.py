@@ -14,10 +14,14 @@ from collections.abc import Sequence
 
 from .._counting.counter import BaseCounter
 
-__all__ = ["NOTE_ROOM", "cut_to", "page"]
+__all__ = ["MIN_TOKENS", "NOTE_ROOM", "cut_to", "page"]
 
-NOTE_ROOM = 60
-"""Tokens kept for the note that ends a page cut short."""
+NOTE_ROOM = 80
+"""Tokens kept for the note that ends a page cut short (the longest note costs about 60
+with the heuristic counter)."""
+
+MIN_TOKENS = 100
+"""The smallest page: room for its note and some content."""
 
 
 def cut_to(text: str, tokens: int, counter: BaseCounter) -> str:
@@ -49,7 +53,7 @@ def page(
     asked = "\n".join(lines[first - 1 : last])
     if counter.estimate_text(asked) <= max_tokens:
         return asked
-    budget = max(1, max_tokens - NOTE_ROOM)
+    budget = max_tokens - NOTE_ROOM
     taken: list[str] = []
     used = 0
     for number in range(first, last + 1):

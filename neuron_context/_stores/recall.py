@@ -19,7 +19,7 @@ import attrs
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._errors import ConfigurationError, show
-from .pages import page
+from .pages import MIN_TOKENS, page
 from .search import SearchError, find, format_hits
 from .serialized import is_key, render, shown_key
 from .store import Store
@@ -78,8 +78,8 @@ def _error(text: str) -> Recalled:
 
 
 def _bound(max_tokens: object, where: str) -> int:
-    if type(max_tokens) is not int or max_tokens < 1:
-        msg = f"{where}: max_tokens must be a positive int, got {show(max_tokens)}"
+    if type(max_tokens) is not int or max_tokens < MIN_TOKENS:
+        msg = f"{where}: max_tokens must be an int of at least {MIN_TOKENS}, got {show(max_tokens)}"
         raise ConfigurationError(msg)
     return max_tokens
 
@@ -100,8 +100,8 @@ def recall(
     a key, a bad range or a failing store is an error result.
 
     Raises:
-        ConfigurationError: ``max_tokens`` is not a positive int, or ``counter`` not a
-            counter (the caller's configuration, not the model's input).
+        ConfigurationError: ``max_tokens`` is not an int of at least 100, or ``counter``
+            not a counter (the caller's configuration, not the model's input).
     """
     limit = _bound(max_tokens, "recall")
     measure = to_counter(counter)
@@ -158,8 +158,8 @@ def search(
     error result.
 
     Raises:
-        ConfigurationError: ``max_tokens`` is not a positive int, or ``counter`` not a
-            counter.
+        ConfigurationError: ``max_tokens`` is not an int of at least 100, or ``counter``
+            not a counter.
     """
     limit = _bound(max_tokens, "search")
     measure = to_counter(counter)

@@ -111,7 +111,7 @@ def format_hits(
 ) -> str:
     """The hits as ``<key>:<line>: <text>`` lines (a long line shown around its match),
     as many as fit ``max_tokens``, then a note when some were left out."""
-    budget = max(1, max_tokens - NOTE_ROOM)
+    budget = max_tokens - NOTE_ROOM
     shown: list[str] = []
     used = 0
     for entry, number, start, end in hits:
