@@ -47,7 +47,7 @@ from .._errors import CompactionError, InvalidConversationError, NeuronContextEr
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import pending_start, repair, start_on_user, validate
-from .._stores.session import offloading
+from .._stores.batch import offloading
 from .._strategies.strategy import ContextStrategy
 from .request import RequestCounter
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import attrs
 
 from .._validators import optional, positive_int
+from .batch import spared
 from .growth import max_age_field
-from .session import spared
 from .store import Store
 
 __all__ = ["MemoryStore"]

@@ -7,7 +7,7 @@ failure for whoever runs the compaction (the agent loop turns it into an
 :class:`~neuron_context.events.OffloadFailed` event; see :func:`collect_failures`) and
 returns ``None``, and the strategy then keeps what it would have kept without a store.
 A strategy is synchronous, so the failures travel in a context variable rather than
-through its return value (:mod:`~neuron_context._stores.session`, which also makes a
+through its return value (:mod:`~neuron_context._stores.batch`, which also makes a
 store that failed fail once per compaction, and spares a compaction's entries from a
 store's cap).
 """
@@ -23,8 +23,8 @@ import attrs
 from .._log import logger
 from .._messages.content import Compaction, ContentBlock, Image, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
+from .batch import OffloadFailure, collect_failures, current, offloading
 from .serialized import KEY_LENGTH, Content
-from .session import OffloadFailure, collect_failures, current, offloading
 from .store import Store
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
@@ -52,7 +52,7 @@ def offload(store: Store | None, content: Content, strategy: str) -> str | None:
     """Put ``content`` in ``store`` and return its key; ``None`` without a store, when
     the put fails (logged at WARNING and recorded, see the module), or when the store
     already failed in this compaction (skipped: see
-    :mod:`~neuron_context._stores.session`)."""
+    :mod:`~neuron_context._stores.batch`)."""
     if store is None:
         return None
     session = current()

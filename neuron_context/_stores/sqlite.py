@@ -24,9 +24,9 @@ import attrs
 
 from .._errors import ConfigurationError
 from .._validators import fail, number, optional, positive_int
+from .batch import spared
 from .growth import max_age_field
 from .serialized import from_bytes, to_bytes
-from .session import spared
 from .store import Store
 
 __all__ = ["SQLiteStore"]

@@ -33,9 +33,9 @@ from urllib.parse import quote
 
 from .._errors import ConfigurationError, show
 from .._validators import Validator, instance_of, optional
+from .batch import current
 from .scope import conversation_name
 from .serialized import Content, decode, encode, is_key, key_of_encoded, to_bytes
-from .session import current
 
 __all__ = ["Store", "optional_store", "scope_prefix"]
 

@@ -27,7 +27,7 @@ from .._counting.heuristic import to_counter
 from .._errors import show
 from .._messages.checks import CheckOnFailure
 from .._messages.message import Message
-from .._stores.session import offloading
+from .._stores.batch import offloading
 from .._validators import fail, non_negative_int
 
 __all__ = [

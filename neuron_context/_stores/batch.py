@@ -1,5 +1,5 @@
-"""One compaction's offloading, seen by every put it makes: which stores failed, which
-keys it put or shows, and the failures to report.
+"""One compaction's puts, as a batch: which stores failed, which keys it put or shows,
+and the failures to report.
 
 A compaction may put dozens of entries (each cleared result its own). Two things must
 hold across all of them, and neither a strategy nor a store can see them alone:
