@@ -103,12 +103,13 @@ async def acompact_messages(
     originals = list(messages)
     converted = reader()(originals)
     start = converted.sendable("compact_messages")
-    result = await compact_step(
-        strategy,
-        start,
-        counter=RequestCounter(counter_of(strategy)),
-        label="compact_messages",
-    )
+    with thread_conversation():  # inside a LangGraph thread: an unscoped store is its view
+        result = await compact_step(
+            strategy,
+            start,
+            counter=RequestCounter(counter_of(strategy)),
+            label="compact_messages",
+        )
     if not result.compacted and start is converted.messages:
         return originals
     return rebuild(result.messages, converted)
