@@ -10,11 +10,16 @@ The result travels through a box, so the run's main task itself returns ``None``
 an asyncio run ends, Python formats its main task, result included (the SIGINT handler
 it restores is shown with ``%r``); a result that holds a history (an agent's result, a
 framework's request) would be formatted whole on every call.
+
+The library's own context variables (the conversation a store is scoped to, the
+compaction being offloaded: their names start with ``neuron_context_``) are carried
+into the coroutine, also across the portal's thread, which does not inherit them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -44,8 +49,15 @@ def run_blocking(function: Callable[[], Awaitable[T]], *, backend: str = "asynci
     caller already inside an event loop gets a portal in a worker thread instead.
     """
     box: list[T] = []
+    carried = [
+        (variable, value)
+        for variable, value in contextvars.copy_context().items()
+        if variable.name.startswith("neuron_context_")
+    ]
 
     async def call() -> None:
+        for variable, value in carried:
+            variable.set(value)
         box.append(await function())
 
     if not in_event_loop():

@@ -9,8 +9,12 @@ that tells a model to use it. See the offloading page of the docs.
 - :class:`Store`: the protocol (``put``, ``get``, iterate the keys);
 - :class:`MemoryStore` (in process), :class:`SQLiteStore` (a durable file),
   :class:`RedisStore` (shared by a fleet; the ``redis`` extra);
+- :meth:`Store.scoped`: a namespace of a store; :func:`conversation`: the block inside
+  which an unscoped store is one conversation's view (our agent and the adapters enter
+  it for each conversation);
 - :func:`content_key`: the key any store gives a content;
-- :func:`recall`: the recall tool's core, for a framework of your own.
+- :func:`recall` (a page of an entry) and :func:`search` (the matching lines of every
+  entry): the recall tool's core, for a framework of your own.
 """
 
 from ._stores.agent_tool import recall_tool
@@ -21,8 +25,10 @@ from ._stores.recall import (
     RECALL_TOOL_NAME,
     Recalled,
     recall,
+    search,
 )
 from ._stores.redis import RedisStore
+from ._stores.scope import conversation
 from ._stores.serialized import Content, content_key
 from ._stores.sqlite import SQLiteStore
 from ._stores.store import Store
@@ -38,6 +44,8 @@ __all__ = [
     "SQLiteStore",
     "Store",
     "content_key",
+    "conversation",
     "recall",
     "recall_tool",
+    "search",
 ]

@@ -115,6 +115,18 @@ def texts(*, max_size: int = 40) -> st.SearchStrategy[str]:
     )
 
 
+def surrogate_texts(*, max_size: int = 60) -> st.SearchStrategy[str]:
+    """Texts holding lone surrogates (a tool's output decoded with ``surrogateescape``),
+    high and low ones side by side included (which JSON escapes would join into one
+    character): what a ``Message`` accepts and a store must carry."""
+    surrogates = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF, exclude_categories=())
+    around = st.text(st.one_of(st.characters(), surrogates), max_size=max_size // 2)
+    return st.one_of(
+        st.builds(lambda a, s, b: a + s + b, around, st.text(surrogates, min_size=1), around),
+        st.sampled_from(["\ud83d\ude00", "binary \udcff\udcfe output", "\udfff", "a\ud800"]),
+    )
+
+
 @functools.cache
 def _base64() -> st.SearchStrategy[str]:
     return st.text(string.ascii_letters + string.digits + "+/", min_size=4, max_size=64)

@@ -261,7 +261,8 @@ class TestLoop:
         learned = agent._learned
         assert isinstance(learned, DefaultStack)
         assert learned.store is store
-        assert list(store)  # what the recovery removed is recallable
+        # what the recovery removed is recallable, in the agent's conversation
+        assert list(store.scoped(agent.state.conversation))
 
     @pytest.mark.anyio
     async def test_other_errors_are_not_retried(self) -> None:

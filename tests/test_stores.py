@@ -14,10 +14,10 @@ import anyio.to_thread
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import conversations, texts
+from strategies import conversations, surrogate_texts, texts
 
 from neuron_context import ConfigurationError, MemoryStore, Message, RedisStore, SQLiteStore
-from neuron_context.stores import Store, content_key
+from neuron_context.stores import Store, content_key, conversation
 
 KINDS = ["memory", "sqlite", "redis"]
 
@@ -226,3 +226,152 @@ class TestSQLiteBoundaries:
             key = store.put("kept")
         with SQLiteStore(tmp_path / "s.db") as again:
             assert again.get(key) == "kept"
+
+
+def make_any(kind: str, tmp: Path, redis_url: str | None, **limits: float) -> Store:
+    """Every store, the LangGraph one over LangGraph's InMemoryStore included."""
+    if kind == "langgraph":
+        pytest.importorskip("langgraph")
+        from langgraph.store.memory import InMemoryStore
+
+        from neuron_context.ext.langchain import LangGraphStore
+
+        return LangGraphStore(InMemoryStore())
+    return make_store(kind, tmp, redis_url, **limits)
+
+
+@pytest.fixture(params=[*KINDS, "langgraph"])
+def any_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Store]:
+    """Each store in turn, the LangGraph store included."""
+    kind = str(request.param)
+    url = request.getfixturevalue("redis_url") if kind == "redis" else None
+    made = make_any(kind, tmp_path_factory.mktemp(kind), url)
+    yield made
+    if isinstance(made, SQLiteStore):
+        made.close()
+
+
+scope_names = st.text(min_size=1, max_size=12) | st.sampled_from(["a", "a/b", "a%2Fb", "a.b", "%"])
+
+
+class TestScoping:
+    """store.scoped(name): a namespace of the same store, in every store."""
+
+    def test_views_are_isolated(self, any_store: Store) -> None:
+        """A scope's put, get and iteration stay inside it; the store sees only its own."""
+        a, b = any_store.scoped("user1"), any_store.scoped("user12")
+        key_a, key_b, key_root = a.put("for a"), b.put("for b"), any_store.put("for all")
+        assert (a.get(key_a), b.get(key_b), any_store.get(key_root)) == (
+            "for a",
+            "for b",
+            "for all",
+        )
+        assert a.get(key_b) is None
+        assert b.get(key_a) is None
+        assert any_store.get(key_a) is None
+        assert a.get(key_root) is None
+        assert (list(a), list(b), list(any_store)) == ([key_a], [key_b], [key_root])
+        assert a.scope == ("user1",)
+        assert any_store.scope == ()
+
+    def test_the_same_content_in_two_scopes(self, any_store: Store) -> None:
+        """One content put in two scopes is two entries with the same key."""
+        a, b = any_store.scoped("a"), any_store.scoped("b")
+        assert a.put("same") == b.put("same") == content_key("same")
+        b_key = content_key("same")
+        assert a.get(b_key) == b.get(b_key) == "same"
+        assert list(any_store) == []
+
+    def test_nested_scopes(self, any_store: Store) -> None:
+        """A scope of a scope is a namespace of its own, unseen by its parent."""
+        parent = any_store.scoped("tenant")
+        child = parent.scoped("thread")
+        key = child.put("deep")
+        assert child.scope == ("tenant", "thread")
+        assert (child.get(key), parent.get(key), list(parent)) == ("deep", None, [])
+
+    @settings(
+        suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=15, deadline=None
+    )
+    @given(first=scope_names, second=scope_names)
+    def test_names_never_meet(self, any_store: Store, first: str, second: str) -> None:
+        """Two different names (slashes, percent signs, periods, surrogates) never share
+        an entry."""
+        if first == second:
+            return
+        key = any_store.scoped(first).put(f"only in {first!r}")
+        assert any_store.scoped(second).get(key) is None
+        assert key not in set(any_store.scoped(second))
+
+    def test_conversation(self, any_store: Store) -> None:
+        """Inside conversation(name) an unscoped store is that view; a scoped one stays."""
+        elsewhere = any_store.scoped("elsewhere")
+        with conversation("c1"):
+            key = any_store.put("in c1")
+            other = elsewhere.put("stays elsewhere")
+            assert any_store.get(key) == "in c1"
+        assert any_store.get(key) is None
+        assert any_store.scoped("c1").get(key) == "in c1"
+        assert elsewhere.get(other) == "stays elsewhere"
+        with conversation("c2"):
+            assert any_store.get(key) is None
+
+    @pytest.mark.parametrize("name", ["", None, 3])
+    def test_bad_names(self, name: object) -> None:
+        """A scope's name is a non-empty string, checked where it crosses in."""
+        with pytest.raises(ConfigurationError, match="name must be"):
+            MemoryStore().scoped(name)  # type: ignore[arg-type]
+        if name is not None:
+            with pytest.raises(ConfigurationError, match="name must be"), conversation(name):  # type: ignore[arg-type]
+                pass
+
+    def test_redis_prefixes_cannot_be_escaped(self, redis_url: str) -> None:
+        """A prefix that starts another tenant's never reaches it: not by get, not by
+        iteration."""
+        one = RedisStore(url=redis_url, prefix="nc:user1")
+        twelve = RedisStore(url=redis_url, prefix="nc:user12")
+        key = twelve.put("secret of user12")
+        scoped_key = twelve.scoped("x").put("secret of user12's x")
+        assert one.get("2" + key) is None
+        assert one.get("2" + key[:-1]) is None
+        assert list(one) == []
+        assert twelve.get(key) == "secret of user12"
+        for name in ("2x", "2", ":x", "2:x"):  # a conversation name chosen to reach it
+            assert one.scoped(name).get(scoped_key) is None
+            assert list(one.scoped(name)) == []
+        assert twelve.scoped("x").get(scoped_key) == "secret of user12's x"
+
+    @_settings
+    @given(key=st.text(max_size=40) | surrogate_texts())
+    def test_any_string_key(self, any_store: Store, key: str) -> None:
+        """get of any string is None or the content, never an exception."""
+        assert any_store.get(key) is None
+        assert key not in any_store
+
+
+class TestSurrogates:
+    """Every text a Message accepts is stored and read back, under the same key."""
+
+    @_settings
+    @given(text=surrogate_texts())
+    def test_text(self, any_store: Store, text: str) -> None:
+        """A text with lone surrogates round-trips in every store, under content_key."""
+        key = any_store.put(text)
+        assert key == content_key(text)
+        assert any_store.get(key) == text
+        assert any_store.scoped("s").get(any_store.scoped("s").put(text)) == text
+
+    @_settings
+    @given(text=surrogate_texts())
+    def test_messages(self, any_store: Store, text: str) -> None:
+        """Messages holding them round-trip too."""
+        messages = [Message.user(text), Message.tool_result("c1", text)]
+        assert any_store.get(any_store.put(messages)) == messages
+
+    def test_a_pair_stays_two_code_points(self, any_store: Store) -> None:
+        """A high and a low surrogate side by side come back as two code points."""
+        text = "\ud83d\ude00"
+        assert any_store.get(any_store.put(text)) == text
+        assert len(text) == 2

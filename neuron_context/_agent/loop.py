@@ -56,6 +56,7 @@ from .._run.events import AgentEvent, LimitReached, ModelCalled, RunFinished, Tu
 from .._run.run import RunContext
 from .._run.state import AgentState
 from .._run.tools import Tool
+from .._stores.scope import conversation
 from .._strategies.strategy import ContextStrategy, counter_of
 from ..providers._base import (
     CompletionRequest,
@@ -186,7 +187,11 @@ class Agent:
             state=state, counter=self.counter, requests=self._requests, sink=record
         )
         hooked = self.chain.wraps_agent  # without agent hooks, no copies for them
-        with tracing.agent_run(self.provider, self.options.model) as span:
+        # Every store used in the run (compaction, recall) is this conversation's view.
+        with (
+            tracing.agent_run(self.provider, self.options.model) as span,
+            conversation(state.conversation),
+        ):
             try:
                 if hooked:
                     state.messages = checked(joined, await self.chain.before_agent(list(joined)))

@@ -47,6 +47,7 @@ from .._errors import CompactionError, InvalidConversationError, NeuronContextEr
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import pending_start, repair, start_on_user, validate
+from .._stores.batch import offloading
 from .._strategies.strategy import ContextStrategy
 from .request import RequestCounter
 
@@ -242,7 +243,8 @@ async def compact_step(
 
         try:
             sent = [*stand_ins, *body] if stand_ins else body
-            result = await strategy.compact(sent)
+            with offloading():  # one compaction: a failing store fails once, caps spare it
+                result = await strategy.compact(sent)
             if stand_ins:
                 result = [m for m in result if not any(m is s for s in stand_ins)]
             result = start_on_user(result, body)

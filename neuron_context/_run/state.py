@@ -12,6 +12,7 @@ same agent and loads the state into it.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import cast
 
@@ -82,6 +83,11 @@ class AgentState:
     """Model calls of the current (or last) run."""
     run_tool_calls: dict[str, int] = attrs.field(factory=dict)
     """Tool calls of the current (or last) run, by tool name."""
+    conversation: str = attrs.field(factory=lambda: uuid.uuid4().hex)
+    """The conversation's name (a random one by default): inside a run, an unscoped
+    store is this conversation's view (``store.scoped(conversation)``), so the runs of
+    one state, in any process, read what they offloaded and nothing another
+    conversation did."""
 
     def start_run(self) -> None:
         """Count a new run and reset the per-run counters."""
@@ -119,6 +125,7 @@ class AgentState:
             "tool_calls": dict(self.tool_calls),
             "run_model_calls": self.run_model_calls,
             "run_tool_calls": dict(self.run_tool_calls),
+            "conversation": self.conversation,
         }
 
     @classmethod
@@ -147,6 +154,11 @@ class AgentState:
         if not isinstance(values, Mapping):
             msg = f"AgentState.from_dict: values must be a dict, got {show(values)}"
             raise ConfigurationError(msg)
+        name = data.get("conversation", None)
+        if name is not None and (not isinstance(name, str) or not name):
+            msg = f"AgentState.from_dict: conversation must be a non-empty str, got {show(name)}"
+            raise ConfigurationError(msg)
+        named = {} if name is None else {"conversation": name}
         return cls(
             messages=from_dict(history),
             values=_values(values, "AgentState.from_dict: values"),
@@ -156,4 +168,5 @@ class AgentState:
             tool_calls=_counts(data.get("tool_calls", {}), "tool_calls"),
             run_model_calls=_count(data.get("run_model_calls", 0), "run_model_calls"),
             run_tool_calls=_counts(data.get("run_tool_calls", {}), "run_tool_calls"),
+            **named,
         )

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import attrs
 
 from .._validators import optional, positive_int
+from .batch import spared
 from .growth import max_age_field
 from .store import Store
 
@@ -31,7 +32,8 @@ class MemoryStore(Store):
     max_items: int | None = attrs.field(
         default=None, kw_only=True, validator=optional(positive_int())
     )
-    """Keep at most this many entries: a put beyond it evicts the oldest (``None``: no cap)."""
+    """Keep at most this many entries: a put beyond it evicts the oldest that the current
+    compaction neither put nor shows (``None``: no cap)."""
     max_age: float | None = max_age_field()
     """Forget an entry this many seconds after its last put (``None``: never)."""
     _entries: OrderedDict[str, tuple[float, str]] = attrs.field(
@@ -48,10 +50,22 @@ class MemoryStore(Store):
             entries = self._entries
             entries[key] = (now, text)
             entries.move_to_end(key)
-            while self.max_items is not None and len(entries) > self.max_items:
-                entries.popitem(last=False)
+            if self.max_items is not None and len(entries) > self.max_items:
+                self._evict(len(entries) - self.max_items, spared(self))
             while entries and self._expired(next(iter(entries.values()))[0], now):
                 entries.popitem(last=False)
+
+    def _evict(self, excess: int, kept: frozenset[str]) -> None:
+        """Forget the ``excess`` oldest entries not in ``kept`` (fewer when too few are)."""
+        entries = self._entries
+        gone: list[str] = []
+        for name in entries:  # oldest first; usually the first one goes
+            if name not in kept:
+                gone.append(name)
+                if len(gone) == excess:
+                    break
+        for name in gone:
+            del entries[name]
 
     def _read(self, key: str) -> str | None:
         with self._lock:
@@ -69,4 +83,5 @@ class MemoryStore(Store):
         return iter(keys)
 
     def __len__(self) -> int:
-        return sum(1 for _ in self._keys())
+        """The entries of this store's namespace."""
+        return sum(1 for _ in self)

@@ -7,15 +7,15 @@ failure for whoever runs the compaction (the agent loop turns it into an
 :class:`~neuron_context.events.OffloadFailed` event; see :func:`collect_failures`) and
 returns ``None``, and the strategy then keeps what it would have kept without a store.
 A strategy is synchronous, so the failures travel in a context variable rather than
-through its return value; a worker thread started with ``anyio.to_thread`` shares it.
+through its return value (:mod:`~neuron_context._stores.batch`, which also makes a
+store that failed fail once per compaction, and spares a compaction's entries from a
+store's cap).
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -23,6 +23,7 @@ import attrs
 from .._log import logger
 from .._messages.content import Compaction, ContentBlock, Image, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
+from .batch import OffloadFailure, collect_failures, current, offloading
 from .serialized import KEY_LENGTH, Content
 from .store import Store
 
@@ -41,59 +42,58 @@ __all__ = [
     "references_in",
     "result_content",
     "short_reference",
+    "spare",
     "with_originals",
     "with_reference",
 ]
 
 
-@attrs.frozen
-class OffloadFailure:
-    """A put that failed: which store, for which strategy, and why."""
-
-    store: str
-    """The store's class name."""
-    strategy: str
-    """The strategy that offloaded."""
-    reason: str
-    """The exception, as ``Type: message``."""
-
-
-_FAILURES: contextvars.ContextVar[list[OffloadFailure] | None] = contextvars.ContextVar(
-    "neuron_context_offload_failures", default=None
-)
-
-
-@contextlib.contextmanager
-def collect_failures() -> Iterator[list[OffloadFailure]]:
-    """The failed offloads of the compaction run inside the block, in order."""
-    failures: list[OffloadFailure] = []
-    token = _FAILURES.set(failures)
-    try:
-        yield failures
-    finally:
-        _FAILURES.reset(token)
-
-
 def offload(store: Store | None, content: Content, strategy: str) -> str | None:
-    """Put ``content`` in ``store`` and return its key; ``None`` without a store or when
-    the put fails (logged at WARNING and recorded, see the module)."""
+    """Put ``content`` in ``store`` and return its key; ``None`` without a store, when
+    the put fails (logged at WARNING and recorded, see the module), or when the store
+    already failed in this compaction (skipped: see
+    :mod:`~neuron_context._stores.batch`)."""
     if store is None:
+        return None
+    session = current()
+    identity = store._names_of(())[0]
+    if session is not None and session.is_down(identity):
         return None
     try:
         return store.put(content)
     except Exception as exc:  # a store's failure costs only the offload
         reason = f"{type(exc).__name__}: {exc}"
         logger.warning(
-            "%s: offload to %s failed, compacting without it: %s",
+            "%s: offload to %s failed, compacting without it%s: %s",
             strategy,
             type(store).__name__,
+            "" if session is None else " (its other puts in this compaction skipped)",
             reason,
             extra={"strategy": strategy, "store": type(store).__name__},
         )
-        failures = _FAILURES.get()
-        if failures is not None:
-            failures.append(OffloadFailure(type(store).__name__, strategy, reason))
+        if session is not None:
+            session.fail(identity, OffloadFailure(type(store).__name__, strategy, reason))
         return None
+
+
+def spare(store: Store | None, messages: Iterable[Message]) -> None:
+    """Keep the entries ``messages`` reference (what a compacted request shows) from the
+    eviction of the current compaction's puts."""
+    session = current()
+    if store is None or session is None:
+        return
+    keys = [key for message in messages for key in _message_keys(message)]
+    if keys:
+        identity, names = store._names_of(keys)
+        session.spare(identity, names)
+
+
+def _message_keys(message: Message) -> Iterator[str]:
+    for block in message.content:
+        if isinstance(block, Text | Compaction | ToolResult):
+            text = block.content if isinstance(block, Compaction) else block.text
+            if "recall: " in text:
+                yield from references_in(text)
 
 
 def referenced(placeholder: str, tokens: int, key: str, what: str | None = None) -> str:
@@ -179,15 +179,19 @@ def messages_reference(
     *,
     label: str = "[original messages]",
     short: bool = False,
+    kept: Sequence[Message] = (),
 ) -> str | None:
     """Offload ``removed`` (messages a summary replaced, or that were cut or dropped) and
     return the reference to them, ``[original messages: 37, 52,314 tokens — recall:
     <key>]``, or with ``short`` only ``[recall: <key>]`` (``None`` when there is nothing
-    to offload or the put failed)."""
+    to offload or the put failed). The entries ``kept`` (what the output keeps)
+    references are spared from the eviction the put may cause."""
     if not removed:
         return None
-    originals = with_originals(store, removed)
-    key = offload(store, originals, strategy)
+    with offloading():  # the reads and the put: one compaction's, when called alone
+        spare(store, kept)
+        originals = with_originals(store, removed)
+        key = offload(store, originals, strategy)
     if key is None:
         return None
     if short:
@@ -270,10 +274,17 @@ def _result_in(messages: list[Message], tool_use_id: str) -> ToolResult | None:
 
 
 def _stored(store: Store, key: str) -> Content | None:
+    session = current()
+    identity = store._names_of(())[0]
+    if session is not None and session.is_down(identity):
+        return None
     try:
         return store.get(key)
-    except Exception:  # an unreadable key costs only its expansion
+    except Exception as exc:  # an unreadable key costs only its expansion
         logger.warning("offload: could not read %s back to expand it", key)
+        if session is not None:
+            reason = f"{type(exc).__name__}: {exc}"
+            session.fail(identity, OffloadFailure(type(store).__name__, "offload", reason))
         return None
 
 
@@ -309,7 +320,7 @@ def with_reference(
     removed = [message for message in messages if id(message) not in kept]
     if not removed:
         return output
-    reference = messages_reference(store, removed, counter, strategy)
+    reference = messages_reference(store, removed, counter, strategy, kept=output)
     if reference is None:
         return output
     at = 0

@@ -1,5 +1,6 @@
-"""The recall tool's core, shared by our loop and every adapter: a key (and lines) in,
-the content or an error out, never an exception.
+"""The recall tool's core, shared by our loop and every adapter: a key (and lines) or a
+query in, a page of the content or the matching lines out, or an error result; never an
+exception.
 
 Each framework wraps :func:`recall` in its own tool type (our
 :class:`~neuron_context.Tool`, a LangChain tool, a pydantic-ai tool, an Agents SDK
@@ -15,15 +16,23 @@ from collections.abc import Callable
 
 import attrs
 
-from .serialized import render
+from .._counting.counter import BaseCounter
+from .._counting.heuristic import to_counter
+from .._errors import ConfigurationError, show
+from .pages import MIN_TOKENS, page
+from .search import SearchError, find, format_hits
+from .serialized import is_key, render, shown_key
 from .store import Store
 
 __all__ = [
+    "MAX_TOKENS",
     "RECALL_DESCRIPTION",
     "RECALL_INSTRUCTIONS",
     "RECALL_TOOL_NAME",
     "Recalled",
+    "answer",
     "recall",
+    "search",
     "text_reader",
 ]
 
@@ -33,8 +42,11 @@ RECALL_TOOL_NAME = "recall"
 RECALL_DESCRIPTION = (
     "Read back content that was moved out of the conversation to save space. Pass the key "
     "from a reference such as '[tool result cleared: read_file a.py, 2,314 tokens — recall: "
-    "<key>]'; for a long text, start_line and end_line (1-based, inclusive) read only those "
-    "lines."
+    "<key>]'; a long text comes back a page at a time (the page says how to read the next), "
+    "and start_line and end_line (1-based, inclusive) read only those lines. Or pass a query "
+    "instead of a key: the lines of everything moved out that contain it (ignoring case; "
+    "regex=true for a Python regular expression), each with its key and line number (with a "
+    "key too: only that entry's lines)."
 )
 """The tool's description, for the model."""
 
@@ -42,9 +54,15 @@ RECALL_INSTRUCTIONS = (
     "Older parts of this conversation may have been moved out of your context to save "
     "space; each left a short reference ending in 'recall: <key>'. When you need the "
     "exact content a reference stands for, call the recall tool with that key (and "
-    "start_line/end_line for part of a long text) instead of guessing or redoing the work."
+    "start_line/end_line for part of a long text; a long text comes back a page at a time) "
+    "instead of guessing or redoing the work. When you do not know which key holds "
+    "something (an id, a path, an error), call the recall tool with a query instead: it "
+    "returns the matching lines with their keys and line numbers."
 )
 """The sentence to add to a system prompt so that a model uses the recall tool."""
+
+MAX_TOKENS = 2_000
+"""What one recall or search returns at most, in tokens (about)."""
 
 
 @attrs.frozen
@@ -55,60 +73,199 @@ class Recalled:
     is_error: bool = False
 
 
+def _error(text: str) -> Recalled:
+    return Recalled(text, is_error=True)
+
+
+def _bound(max_tokens: object, where: str) -> int:
+    if type(max_tokens) is not int or max_tokens < MIN_TOKENS:
+        msg = f"{where}: max_tokens must be an int of at least {MIN_TOKENS}, got {show(max_tokens)}"
+        raise ConfigurationError(msg)
+    return max_tokens
+
+
 def recall(
-    store: Store, key: str, start_line: int | None = None, end_line: int | None = None
+    store: Store,
+    key: str,
+    start_line: int | None = None,
+    end_line: int | None = None,
+    *,
+    max_tokens: int = MAX_TOKENS,
+    counter: BaseCounter | None = None,
 ) -> Recalled:
     """Read ``key`` back from ``store`` as text, lines ``start_line``..``end_line``
-    (1-based, inclusive) when given; an unknown key, a bad range or a failing store is an
-    error result."""
+    (1-based, inclusive) when given, at most about ``max_tokens`` (counted with
+    ``counter``, the heuristic by default): a page cut short ends with a note saying
+    which lines it holds and how to read the next. An unknown key, a string that is not
+    a key, a bad range or a failing store is an error result.
+
+    Raises:
+        ConfigurationError: ``max_tokens`` is not an int of at least 100, or ``counter``
+            not a counter (the caller's configuration, not the model's input).
+    """
+    limit = _bound(max_tokens, "recall")
+    measure = to_counter(counter)
     if not isinstance(key, str) or not key.strip():
-        return Recalled("recall: key must be a non-empty string", is_error=True)
-    key = key.strip()
+        return _error("recall: key must be a non-empty string")
+    wanted = key.strip().lower()
+    if not is_key(wanted):
+        return _error(
+            f"recall: {shown_key(key)} is not a key (a key is the 16 hex digits after "
+            "'recall:' in a reference)"
+        )
     try:
-        content = store.get(key)
+        content = store.get(wanted)
     except Exception as exc:  # a failing store is the tool's error, not the run's
-        return Recalled(
-            f"recall: the store failed to read {key!r}: {type(exc).__name__}: {exc}",
-            is_error=True,
-        )
+        return _error(f"recall: the store failed to read {wanted!r}: {_reason(exc)}")
     if content is None:
-        return Recalled(
-            f"recall: no content under key {key!r} (it was never stored, or has expired)",
-            is_error=True,
+        return _error(
+            f"recall: no content under key {wanted!r} (it was never stored here, or has expired)"
         )
-    text = render(content)
-    if start_line is None and end_line is None:
-        return Recalled(text)
-    lines = text.split("\n")
+    lines = render(content).split("\n")
     first = 1 if start_line is None else start_line
     last = len(lines) if end_line is None else end_line
     if (
-        not isinstance(first, int)
-        or not isinstance(last, int)
+        type(first) is not int
+        or type(last) is not int
         or first < 1
         or last < first
         or first > len(lines)
     ):
-        return Recalled(
-            f"recall: lines {start_line}..{end_line} are outside 1..{len(lines)} of {key!r}",
-            is_error=True,
+        return _error(
+            f"recall: lines {_shown(start_line)}..{_shown(end_line)} are outside "
+            f"1..{len(lines)} of {wanted!r}"
         )
-    return Recalled("\n".join(lines[first - 1 : last]))
+    last = min(last, len(lines))
+    return Recalled(page(lines, first, last, key=wanted, max_tokens=limit, counter=measure))
 
 
-def text_reader(store: Store) -> Callable[[str, int | None, int | None], str]:
+def search(
+    store: Store,
+    query: str,
+    *,
+    max_tokens: int = MAX_TOKENS,
+    regex: bool = False,
+    key: str | None = None,
+    counter: BaseCounter | None = None,
+) -> Recalled:
+    """The lines of ``store``'s entries (of its namespace; only ``key``'s when given)
+    that match ``query``, each as ``<key>:<line>: <text>``, at most about
+    ``max_tokens`` (a note says how many were left out).
+
+    ``query`` is a literal matched ignoring case, or with ``regex`` a Python regular
+    expression (an invalid one, or one that runs longer than two seconds, is an error
+    result). No match is a result saying so; an empty query or a failing store is an
+    error result.
+
+    Raises:
+        ConfigurationError: ``max_tokens`` is not an int of at least 100, or ``counter``
+            not a counter.
+    """
+    limit = _bound(max_tokens, "search")
+    measure = to_counter(counter)
+    if not isinstance(query, str) or not query:
+        return _error("search: query must be a non-empty string")
+    try:
+        if key is not None:
+            wanted = key.strip().lower() if isinstance(key, str) else ""
+            if not is_key(wanted):
+                return _error(f"search: {shown_key(str(key))} is not a key")
+            keys = [wanted]
+        else:
+            keys = sorted(store)
+        contents = [(k, store.get(k)) for k in keys]
+    except Exception as exc:
+        return _error(f"search: the store failed: {_reason(exc)}")
+    held = [(k, render(c)) for k, c in contents if c is not None]
+    if key is not None and not held:
+        return _error(f"search: no content under key {keys[0]!r}")
+    texts = [text for _, text in held]
+    try:
+        hits = find(texts, query, regex=regex)
+    except SearchError as exc:
+        return _error(str(exc))
+    if not hits:
+        where = f"of {keys[0]}" if key is not None else f"in the {len(held):,} stored entries"
+        return Recalled(f"search: no line {where} matches {query[:80]!r}")
+    return Recalled(
+        format_hits(
+            hits,
+            [k for k, _ in held],
+            [text.split("\n") for text in texts],
+            query=query,
+            max_tokens=limit,
+            counter=measure,
+        )
+    )
+
+
+def answer(
+    store: Store,
+    key: str | None,
+    *,
+    start_line: int | None = None,
+    end_line: int | None = None,
+    query: str | None = None,
+    regex: bool = False,
+    max_tokens: int = MAX_TOKENS,
+    counter: BaseCounter | None = None,
+) -> Recalled:
+    """What every recall tool answers: a search when a ``query`` is given, else the
+    recall of ``key``."""
+    if query is not None and query != "":
+        return search(
+            store, query, max_tokens=max_tokens, regex=bool(regex), key=key, counter=counter
+        )
+    if key is None or key == "":
+        return _error("recall: give the key of a reference, or a query to search for")
+    return recall(store, key, start_line, end_line, max_tokens=max_tokens, counter=counter)
+
+
+def _reason(exc: Exception) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 300 else text[:300] + "…"
+
+
+def _shown(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 20 else text[:20] + "…"
+
+
+def text_reader(
+    store: Store, *, max_tokens: int = MAX_TOKENS, counter: BaseCounter | None = None
+) -> Callable[..., str]:
     """The recall tool as a plain function returning text (an error as its text), for
     the frameworks whose tool results have no error flag (pydantic-ai, the Agents SDK):
     they build the tool's schema from its signature and docstring."""
+    _bound(max_tokens, "recall_tool")
+    to_counter(counter)
 
-    def read(key: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        """Read back content moved out of the conversation.
+    def read(
+        key: str | None = None,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        query: str | None = None,
+        regex: bool = False,
+    ) -> str:
+        """Read back content moved out of the conversation, by key or by a query.
 
         Args:
             key: the key after 'recall:' in a reference.
             start_line: first line to read (1-based), for part of a long text.
             end_line: last line to read (inclusive).
+            query: text to search for in everything moved out (instead of a key).
+            regex: whether the query is a Python regular expression.
         """
-        return recall(store, key, start_line, end_line).text
+        found = answer(
+            store,
+            key,
+            start_line=start_line,
+            end_line=end_line,
+            query=query,
+            regex=regex,
+            max_tokens=max_tokens,
+            counter=counter,
+        )
+        return found.text
 
     return read

@@ -2,11 +2,15 @@
 
 Workers that serve one session in turn (any of them may compact it, any may answer its
 recall) need one store they all reach; the rest of what a turn needs travels with the
-request. Each entry is a Redis string ``<prefix><key>``, written with ``SET`` (and
-``EX`` for ``max_age``: Redis expires it itself), read with ``GET``, listed with
-``SCAN``. A size cap is Redis's own: set ``maxmemory`` with an eviction policy
-(``allkeys-lru``) on the server. The client is imported when the first store is built,
-so the package imports without the extra.
+request. Each entry is a Redis string ``<prefix><key>``, a scope's
+``<prefix><scope>/<key>`` (a ``:`` is added to a prefix that does not end in one, and no
+name of an entry holds a ``:``, so one prefix never reaches another's entries, even one
+it starts: ``nc:user1`` and ``nc:user12``), written with ``SET`` (and ``EX`` for
+``max_age``: Redis expires it itself), read with ``GET``, listed with ``SCAN``. Texts
+travel as UTF-8 with ``surrogatepass``, so lone surrogates round-trip. A size cap is
+Redis's own: set ``maxmemory`` with an eviction policy (``allkeys-lru``) on the server.
+The client is imported when the first store is built, so the package imports without
+the extra.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from .._errors import ConfigurationError
 from .._extras import install_hint
 from .._validators import string
 from .growth import max_age_field
+from .serialized import from_bytes, to_bytes
 from .store import Store
 
 if TYPE_CHECKING:
@@ -37,8 +42,17 @@ def _connect(url: str) -> Any:
     except ImportError as exc:
         msg = f"RedisStore needs the redis client: {install_hint('redis')}"
         raise ConfigurationError(msg) from exc
-    # A server that hangs must cost only the offload (a failed put), not the loop.
-    return redis.Redis.from_url(url, socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT)
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    # A server that hangs must cost only the offload (a failed put), not the loop: one
+    # timeout, not the client's default retries (three, with backoff, in redis-py 6+).
+    return redis.Redis.from_url(
+        url,
+        socket_timeout=_TIMEOUT,
+        socket_connect_timeout=_TIMEOUT,
+        retry=Retry(NoBackoff(), 0),
+    )
 
 
 @attrs.define
@@ -46,9 +60,10 @@ class RedisStore(Store):
     """Holds offloaded content in Redis, shared by every process that reaches it.
 
     Pass a ``url`` (``redis://host:6379/0``; the client built from it gives up after 5
-    seconds to connect or to reply) or a ready ``client`` (a ``redis.Redis``, for pools,
-    TLS or a cluster, with its own timeouts). Like every store it is synchronous; the recall tools
-    call it in a worker thread.
+    seconds to connect or to reply, without retrying) or a ready ``client`` (a
+    ``redis.Redis``, for pools, TLS or a cluster, with its own timeouts and retries).
+    Like every store it is synchronous; the recall tools call it in a worker thread.
+    ``store.scoped(name)`` is a namespace of it: ``<prefix><name>/<key>``.
 
     Examples:
         >>> store = RedisStore(url="redis://127.0.0.1:6379/0", max_age=86_400)  # doctest: +SKIP
@@ -59,29 +74,37 @@ class RedisStore(Store):
     client: Redis | None = attrs.field(default=None, kw_only=True, repr=False)
     """A ``redis.Redis`` to use instead of one built from ``url``."""
     prefix: str = attrs.field(default="neuron_context:", kw_only=True, validator=string())
-    """What every Redis key this store writes starts with."""
+    """What every Redis key this store writes starts with (then ``:``, unless it ends in
+    one)."""
     max_age: float | None = max_age_field()
     """Seconds after its last put that Redis expires an entry (``None``: never)."""
 
     _redis: Redis = attrs.field(init=False, repr=False, eq=False)
+    _head: str = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         self._redis = self.client if self.client is not None else _connect(self.url)
+        prefix = self.prefix
+        self._head = prefix if prefix == "" or prefix.endswith(":") else prefix + ":"
 
     def _write(self, key: str, text: str) -> None:
         ttl = None if self.max_age is None else max(1, round(self.max_age * 1000))
-        self._redis.set(self.prefix + key, text.encode("utf-8"), px=ttl)
+        self._redis.set(self._head + key, to_bytes(text), px=ttl)
 
     def _read(self, key: str) -> str | None:
-        data = self._redis.get(self.prefix + key)
+        data = self._redis.get(self._head + key)
         if data is None:
             return None
-        return data.decode("utf-8") if isinstance(data, bytes) else str(data)
+        return from_bytes(data) if isinstance(data, bytes) else str(data)
 
     def _keys(self) -> Iterator[str]:
-        start = len(self.prefix)
-        for name in self._redis.scan_iter(match=_glob_escape(self.prefix) + "*", count=500):
-            text = name.decode("utf-8") if isinstance(name, bytes) else str(name)
+        return self._names("")
+
+    def _names(self, prefix: str) -> Iterator[str]:
+        start = len(self._head)
+        match = _glob_escape(self._head + prefix) + "*"
+        for name in self._redis.scan_iter(match=match, count=500):
+            text = from_bytes(name) if isinstance(name, bytes) else str(name)
             yield text[start:]
 
 

@@ -10,6 +10,11 @@ format (:mod:`neuron_context.formats`, which reads back every field), so that
 - the key is a hash of that text: the same content stored twice, by any strategy in any
   process, gets the same key, and a key computed before the write is the key after it.
 
+A text may hold lone surrogates (a tool's output decoded with ``surrogateescape``): the key
+hashes the text's UTF-8 with ``surrogatepass``, and a store that holds bytes writes them
+the same way (:func:`to_bytes`, :func:`from_bytes`), so every store holds and gives back
+every text a :class:`~neuron_context.Message` accepts, under the same key.
+
 Keys are the first 16 hex digits of the SHA-256 (64 bits): short enough that a reference
 costs a few tokens, long enough that two different contents of one deployment do not
 meet by chance (at a billion entries, the odds of any collision are about 3%; a store
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from typing import TypeAlias
 
@@ -34,8 +40,12 @@ __all__ = [
     "content_key",
     "decode",
     "encode",
+    "from_bytes",
+    "is_key",
     "key_of_encoded",
     "render",
+    "shown_key",
+    "to_bytes",
 ]
 
 Content: TypeAlias = "list[Message] | str"
@@ -43,6 +53,34 @@ Content: TypeAlias = "list[Message] | str"
 
 KEY_LENGTH = 16
 """Hex digits of a key."""
+
+_KEY_SHAPE = re.compile(f"[0-9a-f]{{{KEY_LENGTH}}}")
+
+_SHOWN = 80
+"""Characters of a bad key an error text shows."""
+
+
+def is_key(value: object) -> bool:
+    """Whether ``value`` has the shape of a key (16 lowercase hex digits): a store reads
+    nothing else, so no string reaches past a store's prefix or scope."""
+    return isinstance(value, str) and _KEY_SHAPE.fullmatch(value) is not None
+
+
+def shown_key(value: str) -> str:
+    """``value`` quoted for an error text, cut to about 80 characters."""
+    if len(value) <= _SHOWN:
+        return repr(value)
+    return f"{value[:_SHOWN]!r}… ({len(value):,} characters)"
+
+
+def to_bytes(text: str) -> bytes:
+    """``text`` as UTF-8, lone surrogates included (``surrogatepass``)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def from_bytes(data: bytes) -> str:
+    """The text :func:`to_bytes` wrote."""
+    return data.decode("utf-8", "surrogatepass")
 
 
 def _check(content: object, where: str) -> Content:
@@ -75,7 +113,7 @@ def decode(text: str) -> Content:
 
 def key_of_encoded(text: str) -> str:
     """The key of an encoded content."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:KEY_LENGTH]
+    return hashlib.sha256(to_bytes(text)).hexdigest()[:KEY_LENGTH]
 
 
 def content_key(content: object) -> str:

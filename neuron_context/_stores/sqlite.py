@@ -1,7 +1,9 @@
 """The durable store of one deployment: a SQLite file (the standard library's sqlite3).
 
 One table, ``key TEXT PRIMARY KEY, text TEXT, stamp REAL`` (``stamp``: wall-clock
-seconds of the entry's last put). The database is opened in WAL mode so that several
+seconds of the entry's last put; a text holding lone surrogates is stored as its
+``surrogatepass`` UTF-8 bytes, which SQLite keeps as a blob in the same column; a scope's
+entries are named ``<scope>/<key>``). The database is opened in WAL mode so that several
 processes on one machine share the file (readers never wait for a writer); within a
 process one connection is shared by all threads behind a lock (SQLite's own
 serialization, made explicit), and each put commits before it returns, so what a put
@@ -10,6 +12,7 @@ acknowledged survives a crash of the process.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -21,7 +24,9 @@ import attrs
 
 from .._errors import ConfigurationError
 from .._validators import fail, number, optional, positive_int
+from .batch import spared
 from .growth import max_age_field
+from .serialized import from_bytes, to_bytes
 from .store import Store
 
 __all__ = ["SQLiteStore"]
@@ -57,7 +62,8 @@ class SQLiteStore(Store):
     max_items: int | None = attrs.field(
         default=None, kw_only=True, validator=optional(positive_int())
     )
-    """Keep at most this many entries: a put beyond it deletes the oldest (``None``: no cap)."""
+    """Keep at most this many entries: a put beyond it deletes the oldest that the current
+    compaction neither put nor shows (``None``: no cap)."""
     max_age: float | None = max_age_field()
     """Forget an entry this many seconds after its last put (``None``: never)."""
     timeout: float = attrs.field(default=5.0, kw_only=True, validator=number(minimum=0))
@@ -90,6 +96,8 @@ class SQLiteStore(Store):
 
     def _write(self, key: str, text: str) -> None:
         now = time.time()
+        value = _storable(text)
+        kept = json.dumps(sorted(spared(self))) if self.max_items is not None else "[]"
         with self._lock:
             db = self._connection
             db.execute("BEGIN IMMEDIATE")
@@ -97,18 +105,21 @@ class SQLiteStore(Store):
                 db.execute(
                     "INSERT INTO neuron_context_store (key, text, stamp) VALUES (?, ?, ?) "
                     "ON CONFLICT(key) DO UPDATE SET stamp = excluded.stamp",
-                    (key, text, now),
+                    (key, value, now),
                 )
                 if self.max_age is not None:
                     db.execute(
                         "DELETE FROM neuron_context_store WHERE stamp < ?", (self._oldest_kept(),)
                     )
                 if self.max_items is not None:
-                    db.execute(
-                        "DELETE FROM neuron_context_store WHERE key NOT IN (SELECT key FROM "
-                        "neuron_context_store ORDER BY stamp DESC, rowid DESC LIMIT ?)",
-                        (self.max_items,),
-                    )
+                    (held,) = db.execute("SELECT count(*) FROM neuron_context_store").fetchone()
+                    if held > self.max_items:
+                        db.execute(
+                            "DELETE FROM neuron_context_store WHERE key IN (SELECT key FROM "
+                            "neuron_context_store WHERE key NOT IN (SELECT value FROM "
+                            "json_each(?)) ORDER BY stamp ASC, rowid ASC LIMIT ?)",
+                            (kept, held - self.max_items),
+                        )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
@@ -120,12 +131,19 @@ class SQLiteStore(Store):
                 "SELECT text FROM neuron_context_store WHERE key = ? AND stamp >= ?",
                 (key, self._oldest_kept()),
             ).fetchone()
-        return None if row is None else str(row[0])
+        if row is None:
+            return None
+        value = row[0]
+        return from_bytes(value) if isinstance(value, bytes) else str(value)
 
     def _keys(self) -> Iterator[str]:
+        return self._names("")
+
+    def _names(self, prefix: str) -> Iterator[str]:
         with self._lock:
             rows = self._connection.execute(
-                "SELECT key FROM neuron_context_store WHERE stamp >= ?", (self._oldest_kept(),)
+                "SELECT key FROM neuron_context_store WHERE stamp >= ? AND substr(key, 1, ?) = ?",
+                (self._oldest_kept(), len(prefix), prefix),
             ).fetchall()
         return iter([str(row[0]) for row in rows])
 
@@ -134,3 +152,13 @@ class SQLiteStore(Store):
         ``with SQLiteStore(...) as store:`` block closes it at its end)."""
         with self._lock:
             self._connection.close()
+
+
+def _storable(text: str) -> str | bytes:
+    """``text`` as SQLite can bind it: itself, or its ``surrogatepass`` bytes when it
+    holds lone surrogates (which sqlite3 cannot encode)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return to_bytes(text)
+    return text

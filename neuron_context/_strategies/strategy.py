@@ -28,6 +28,7 @@ from .._counting.heuristic import to_counter
 from .._errors import show
 from .._messages.checks import CheckOnFailure
 from .._messages.message import Message
+from .._stores.batch import offloading
 from .._validators import fail, non_negative_int
 
 __all__ = [
@@ -140,7 +141,7 @@ class PureStrategy(BudgetedStrategy):
             ConfigurationError: ``messages`` is not a sequence of :class:`Message`
                 objects (checked only when the work fails, so a turn pays nothing).
         """
-        with CheckOnFailure(messages, type(self).__name__):
+        with offloading(), CheckOnFailure(messages, type(self).__name__):
             return self._apply(messages)
 
     @abc.abstractmethod

@@ -79,7 +79,7 @@ try:
     from ._langchain.history import reader, rebuild
     from ._langchain.messages import from_langchain, to_langchain
     from ._langchain.model import Call, ModelCalls
-    from ._langchain.stores import LangGraphStore, recall_tool
+    from ._langchain.stores import LangGraphStore, recall_tool, thread_conversation
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 
@@ -106,12 +106,13 @@ async def acompact_messages(
     originals = list(messages)
     converted = reader()(originals)
     start = converted.sendable("compact_messages")
-    result = await compact_step(
-        strategy,
-        start,
-        counter=RequestCounter(counter_of(strategy)),
-        label="compact_messages",
-    )
+    with thread_conversation():  # inside a LangGraph thread: an unscoped store is its view
+        result = await compact_step(
+            strategy,
+            start,
+            counter=RequestCounter(counter_of(strategy)),
+            label="compact_messages",
+        )
     if not result.compacted and start is converted.messages:
         return originals
     return rebuild(result.messages, converted)
@@ -231,7 +232,8 @@ class ContextMiddleware(AgentMiddleware[ContextState, Any]):
         """Send the model the compacted request (refused as too long: compacted to fit
         and sent once more); a new compaction of the view goes into the state."""
         forget()
-        response = self._calls_for(request.model).send(request, handler)
+        with thread_conversation():  # an unscoped store is this thread's view
+            response = self._calls_for(request.model).send(request, handler)
         return self._with_view(response)
 
     async def awrap_model_call(
@@ -242,7 +244,8 @@ class ContextMiddleware(AgentMiddleware[ContextState, Any]):
         """Send the model the compacted request (refused as too long: compacted to fit
         and sent once more); a new compaction of the view goes into the state."""
         forget()
-        response = await self._calls_for(request.model).asend(request, handler)
+        with thread_conversation():  # an unscoped store is this thread's view
+            response = await self._calls_for(request.model).asend(request, handler)
         return self._with_view(response)
 
     def _with_view(
@@ -302,7 +305,8 @@ class _PersistingContextMiddleware(ContextMiddleware):
         prepared = self._prepare_state(state)
         if prepared is None:
             return None
-        return run_sync(lambda: self._compact_state(prepared))
+        with thread_conversation():  # an unscoped store is this thread's view
+            return run_sync(lambda: self._compact_state(prepared))
 
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
@@ -311,4 +315,5 @@ class _PersistingContextMiddleware(ContextMiddleware):
         prepared = self._prepare_state(state)
         if prepared is None:
             return None
-        return await self._compact_state(prepared)
+        with thread_conversation():  # an unscoped store is this thread's view
+            return await self._compact_state(prepared)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from .._compaction.step import compact_step
 from .._messages.message import ToolDefinition
 from .._overflow import Overflow
+from .._stores.scope import conversation
 from .._strategies.strategy import ContextStrategy
 from ._core import Sessions, check_strategy, missing_extra, session_factory
 from ._recovery import recover
@@ -51,7 +52,7 @@ try:
     from ._pydantic_ai.messages import DOCUMENT_METADATA, Origin, from_pydantic_ai
     from ._pydantic_ai.model import RecoveringModel
     from ._pydantic_ai.parts import to_pydantic_ai
-    from ._pydantic_ai.stores import recall_tool
+    from ._pydantic_ai.stores import conversation_of, recall_tool
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
 
@@ -95,13 +96,14 @@ class HistoryProcessor:
         session = self._sessions.take(messages)
         converted = session.reader(messages)
         start = converted.sendable("HistoryProcessor")
-        result = await compact_step(
-            self.strategy,
-            start,
-            counter=session.view.counter,
-            system_prompt=instructions(messages),
-            label="HistoryProcessor",
-        )
+        with conversation(conversation_of(messages)):  # the run's conversation's view
+            result = await compact_step(
+                self.strategy,
+                start,
+                counter=session.view.counter,
+                system_prompt=instructions(messages),
+                label="HistoryProcessor",
+            )
         if not result.compacted and start is converted.messages:
             self._sessions.put(session)
             return messages
@@ -137,15 +139,16 @@ class HistoryProcessor:
         session = self._sessions.take(messages)
         try:
             converted = session.reader(messages)
-            result, budget = await recover(
-                self._sessions,
-                session,
-                overflow,
-                converted.sendable("HistoryProcessor"),
-                system_prompt=instructions(messages),
-                tools=tools,
-                label="HistoryProcessor",
-            )
+            with conversation(conversation_of(messages)):
+                result, budget = await recover(
+                    self._sessions,
+                    session,
+                    overflow,
+                    converted.sendable("HistoryProcessor"),
+                    system_prompt=instructions(messages),
+                    tools=tools,
+                    label="HistoryProcessor",
+                )
         finally:
             self._sessions.put(session)
         self.strategy = session.view.strategy

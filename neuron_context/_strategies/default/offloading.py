@@ -104,7 +104,9 @@ def offload(
     reference to them where the placeholder was (``None`` when the put failed)."""
     kept = {id(part.message) for part in parts}
     removed = [message for message in messages if id(message) not in kept]
-    reference = messages_reference(store, removed, counter, "DefaultStack", short=short)
+    reference = messages_reference(
+        store, removed, counter, "DefaultStack", short=short, kept=[p.message for p in parts]
+    )
     if reference is None:
         return None if removed else [part for part in parts if part.kind != "reference"]
     message = reference_message(reference)

@@ -4,19 +4,31 @@
 LangGraph users already run a ``BaseStore`` (in memory, on Postgres, on Redis) for their
 agents' long-term memory; :class:`LangGraphStore` puts offloaded content there, under a
 namespace of its own, so a fleet that shares the LangGraph store shares what compaction
-removed with no new service. Each entry is one item ``{"text": <encoded content>}``,
-without a search index (the content is read by key, never searched).
+removed with no new service. Each entry is one item ``{"text": <encoded content>}``
+(``{"utf8": <base64>}`` for a text with lone surrogates, which JSON backends refuse),
+without a search index (the content is read by key, never searched). A scoped view
+(``store.scoped(name)``) is the namespace with ``name`` appended (percent-encoded, so
+no label holds a period).
+
+The middleware and the recall tool run inside the LangGraph thread's conversation
+(:func:`thread_conversation`: its ``thread_id``), so an unscoped store is that thread's
+view and one thread never recalls what another offloaded.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import anyio.to_thread
 import attrs
 
-from ..._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, recall
+from ..._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, answer
+from ..._stores.scope import conversation
+from ..._stores.serialized import from_bytes, to_bytes
 from ..._stores.store import Store
 from ..._validators import fail, instance_of
 from .._core import missing_extra
@@ -24,11 +36,13 @@ from .._core import missing_extra
 try:
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
     from langgraph.store.base import BaseStore
+
+    from .fleet import thread_id
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     _ADAPTER = "neuron_context.ext.langchain"
     raise missing_extra(_ADAPTER) from exc
 
-__all__ = ["LangGraphStore", "recall_tool"]
+__all__ = ["LangGraphStore", "recall_tool", "thread_conversation"]
 
 _PAGE = 500
 """Items read per ``search`` call when listing the keys."""
@@ -60,16 +74,40 @@ class LangGraphStore(Store):
         default=("neuron_context", "offloaded"), kw_only=True, converter=_namespace
     )
     """The namespace of every entry."""
+    _scope: tuple[str, ...] = attrs.field(factory=tuple, init=False, repr=False, eq=False)
+
+    @property
+    def scope(self) -> tuple[str, ...]:
+        """The namespace this store sees (``()``: the unscoped one)."""
+        return self._scope
+
+    def _view(self, scope: tuple[str, ...]) -> Store:
+        root = self.namespace[: len(self.namespace) - len(self._scope)]
+        labels = tuple(quote(to_bytes(part), safe="").replace(".", "%2E") for part in scope)
+        view = LangGraphStore(self.store, namespace=(*root, *labels))
+        view._scope = scope
+        return view
+
+    def _identity(self) -> object:
+        return self.store
 
     def _write(self, key: str, text: str) -> None:
-        self.store.put(self.namespace, key, {"text": text}, index=False)
+        try:
+            text.encode("utf-8")
+            value = {"text": text}
+        except UnicodeEncodeError:
+            value = {"utf8": base64.b64encode(to_bytes(text)).decode("ascii")}
+        self.store.put(self.namespace, key, value, index=False)
 
     def _read(self, key: str) -> str | None:
         item = self.store.get(self.namespace, key)
         if item is None:
             return None
         text = item.value.get("text")
-        return text if isinstance(text, str) else None
+        if isinstance(text, str):
+            return text
+        data = item.value.get("utf8")
+        return from_bytes(base64.b64decode(data)) if isinstance(data, str) else None
 
     def _keys(self) -> Iterator[str]:
         offset = 0
@@ -83,11 +121,19 @@ class LangGraphStore(Store):
             offset += _PAGE
 
 
+def thread_conversation() -> contextlib.AbstractContextManager[None]:
+    """The conversation of the LangGraph thread this code runs in (its ``thread_id``), or
+    none outside a thread (see :func:`~neuron_context.stores.conversation`)."""
+    return conversation(thread_id())
+
+
 def recall_tool(store: Store) -> BaseTool:
     """The recall tool as a LangChain tool (``recall``), for ``create_agent``'s tools.
 
-    It reads ``store`` (in a worker thread when the agent runs async); an unknown key,
-    a bad range or a failing store is a ``ToolMessage`` with ``status="error"``.
+    It reads ``store`` by key (a page at a time) or searches it by query, in the
+    LangGraph thread's conversation (an unscoped store is the view of its
+    ``thread_id``; in a worker thread when the agent runs async); an unknown key, a bad
+    range or a failing store is a ``ToolMessage`` with ``status="error"``.
 
     Examples:
         >>> from neuron_context import MemoryStore
@@ -95,14 +141,29 @@ def recall_tool(store: Store) -> BaseTool:
         'recall'
     """
 
-    def read(key: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        found = recall(store, key, start_line, end_line)
+    def read(
+        key: str | None = None,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        query: str | None = None,
+        regex: bool = False,
+    ) -> str:
+        with thread_conversation():
+            found = answer(
+                store, key, start_line=start_line, end_line=end_line, query=query, regex=regex
+            )
         if found.is_error:
             raise ToolException(found.text)
         return found.text
 
-    async def aread(key: str, start_line: int | None = None, end_line: int | None = None) -> Any:
-        return await anyio.to_thread.run_sync(read, key, start_line, end_line)
+    async def aread(
+        key: str | None = None,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        query: str | None = None,
+        regex: bool = False,
+    ) -> Any:
+        return await anyio.to_thread.run_sync(lambda: read(key, start_line, end_line, query, regex))
 
     return StructuredTool.from_function(
         func=read,

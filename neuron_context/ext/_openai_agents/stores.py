@@ -14,9 +14,14 @@ def recall_tool(store: Store) -> FunctionTool:
     """The recall tool as an Agents SDK function tool (``recall``), for an ``Agent``'s
     ``tools=[...]``.
 
-    It reads ``store`` in a worker thread (the SDK runs a sync tool there). A function
-    call's output has no error flag, so an unknown key, a bad range or a failing store
-    returns the error's text (``recall: no content under key ...``), never an exception.
+    It reads ``store`` by key (a page at a time) or searches it by query, in a worker
+    thread (the SDK runs a sync tool there). The SDK hands neither the filter nor a tool
+    the run's session: run the agent inside
+    ``neuron_context.stores.conversation(session.session_id)`` so that the compactions'
+    offloads and this tool's reads are that conversation's view of an unscoped store. A
+    function call's output has no error flag, so an unknown key, a bad range or a failing
+    store returns the error's text (``recall: no content under key ...``), never an
+    exception.
 
     Examples:
         >>> from neuron_context import MemoryStore
