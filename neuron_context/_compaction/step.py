@@ -5,7 +5,7 @@ in its history), the summarization and context-editing middlewares, the framewor
 adapters and the command line. One policy, written here once:
 
 - **What is counted** is what the provider receives: the messages, the system prompt
-  and the tool definitions (:class:`~neuron_context._compaction.request.RequestCounter`).
+  and the tool definitions (:class:`~neuron_context._counting.request.RequestCounter`).
   The strategy's trigger gets that count; ``compact`` gets the messages with the system
   prompt and a stand-in for the tool definitions before them as system messages (so a
   budget-aware strategy prices both and never drops them: the whole request fits its
@@ -43,12 +43,12 @@ import anyio
 import attrs
 
 from .. import _tracing as tracing
+from .._counting.request import RequestCounter
 from .._errors import CompactionError, InvalidConversationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import pending_start, repair, start_on_user, validate
 from .._strategies.strategy import ContextStrategy
-from .request import RequestCounter
 
 __all__ = ["Errors", "StepReport", "StepResult", "StepStarted", "compact_step", "decide"]
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._counting.cache import CacheKey, store_cost
-from .._counting.counter import BaseCounter
 from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
+from .counter import BaseCounter
 
 __all__ = ["RequestCounter"]
 
@@ -55,7 +54,8 @@ class RequestCounter:
         prompt and takes it out of the result. Its text is the definitions as the
         counting rules price them (name, description, compact JSON schema), so any
         counter prices it about right; under the request's own counter its cost is
-        exactly :meth:`overhead`'s share for the tools.
+        exactly :meth:`overhead`'s share for the tools when the counter keeps
+        per-message costs (:meth:`~neuron_context.counting.BaseCounter.pin_cost`).
         """
         if not tools:
             return None
@@ -67,9 +67,7 @@ class RequestCounter:
             f"{tool.name}\n{tool.description}\n{compact_json(tool.input_schema)}" for tool in known
         )
         message = Message.system(text)
-        key = getattr(self.counter, "_key", None)
-        if isinstance(key, CacheKey):  # a rules counter: the tools' own price, pinned
-            store_cost(message, key, self.overhead(None, known))
+        self.counter.pin_cost(message, self.overhead(None, known))  # the tools' own price
         self._stand_in = (known, message)
         return message
 
