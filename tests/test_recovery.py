@@ -29,7 +29,7 @@ from neuron_context import (
     default_stack,
 )
 from neuron_context.errors import ContextOverflowError
-from neuron_context.events import CompactionCompleted
+from neuron_context.events import CompactionCompleted, CompactionOverBudget
 from neuron_context.formats import to_dict
 from neuron_context.overflow import context_overflow
 from neuron_context.testing import FunctionProvider
@@ -334,3 +334,86 @@ class TestEveryCaller:
         first, retry = provider.sent
         assert len(retry) < len(first)
         assert NEWEST in retry
+
+
+# -- the step in progress is never dropped to meet a budget -----------------------------
+
+
+def _step() -> list[Message]:
+    use = ToolUse(id="c1", name="get_weather", input={"city": "Paris"})
+    return [
+        Message.user("Give me the weather as JSON"),
+        Message.assistant(tool_uses=[use]),
+        Message.tool_result("c1", "sunny, 21C " * 40),
+    ]
+
+
+class TestStepInProgress:
+    """A budget too small for the newest request with its tool exchange keeps them
+    (over budget, reported) or raises, by the caller's choice; never drops them."""
+
+    @pytest.mark.parametrize("budget", [5, 30, 60])
+    def test_kept_over_budget(self, budget: int) -> None:
+        output = anyio.run(default_stack(budget, counter=TokenCounter()).compact, _step())
+        assert [m.role for m in output] == [m.role for m in _step()]
+        assert output[1].tool_uses == _step()[1].tool_uses
+        assert [r.tool_use_id for r in output[2].tool_results] == ["c1"]
+
+    def test_or_raised(self) -> None:
+        stack = default_stack(30, counter=TokenCounter(), in_progress="raise")
+        with pytest.raises(ContextOverflowError):
+            anyio.run(stack.compact, _step())
+
+    def test_the_loop_reports_it(self) -> None:
+        """The loop keeps the step and emits CompactionOverBudget after the compaction."""
+        agent = create_agent(
+            FunctionProvider(lambda request: answer("It is sunny.")),
+            options=AgentOptions(context=default_stack(30, counter=TokenCounter())),
+        )
+        agent.state.messages = _step()
+        result = agent.run_sync([])
+        over = [e for e in result.events if isinstance(e, CompactionOverBudget)]
+        assert len(over) == 1
+        assert over[0].max_tokens == 30
+        assert over[0].tokens_after > 30
+        assert result.messages[1].tool_uses == _step()[1].tool_uses
+
+    def test_langchain_does_not_redo_the_step(self) -> None:
+        """At a budget too small for the step, a LangChain agent whose model answers once
+        it sees its tool's result answers (it looped to the recursion limit when the
+        compaction kept only the user message)."""
+        pytest.importorskip("langchain")
+        from langchain.agents import create_agent as create_langchain_agent
+        from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+        from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+        from langchain_core.outputs import ChatGeneration, ChatResult
+        from langchain_core.tools import tool
+
+        from neuron_context.ext.langchain import ContextMiddleware
+
+        @tool
+        def get_weather(city: str) -> str:
+            """The weather in a city."""
+            return "sunny, 21C " * 40
+
+        class Model(GenericFakeChatModel):
+            def bind_tools(self, tools: Any, **kwargs: Any) -> Model:
+                return self
+
+            def _generate(
+                self, messages: list[BaseMessage], *args: Any, **kwargs: Any
+            ) -> ChatResult:
+                if isinstance(messages[-1], ToolMessage):
+                    reply = AIMessage(content="It is sunny.")
+                else:
+                    call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "c1"}
+                    reply = AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])
+                return ChatResult(generations=[ChatGeneration(message=reply)])
+
+        middleware = ContextMiddleware(default_stack(40, counter=TokenCounter()))
+        agent = create_langchain_agent(
+            Model(messages=iter(())), [get_weather], middleware=[middleware]
+        )
+        question: Any = {"messages": [{"role": "user", "content": "Weather in Paris?"}]}
+        result = agent.invoke(question, {"recursion_limit": 12})
+        assert result["messages"][-1].content == "It is sunny."

@@ -25,6 +25,7 @@ from .._messages.message import ToolDefinition
 from .._run.events import (
     CompactionCompleted,
     CompactionFailed,
+    CompactionOverBudget,
     CompactionStarted,
     OffloadFailed,
 )
@@ -78,6 +79,12 @@ def reporter(context: RunContext, trigger: str) -> StepReport:
                     item.tokens_rewritten,
                 )
             )
+            if item.over_budget and item.budget is not None:
+                context.emit(
+                    CompactionOverBudget(
+                        turn, item.strategy, trigger, item.tokens_after, item.budget
+                    )
+                )
 
     return report
 

@@ -47,12 +47,11 @@ from .._stores.store import Store
 from .._strategies.default import DefaultStack, default_stack
 from .._strategies.strategy import ContextStrategy
 from .refusal import Overflow, context_overflow
-from .step import StepReport, StepResult, compact_step
+from .step import StepReport, StepResult, budget_of, compact_step
 
 __all__ = [
     "Attempt",
     "Recompacted",
-    "budget_of",
     "calibrate",
     "floor",
     "recompact",
@@ -132,12 +131,6 @@ def calibrate(
             extra={"input_tokens": reported, "factor": counter.factor},
         )
     return learned
-
-
-def budget_of(strategy: ContextStrategy | None) -> int | None:
-    """The budget ``strategy`` keeps to, when it has one."""
-    value = getattr(strategy, "max_tokens", None)
-    return value if isinstance(value, int) and value > 0 else None
 
 
 def shrunk(strategy: ContextStrategy | None, budget: int, counter: BaseCounter) -> ContextStrategy:

@@ -50,7 +50,15 @@ from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import pending_start, repair, start_on_user, validate
 from .._strategies.strategy import ContextStrategy
 
-__all__ = ["Errors", "StepReport", "StepResult", "StepStarted", "compact_step", "decide"]
+__all__ = [
+    "Errors",
+    "StepReport",
+    "StepResult",
+    "StepStarted",
+    "budget_of",
+    "compact_step",
+    "decide",
+]
 
 Errors: TypeAlias = Literal["keep", "raise"]
 """What a failed compaction does: keep the input (and report it), or raise."""
@@ -97,6 +105,16 @@ class StepResult:
     """The request's tokens before the first message the compaction changed (system
     prompt and tools included): what a provider's prompt cache still serves on the next
     call. ``tokens_before`` when nothing changed."""
+    budget: int | None = None
+    """The strategy's budget (its ``max_tokens``), when it has one."""
+
+    @property
+    def over_budget(self) -> int:
+        """How far a compaction's result is over :attr:`budget` (0 when within it, or
+        when nothing was compacted)."""
+        if not self.compacted or self.budget is None:
+            return 0
+        return max(0, self.tokens_after - self.budget)
 
     @property
     def tokens_rewritten(self) -> int:
@@ -152,8 +170,20 @@ def decide(
         tokens = counter.count(messages, system_prompt, tools)
     triggered = strategy.should_compact(messages, tokens)
     return StepResult(
-        messages, type(strategy).__name__, tokens, tokens, len(messages), triggered=triggered
+        messages,
+        type(strategy).__name__,
+        tokens,
+        tokens,
+        len(messages),
+        triggered=triggered,
+        budget=budget_of(strategy),
     )
+
+
+def budget_of(strategy: object) -> int | None:
+    """The budget ``strategy`` keeps to (its ``max_tokens``), when it has one."""
+    value = getattr(strategy, "max_tokens", None)
+    return value if isinstance(value, int) and value > 0 else None
 
 
 async def compact_step(
