@@ -24,6 +24,7 @@ from neuron_context import (
     CompletionResponse,
     Message,
     TokenCounter,
+    TokenUsage,
     ToolUse,
     create_agent,
     default_stack,
@@ -32,6 +33,7 @@ from neuron_context.errors import ContextOverflowError
 from neuron_context.events import CompactionCompleted, CompactionOverBudget
 from neuron_context.formats import to_dict
 from neuron_context.overflow import context_overflow
+from neuron_context.strategies import DefaultStack
 from neuron_context.testing import FunctionProvider
 
 HUGE = 10**18
@@ -208,21 +210,29 @@ def anthropic_error_of(text: str) -> Exception:
 
 
 NEWEST = "now fix module seven"
+REPORTED = 4_321
+"""The input tokens every answered call reports."""
 
 
-def _loop(provider: Provider, history: list[Message]) -> tuple[str, bool]:
+def _loop(
+    provider: Provider, history: list[Message], stack: DefaultStack, newest: str
+) -> tuple[str, bool]:
     def call(request: CompletionRequest) -> CompletionResponse:
-        return answer(provider(json.dumps(to_dict(request.messages))))
+        text = provider(json.dumps(to_dict(request.messages)))
+        usage = TokenUsage(REPORTED, 5)
+        return CompletionResponse(Message.assistant(text), stop_reason="end_turn", usage=usage)
 
-    agent = create_agent(FunctionProvider(call), options=AgentOptions(context=default_stack(10**6)))
+    agent = create_agent(FunctionProvider(call), options=AgentOptions(context=stack))
     agent.state.messages = list(history)
-    result = agent.run_sync(NEWEST)
+    result = agent.run_sync(newest)
     # The loop keeps its recompacted history once the retry is answered: the newest
     # request and the answer are its end.
-    return result.text, [m.text for m in agent.state.messages[-2:]] == [NEWEST, "done"]
+    return result.text, [m.text for m in agent.state.messages[-2:]] == [newest, "done"]
 
 
-def _langchain(provider: Provider, history: list[Message]) -> tuple[str, bool]:
+def _langchain(
+    provider: Provider, history: list[Message], stack: DefaultStack, newest: str
+) -> tuple[str, bool]:
     pytest.importorskip("langchain")
     from langchain.agents import create_agent as create_langchain_agent
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -237,43 +247,51 @@ def _langchain(provider: Provider, history: list[Message]) -> tuple[str, bool]:
 
         def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
             text = provider(json.dumps([str(m.content) for m in messages]))
-            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+            usage = {"input_tokens": REPORTED, "output_tokens": 5, "total_tokens": REPORTED + 5}
+            message = AIMessage(content=text, usage_metadata=usage)
+            return ChatResult(generations=[ChatGeneration(message=message)])
 
     agent = create_langchain_agent(
-        Model(messages=iter(())), [], middleware=[ContextMiddleware(default_stack(10**6))]
+        Model(messages=iter(())), [], middleware=[ContextMiddleware(stack)]
     )
-    given = [*to_langchain(history), {"role": "user", "content": NEWEST}]
-    contents = [m.content for m in to_langchain(history)] + [NEWEST]
+    given = [*to_langchain(history), {"role": "user", "content": newest}]
+    contents = [m.content for m in to_langchain(history)] + [newest]
     result: Any = agent.invoke({"messages": given})  # type: ignore[call-overload]
     # LangGraph gives the messages ids in place; the agent's state keeps every message.
     state = [m.content for m in result["messages"][:-1]]
     return str(result["messages"][-1].content), state == contents
 
 
-def _pydantic_ai(provider: Provider, history: list[Message]) -> tuple[str, bool]:
+def _pydantic_ai(
+    provider: Provider, history: list[Message], stack: DefaultStack, newest: str
+) -> tuple[str, bool]:
     pytest.importorskip("pydantic_ai")
     from pydantic_ai import Agent
     from pydantic_ai.capabilities import ProcessHistory
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.usage import RequestUsage
 
     from neuron_context.ext.pydantic_ai import HistoryProcessor, to_pydantic_ai
 
     def call(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         texts = [str(getattr(p, "content", "")) for m in messages for p in m.parts]
-        return ModelResponse(parts=[TextPart(provider(json.dumps(texts)))])
+        usage = RequestUsage(input_tokens=REPORTED, output_tokens=5)
+        return ModelResponse(parts=[TextPart(provider(json.dumps(texts)))], usage=usage)
 
-    processor = HistoryProcessor(default_stack(10**6))
+    processor = HistoryProcessor(stack)
     agent = Agent(processor.wrap(FunctionModel(call)), capabilities=[ProcessHistory(processor)])
     given = to_pydantic_ai(history)
     kept = copy.deepcopy(given)
-    result = anyio.run(lambda: agent.run(NEWEST, message_history=given))
+    result = anyio.run(lambda: agent.run(newest, message_history=given))
     return str(result.output), given == kept
 
 
-def _openai_agents(provider: Provider, history: list[Message]) -> tuple[str, bool]:
+def _openai_agents(
+    provider: Provider, history: list[Message], stack: DefaultStack, newest: str
+) -> tuple[str, bool]:
     pytest.importorskip("agents")
-    from agents import Agent, RunConfig, Runner
+    from agents import Agent, RunConfig, Runner, Usage
     from agents.models.interface import Model
     from agents_sdk_support import reply
 
@@ -283,15 +301,17 @@ def _openai_agents(provider: Provider, history: list[Message]) -> tuple[str, boo
         async def get_response(self, *args: Any, **kwargs: Any) -> Any:
             given = kwargs["input"] if "input" in kwargs else args[1]
             provider(json.dumps(given, default=str))
-            return reply(1, 0)
+            answered = reply(1, 0)
+            answered.usage = Usage(requests=1, input_tokens=REPORTED, output_tokens=5)
+            return answered
 
         def stream_response(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
             raise NotImplementedError
 
-    compacting = CallModelInputFilter(default_stack(10**6))
+    compacting = CallModelInputFilter(stack)
     agent = Agent(name="fixer", model=compacting.wrap(Scripted()))
     config = RunConfig(call_model_input_filter=compacting, tracing_disabled=True)
-    given = [*to_responses_items(history), {"role": "user", "content": NEWEST}]
+    given = [*to_responses_items(history), {"role": "user", "content": newest}]
     kept = copy.deepcopy(given)
 
     async def run() -> Any:
@@ -318,7 +338,16 @@ class TestEveryCaller:
         the caller's history untouched."""
         provider = Provider("prompt is too long: 100000 tokens > 1 maximum", times=10)
         with pytest.raises(ContextOverflowError):
-            caller(provider, _history())
+            caller(provider, _history(), default_stack(10**6), NEWEST)
+        assert len(provider.sent) == 1
+
+    @pytest.mark.parametrize("caller", CALLERS)
+    def test_the_newest_request_alone_cannot_fit(self, caller: Any) -> None:
+        """Anthropic's 3838 > 200 where the newest request alone is over the window it
+        implies: ContextOverflowError, no request without the newest user message."""
+        provider = Provider("prompt is too long: 3838 tokens > 200 maximum", times=10)
+        with pytest.raises(ContextOverflowError):
+            caller(provider, [Message.user("the task")], default_stack(10**6), "please " * 400)
         assert len(provider.sent) == 1
 
     @pytest.mark.parametrize("caller", CALLERS)
@@ -328,12 +357,22 @@ class TestEveryCaller:
         the caller's own history is not edited by the recovery (the loop keeps the
         recompacted one, ending on the newest request and the answer)."""
         provider = Provider("prompt is too long: 20000 tokens > 10000 maximum", times=1)
-        text, kept = caller(provider, _history())
+        text, kept = caller(provider, _history(), default_stack(10**6), NEWEST)
         assert text == "done"
         assert kept
         first, retry = provider.sent
         assert len(retry) < len(first)
         assert NEWEST in retry
+
+    @pytest.mark.parametrize("caller", CALLERS)
+    def test_reported_input_tokens_calibrate(self, caller: Any) -> None:
+        """The provider's reported input tokens reach the strategy's CalibratedCounter:
+        the refusal's count, then the answered call's usage (one mechanism)."""
+        counter = CalibratedCounter(TokenCounter())
+        provider = Provider("prompt is too long: 20000 tokens > 10000 maximum", times=1)
+        caller(provider, _history(), default_stack(10**6, counter=counter), NEWEST)
+        assert counter.observations == 2
+        assert counter.factor != 1.0
 
 
 # -- the step in progress is never dropped to meet a budget -----------------------------
