@@ -456,3 +456,18 @@ class TestStepInProgress:
         question: Any = {"messages": [{"role": "user", "content": "Weather in Paris?"}]}
         result = agent.invoke(question, {"recursion_limit": 12})
         assert result["messages"][-1].content == "It is sunny."
+
+
+class TestHomes:
+    """The recogniser lives in neuron_context.overflow; errors holds only errors."""
+
+    def test_errors_still_imports_the_recogniser(self) -> None:
+        """``errors.context_overflow`` and ``errors.Overflow`` (documented before) are
+        the overflow namespace's own objects, though not errors and not in its __all__."""
+        from neuron_context import errors, overflow
+
+        assert errors.context_overflow is overflow.context_overflow
+        assert errors.Overflow is overflow.Overflow
+        assert "context_overflow" not in errors.__all__
+        with pytest.raises(AttributeError):
+            errors.no_such_name  # noqa: B018
