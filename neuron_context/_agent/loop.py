@@ -27,9 +27,9 @@ import anyio
 
 from .. import _tracing as tracing
 from .._blocking import run_blocking
-from .._compaction.history import compact_history, recompact_history
 from .._compaction.recovery import Attempt, Recompacted, calibrate, resend
 from .._compaction.refusal import Overflow
+from .._compaction.reporting import compact_history, recompact_history
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._counting.request import RequestCounter

@@ -16,7 +16,7 @@ a malformed result does) and one cost:
   sends through: refused as too long, recompact (never below the system prompt, tools
   and newest request) and send once more; the provider's reported input tokens
   calibrate the counter (``calibrate``).
-- ``history``: the loop's compaction of its history (and its recompaction after a
+- ``reporting``: the loop's compaction of its history (and its recompaction after a
   refusal), reported as the run's events.
 
 What a request costs (messages, system prompt, tool definitions) is counting's

@@ -1,11 +1,11 @@
 """The compaction step on a model request, for the middlewares that compact it (context
 editing, summarization): counted with the request's system prompt and tools, reported
-as the loop's compactions are (:func:`~neuron_context._compaction.history.reporter`).
+as the loop's compactions are (:func:`~neuron_context._compaction.reporting.reporter`).
 """
 
 from __future__ import annotations
 
-from .._compaction.history import offload_failures
+from .._compaction.reporting import offload_failures
 from .._compaction.step import StepReport, StepResult, compact_step
 from .._strategies.strategy import ContextStrategy
 from .types import ModelRequest

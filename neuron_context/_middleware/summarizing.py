@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from .._compaction.history import reporter
+from .._compaction.reporting import reporter
 from .._counting.counter import BaseCounter
 from .._errors import InvalidConversationError
 from .._log import logger
