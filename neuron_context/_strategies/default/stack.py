@@ -339,7 +339,7 @@ class DefaultStack(BudgetedStrategy):
         msg = (
             f"DefaultStack: the budget cannot be met: {cost} tokens, {excess} over the "
             f"limit of {limit} (max_tokens {self.max_tokens} less the reserve); the "
-            "system messages and the newest request alone cost too much"
+            "system messages, the newest request and the step in progress cost too much"
         )
         if self.strict:
             raise BudgetExceededError(msg, excess=excess, max_tokens=self.max_tokens)
