@@ -6,7 +6,9 @@ ContextOverflowError with the history as it was when the request cannot be made 
 from __future__ import annotations
 
 import copy
+import functools
 import json
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 import anyio
@@ -263,7 +265,12 @@ def _langchain(
 
 
 def _pydantic_ai(
-    provider: Provider, history: list[Message], stack: DefaultStack, newest: str
+    provider: Provider,
+    history: list[Message],
+    stack: DefaultStack,
+    newest: str,
+    *,
+    streamed: bool = False,
 ) -> tuple[str, bool]:
     pytest.importorskip("pydantic_ai")
     from pydantic_ai import Agent
@@ -279,21 +286,37 @@ def _pydantic_ai(
         usage = RequestUsage(input_tokens=REPORTED, output_tokens=5)
         return ModelResponse(parts=[TextPart(provider(json.dumps(texts)))], usage=usage)
 
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        for part in call(messages, info).parts:
+            yield str(getattr(part, "content", ""))
+
+    async def handler(_: object, events: AsyncIterable[object]) -> None:
+        async for _event in events:
+            pass
+
     processor = HistoryProcessor(stack)
-    agent = Agent(processor.wrap(FunctionModel(call)), capabilities=[ProcessHistory(processor)])
+    model = FunctionModel(call, stream_function=stream)
+    agent = Agent(processor.wrap(model), capabilities=[ProcessHistory(processor)])
     given = to_pydantic_ai(history)
     kept = copy.deepcopy(given)
-    result = anyio.run(lambda: agent.run(newest, message_history=given))
+    options: dict[str, Any] = {"event_stream_handler": handler} if streamed else {}
+    result = anyio.run(lambda: agent.run(newest, message_history=given, **options))
     return str(result.output), given == kept
 
 
 def _openai_agents(
-    provider: Provider, history: list[Message], stack: DefaultStack, newest: str
+    provider: Provider,
+    history: list[Message],
+    stack: DefaultStack,
+    newest: str,
+    *,
+    streamed: bool = False,
 ) -> tuple[str, bool]:
     pytest.importorskip("agents")
     from agents import Agent, RunConfig, Runner, Usage
     from agents.models.interface import Model
     from agents_sdk_support import reply
+    from openai.types.responses import Response, ResponseCompletedEvent, ResponseUsage
 
     from neuron_context.ext.openai_agents import CallModelInputFilter, to_responses_items
 
@@ -305,8 +328,13 @@ def _openai_agents(
             answered.usage = Usage(requests=1, input_tokens=REPORTED, output_tokens=5)
             return answered
 
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
-            raise NotImplementedError
+        async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            answered = await self.get_response(*args, **kwargs)
+            usage = ResponseUsage.model_construct(input_tokens=REPORTED, output_tokens=5)
+            response = Response.model_construct(id=None, output=answered.output, usage=usage)
+            yield ResponseCompletedEvent.model_construct(
+                type="response.completed", response=response, sequence_number=0
+            )
 
     compacting = CallModelInputFilter(stack)
     agent = Agent(name="fixer", model=compacting.wrap(Scripted()))
@@ -315,7 +343,12 @@ def _openai_agents(
     kept = copy.deepcopy(given)
 
     async def run() -> Any:
-        return await Runner.run(agent, given, run_config=config)  # type: ignore[arg-type]
+        if not streamed:
+            return await Runner.run(agent, given, run_config=config)  # type: ignore[arg-type]
+        running = Runner.run_streamed(agent, given, run_config=config)  # type: ignore[arg-type]
+        async for _event in running.stream_events():
+            pass
+        return running
 
     result = anyio.run(run)
     return str(result.final_output), given == kept
@@ -325,7 +358,9 @@ CALLERS = [
     pytest.param(_loop, id="loop"),
     pytest.param(_langchain, id="langchain"),
     pytest.param(_pydantic_ai, id="pydantic-ai"),
+    pytest.param(functools.partial(_pydantic_ai, streamed=True), id="pydantic-ai-streamed"),
     pytest.param(_openai_agents, id="openai-agents"),
+    pytest.param(functools.partial(_openai_agents, streamed=True), id="openai-agents-streamed"),
 ]
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "Recompacted",
     "calibrate",
     "floor",
+    "observe",
     "recompact",
     "refused",
     "resend",
@@ -255,6 +256,29 @@ def _again(exc: BaseException, budget: int | None) -> ContextOverflowError | Non
     )
 
 
+def observe(
+    counter: BaseCounter | None, attempt: Attempt[R], reported: object, *, label: str
+) -> bool:
+    """Feed ``counter`` the provider's ``reported`` input tokens for the answered
+    ``attempt`` (see :func:`calibrate`; the attempt is read as ours only when the counter
+    calibrates): what a caller whose reply reports its usage later (a stream, at its
+    end) calls itself. A failure to read the attempt is logged, never raised."""
+    if not isinstance(counter, CalibratedCounter) or attempt.read is None:
+        return False
+    try:
+        return calibrate(
+            counter,
+            attempt.read,
+            reported,
+            system_prompt=attempt.system_prompt,
+            tools=attempt.tools,
+            label=label,
+        )
+    except Exception as exc:  # calibration never costs the call it learns from
+        logger.warning("%s: calibration from the reported usage failed: %r", label, exc)
+        return False
+
+
 def _observe(
     counter: BaseCounter | None,
     attempt: Attempt[R],
@@ -262,18 +286,8 @@ def _observe(
     usage: Callable[[T], object] | None,
     label: str,
 ) -> None:
-    if counter is None or usage is None or attempt.read is None:
-        return
-    if not isinstance(counter, CalibratedCounter):
-        return
-    calibrate(
-        counter,
-        attempt.read,
-        usage(response),
-        system_prompt=attempt.system_prompt,
-        tools=attempt.tools,
-        label=label,
-    )
+    if usage is not None and isinstance(counter, CalibratedCounter):
+        observe(counter, attempt, usage(response), label=label)
 
 
 async def resend(

@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 from agents.models.interface import Model
 
-from ..._compaction.recovery import Attempt, resend
+from ..._compaction.recovery import Attempt, observe, resend
 from ..._compaction.refusal import Overflow, context_overflow
 from ..._counting.counter import BaseCounter
 from ..._messages.message import Message, ToolDefinition
@@ -127,12 +127,15 @@ class RecoveringModel(Model):
         says so after only the response's opening events): once more, compacted. What
         fails after output reached the caller is the caller's, as it is."""
 
+        answered: list[_Call] = []
+
         async def send(call: _Call) -> tuple[AsyncIterator[Any], list[Any]]:
             stream = self._model.stream_response(*call.args, **call.kwargs)
             opening, failure = await _opening(stream)
             if failure is not None and not _passed_on(failure):
                 await _close(stream)
                 raise failure
+            answered.append(call)
             return stream, opening
 
         stream, opening = await resend(
@@ -141,6 +144,10 @@ class RecoveringModel(Model):
         replay = _replayed(opening, stream)
         try:
             async for event in replay:
+                if getattr(event, "type", None) == "response.completed":  # its usage
+                    reported = _input_tokens(getattr(event, "response", None))
+                    attempt = self._attempt(answered[-1])
+                    observe(self._counter, attempt, reported, label="CallModelInputFilter")
                 yield event
         finally:
             # closed here, at once and in this task, when the caller stops early

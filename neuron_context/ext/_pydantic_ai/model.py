@@ -20,7 +20,7 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
-from ..._compaction.recovery import Attempt, resend
+from ..._compaction.recovery import Attempt, observe, resend
 from ..._compaction.refusal import Overflow
 from ..._counting.counter import BaseCounter
 from ..._messages.message import ToolDefinition
@@ -118,17 +118,24 @@ class RecoveringModel(WrapperModel):
                     run_context,
                 )
 
+            answered: list[list[ModelMessage]] = []
+
             async def send(sent: list[ModelMessage]) -> StreamedResponse:
                 opened: StreamedResponse = await stack.enter_async_context(opening(sent))
+                answered.append(sent)
                 return opened
 
+            tools = _definitions(model_request_parameters)
             stream = await resend(
-                send,
-                self._prepare(messages, _definitions(model_request_parameters)),
-                self._recover,
-                label="HistoryProcessor",
+                send, self._prepare(messages, tools), self._recover, label="HistoryProcessor"
             )
             yield stream
+            # The stream's usage is known once the caller has read it.
+            usage: Any = getattr(stream, "usage", None)
+            usage = usage() if callable(usage) else usage  # a method in older versions
+            reported = getattr(usage, "input_tokens", None)
+            attempt = self._prepare(answered[-1], tools)
+            observe(self._counter, attempt, reported, label="HistoryProcessor")
 
 
 def _input_tokens(response: ModelResponse) -> int | None:
