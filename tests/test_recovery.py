@@ -371,10 +371,12 @@ class TestEveryCaller:
     def test_a_one_token_window_is_refused_not_obeyed(self, caller: Any) -> None:
         """A refusal claiming a 1-token window: ContextOverflowError, nothing sent again,
         the caller's history untouched."""
+        counter = CalibratedCounter(TokenCounter())
         provider = Provider("prompt is too long: 100000 tokens > 1 maximum", times=10)
         with pytest.raises(ContextOverflowError):
-            caller(provider, _history(), default_stack(10**6), NEWEST)
+            caller(provider, _history(), default_stack(10**6, counter=counter), NEWEST)
         assert len(provider.sent) == 1
+        assert counter.observations == 0  # a window nothing fits teaches the counter nothing
 
     @pytest.mark.parametrize("caller", CALLERS)
     def test_the_newest_request_alone_cannot_fit(self, caller: Any) -> None:
@@ -506,3 +508,28 @@ class TestHomes:
         assert "context_overflow" not in errors.__all__
         with pytest.raises(AttributeError):
             errors.no_such_name  # noqa: B018
+
+
+class TestCalibratedRequests:
+    """What a request costs follows the calibration: the system prompt's and the tools'
+    costs are priced anew when the factor moves."""
+
+    def test_the_overhead_follows_the_factor(self) -> None:
+        counter = CalibratedCounter(TokenCounter())
+        prompt = "Follow the house style. " * 40
+        agent = create_agent(
+            FunctionProvider(lambda request: answer("ok")),
+            [_lookup],
+            AgentOptions(system_prompt=prompt, counter=counter),
+        )
+        before = agent.count_request([])
+        assert counter.observe([Message.user("x" * 400)], 200)
+        after = agent.count_request([])
+        system = counter.estimate_message(Message.system(prompt))
+        assert after == system + counter.estimate_tools(agent.definitions)
+        assert after > before
+
+
+def _lookup(key: str) -> str:
+    """Look a key up."""
+    return key

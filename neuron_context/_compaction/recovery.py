@@ -195,15 +195,26 @@ async def recompact(
     label: str = "overflow",
 ) -> Recompacted:
     """``messages`` (the conversation the refused request sent) compacted to the budget
-    ``overflow`` implies, with ``strategy`` made that small (:func:`shrunk`); a
-    :class:`CalibratedCounter` first learns from the count the refusal states.
+    ``overflow`` implies, with ``strategy`` made that small (:func:`shrunk`). A
+    :class:`CalibratedCounter` learns from the count the refusal states only when that
+    budget holds :func:`floor` (a refusal claiming a window nothing fits teaches nothing).
 
     Raises:
         ContextOverflowError: the budget is below :func:`floor`, or the compaction lost
             the newest user message (nothing is to be sent).
         NeuronContextError: the compaction failed.
     """
-    calibrate(
+
+    def sized() -> tuple[int, int, int]:
+        counted = counter.count(messages, system_prompt, tools)
+        budget = overflow.budget(counted, budget_of(strategy))
+        fixed = floor(messages, counter, system_prompt, tools)
+        if budget < fixed:
+            raise _too_small(overflow, budget, fixed)
+        return counted, budget, fixed
+
+    counted, budget, fixed = sized()
+    learned = calibrate(
         counter.counter,
         messages,
         overflow.tokens,
@@ -211,11 +222,8 @@ async def recompact(
         tools=tools,
         label=label,
     )
-    counted = counter.count(messages, system_prompt, tools)
-    budget = overflow.budget(counted, budget_of(strategy))
-    fixed = floor(messages, counter, system_prompt, tools)
-    if budget < fixed:
-        raise _too_small(overflow, budget, fixed)
+    if learned:  # counted anew: the budget in the counter's new units
+        counted, budget, fixed = sized()
     logger.warning(
         "%s: the provider refused the request as too long (%s); compacting to %d tokens "
         "and retrying once",
