@@ -14,6 +14,7 @@ namespace named after what it is for, each complete on its own:
 - :mod:`neuron_context.stores`: where compaction offloads what it removes, and the
   recall tool;
 - :mod:`neuron_context.errors`: the whole exception tree;
+- :mod:`neuron_context.overflow`: a provider's "too long" refusal, recognised;
 - :mod:`neuron_context.providers`: the provider interface and the built-in providers;
 - :mod:`neuron_context.formats`: our JSON and the wire formats; :mod:`neuron_context.ext`:
   the framework adapters; :mod:`neuron_context.testing`: test doubles.
@@ -28,6 +29,7 @@ from . import errors as errors
 from . import events as events
 from . import formats as formats
 from . import middleware as middleware
+from . import overflow as overflow
 from . import providers as providers
 from . import stores as stores
 from . import strategies as strategies
@@ -180,6 +182,7 @@ __all__ = [
     "events",
     "formats",
     "middleware",
+    "overflow",
     "providers",
     "repair",
     "start_on_user",

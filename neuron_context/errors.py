@@ -21,7 +21,6 @@ from ._errors import (
     TokenizerError,
     ToolCallLimitExceededError,
 )
-from ._overflow import Overflow, context_overflow
 
 __all__ = [
     "AgentError",
@@ -35,10 +34,19 @@ __all__ = [
     "MiddlewareError",
     "ModelCallLimitExceededError",
     "NeuronContextError",
-    "Overflow",
     "ProviderError",
     "SummarizationError",
     "TokenizerError",
     "ToolCallLimitExceededError",
-    "context_overflow",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``errors.context_overflow`` and ``errors.Overflow``, which live in
+    :mod:`neuron_context.overflow` (they are not errors), still import from here."""
+    if name in {"Overflow", "context_overflow"}:
+        from . import overflow
+
+        return getattr(overflow, name)
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -1242,3 +1242,41 @@ def hostile_arguments() -> st.SearchStrategy[list[str]]:
 
 COUNT_REFUSES = ("--max-tokens", "--fraction", "--strategy", "--provider")
 """The options of :func:`hostile_arguments` that ``count`` does not take (with a value)."""
+
+
+def _digits(value: int, separator: str) -> str:
+    """``value`` written as a refusal may write it (``130,542``, ``130_542``)."""
+    text = str(value)
+    if not separator:
+        return text
+    groups = [text[max(0, end - 3) : end] for end in range(len(text), 0, -3)][::-1]
+    return separator.join(groups)
+
+
+@functools.cache
+def refusal_numbers() -> st.SearchStrategy[str]:
+    """Numbers as a provider's refusal writes them: 0 to thousands of digits (beyond
+    Python's int-digits limit for ``int()``), with or without separators."""
+    small = st.integers(min_value=0, max_value=10**12)
+    long = st.integers(min_value=1, max_value=9).map(lambda d: str(d) * 5_000)
+    written = st.builds(_digits, small, st.sampled_from(["", ",", "_"]))
+    return st.one_of(written, long, st.just("0" * 4_400 + "7"))
+
+
+REFUSAL_TEMPLATES = (
+    "prompt is too long: {0} tokens > {1} maximum",
+    "input length and `max_tokens` exceed context limit: {0} + {1} > {0}",
+    "This model's maximum context length is {1} tokens. However, your messages resulted "
+    "in {0} tokens. Please reduce the length of the messages.",
+    "This model's maximum context length is {1} tokens. However, you requested {0} tokens "
+    "({0} in the messages, {1} in the completion).",
+    "400 The input token count ({0}) exceeds the maximum number of tokens allowed ({1}).",
+)
+"""The refusals that state numbers, one per shape: ``{0}`` the count, ``{1}`` the limit."""
+
+
+@st.composite
+def refusal_texts(draw: st.DrawFn) -> str:
+    """A provider's refusal of a request's size, with numbers of any length."""
+    template = draw(st.sampled_from(REFUSAL_TEMPLATES))
+    return template.format(draw(refusal_numbers()), draw(refusal_numbers()))

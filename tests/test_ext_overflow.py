@@ -139,9 +139,10 @@ class TestLangChain:
         assert len(model.refused) == 1
 
     @pytest.mark.parametrize("refusal", REFUSALS)
-    def test_second_refusal_is_a_library_error(self, refusal: Refusal) -> None:
-        """A model whose window not even the task fits: ContextOverflowError after one
-        retry, with the caller's history untouched."""
+    def test_a_window_not_even_the_task_fits(self, refusal: Refusal) -> None:
+        """A refusal whose window not even the task fits: ContextOverflowError at once
+        (the refusal is evidence, not an order: nothing is sent without the task), with
+        the caller's history untouched."""
         model = WindowedChatModel(messages=script(2), refusal=refusal, window=1)
         agent = create_agent(
             model, [read_file], middleware=[ContextMiddleware(default_stack(10**6))]
@@ -149,5 +150,26 @@ class TestLangChain:
         question: Any = {"messages": [{"role": "user", "content": "read the files"}]}
         with pytest.raises(ContextOverflowError):
             agent.invoke(question)
-        assert len(model.refused) == 2
+        assert len(model.refused) == 1
         assert question == {"messages": [{"role": "user", "content": "read the files"}]}
+
+    @pytest.mark.parametrize("refusal", REFUSALS)
+    def test_second_refusal_is_a_library_error(self, refusal: Refusal) -> None:
+        """Refused again after one recompaction and retry: ContextOverflowError."""
+        model = ShrinkingChatModel(messages=script(12), refusal=refusal)
+        agent = create_agent(
+            model, [read_file], middleware=[ContextMiddleware(default_stack(10**6))]
+        )
+        question: Any = {"messages": [{"role": "user", "content": "read the files"}]}
+        with pytest.raises(ContextOverflowError):
+            agent.invoke(question)
+        assert len(model.refused) == 2
+
+
+class ShrinkingChatModel(WindowedChatModel):
+    """A model whose window shrinks to nothing after its first refusal."""
+
+    def _refuse(self, messages: list[BaseMessage]) -> None:
+        if self.refused:
+            self.window = 1
+        super()._refuse(messages)

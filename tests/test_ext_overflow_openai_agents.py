@@ -39,11 +39,11 @@ Refusal = Callable[[int, int], Exception]
 
 
 class Windowed(Model):
-    """A model refusing an input over ``window`` (0: every input), calling ``read_file``
-    ``calls`` times, then answering."""
+    """A model refusing an input over ``window`` (0: every input once it answered
+    ``after`` calls), calling ``read_file`` ``calls`` times, then answering."""
 
-    def __init__(self, refusal: Refusal, calls: int, window: int = WINDOW) -> None:
-        self.refusal, self.calls, self.window = refusal, calls, window
+    def __init__(self, refusal: Refusal, calls: int, window: int = WINDOW, after: int = 0) -> None:
+        self.refusal, self.calls, self.window, self.after = refusal, calls, window, after
         self.answered = 0
         self.refused: list[int] = []
 
@@ -65,7 +65,7 @@ class Windowed(Model):
 
     def _answer(self, given: str | list[Any]) -> ModelResponse:
         size = len(json.dumps(given, default=str)) // 2
-        if size > self.window or self.window == 0:
+        if size > self.window if self.window else self.answered >= self.after:
             self.refused.append(size)
             raise self.refusal(max(size, WINDOW + 1), max(self.window, WINDOW))
         self.answered += 1
@@ -93,8 +93,10 @@ class EventWindowed(Windowed):
     refuse a size: the response opens (``response.created``), then a ``kind`` event
     (``error`` or ``response.failed``) carries the refusal's words."""
 
-    def __init__(self, kind: str, message: str, calls: int, window: int = WINDOW) -> None:
-        super().__init__(openai_overflow, calls, window)
+    def __init__(
+        self, kind: str, message: str, calls: int, window: int = WINDOW, after: int = 0
+    ) -> None:
+        super().__init__(openai_overflow, calls, window, after)
         self.kind, self.message = kind, message
 
     async def stream_response(
@@ -181,7 +183,7 @@ class TestCallModelInputFilterWrap:
     async def test_second_refusal_is_a_library_error(
         self, refusal: Refusal, streamed: bool
     ) -> None:
-        script = Windowed(refusal, 2, window=0)
+        script = Windowed(refusal, 12, window=0, after=3)  # refused once files were read
         with pytest.raises(ContextOverflowError):
             await _run(script, CallModelInputFilter(default_stack(10**6)), streamed=streamed)
         assert len(script.refused) == 2
@@ -244,7 +246,7 @@ class TestCallModelInputFilterWrap:
     @pytest.mark.parametrize("anyio_backend", ["asyncio"])
     @pytest.mark.parametrize("kind", ["error", "response.failed"])
     async def test_a_refusal_as_an_event_twice_is_a_library_error(self, kind: str) -> None:
-        script = EventWindowed(kind, TOO_LONG, 2, window=0)
+        script = EventWindowed(kind, TOO_LONG, 12, window=0, after=3)
         with pytest.raises(ContextOverflowError):
             await _run(script, CallModelInputFilter(default_stack(10**6)), streamed=True)
         assert len(script.refused) == 2

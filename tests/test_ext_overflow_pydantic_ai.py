@@ -52,16 +52,17 @@ def _size(messages: list[ModelMessage]) -> int:
 
 
 class Windowed:
-    """A scripted model refusing what exceeds ``window``; ``calls`` tool calls, then done."""
+    """A scripted model refusing what exceeds ``window`` (0: everything once it answered
+    ``after`` calls); ``calls`` tool calls, then done."""
 
-    def __init__(self, refusal: Refusal, calls: int, window: int = WINDOW) -> None:
-        self.refusal, self.calls, self.window = refusal, calls, window
+    def __init__(self, refusal: Refusal, calls: int, window: int = WINDOW, after: int = 0) -> None:
+        self.refusal, self.calls, self.window, self.after = refusal, calls, window, after
         self.answered = 0
         self.refused: list[int] = []
 
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         size = _size(messages)
-        if size > self.window or self.window == 0:  # 0: every request is refused
+        if size > self.window if self.window else self.answered >= self.after:
             self.refused.append(size)
             raise self.refusal(max(size, WINDOW + 1), max(self.window, WINDOW))
         self.answered += 1
@@ -93,9 +94,12 @@ class LateRefusal(WrapperModel):
     instead, as an OpenAI Responses stream that sends ``response.failed`` after
     ``response.created`` does."""
 
-    def __init__(self, wrapped: Model, refusal: Refusal, window: int = WINDOW) -> None:
+    def __init__(
+        self, wrapped: Model, refusal: Refusal, window: int = WINDOW, after: int = 0
+    ) -> None:
         super().__init__(wrapped)
-        self.refusal, self.window = refusal, window
+        self.refusal, self.window, self.after = refusal, window, after
+        self.opened = 0
         self.refused: list[int] = []
 
     @asynccontextmanager
@@ -110,7 +114,8 @@ class LateRefusal(WrapperModel):
             messages, model_settings, model_request_parameters, run_context
         ) as response:
             size = _size(messages)
-            if size > self.window or self.window == 0:
+            self.opened += 1
+            if size > self.window if self.window else self.opened > self.after:
                 self.refused.append(size)
                 error = self.refusal(max(size, WINDOW + 1), max(self.window, WINDOW))
 
@@ -162,7 +167,7 @@ class TestHistoryProcessorWrap:
 
     @pytest.mark.parametrize("refusal", REFUSALS)
     def test_second_refusal_is_a_library_error(self, refusal: Refusal) -> None:
-        script = Windowed(refusal, 2, window=0)
+        script = Windowed(refusal, 12, window=0, after=3)  # refused once files were read
         history = to_pydantic_ai([])
         agent = _agent(script, HistoryProcessor(default_stack(10**6)))
         with pytest.raises(ContextOverflowError):
@@ -196,7 +201,7 @@ class TestHistoryProcessorWrapStreamed:
 
     @pytest.mark.parametrize("refusal", REFUSALS)
     def test_second_refusal_is_a_library_error(self, refusal: Refusal) -> None:
-        script = StreamWindowed(refusal, 2, window=0)
+        script = StreamWindowed(refusal, 12, window=0, after=3)
         history = to_pydantic_ai([])
         agent = _agent(script, HistoryProcessor(default_stack(10**6)))
         with pytest.raises(ContextOverflowError):
@@ -227,9 +232,9 @@ class TestHistoryProcessorWrapStreamed:
 
     @pytest.mark.parametrize("refusal", REFUSALS)
     def test_a_refusal_at_the_first_event_twice_is_a_library_error(self, refusal: Refusal) -> None:
-        late = LateRefusal(FunctionModel(lambda m, i: ModelResponse(parts=[])), refusal, 0)
+        late = LateRefusal(FunctionModel(lambda m, i: ModelResponse(parts=[])), refusal, 0, 3)
         agent = _agent(
-            StreamWindowed(refusal, 2, window=10**9), HistoryProcessor(default_stack(10**6)), late
+            StreamWindowed(refusal, 12, window=10**9), HistoryProcessor(default_stack(10**6)), late
         )
         with pytest.raises(ContextOverflowError):
             anyio.run(lambda: _streamed(agent))

@@ -28,7 +28,8 @@ from neuron_context import (
     create_agent,
     default_stack,
 )
-from neuron_context.errors import ContextOverflowError, Overflow, ProviderError, context_overflow
+from neuron_context.errors import ContextOverflowError, ProviderError
+from neuron_context.overflow import Overflow, context_overflow
 from neuron_context.strategies import DefaultStack
 from neuron_context.testing import FunctionProvider
 

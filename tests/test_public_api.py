@@ -213,7 +213,7 @@ class TestTestsUsePublicNames:
         ]
 
 
-NAMESPACES = ("counting", "errors", "events", "middleware", "providers", "strategies")
+NAMESPACES = ("counting", "errors", "events", "middleware", "overflow", "providers", "strategies")
 """The curated public namespaces beside the top level (and formats, ext, testing)."""
 
 CONTRACT_NAMES = frozenset(

@@ -4,7 +4,9 @@ One turn is one model call::
 
     count what the provider receives ── compact the history if AgentOptions.context says so
     before_model* ── wrap_model_call* ── provider.complete ── after_model*
-    (refused as too long: compact to the size the refusal shows, retry once; see recovery)
+    (refused as too long: the recovery step of _compaction/recovery.py recompacts the
+    history to the size the refusal shows and sends once more; the history is replaced
+    only when that call is answered)
     record the reply; if it calls tools: run them concurrently (wrap_tool_call* each)
     record their results in one tool message; next turn
 
@@ -25,10 +27,12 @@ import anyio
 
 from .. import _tracing as tracing
 from .._blocking import run_blocking
-from .._compaction.request import RequestCounter
-from .._counting.calibrated import CalibratedCounter
+from .._compaction.recovery import Attempt, Recompacted, calibrate, resend
+from .._compaction.refusal import Overflow
+from .._compaction.reporting import compact_history, recompact_history
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
+from .._counting.request import RequestCounter
 from .._errors import (
     AgentError,
     ConfigurationError,
@@ -50,7 +54,6 @@ from .._messages.wellformed import (
     validate,
 )
 from .._middleware.chain import MiddlewareChain
-from .._middleware.compacting import compact_history
 from .._middleware.types import ModelRequest, ModelResponse
 from .._run.events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
 from .._run.run import RunContext
@@ -65,7 +68,6 @@ from ..providers._base import (
     StopReason,
     TokenUsage,
 )
-from . import recovery
 from .boundary import checked, same, tell, to_input, tools_of
 from .boundary import joined as joined_input
 from .calls import close_calls, run_tool_calls
@@ -239,16 +241,7 @@ class Agent:
                 context=context,
             )
             state.count_model_call()
-            response = await recovery.model_turn(
-                functools.partial(self.chain.model_turn, handler=self._call_model),
-                request,
-                context,
-                strategy=strategy,
-                learn=self._learn,
-                tools=self._definitions,
-                system_prompt=options.system_prompt,
-                model=options.model,
-            )
+            response = await self._model_turn(context, request, strategy)
             state.messages.append(response.message)
             uses = response.message.tool_uses
             if not uses:
@@ -262,6 +255,43 @@ class Agent:
                 )
                 return
             await run_tool_calls(self.chain, self.tools, context, uses)
+
+    async def _model_turn(
+        self, context: RunContext, request: ModelRequest, strategy: ContextStrategy | None
+    ) -> ModelResponse:
+        """The middleware chain's model call through the recovery step: refused as too
+        long, the history is recompacted (the learned strategy kept for the turns after)
+        and sent once more; the history becomes the recompacted one only when that call
+        is answered."""
+        state = context.state
+        options = self.options
+        recovered: list[Recompacted] = []
+
+        async def recover(overflow: Overflow, _: Attempt[ModelRequest]) -> Attempt[ModelRequest]:
+            done = await recompact_history(
+                context,
+                strategy,
+                overflow,
+                system_prompt=options.system_prompt,
+                tools=self._definitions,
+            )
+            self._learn(done.strategy)
+            recovered.append(done)
+            retry = ModelRequest._of_history(
+                list(done.result.messages),
+                tools=self._definitions,
+                system_prompt=options.system_prompt,
+                model=options.model,
+                context=context,
+            )
+            state.count_model_call()
+            return Attempt(retry, budget=done.budget)
+
+        turn = functools.partial(self.chain.model_turn, handler=self._call_model)
+        response = await resend(turn, Attempt(request), recover, label="overflow")
+        if recovered:
+            state.messages = list(recovered[0].result.messages)
+        return response
 
     # -- the innermost handlers -------------------------------------------------------
 
@@ -320,11 +350,15 @@ class Agent:
         # naming the provider; its calls get distinct ids (ModelResponse checks it).
         response = ModelResponse.of(completed, provider)
         usage = response.usage
-        counter = context.counter
-        if isinstance(counter, CalibratedCounter) and usage is not None:
-            system = request.system_prompt
-            sent = [Message.system(system), *messages] if system else messages
-            counter.observe(sent, usage.input_tokens, tools=tools)
+        if usage is not None:
+            calibrate(
+                context.counter,
+                messages,
+                usage.input_tokens,
+                system_prompt=request.system_prompt,
+                tools=tools,
+                label="Agent",
+            )
         context.emit(
             ModelCalled(
                 context.turn,

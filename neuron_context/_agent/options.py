@@ -54,7 +54,7 @@ class AgentOptions:
         default=None, validator=optional(instance_of(ContextStrategy, "a ContextStrategy"))
     )
     """Run at the top of every turn on the whole request's count; its result replaces
-    the history (see :mod:`neuron_context._middleware.compacting`)."""
+    the history (see :mod:`neuron_context._compaction.reporting`)."""
     counter: BaseCounter | None = attrs.field(
         default=None, validator=optional(instance_of(BaseCounter, "a counter"))
     )

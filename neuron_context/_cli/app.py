@@ -22,12 +22,12 @@ import anyio
 import attrs
 
 from .._blocking import run_blocking
-from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._counting.pricing import CacheCostModel
 from .._counting.pricing import cost_model as cost_model_of
+from .._counting.request import RequestCounter
 from .._errors import ConfigurationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, Role

@@ -39,10 +39,10 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step
 from .._counting.counter import BaseCounter
 from .._counting.pricing import CacheCostModel
+from .._counting.request import RequestCounter
 from .._messages.content import Compaction, Text, ToolResult
 from .._messages.conversation import first_is_user
 from .._messages.message import Message, Role, ToolDefinition

@@ -5,7 +5,7 @@ in its history), the summarization and context-editing middlewares, the framewor
 adapters and the command line. One policy, written here once:
 
 - **What is counted** is what the provider receives: the messages, the system prompt
-  and the tool definitions (:class:`~neuron_context._compaction.request.RequestCounter`).
+  and the tool definitions (:class:`~neuron_context._counting.request.RequestCounter`).
   The strategy's trigger gets that count; ``compact`` gets the messages with the system
   prompt and a stand-in for the tool definitions before them as system messages (so a
   budget-aware strategy prices both and never drops them: the whole request fits its
@@ -43,15 +43,23 @@ import anyio
 import attrs
 
 from .. import _tracing as tracing
+from .._counting.request import RequestCounter
 from .._errors import CompactionError, InvalidConversationError, NeuronContextError
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import pending_start, repair, start_on_user, validate
 from .._stores.batch import offloading
 from .._strategies.strategy import ContextStrategy
-from .request import RequestCounter
 
-__all__ = ["Errors", "StepReport", "StepResult", "StepStarted", "compact_step", "decide"]
+__all__ = [
+    "Errors",
+    "StepReport",
+    "StepResult",
+    "StepStarted",
+    "budget_of",
+    "compact_step",
+    "decide",
+]
 
 Errors: TypeAlias = Literal["keep", "raise"]
 """What a failed compaction does: keep the input (and report it), or raise."""
@@ -98,6 +106,16 @@ class StepResult:
     """The request's tokens before the first message the compaction changed (system
     prompt and tools included): what a provider's prompt cache still serves on the next
     call. ``tokens_before`` when nothing changed."""
+    budget: int | None = None
+    """The strategy's budget (its ``max_tokens``), when it has one."""
+
+    @property
+    def over_budget(self) -> int:
+        """How far a compaction's result is over :attr:`budget` (0 when within it, or
+        when nothing was compacted)."""
+        if not self.compacted or self.budget is None:
+            return 0
+        return max(0, self.tokens_after - self.budget)
 
     @property
     def tokens_rewritten(self) -> int:
@@ -153,8 +171,20 @@ def decide(
         tokens = counter.count(messages, system_prompt, tools)
     triggered = strategy.should_compact(messages, tokens)
     return StepResult(
-        messages, type(strategy).__name__, tokens, tokens, len(messages), triggered=triggered
+        messages,
+        type(strategy).__name__,
+        tokens,
+        tokens,
+        len(messages),
+        triggered=triggered,
+        budget=budget_of(strategy),
     )
+
+
+def budget_of(strategy: object) -> int | None:
+    """The budget ``strategy`` keeps to (its ``max_tokens``), when it has one."""
+    value = getattr(strategy, "max_tokens", None)
+    return value if isinstance(value, int) and value > 0 else None
 
 
 async def compact_step(

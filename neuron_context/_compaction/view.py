@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._counting.request import RequestCounter
 from .._messages.message import Message, ToolDefinition
-from .._overflow import Overflow
 from .._prefix import starts_with
-from .._strategies.strategy import ContextStrategy, counter_of
-from .overflow import budget_of, shrunk
-from .request import RequestCounter
+from .._strategies.strategy import ContextStrategy
+from .recovery import recompact
+from .refusal import Overflow
 from .step import Errors, StepReport, StepResult, compact_step, decide
 
 __all__ = ["ContextView"]
@@ -154,26 +154,25 @@ class ContextView:
         tools: Sequence[ToolDefinition] = (),
         label: str = "overflow",
     ) -> tuple[StepResult, int]:
-        """``messages`` (what was sent) compacted to the size ``overflow`` showed, and
-        that budget: the view's strategy becomes the smaller one (kept for the next
-        calls) and the view is the result.
+        """``messages`` (what was sent) recompacted to the size ``overflow`` showed (see
+        :func:`~neuron_context._compaction.recovery.recompact`), and that budget: the
+        view's strategy becomes the smaller one (kept for the next calls) and the view
+        is the result. When it raises, the view and its strategy are as they were.
 
         Raises:
+            ContextOverflowError: the request cannot be made to fit.
             NeuronContextError: the compaction failed.
         """
-        counted = self.counter.count(messages, system_prompt, tools)
-        budget = overflow.budget(counted, budget_of(self.strategy))
-        self.strategy = shrunk(self.strategy, budget, counter_of(self.strategy))
-        result = await compact_step(
-            self.strategy,
+        done = await recompact(
+            overflow,
             messages,
+            strategy=self.strategy,
             counter=self.counter,
             system_prompt=system_prompt,
             tools=tools,
-            tokens=counted,
-            errors="raise",
             label=label,
         )
-        if result.compacted:
-            self._view = list(result.messages)
-        return result, budget
+        self.strategy = done.strategy
+        if done.result.compacted:
+            self._view = list(done.result.messages)
+        return done.result, done.budget

@@ -66,6 +66,13 @@ class BaseCounter(abc.ABC):
         """
         return CostTable([self.estimate_message(message) for message in messages])
 
+    def pin_cost(self, message: Message, cost: int) -> bool:
+        """Price ``message`` at ``cost`` from now on, when this counter keeps per-message
+        costs (a stand-in whose real price the caller knows, such as the tool definitions
+        as one message); returns whether it does. This default keeps none: ``False``."""
+        del message, cost
+        return False
+
     def running(self, messages: Sequence[Message] = ()) -> RunningCount:
         """A running count of a history that grows, starting from ``messages``.
 

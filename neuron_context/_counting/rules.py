@@ -43,6 +43,7 @@ from .cache import (
     HistoryMemo,
     cache_key,
     cached_costs,
+    store_cost,
     sum_costs,
 )
 from .counter import BaseCounter
@@ -236,6 +237,11 @@ class RuleCounter(BaseCounter):
         return cached_costs(messages, self._key, self._price)
 
     # -- the interface ----------------------------------------------------------------
+
+    def pin_cost(self, message: Message, cost: int) -> bool:
+        """Price ``message`` at ``cost`` from now on (in this counter's cache): ``True``."""
+        store_cost(message, self._key, cost)
+        return True
 
     def estimate_message(self, message: Message) -> int:
         """Tokens of one message: ``message_overhead`` plus its blocks."""

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from .._compaction.reporting import reporter
 from .._counting.counter import BaseCounter
 from .._errors import InvalidConversationError
 from .._log import logger
@@ -27,7 +28,7 @@ from .._strategies.strategy import to_counter
 from .._strategies.summarization import SummarizationStrategy
 from .._validators import instance_of, non_negative_int
 from ..providers._base import Provider
-from .compacting import compact_request, reporter
+from .compacting import compact_request
 from .types import AgentMiddleware, ModelRequest
 
 __all__ = ["SummarizationMiddleware"]

@@ -25,6 +25,7 @@ __all__ = [
     "AgentEvent",
     "CompactionCompleted",
     "CompactionFailed",
+    "CompactionOverBudget",
     "CompactionStarted",
     "Event",
     "FallbackUsed",
@@ -134,6 +135,21 @@ class CompactionCompleted(AgentEvent):
     tokens_rewritten: int = 0
     """``tokens_after - prefix_kept``: what the next call sends anew, the compaction's
     cost in cache misses."""
+
+
+@attrs.frozen
+class CompactionOverBudget(AgentEvent):
+    """A compaction's result is still over its strategy's budget: what it does not cut
+    to meet one (the system prompt and tools, the newest request with the step in
+    progress, kept whole) costs more. It follows the :class:`CompactionCompleted`."""
+
+    type: ClassVar[str] = "compaction_over_budget"
+    strategy: str
+    trigger: str
+    tokens_after: int
+    """The request's tokens after the compaction (messages, system prompt and tools)."""
+    max_tokens: int
+    """The strategy's budget."""
 
 
 @attrs.frozen
@@ -252,7 +268,7 @@ class ModelRouted(AgentEvent):
 
 Event: TypeAlias = (
     "TurnStarted | ModelCalled | ToolCalled | CompactionStarted | CompactionCompleted"
-    " | CompactionFailed | RequestEdited | LimitReached | FallbackUsed | ToolRetried"
-    " | RunFinished | ModelRouted | OffloadFailed"
+    " | CompactionFailed | CompactionOverBudget | RequestEdited | LimitReached"
+    " | FallbackUsed | ToolRetried | RunFinished | ModelRouted | OffloadFailed"
 )
 """Any event a run emits."""

@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from .._compaction.request import RequestCounter
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
+from .._counting.request import RequestCounter
 from .._messages.message import Message, ToolDefinition
 from .events import AgentEvent
 from .state import AgentState

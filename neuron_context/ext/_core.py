@@ -17,9 +17,11 @@ from here:
   :meth:`~._reader.Converted.sendable` repairs a conversation that is not well formed.
 - :class:`~._sessions.Session` and :class:`~._sessions.Sessions` (in :mod:`._sessions`)
   are the conversations an adapter serves, each with its reader and its compacted view.
-- :func:`neuron_context.ext._recovery.recover` is what every adapter does when the
-  provider refuses a request as too long: :meth:`~._sessions.Sessions.learn` keeps the
-  smaller strategy for every conversation after.
+- When the provider refuses a request as too long, every adapter sends through the one
+  recovery step (:mod:`neuron_context._compaction.recovery`) and recompacts with its
+  session's view (:meth:`~neuron_context._compaction.view.ContextView.recover`);
+  :meth:`~._sessions.Sessions.learn` keeps the smaller strategy for every conversation
+  after.
 - :class:`ToolDefinitions` converts a framework's tools once per tool object.
 
 Frameworks call sync and async hooks; strategies are async. :func:`run_sync` runs one

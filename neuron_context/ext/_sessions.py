@@ -22,7 +22,8 @@ least recently used goes first when they exceed it). A call finds its session
 A session is taken out of the pool while in use, so concurrent calls never share one.
 
 When a provider refuses a request as too long, :meth:`Sessions.learn` keeps the smaller
-strategy the refusal implies for every conversation after.
+strategy the refusal implies for every conversation after (see
+:mod:`neuron_context._compaction.recovery`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar
 
-from .._compaction.request import RequestCounter
 from .._compaction.view import ContextView
+from .._counting.request import RequestCounter
 from .._errors import ConfigurationError
 from .._strategies.strategy import ContextStrategy, counter_of
 from ._reader import Reader

@@ -41,8 +41,9 @@ tools, so the model can read back what compaction removed.
 A model call the provider refuses as too long for the model (OpenAI's
 ``context_length_exceeded``, Anthropic's ``prompt is too long``, ...) is compacted to the
 size the refusal shows and sent once more; the smaller budget is kept for the calls after,
-and a second refusal is a :class:`~neuron_context.errors.ContextOverflowError` (see
-:mod:`neuron_context.ext._recovery`).
+and a second refusal, or a window too small for the system prompt, the tools and the newest
+request, is a :class:`~neuron_context.errors.ContextOverflowError` (see
+:mod:`neuron_context._compaction.recovery`).
 
 For code that trims by hand with ``trim_messages``, :func:`compact_messages` (and
 :func:`acompact_messages`) take a list of LangChain messages and a strategy.
@@ -53,8 +54,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step, decide
+from .._counting.request import RequestCounter
 from .._errors import ConfigurationError
 from .._strategies.default import default_stack
 from .._strategies.strategy import ContextStrategy, counter_of

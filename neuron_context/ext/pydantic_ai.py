@@ -37,13 +37,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._compaction.recovery import Attempt
+from .._compaction.refusal import Overflow
 from .._compaction.step import compact_step
-from .._messages.message import ToolDefinition
-from .._overflow import Overflow
+from .._messages.message import Message, ToolDefinition
 from .._stores.scope import conversation
-from .._strategies.strategy import ContextStrategy
+from .._strategies.strategy import ContextStrategy, counter_of
 from ._core import Sessions, check_strategy, missing_extra, session_factory
-from ._recovery import recover
 
 try:
     from pydantic_ai.messages import ModelMessage
@@ -125,31 +125,47 @@ class HistoryProcessor:
             >>> from pydantic_ai.models.test import TestModel
             >>> model = HistoryProcessor(SlidingWindowStrategy(20, 8_000)).wrap(TestModel())
         """
-        return RecoveringModel(model, self._recover)
+        return RecoveringModel(model, self._recover, self._attempt, counter_of(self.strategy))
 
-    async def _recover(
+    def _attempt(
         self,
         messages: list[ModelMessage],
-        overflow: Overflow,
-        tools: Sequence[ToolDefinition] = (),
-    ) -> tuple[list[ModelMessage], int]:
-        """The refused request's messages compacted to the size ``overflow`` showed, and
-        that budget (the request's ``tools`` counted in it); the processor keeps the
-        smaller strategy."""
+        tools: Sequence[ToolDefinition],
+        budget: int | None = None,
+    ) -> Attempt[list[ModelMessage]]:
+        """``messages`` as the recovery step sends them (read as ours only when a reply's
+        usage calibrates the counter)."""
+
+        def read() -> Sequence[Message]:
+            session = self._sessions.take(messages)
+            try:
+                return session.reader(messages).sendable("HistoryProcessor")
+            finally:
+                self._sessions.put(session)
+
+        return Attempt(
+            messages, read=read, system_prompt=instructions(messages), tools=tools, budget=budget
+        )
+
+    async def _recover(
+        self, overflow: Overflow, attempt: Attempt[list[ModelMessage]]
+    ) -> Attempt[list[ModelMessage]]:
+        """The refused request's messages recompacted to the size ``overflow`` showed
+        (the request's tools counted in it); the processor keeps the smaller strategy."""
+        messages = attempt.request
         session = self._sessions.take(messages)
         try:
             converted = session.reader(messages)
             with conversation(conversation_of(messages)):
-                result, budget = await recover(
-                    self._sessions,
-                    session,
+                result, budget = await session.view.recover(
                     overflow,
                     converted.sendable("HistoryProcessor"),
-                    system_prompt=instructions(messages),
-                    tools=tools,
+                    system_prompt=attempt.system_prompt,
+                    tools=attempt.tools,
                     label="HistoryProcessor",
                 )
+            self._sessions.learn(session.view.strategy)
         finally:
             self._sessions.put(session)
         self.strategy = session.view.strategy
-        return rebuild(result.messages, converted), budget
+        return self._attempt(rebuild(result.messages, converted), attempt.tools, budget)

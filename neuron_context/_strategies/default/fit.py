@@ -9,9 +9,11 @@ in the order of what the next model call needs least:
    next;
 2. the summary is cut (its plan block kept whole), then dropped;
 3. the step in progress (the calls of the last assistant message and their results) is
-   cut in the middle, its biggest message first: it is what the model acts on now; what
-   cannot be cut (tool inputs, images) goes only when nothing else is left to cut but
-   the user's own requests;
+   cut in the middle, its biggest message first: it is what the model acts on now. It
+   is never dropped: a model that no longer sees the call it just made makes it again.
+   When the budget cannot hold it with the requests, the output keeps them over budget
+   (``in_progress="keep"``) or the compaction raises
+   :class:`~neuron_context.errors.ContextOverflowError` (``in_progress="raise"``);
 4. the newest request is cut down to a floor, then the task, then the newest request
    further: a task that fits is never dropped to keep more of a longer request; a task
    that cannot fit even cut (images cannot be cut) gives way to the newest request.
@@ -23,8 +25,10 @@ assistant message while the input did not.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal, TypeAlias
 
 from ..._counting.counter import BaseCounter
+from ..._errors import ContextOverflowError
 from ..._messages.content import Compaction
 from ..._messages.conversation import first_is_user, next_safe_cut, turn_start
 from ..._messages.message import Message, Role
@@ -33,7 +37,11 @@ from ..._summary.agent_plan import PLAN_CLOSE, PLAN_OPEN
 from ..._summary.facts import condense
 from .plan import Part, Plan, describe_cut
 
-__all__ = ["fit", "message_overhead", "shrink"]
+__all__ = ["InProgress", "fit", "message_overhead", "shrink"]
+
+InProgress: TypeAlias = Literal["keep", "raise"]
+"""What a compaction does when the budget cannot hold the newest request with the step
+in progress: keep them over budget, or raise :class:`ContextOverflowError`."""
 
 _MIN_TRUNCATED = 48
 """The smallest a message is truncated to before older messages are dropped instead,
@@ -86,9 +94,15 @@ def fit(
     *,
     counter: BaseCounter,
     part_cost: Callable[[Part], int],
+    in_progress: InProgress = "keep",
 ) -> list[Part]:
     """``parts`` cut until they cost at most ``limit`` as ``part_cost`` prices them (see
-    the module docstring); ``messages`` is the input, ``plan`` its plan."""
+    the module docstring); ``messages`` is the input, ``plan`` its plan.
+
+    Raises:
+        ContextOverflowError: ``in_progress="raise"`` and the budget cannot hold the
+            step in progress (cut in the middle) with the pinned requests.
+    """
     costs = [part_cost(part) for part in parts]
     excess = sum(costs) - limit
 
@@ -144,7 +158,8 @@ def fit(
     if excess > 0:  # cut and still too big: the summary goes
         drop({id(p) for p in parts if p.kind == "summary"})
     cut_biggest("step")
-    drop_oldest("step")  # what cannot be cut (tool inputs, images)
+    if excess > 0 and any(p.kind == "step" for p in parts):  # the step is never dropped
+        return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     cut("request", floor=_MIN_TRUNCATED)
     cut("task")
     cut("request")
@@ -157,6 +172,35 @@ def fit(
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):
         parts = _repin(parts, costs, messages, plan, limit, counter=counter, part_cost=part_cost)
     return parts
+
+
+def _kept_step(
+    parts: list[Part],
+    messages: Sequence[Message],
+    plan: Plan,
+    excess: int,
+    counter: BaseCounter,
+    *,
+    in_progress: InProgress,
+) -> list[Part]:
+    """``parts`` with the step in progress kept ``excess`` tokens over budget, starting
+    on a user message when the input did (the user message that opened the step's turn,
+    cut by what is over but never below its floor, put back before it); or, with
+    ``in_progress="raise"``, the :class:`ContextOverflowError` saying so."""
+    if in_progress == "raise":
+        msg = (
+            "the budget cannot hold the newest request with the step in progress (its "
+            f"tool calls and results): {excess} tokens over"
+        )
+        raise ContextOverflowError(msg)
+    if first_is_user([p.message for p in parts]) or not first_is_user(messages):
+        return parts
+    opener = turn_start(messages, min(plan.step)) if plan.step else None
+    if opener is None:  # pragma: no cover - the input starts on a user message
+        return parts
+    pin = Part("request", shrink(messages[opener], excess, counter, floor=_MIN_TRUNCATED))
+    first = next((i for i, p in enumerate(parts) if p.kind != "system"), len(parts))
+    return [*parts[:first], pin, *parts[first:]]
 
 
 def _regrown(  # noqa: PLR0917 - the state of fit's last step

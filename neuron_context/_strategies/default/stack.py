@@ -55,11 +55,11 @@ from ..._messages.message import Message, Role, ToolDefinition
 from ..._numbers import scale
 from ..._stores.store import Store, optional_store
 from ..._summary.format import SUMMARY_HEADING
-from ..._validators import bool_, instance_of, number, optional, positive_int
+from ..._validators import bool_, instance_of, number, one_of, optional, positive_int
 from ...providers._base import Provider
 from ..schedule import CacheSchedule, growth_per_turn
 from ..strategy import BudgetedStrategy, check_token_count
-from .fit import fit
+from .fit import InProgress, fit
 from .offloading import Found, assemble, offload, placeholder, with_store
 from .plan import Part, Plan
 from .summaries import SummaryWriter
@@ -123,6 +123,14 @@ class DefaultStack(BudgetedStrategy):
     """The share of the budget kept free for what a provider's rendering adds."""
     strict: bool = attrs.field(default=False, kw_only=True, validator=bool_())
     """Raise :class:`BudgetExceededError` when the budget cannot be met."""
+    in_progress: InProgress = attrs.field(
+        default="keep", kw_only=True, validator=one_of(("keep", "raise"))
+    )
+    """When the budget cannot hold the newest request with the step in progress (the
+    last assistant message's tool calls and their results): ``"keep"`` them over budget
+    (logged; the agent loop reports a ``CompactionOverBudget`` event), or ``"raise"``
+    :class:`~neuron_context.errors.ContextOverflowError`. Never dropped: a model that
+    no longer sees the call it just made makes it again."""
     summary_options: SummaryOptions = attrs.field(factory=SummaryOptions, kw_only=True)
     """Extra keyword arguments for the :class:`SummarizationStrategy` that calls
     ``summarizer`` (``instructions``, ``model``, ``timeout``, ``retries``, ...)."""
@@ -314,7 +322,15 @@ class DefaultStack(BudgetedStrategy):
     ) -> list[Part]:
         """The last resort, until the output is within ``limit`` (see
         :mod:`neuron_context._strategies.default.fit`)."""
-        return fit(parts, messages, plan, limit, counter=self.counter, part_cost=self._part_cost)
+        return fit(
+            parts,
+            messages,
+            plan,
+            limit,
+            counter=self.counter,
+            part_cost=self._part_cost,
+            in_progress=self.in_progress,
+        )
 
     def _check(self, cost: int, limit: int) -> None:
         excess = cost - limit
@@ -323,7 +339,7 @@ class DefaultStack(BudgetedStrategy):
         msg = (
             f"DefaultStack: the budget cannot be met: {cost} tokens, {excess} over the "
             f"limit of {limit} (max_tokens {self.max_tokens} less the reserve); the "
-            "system messages and the newest request alone cost too much"
+            "system messages, the newest request and the step in progress cost too much"
         )
         if self.strict:
             raise BudgetExceededError(msg, excess=excess, max_tokens=self.max_tokens)
@@ -351,6 +367,7 @@ def default_stack(
     strict: bool = False,
     schedule: CacheSchedule | None = None,
     store: Store | None = None,
+    in_progress: InProgress = "keep",
     **summary_options: Unpack[SummaryOptions],
 ) -> DefaultStack:
     """The stack we recommend, configured once: see :class:`DefaultStack`.
@@ -383,6 +400,12 @@ def default_stack(
         store: where what a compaction removes goes (a :class:`~neuron_context.Store`);
             the output then holds a reference to it that the recall tool reads back.
             ``None`` (the default): removed content is gone, as without offloading.
+        in_progress: when the budget cannot hold the newest request with the step in
+            progress (the last assistant message's tool calls and their results):
+            ``"keep"`` them over budget (the default; logged, and the agent loop reports
+            a ``CompactionOverBudget`` event) or ``"raise"``
+            :class:`~neuron_context.errors.ContextOverflowError`. The step is never
+            dropped to meet a budget.
         **summary_options: passed to the :class:`~neuron_context.SummarizationStrategy`
             that calls ``summarizer`` (``instructions``, ``model``, ``timeout``,
             ``retries``, ``cache_aligned``, ``tools``, ...).
@@ -402,5 +425,6 @@ def default_stack(
         strict=strict,
         schedule=schedule,
         store=store,
+        in_progress=in_progress,
         summary_options=summary_options,
     )

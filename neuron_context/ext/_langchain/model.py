@@ -4,10 +4,12 @@ smaller, when the provider refuses it as too long.
 LangChain hands the middleware's ``wrap_model_call`` (sync) or ``awrap_model_call``
 (async) the request and the handler that sends it. Both run the same steps: read the
 request (the session of its conversation, its system prompt and tools), ask the trigger,
-compact the view when it fires, send, and on an overflow error recover (see
-:mod:`neuron_context.ext._recovery`) and send once more. :class:`ModelCalls` holds those
-steps and the state they share, written once for both, so the middleware's own module
-keeps to LangChain's hooks and its two modes (a view, or the state persisted).
+compact the view when it fires, and send through the recovery step
+(:mod:`neuron_context._compaction.recovery`: refused as too long, the view is recompacted
+to fit and the request sent once more; the reply's usage calibrates the counter).
+:class:`ModelCalls` holds those steps and the state they share, written once for both,
+so the middleware's own module keeps to LangChain's hooks and its two modes (a view, or
+the state persisted).
 """
 
 from __future__ import annotations
@@ -20,13 +22,12 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from ..._compaction.overflow import refused_again
+from ..._compaction.recovery import Attempt, resend, resend_sync
+from ..._compaction.refusal import Overflow
 from ..._compaction.step import StepResult
 from ..._messages.message import ToolDefinition
-from ..._overflow import Overflow, context_overflow
-from ..._strategies.strategy import ContextStrategy
+from ..._strategies.strategy import ContextStrategy, counter_of
 from .._core import Converted, Session, Sessions, ToolDefinitions, run_sync, session_factory
-from .._recovery import recover
 from .fleet import keep, restore, thread_id
 from .history import reader, rebuild
 from .messages import read_message
@@ -39,10 +40,12 @@ class ModelCalls:
     serves, its tools' definitions, and what the last request held besides its messages.
     """
 
-    __slots__ = ("_tools", "overhead", "sessions")
+    __slots__ = ("_tools", "counter", "overhead", "sessions")
 
     def __init__(self, strategy: ContextStrategy) -> None:
         self.sessions: Sessions[BaseMessage, int] = Sessions(session_factory(strategy, reader))
+        self.counter = counter_of(strategy)
+        """What the provider's reported input tokens calibrate (a ``CalibratedCounter``)."""
         self._tools = ToolDefinitions(_definition)
         # What the last request held besides its messages, for the state's compaction
         # (before_model sees the state alone): its system prompt and tool definitions.
@@ -63,20 +66,14 @@ class ModelCalls:
         except BaseException:
             self.sessions.put(call.session)
             raise
-        try:
-            return handler(self._finish(call, result))
-        except Exception as exc:
-            overflow = context_overflow(exc)
-            if overflow is None:
-                raise
-        retry = run_sync(lambda: self._recover(request, overflow))
-        try:
-            return handler(retry.request)
-        except Exception as exc:
-            error = refused_again(exc, retry.budget)
-            if error is None:
-                raise
-            raise error from exc
+        return resend_sync(
+            handler,
+            self._attempt(call, self._finish(call, result), result),
+            lambda overflow, _: run_sync(lambda: self._recover(request, overflow)),
+            counter=self.counter,
+            usage=_input_tokens,
+            label="ContextMiddleware",
+        )
 
     async def asend(
         self,
@@ -90,20 +87,18 @@ class ModelCalls:
         except BaseException:
             self.sessions.put(call.session)
             raise
-        try:
-            return await handler(self._finish(call, result))
-        except Exception as exc:
-            overflow = context_overflow(exc)
-            if overflow is None:
-                raise
-        retry = await self._recover(request, overflow)
-        try:
-            return await handler(retry.request)
-        except Exception as exc:
-            error = refused_again(exc, retry.budget)
-            if error is None:
-                raise
-            raise error from exc
+
+        async def recover(overflow: Overflow, _: Attempt[Any]) -> Attempt[Any]:
+            return await self._recover(request, overflow)
+
+        return await resend(
+            handler,
+            self._attempt(call, self._finish(call, result), result),
+            recover,
+            counter=self.counter,
+            usage=_input_tokens,
+            label="ContextMiddleware",
+        )
 
     def _prepare(self, request: ModelRequest[Any]) -> Call:
         """Read the request and ask the trigger (synchronous: no event loop is needed
@@ -146,24 +141,37 @@ class ModelCalls:
             self.sessions.put(call.session)
         return request.override(messages=cast("list[AnyMessage]", rebuilt))
 
-    async def _recover(self, request: ModelRequest[Any], overflow: Overflow) -> _Recovery:
-        """The request refused as too long, compacted to the size the refusal showed
-        (see :mod:`neuron_context.ext._recovery`)."""
+    def _attempt(
+        self, call: Call, request: ModelRequest[Any], result: StepResult, budget: int | None = None
+    ) -> Attempt[ModelRequest[Any]]:
+        """``request`` as the recovery step sends it: with what it holds, as we count it."""
+        return Attempt(
+            request,
+            read=lambda: result.messages,
+            system_prompt=call.system,
+            tools=call.tools,
+            budget=budget,
+        )
+
+    async def _recover(
+        self, request: ModelRequest[Any], overflow: Overflow
+    ) -> Attempt[ModelRequest[Any]]:
+        """The request refused as too long, recompacted to the size the refusal showed
+        (the smaller strategy kept for every conversation after)."""
         call = self._prepare(request)
         try:
-            result, budget = await recover(
-                self.sessions,
-                call.session,
+            result, budget = await call.session.view.recover(
                 overflow,
                 call.decided.messages,
                 system_prompt=call.system,
                 tools=call.tools,
                 label="ContextMiddleware",
             )
+            self.sessions.learn(call.session.view.strategy)
         except BaseException:
             self.sessions.put(call.session)
             raise
-        return _Recovery(self._finish(call, result), budget)
+        return self._attempt(call, self._finish(call, result), result, budget)
 
 
 @attrs.frozen
@@ -181,15 +189,18 @@ class Call:
     """Whether the messages were not well formed (what is sent is their repair)."""
 
 
-@attrs.frozen
-class _Recovery:
-    """The request to send again after an overflow error, and the budget it was cut to."""
-
-    request: ModelRequest[Any]
-    budget: int
-
-
 # -- what a request holds besides its messages --------------------------------------------
+
+
+def _input_tokens(response: ModelResponse[Any]) -> int | None:
+    """The provider's input tokens for the reply (LangChain's ``usage_metadata``)."""
+    messages = getattr(response, "result", None)
+    for message in reversed(messages if isinstance(messages, list) else [response]):
+        usage = getattr(message, "usage_metadata", None)
+        if isinstance(usage, dict):
+            tokens = usage.get("input_tokens")
+            return tokens if isinstance(tokens, int) else None
+    return None
 
 
 def _system_text(message: BaseMessage | None) -> str | None:

@@ -5,18 +5,17 @@ See :mod:`neuron_context.ext.openai_agents` for what it does; this module holds 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 
+from ..._compaction.refusal import Overflow
 from ..._errors import NeuronContextError
-from ..._messages.message import ToolDefinition
-from ..._overflow import Overflow
-from ..._strategies.strategy import ContextStrategy
+from ..._messages.message import Message, ToolDefinition
+from ..._strategies.strategy import ContextStrategy, counter_of
 from .._core import Sessions, ToolDefinitions, check_strategy, session_factory
-from .._recovery import recover
 from .items import Item
 from .model import RecoveringModel
 from .reader import items_reader, rebuild
@@ -101,7 +100,23 @@ class CallModelInputFilter:
             >>> compacting = CallModelInputFilter(SlidingWindowStrategy(20, 8_000))
             >>> model = compacting.wrap(OpenAIResponsesModel("gpt-4.1", client))
         """
-        return RecoveringModel(model, self._recover)
+        return RecoveringModel(
+            model, self._recover, read=self._read, counter=counter_of(self.strategy)
+        )
+
+    def _read(
+        self, items: list[Item], tools: Sequence[object]
+    ) -> tuple[Callable[[], Sequence[Message]], tuple[ToolDefinition, ...]]:
+        """What reads a call's ``items`` as ours when asked, and its tools' definitions."""
+
+        def read() -> Sequence[Message]:
+            session = self._sessions.take(items)
+            try:
+                return session.reader(items).sendable("CallModelInputFilter")
+            finally:
+                self._sessions.put(session)
+
+        return read, self._tools.of(tools)
 
     async def _recover(
         self,
@@ -115,15 +130,14 @@ class CallModelInputFilter:
         session = self._sessions.take(items)
         try:
             converted = session.reader(items)
-            result, budget = await recover(
-                self._sessions,
-                session,
+            result, budget = await session.view.recover(
                 overflow,
                 converted.sendable("CallModelInputFilter"),
                 system_prompt=instructions,
                 tools=self._tools.of(tools),
                 label="CallModelInputFilter",
             )
+            self._sessions.learn(session.view.strategy)
             rebuilt = rebuild(result.messages, converted)
         finally:
             self._sessions.put(session)

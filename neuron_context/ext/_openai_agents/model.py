@@ -2,11 +2,13 @@
 its provider refused as too long, streamed or not.
 
 A ``call_model_input_filter`` runs before the model call and never sees its error, so the
-recovery is a model that wraps the model: a call refused with an error that
-:func:`~neuron_context.errors.context_overflow` recognises is sent once more with its
-input compacted to the size the refusal shows (the filter's ``_recover``, given here as
+recovery is a model that wraps the model and sends through the recovery step
+(:mod:`neuron_context._compaction.recovery`): a call refused with an error that
+:func:`~neuron_context.overflow.context_overflow` recognises is sent once more with its
+input recompacted to the size the refusal shows (the filter's ``_recover``, given here as
 a plain function, so this module knows nothing of the filter), and a second refusal is a
-:class:`~neuron_context.errors.ContextOverflowError`. A stream is recovered when the
+:class:`~neuron_context.errors.ContextOverflowError`; an answered call's reported input
+tokens calibrate the filter's counter. A stream is recovered when the
 refusal comes before any output: raised before its first event (a provider's HTTP
 refusal), or as a ``response.failed`` or ``error`` event after only the response's
 opening events (as the Responses API and the proxies that copy it may send it); the
@@ -25,19 +27,53 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
+import attrs
 from agents.models.interface import Model
 
-from ..._compaction.overflow import refused_again
-from ..._overflow import Overflow, context_overflow
+from ..._compaction.recovery import Attempt, observe, resend
+from ..._compaction.refusal import Overflow, context_overflow
+from ..._counting.counter import BaseCounter
+from ..._messages.message import Message, ToolDefinition
 from .items import Item
 
-__all__ = ["Recover", "RecoveringModel"]
+__all__ = ["Read", "Recover", "RecoveringModel"]
 
 Recover = Callable[
     [list[Item], str | None, Sequence[object], Overflow], Awaitable[tuple[list[Any], int]]
 ]
 """``recover(items, instructions, tools, overflow)``: the refused call's input items
 compacted to the size ``overflow`` showed, and that budget."""
+Read = Callable[
+    [list[Item], Sequence[object]],
+    tuple[Callable[[], Sequence[Message]], tuple[ToolDefinition, ...]],
+]
+"""``read(items, tools)``: what reads the items as ours (when asked), and the tools'
+definitions, for calibration."""
+
+
+@attrs.frozen
+class _Call:
+    """One call's arguments, as ``get_response`` or ``stream_response`` take them."""
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+    def items(self) -> list[Item]:
+        given = self.args[_INPUT] if len(self.args) > _INPUT else self.kwargs["input"]
+        return [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+
+    def instructions(self) -> str | None:
+        value = self.args[0] if self.args else self.kwargs.get("system_instructions")
+        return value if isinstance(value, str) else None
+
+    def tools(self) -> Sequence[object]:
+        value = self.args[3] if len(self.args) > 3 else self.kwargs.get("tools")
+        return value or ()
+
+    def with_input(self, items: list[Any]) -> _Call:
+        if len(self.args) > _INPUT:
+            return _Call((*self.args[:_INPUT], items, *self.args[_INPUT + 1 :]), self.kwargs)
+        return _Call(self.args, {**self.kwargs, "input": items})
 
 
 _INPUT = 1
@@ -54,78 +90,85 @@ class RecoveringModel(Model):
         recover: what makes a refused call's input smaller (the filter's own).
     """
 
-    def __init__(self, model: Model, recover: Recover) -> None:
+    def __init__(
+        self,
+        model: Model,
+        recover: Recover,
+        *,
+        read: Read | None = None,
+        counter: BaseCounter | None = None,
+    ) -> None:
         self._model = model
         self._recover = recover
+        self._read = read
+        self._counter = counter
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._model, name)
 
     async def get_response(self, *args: Any, **kwargs: Any) -> Any:
         """The wrapped model's response; refused as too long: once more, compacted."""
-        try:
-            return await self._model.get_response(*args, **kwargs)
-        except Exception as exc:
-            overflow = context_overflow(exc)
-            if overflow is None:
-                raise
-        arguments, kwargs, budget = await self._smaller(overflow, args, kwargs)
-        try:
-            return await self._model.get_response(*arguments, **kwargs)
-        except Exception as exc:
-            error = refused_again(exc, budget)
-            if error is None:
-                raise
-            raise error from exc
+
+        async def send(call: _Call) -> Any:
+            return await self._model.get_response(*call.args, **call.kwargs)
+
+        return await resend(
+            send,
+            self._attempt(_Call(args, kwargs)),
+            self._smaller,
+            counter=self._counter,
+            usage=_input_tokens,
+            label="CallModelInputFilter",
+        )
 
     async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         """The wrapped model's stream; refused as too long before any output (an error
         raised before the first event, or a ``response.failed`` or ``error`` event that
         says so after only the response's opening events): once more, compacted. What
         fails after output reached the caller is the caller's, as it is."""
-        stream = self._model.stream_response(*args, **kwargs)
-        opening, failure = await _opening(stream)
-        if failure is not None and not _passed_on(failure):
-            overflow = context_overflow(failure)
-            if overflow is None:
-                raise failure
-            await _close(stream)
-            arguments, kwargs, budget = await self._smaller(overflow, args, kwargs)
-            stream = self._model.stream_response(*arguments, **kwargs)
+
+        answered: list[_Call] = []
+
+        async def send(call: _Call) -> tuple[AsyncIterator[Any], list[Any]]:
+            stream = self._model.stream_response(*call.args, **call.kwargs)
             opening, failure = await _opening(stream)
             if failure is not None and not _passed_on(failure):
                 await _close(stream)
-                error = refused_again(failure, budget)
-                if error is None:
-                    raise failure
-                raise error from failure
+                raise failure
+            answered.append(call)
+            return stream, opening
+
+        stream, opening = await resend(
+            send, Attempt(_Call(args, kwargs)), self._smaller, label="CallModelInputFilter"
+        )
         replay = _replayed(opening, stream)
         try:
             async for event in replay:
+                if getattr(event, "type", None) == "response.completed":  # its usage
+                    reported = _input_tokens(getattr(event, "response", None))
+                    attempt = self._attempt(answered[-1])
+                    observe(self._counter, attempt, reported, label="CallModelInputFilter")
                 yield event
         finally:
             # closed here, at once and in this task, when the caller stops early
             await replay.aclose()
 
-    async def _smaller(
-        self, overflow: Overflow, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[list[Any], dict[str, Any], int]:
-        """The refused call's arguments with its input compacted to the size ``overflow``
-        showed, and that budget."""
-        arguments = list(args)
-        given = arguments[_INPUT] if len(arguments) > _INPUT else kwargs["input"]
-        items: list[Item] = (
-            [{"role": "user", "content": given}] if isinstance(given, str) else list(given)
+    def _attempt(self, call: _Call, budget: int | None = None) -> Attempt[_Call]:
+        """``call`` as the recovery step sends it (read as ours only to calibrate)."""
+        if self._read is None:
+            return Attempt(call, budget=budget)
+        read, tools = self._read(call.items(), call.tools())
+        return Attempt(
+            call, read=read, system_prompt=call.instructions(), tools=tools, budget=budget
         )
-        instructions = arguments[0] if arguments else kwargs.get("system_instructions")
-        tools = arguments[3] if len(arguments) > 3 else kwargs.get("tools") or ()
-        smaller, budget = await self._recover(items, instructions, tools, overflow)
-        kwargs = dict(kwargs)
-        if len(arguments) > _INPUT:
-            arguments[_INPUT] = smaller
-        else:
-            kwargs["input"] = smaller
-        return arguments, kwargs, budget
+
+    async def _smaller(self, overflow: Overflow, attempt: Attempt[_Call]) -> Attempt[_Call]:
+        """The refused call with its input recompacted to the size ``overflow`` showed."""
+        call = attempt.request
+        smaller, budget = await self._recover(
+            call.items(), call.instructions(), call.tools(), overflow
+        )
+        return self._attempt(call.with_input(smaller), budget)
 
     # The model's own hooks (the base class defines them: not reached by __getattr__).
 
@@ -139,6 +182,12 @@ class RecoveringModel(Model):
 
     async def _cleanup_on_run_end(self, owner: object) -> None:
         await self._model._cleanup_on_run_end(owner)
+
+
+def _input_tokens(response: Any) -> int | None:
+    """The provider's input tokens for a ``ModelResponse`` (``None`` when not reported)."""
+    tokens = getattr(getattr(response, "usage", None), "input_tokens", None)
+    return tokens if isinstance(tokens, int) and tokens > 0 else None
 
 
 async def _close(stream: AsyncIterator[Any]) -> None:

@@ -6,8 +6,8 @@ from typing import Any
 
 from agents import Session, SessionSettings, TResponseInputItem
 
-from ..._compaction.request import RequestCounter
 from ..._compaction.step import compact_step
+from ..._counting.request import RequestCounter
 from ..._errors import show
 from ..._strategies.strategy import ContextStrategy, counter_of
 from .._core import check_strategy

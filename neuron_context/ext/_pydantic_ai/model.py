@@ -1,10 +1,12 @@
 """The model of a pydantic-ai agent, wrapped to recover from its provider's overflow errors.
 
 :meth:`~neuron_context.ext.pydantic_ai.HistoryProcessor.wrap` returns a
-:class:`RecoveringModel`: a request the provider refuses as too long is compacted by the
-processor to the size the refusal showed and sent once more (see
-:mod:`neuron_context.ext._recovery`); a streamed request is opened up to its first event,
-so a refusal sent as that event is recovered from the same way.
+:class:`RecoveringModel`, which sends through the recovery step
+(:mod:`neuron_context._compaction.recovery`): a request the provider refuses as too long
+is recompacted by the processor to the size the refusal showed and sent once more, and an
+answered request's reported input tokens calibrate the processor's counter; a streamed
+request is opened up to its first event, so a refusal sent as that event is recovered
+from the same way.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
-from ..._compaction.overflow import refused_again
+from ..._compaction.recovery import Attempt, observe, resend
+from ..._compaction.refusal import Overflow
+from ..._counting.counter import BaseCounter
 from ..._messages.message import ToolDefinition
-from ..._overflow import Overflow, context_overflow
 
-__all__ = ["Recover", "RecoveringModel"]
+__all__ = ["Prepare", "Recover", "RecoveringModel"]
 
 _until_first_event: Callable[..., Any] | None
 try:
@@ -34,21 +37,28 @@ except ImportError:  # pragma: no cover - another pydantic-ai: a stream as it op
 else:
     _until_first_event = request_stream_until_first_event
 
-Recover = Callable[
-    [list[ModelMessage], Overflow, Sequence[ToolDefinition]],
-    Awaitable[tuple[list[ModelMessage], int]],
-]
-"""The processor's recovery: the refused request's messages compacted to the size the
-overflow showed, and that budget (the request's tools counted in it)."""
+Prepare = Callable[[list[ModelMessage], Sequence[ToolDefinition]], Attempt[list[ModelMessage]]]
+"""The processor's attempt of a request: its messages and tools, as the step sends them."""
+Recover = Callable[[Overflow, Attempt[list[ModelMessage]]], Awaitable[Attempt[list[ModelMessage]]]]
+"""The processor's recovery: the refused attempt's messages recompacted to the size the
+overflow showed (the request's tools counted in it)."""
 
 
 class RecoveringModel(WrapperModel):
     """A pydantic-ai model that recovers from its provider's overflow errors (see
     :meth:`~neuron_context.ext.pydantic_ai.HistoryProcessor.wrap`)."""
 
-    def __init__(self, wrapped: Model, recover: Recover) -> None:
+    def __init__(
+        self,
+        wrapped: Model,
+        recover: Recover,
+        prepare: Prepare,
+        counter: BaseCounter | None = None,
+    ) -> None:
         super().__init__(wrapped)
         self._recover = recover
+        self._prepare = prepare
+        self._counter = counter
 
     async def request(
         self,
@@ -56,21 +66,19 @@ class RecoveringModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
-        try:
-            return await super().request(messages, model_settings, model_request_parameters)
-        except Exception as exc:
-            overflow = context_overflow(exc)
-            if overflow is None:
-                raise
-        tools = _definitions(model_request_parameters)
-        smaller, budget = await self._recover(messages, overflow, tools)
-        try:
-            return await super().request(smaller, model_settings, model_request_parameters)
-        except Exception as exc:
-            error = refused_again(exc, budget)
-            if error is None:
-                raise
-            raise error from exc
+        async def send(sent: list[ModelMessage]) -> ModelResponse:
+            return await super(RecoveringModel, self).request(
+                sent, model_settings, model_request_parameters
+            )
+
+        return await resend(
+            send,
+            self._prepare(messages, _definitions(model_request_parameters)),
+            self._recover,
+            counter=self._counter,
+            usage=_input_tokens,
+            label="HistoryProcessor",
+        )
 
     def _start_request_deadline(self, model_settings: Any, *, stream: bool) -> Any:
         # A streamed request is opened (primed) here under the wrapped model's deadlines,
@@ -110,22 +118,30 @@ class RecoveringModel(WrapperModel):
                     run_context,
                 )
 
-            try:
-                stream = await stack.enter_async_context(opening(messages))
-            except Exception as exc:
-                overflow = context_overflow(exc)
-                if overflow is None:
-                    raise
-                tools = _definitions(model_request_parameters)
-                smaller, budget = await self._recover(messages, overflow, tools)
-                try:
-                    stream = await stack.enter_async_context(opening(smaller))
-                except Exception as again:
-                    error = refused_again(again, budget)
-                    if error is None:
-                        raise
-                    raise error from again
+            answered: list[list[ModelMessage]] = []
+
+            async def send(sent: list[ModelMessage]) -> StreamedResponse:
+                opened: StreamedResponse = await stack.enter_async_context(opening(sent))
+                answered.append(sent)
+                return opened
+
+            tools = _definitions(model_request_parameters)
+            stream = await resend(
+                send, self._prepare(messages, tools), self._recover, label="HistoryProcessor"
+            )
             yield stream
+            # The stream's usage is known once the caller has read it.
+            usage: Any = getattr(stream, "usage", None)
+            usage = usage() if callable(usage) else usage  # a method in older versions
+            reported = getattr(usage, "input_tokens", None)
+            attempt = self._prepare(answered[-1], tools)
+            observe(self._counter, attempt, reported, label="HistoryProcessor")
+
+
+def _input_tokens(response: ModelResponse) -> int | None:
+    """The provider's input tokens for ``response`` (``None`` when it reported none)."""
+    tokens = getattr(getattr(response, "usage", None), "input_tokens", None)
+    return tokens if isinstance(tokens, int) and tokens > 0 else None
 
 
 def _definitions(parameters: ModelRequestParameters) -> tuple[ToolDefinition, ...]:

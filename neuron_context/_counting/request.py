@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._counting.cache import CacheKey, store_cost
-from .._counting.counter import BaseCounter
 from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
+from .calibrated import CalibratedCounter
+from .counter import BaseCounter
 
 __all__ = ["RequestCounter"]
 
@@ -24,7 +24,8 @@ class RequestCounter:
     as providers receive it) and tool definitions.
 
     Thread-safe: what it keeps (the last system prompt and tools, with their costs) is
-    replaced whole, never changed in place.
+    replaced whole, never changed in place; their costs are priced anew when a
+    :class:`~neuron_context.CalibratedCounter`'s factor moves.
     """
 
     __slots__ = ("_stand_in", "_system", "_tools", "counter")
@@ -32,8 +33,8 @@ class RequestCounter:
     def __init__(self, counter: BaseCounter) -> None:
         self.counter = counter
         """The counter every count goes through."""
-        self._system: tuple[str, Message, int] | None = None
-        self._tools: tuple[tuple[ToolDefinition, ...], int] = ((), 0)
+        self._system: tuple[str, Message, int, float | None] | None = None
+        self._tools: tuple[tuple[ToolDefinition, ...], int, float | None] = ((), 0, None)
         self._stand_in: tuple[tuple[ToolDefinition, ...], Message] | None = None
 
     def __repr__(self) -> str:
@@ -55,7 +56,8 @@ class RequestCounter:
         prompt and takes it out of the result. Its text is the definitions as the
         counting rules price them (name, description, compact JSON schema), so any
         counter prices it about right; under the request's own counter its cost is
-        exactly :meth:`overhead`'s share for the tools.
+        exactly :meth:`overhead`'s share for the tools when the counter keeps
+        per-message costs (:meth:`~neuron_context.counting.BaseCounter.pin_cost`).
         """
         if not tools:
             return None
@@ -67,9 +69,7 @@ class RequestCounter:
             f"{tool.name}\n{tool.description}\n{compact_json(tool.input_schema)}" for tool in known
         )
         message = Message.system(text)
-        key = getattr(self.counter, "_key", None)
-        if isinstance(key, CacheKey):  # a rules counter: the tools' own price, pinned
-            store_cost(message, key, self.overhead(None, known))
+        self.counter.pin_cost(message, self.overhead(None, known))  # the tools' own price
         self._stand_in = (known, message)
         return message
 
@@ -79,11 +79,12 @@ class RequestCounter:
         if system_prompt:
             total += self._system_entry(system_prompt)[2]
         if tools:
-            known, cost = self._tools
-            if tools is not known and tuple(tools) != known:
+            known, cost, factor = self._tools
+            now = self._factor()
+            if factor != now or (tools is not known and tuple(tools) != known):
                 known = tuple(tools)
                 cost = self.counter.estimate_tools(known)
-                self._tools = (known, cost)
+                self._tools = (known, cost, now)
             total += cost
         return total
 
@@ -96,9 +97,17 @@ class RequestCounter:
         """The tokens of a request of ``messages`` with ``system_prompt`` and ``tools``."""
         return self.counter.estimate_messages(messages) + self.overhead(system_prompt, tools)
 
-    def _system_entry(self, prompt: str) -> tuple[str, Message, int]:
+    def _system_entry(self, prompt: str) -> tuple[str, Message, int, float | None]:
         entry = self._system
-        if entry is None or entry[0] != prompt:
-            message = Message.system(prompt)
-            entry = self._system = (prompt, message, self.counter.estimate_message(message))
+        now = self._factor()
+        if entry is None or entry[0] != prompt or entry[3] != now:
+            same = entry is not None and entry[0] == prompt
+            message = entry[1] if entry is not None and same else Message.system(prompt)
+            cost = self.counter.estimate_message(message)
+            entry = self._system = (prompt, message, cost, now)
         return entry
+
+    def _factor(self) -> float | None:
+        """A calibrating counter's factor (the costs kept are priced anew when it moves)."""
+        counter = self.counter
+        return counter.factor if isinstance(counter, CalibratedCounter) else None

@@ -1,33 +1,30 @@
-"""Recovery from a provider's overflow error: the request was too long for the model.
+"""The refusal of a request too long for the model: recognised, and the window it shows.
 
 Every counter is an estimate of the model's own count unless it is the model's own
 tokenizer (Claude's is unpublished), so a request the strategy judged within budget can
-still be refused. The loop and every adapter recover the same way, from here:
+still be refused. :func:`context_overflow` is the one recogniser of that refusal,
+whichever shape it takes: OpenAI's ``context_length_exceeded`` code (an
+``openai.BadRequestError``, or our :class:`~neuron_context.errors.ProviderError` carrying
+its body), ``This model's maximum context length is M tokens. However, your messages
+resulted in N tokens`` (OpenAI, and the many servers that copy its API: vLLM, Mistral,
+Together), Anthropic's ``prompt is too long: N tokens > M maximum``, ``input length and
+`max_tokens` exceed context limit: N + R > M``, Gemini's ``The input token count (N)
+exceeds the maximum number of tokens allowed (M)``, Bedrock's ``Input is too long for
+requested model``, llama.cpp's and Ollama's ``exceeds the available context size``. It
+walks the exception's causes, so a framework's wrapper (pydantic-ai's ``ModelHTTPError``,
+a LangChain error) is seen through. A rate limit that mentions tokens (``tokens per
+min``) is not an overflow.
 
-1. :func:`context_overflow` recognises the refusal, whichever shape it takes (one
-   recogniser, in one place): OpenAI's ``context_length_exceeded`` code (an
-   ``openai.BadRequestError``, or our :class:`~neuron_context.errors.ProviderError`
-   carrying its body), ``This model's maximum context length is M tokens. However, your
-   messages resulted in N tokens`` (OpenAI, and the many servers that copy its API:
-   vLLM, Mistral, Together), Anthropic's ``prompt is too long: N tokens > M maximum``,
-   ``input length and `max_tokens` exceed context limit: N + R > M``, Gemini's ``The
-   input token count (N) exceeds the maximum number of tokens allowed (M)``, Bedrock's
-   ``Input is too long for requested model``, llama.cpp's and Ollama's ``exceeds the
-   available context size``. It walks the exception's causes, so a framework's wrapper
-   (pydantic-ai's ``ModelHTTPError``, a LangChain error) is seen through. A rate limit
-   that mentions tokens (``tokens per min``) is not an overflow.
-2. :meth:`Overflow.budget` learns the real size: where the error gives the provider's
-   count ``N`` and its maximum ``M``, the request the strategy counted as ``sent`` is
-   worth ``N / sent`` provider tokens per counted token, so a budget of
-   ``sent * M / N`` counted tokens fits (less a margin of :data:`MARGIN`); where it
-   gives only the maximum, or nothing, the request is cut by a quarter.
-3. :func:`neuron_context._compaction.overflow.shrunk` is the strategy to compact with
-   at that budget: the caller's own ``default_stack`` with the smaller budget (its
-   summarizer, store and options kept), else a ``default_stack`` of the caller's counter.
+:meth:`Overflow.budget` learns the real size: where the error gives the provider's count
+``N`` and its maximum ``M``, the request the strategy counted as ``sent`` is worth
+``N / sent`` provider tokens per counted token, so a budget of ``sent * M / N`` counted
+tokens fits (less a margin of :data:`MARGIN`); where it gives only the maximum, or
+nothing, the request is cut by a quarter.
 
-The caller compacts with it, retries once, and keeps the smaller strategy for the next
-calls; a second refusal is a :class:`~neuron_context.errors.ContextOverflowError` with
-the caller's history as it was.
+A refusal's numbers are text from outside: they are read by their length first, so a
+count of thousands of digits is a very large count (:data:`HUGE`), never Python's
+int-digits error. What a caller does with the refusal is the recovery step's
+(:mod:`neuron_context._compaction.recovery`).
 """
 
 from __future__ import annotations
@@ -37,9 +34,9 @@ import re
 
 import attrs
 
-from ._numbers import scale
+from .._numbers import scale
 
-__all__ = ["MARGIN", "Overflow", "context_overflow"]
+__all__ = ["HUGE", "MARGIN", "Overflow", "context_overflow"]
 
 MARGIN = 0.1
 """The share of a learned budget kept free: the provider's count of the compacted
@@ -48,6 +45,11 @@ _CUT = 0.75
 """What is kept of a request whose refusal gives no count to learn from."""
 _DEPTH = 8
 """How many causes deep the recogniser looks."""
+_DIGITS = 18
+"""The most digits a refusal's number is read with; a longer one is :data:`HUGE`."""
+HUGE: int = 10**_DIGITS
+"""What a number of more than 18 digits in a refusal is read as: larger than any real
+count, and small enough to compute with."""
 
 _NUMBER = r"(\d[\d,_]*)"
 _COUNTS = (
@@ -130,13 +132,21 @@ class Overflow:
 
 
 def _int(text: str) -> int:
-    return int(text.replace(",", "").replace("_", ""))
+    """A refusal's number (``"130,542"``), read by its length first: more than
+    :data:`_DIGITS` digits is :data:`HUGE` (``int()`` of thousands of digits raises)."""
+    digits = text.replace(",", "").replace("_", "").lstrip("0")
+    if len(digits) > _DIGITS:
+        return HUGE
+    return int(digits or "0")
 
 
 def _texts(exc: BaseException) -> list[str]:
     """What one exception says: its text, and an SDK error's ``code``, ``message`` and
     ``body`` (pydantic-ai's ``ModelHTTPError`` carries the body too)."""
-    texts = [str(exc)]
+    try:
+        texts = [str(exc)]
+    except Exception:  # an exception whose __str__ raises: its attributes may still say
+        texts = []
     for name in ("code", "message", "body", "type"):
         value = getattr(exc, name, None)
         if isinstance(value, str):
