@@ -23,6 +23,13 @@ means the same in both engines. ``$`` (end of line in Ruby, end of text in tikto
 written ``\\z``. Every other construct (``?+``, ``++``, ``*+``, ``(?i:...)``, the Unicode
 classes, ``\\s``) reads the same; the tests compare token ids with tiktoken's.
 
+**The fast encoder.** Where the ``tiktoken`` package is installed (the ``tiktoken`` extra),
+:func:`fast_encoding` builds its encoder from the same ranks and tiktoken's own split
+pattern (``tiktoken.Encoding(name, pat_str=..., mergeable_ranks=..., special_tokens={})``:
+no download, no special tokens), in about 0.3 s. Its counts are the converted tokenizer's
+(the tests compare them on the shared transcripts and on hostile text); it tokenizes
+turn-sized texts about five times faster, so the counters count with it when it is there.
+
 Converting takes a second or a few, so the result is cached as a ``tokenizer.json`` under
 ``platformdirs.user_cache_dir("neuron-context")`` (or ``$NEURON_CONTEXT_CACHE_DIR``),
 written atomically. A cache directory that cannot be written is not an error: the
@@ -49,9 +56,10 @@ from .._errors import ConfigurationError, NeuronContextError, TokenizerError, sh
 from .._log import logger as _log
 
 if TYPE_CHECKING:
+    import tiktoken
     from tokenizers import Tokenizer
 
-__all__ = ["CACHE_DIR_ENV", "ENCODING_NAMES", "FORMAT_VERSION", "load_encoding"]
+__all__ = ["CACHE_DIR_ENV", "ENCODING_NAMES", "FORMAT_VERSION", "fast_encoding", "load_encoding"]
 
 CACHE_DIR_ENV = "NEURON_CONTEXT_CACHE_DIR"
 """Environment variable that overrides the directory of converted tokenizers."""
@@ -138,6 +146,42 @@ def load_encoding(name: str) -> Tokenizer:
     except Exception as exc:
         msg = f"could not load the {show(name)} encoding: {exc}"
         raise TokenizerError(msg) from exc
+
+
+_FAST: dict[str, tiktoken.Encoding | None] = {}
+"""tiktoken's encoder of each encoding, built once per process (``None``: not installed)."""
+
+
+def fast_encoding(name: str) -> tiktoken.Encoding | None:
+    """tiktoken's encoder of ``name`` built from the bundled ranks, shared by the process,
+    or ``None`` when the ``tiktoken`` package is not installed. ``name`` must be one of
+    :data:`ENCODING_NAMES`.
+
+    Raises:
+        TokenizerError: tiktoken is installed but the encoder could not be built.
+    """
+    if name in _FAST:
+        return _FAST[name]
+    with _LOCKS[name]:
+        if name in _FAST:
+            return _FAST[name]
+        try:
+            import tiktoken
+        except ImportError:
+            _FAST[name] = None
+            return None
+        try:
+            encoding = tiktoken.Encoding(
+                f"neuron-context-{name}",
+                pat_str=TIKTOKEN_PATTERNS[name],
+                mergeable_ranks=_load_ranks(name),
+                special_tokens={},
+            )
+        except Exception as exc:
+            msg = f"could not build tiktoken's {show(name)} encoder: {exc}"
+            raise TokenizerError(msg) from exc
+        _FAST[name] = encoding
+        return encoding
 
 
 def cache_dir() -> Path:
