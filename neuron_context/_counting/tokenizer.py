@@ -45,7 +45,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import uuid
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Self, TypedDict, Unpack
 
@@ -141,7 +140,7 @@ class TokenizerCounter(RuleCounter):
     ) -> None:
         _check_options(options)
         self.__attrs_init__(
-            _prepare(tokenizer), encoding=None, ident=("instance", uuid.uuid4().hex), **options
+            _prepare(tokenizer), encoding=None, ident=("instance", os.urandom(16).hex()), **options
         )
 
     @classmethod
@@ -233,7 +232,7 @@ class TokenizerCounter(RuleCounter):
         ident: Hashable = (
             ("encoding", encoding, FORMAT_VERSION)
             if encoding is not None
-            else ("instance", uuid.uuid4().hex)
+            else ("instance", os.urandom(16).hex())
         )
         counter = cls.__new__(cls)
         counter.__attrs_init__(tokenizer, encoding=encoding, ident=ident, **options)

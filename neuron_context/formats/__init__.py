@@ -138,6 +138,7 @@ naming its path, never a ``RecursionError``.
 
 from __future__ import annotations
 
+from .._exports import publish as _publish
 from ._anthropic_messages import SYSTEM_REMINDER, from_anthropic, to_anthropic
 from ._common import MAX_DEPTH, SUMMARY_HEADING
 from ._native import FORMAT, VERSION, from_dict, from_json, to_dict, to_json
@@ -187,3 +188,5 @@ __all__ = [
     "tools_to_anthropic",
     "tools_to_openai",
 ]
+
+_publish(__name__, globals(), __all__)
