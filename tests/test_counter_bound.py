@@ -29,8 +29,6 @@ REFERENCE: dict[str, Any] = json.loads(
     (Path(__file__).parent / "data" / "tiktoken_reference.json").read_text(encoding="utf-8")
 )
 
-pytest.importorskip("tiktoken", reason="the fast encoder needs the tiktoken extra")
-
 
 def _wtf8(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
@@ -53,6 +51,9 @@ def _fresh(counter: BaseCounter) -> BaseCounter:
 
 
 class TestFastEncoder:
+    """The encodings' counter (tiktoken's encoder where the ``tiktoken`` extra is
+    installed; without it, both sides are the converted tokenizer)."""
+
     @given(text=hostile_texts())
     def test_same_counts_on_hostile_text(
         self, pair: tuple[BaseCounter, BaseCounter], text: str
