@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import conversations, hostile_texts
-from transcripts import load_transcript, requires_transcripts, transcript_paths
+from transcripts import load_transcript, requires_transcripts, transcript_name, transcript_paths
 
 from neuron_context import (
     BaseCounter,
@@ -76,7 +76,7 @@ class TestFastEncoder:
         assert fast.estimate_text(text) == converted.estimate_text(text)
 
     @requires_transcripts
-    @pytest.mark.parametrize("path", transcript_paths()[::5], ids=lambda path: path.name)
+    @pytest.mark.parametrize("path", transcript_paths()[::5], ids=transcript_name)
     def test_same_counts_on_transcripts(
         self, pair: tuple[BaseCounter, BaseCounter], path: Path
     ) -> None:

@@ -16,7 +16,7 @@ from no_store_outputs import GOLDEN, STRATEGIES, outputs
 from offload_support import FailingStore, unrecoverable
 from strategies import conversations
 from suite import ci_only, sample
-from transcripts import load_transcript, requires_transcripts, transcript_paths
+from transcripts import load_transcript, requires_transcripts, transcript_name, transcript_paths
 
 from neuron_context import (
     AgentOptions,
@@ -53,14 +53,14 @@ from neuron_context.testing import FunctionProvider
 class TestWithoutStore:
     """``store=None`` changes nothing."""
 
-    @pytest.mark.parametrize("path", sample(transcript_paths()), ids=lambda path: path.name)
+    @pytest.mark.parametrize("path", sample(transcript_paths()), ids=transcript_name)
     def test_outputs_unchanged(self, path: Path) -> None:
         """Every offloading strategy's output on a shared transcript at 10%, 25% and 50%
         of its size hashes as it did before stores existed."""
         expected = {
             key: value
             for key, value in json.loads(GOLDEN.read_text()).items()
-            if key.split(" ")[0] == path.name
+            if key.split(" ")[0] == transcript_name(path)
         }
         found = outputs([path])
         assert found.keys() == expected.keys()
@@ -70,7 +70,7 @@ class TestWithoutStore:
     def test_every_transcript_has_its_outputs(self) -> None:
         """The golden file holds the outputs of exactly the shared transcripts."""
         names = {key.split(" ")[0] for key in json.loads(GOLDEN.read_text())}
-        assert names == {path.name for path in transcript_paths()}
+        assert names == {transcript_name(path) for path in transcript_paths()}
 
 
 def _conversation(result: str = "x = 1\n" * 400) -> list[Message]:
