@@ -10,7 +10,9 @@ exports reports ``neuron_context`` (wherever else it is exported), any other the
 namespace that exports it. Only classes and functions defined in a private room and
 exported under their own name are renamed, so a pickle, which finds a class by its module
 and name, still finds it (the lazy names below included: pickle imports the module and
-asks it for the name).
+asks it for the name). As for httpx and trio, ``typing.get_type_hints(cls)`` then reads a
+class's string annotations in its public module, where the names that module does not
+export are missing: pass the private module's namespace as ``globalns`` to resolve them.
 
 **Names loaded on first use.** ``import neuron_context`` loads the messages, the
 counters and the strategies; the agent loop, the middlewares, the providers, the stores

@@ -30,7 +30,14 @@ PUBLIC_MODULES = (
     "neuron_context.strategies",
     "neuron_context.testing",
 )
-"""The modules whose ``__all__`` users import from (the adapters of ``ext`` aside)."""
+"""The modules whose ``__all__`` users import from (the adapters: :data:`ADAPTERS`)."""
+
+ADAPTERS = (
+    "neuron_context.ext.langchain",
+    "neuron_context.ext.openai_agents",
+    "neuron_context.ext.pydantic_ai",
+)
+"""The adapters' public modules, each importable only with its framework."""
 
 IMPORT_BUDGET = 0.10
 """CPU seconds ``import neuron_context`` may cost over a bare interpreter."""
@@ -66,8 +73,11 @@ def _python(code: str, *, env: dict[str, str] | None = None) -> str:
 def _exports() -> list[tuple[str, str, type | types.FunctionType]]:
     """``(module, name, value)`` of every class and function a public module exports."""
     found: list[tuple[str, str, type | types.FunctionType]] = []
-    for module_name in PUBLIC_MODULES:
-        module = importlib.import_module(module_name)
+    for module_name in PUBLIC_MODULES + ADAPTERS:
+        try:
+            module = importlib.import_module(module_name)
+        except neuron_context.ConfigurationError:  # its framework is not installed
+            continue
         for name in module.__all__:
             value = getattr(module, name)
             if isinstance(value, type | types.FunctionType):

@@ -56,6 +56,7 @@ from typing import Any
 from .._compaction.request import RequestCounter
 from .._compaction.step import compact_step, decide
 from .._errors import ConfigurationError
+from .._exports import publish as _publish
 from .._strategies.default import default_stack
 from .._strategies.strategy import ContextStrategy, counter_of
 from .._validators import require_bool
@@ -317,3 +318,6 @@ class _PersistingContextMiddleware(ContextMiddleware):
             return None
         with thread_conversation():  # an unscoped store is this thread's view
             return await self._compact_state(prepared)
+
+
+_publish(__name__, globals(), __all__)

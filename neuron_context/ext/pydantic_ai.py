@@ -38,6 +38,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._compaction.step import compact_step
+from .._exports import publish as _publish
 from .._messages.message import ToolDefinition
 from .._overflow import Overflow
 from .._stores.scope import conversation
@@ -153,3 +154,6 @@ class HistoryProcessor:
             self._sessions.put(session)
         self.strategy = session.view.strategy
         return rebuild(result.messages, converted), budget
+
+
+_publish(__name__, globals(), __all__)
