@@ -149,6 +149,21 @@ class TestBoundMessages:
         assert bound == exact + TokenCounter(1.0).estimate_message(new)
         assert counter.bound_messages(history, bound - 1) == counter.estimate_messages(history)
 
+    def test_a_changed_middle_is_not_taken_for_a_prefix(self, session_cache_dir: Path) -> None:
+        """A list that keeps the remembered history's ends but not its middle is counted
+        afresh, and the remembered history still serves the next turn."""
+        counter = TokenizerCounter.from_encoding("o200k_base")
+        history = [Message.user(f"message {i}") for i in range(100)]
+        counter.estimate_messages(history)
+        counter.estimate_messages([*history, Message.assistant("a")])
+        edited = [*history, Message.assistant("b")]
+        edited[50] = Message.user("a much longer replacement of message fifty " * 20)
+        for limit in (0, 10**9):
+            _check_bound(counter, edited, limit)
+        grown = [*history, Message.assistant("a"), Message.user("c")]
+        for limit in (0, 10**9):
+            _check_bound(counter, grown, limit)
+
     def test_heuristic_and_default_counters_are_exact(self) -> None:
         """Counters without a cheap bound return the count (the base class's default)."""
         messages = [Message.user("x" * 40), Message.assistant("y" * 9)]
