@@ -33,6 +33,8 @@ EXTRA_CHECKS: dict[str, tuple[list[str], list[str]]] = {
         [
             "tests/test_readme.py",
             "tests/test_public_api.py",
+            "tests/test_exports.py",
+            "tests/test_counter_bound.py",
             "tests/test_ext_imports.py::TestLazyImports",
             "tests/test_sdk_providers.py::TestSDKImports::test_import_needs_no_sdk",
             DOCS_PAGE.format("index.md"),
@@ -76,6 +78,15 @@ EXTRA_CHECKS: dict[str, tuple[list[str], list[str]]] = {
     "redis": (["tests/test_stores.py"], []),
     # The command line alone: every command, LangChain's rows named instead of run.
     "cli": (["-n", "2", *sorted(str(p) for p in Path("tests").glob("test_cli_*.py"))], []),
+    # Exact counting through tiktoken's encoder: the same counts as the core's tokenizer.
+    "tiktoken": (
+        [
+            "tests/test_counter_bound.py",
+            "tests/test_tokenizer_counter.py",
+            "tests/test_encodings.py",
+        ],
+        [],
+    ),
     # The tracing tests read spans with the SDK's in-memory exporter: a test dependency.
     "otel": (
         ["tests/test_tracing.py", DOCS_PAGE.format("agent/tracing.md")],

@@ -13,6 +13,7 @@ from ._counting.encodings import load_encoding
 from ._counting.heuristic import TokenCounter
 from ._counting.pricing import CacheCostModel, cost_model
 from ._counting.tokenizer import TokenizerCounter
+from ._exports import publish as _publish
 
 __all__ = [
     "BaseCounter",
@@ -25,3 +26,5 @@ __all__ = [
     "cost_model",
     "load_encoding",
 ]
+
+_publish(__name__, globals(), __all__)

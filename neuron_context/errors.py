@@ -21,6 +21,7 @@ from ._errors import (
     TokenizerError,
     ToolCallLimitExceededError,
 )
+from ._exports import publish as _publish
 
 __all__ = [
     "AgentError",
@@ -39,6 +40,8 @@ __all__ = [
     "TokenizerError",
     "ToolCallLimitExceededError",
 ]
+
+_publish(__name__, globals(), __all__)
 
 
 def __getattr__(name: str) -> object:

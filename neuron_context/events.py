@@ -5,6 +5,7 @@ Each has a ``type`` discriminator and ``to_dict()``; a run delivers them, in ord
 events page in the docs.
 """
 
+from ._exports import publish as _publish
 from ._run.events import (
     AgentEvent,
     CompactionCompleted,
@@ -42,3 +43,5 @@ __all__ = [
     "ToolRetried",
     "TurnStarted",
 ]
+
+_publish(__name__, globals(), __all__)

@@ -6,6 +6,7 @@
 runs them in order. Each built-in lives in a module of its own.
 """
 
+from ._exports import publish as _publish
 from ._middleware.approval import Approval, HumanInTheLoopMiddleware
 from ._middleware.chain import MiddlewareChain
 from ._middleware.editing import ContextEditingMiddleware
@@ -51,3 +52,5 @@ __all__ = [
     "ToolHandler",
     "ToolRetryMiddleware",
 ]
+
+_publish(__name__, globals(), __all__)

@@ -17,6 +17,7 @@ that tells a model to use it. See the offloading page of the docs.
   entry): the recall tool's core, for a framework of your own.
 """
 
+from ._exports import publish as _publish
 from ._stores.agent_tool import recall_tool
 from ._stores.memory import MemoryStore
 from ._stores.recall import (
@@ -49,3 +50,5 @@ __all__ = [
     "recall_tool",
     "search",
 ]
+
+_publish(__name__, globals(), __all__)

@@ -7,6 +7,7 @@ that knows how tool calls pair with their results: a strategy of your own cuts t
 them, as the built-in ones do.
 """
 
+from ._exports import publish as _publish
 from ._messages.conversation import Exchange, Structure
 from ._strategies.clearing import ToolResultClearingStrategy
 from ._strategies.composite import CompositeStrategy, FallbackStrategy
@@ -45,3 +46,5 @@ __all__ = [
     "TruncateLargeResultsStrategy",
     "default_stack",
 ]
+
+_publish(__name__, globals(), __all__)

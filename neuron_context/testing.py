@@ -21,6 +21,7 @@ import attrs
 
 from ._counting.counter import BaseCounter
 from ._errors import ConfigurationError, show
+from ._exports import publish as _publish
 from ._messages.message import Message, history_repr
 from ._strategies.strategy import ContextStrategy, counter_of, to_counter
 from .providers._base import CompletionRequest, CompletionResponse, Provider, StopReason
@@ -191,3 +192,6 @@ class RecordingStrategy(ContextStrategy):
         if self.inner is None:
             return self._counter.estimate_messages(messages)
         return self.inner.token_estimate(messages)
+
+
+_publish(__name__, globals(), __all__)

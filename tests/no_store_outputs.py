@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
@@ -77,11 +77,12 @@ def digest(messages: list[Message]) -> str:
     return hashlib.sha256(to_json(messages).encode("utf-8")).hexdigest()
 
 
-def outputs() -> dict[str, str]:
-    """``"<transcript> <strategy> <share>"`` -> the hash of the output."""
+def outputs(paths: Sequence[Path] | None = None) -> dict[str, str]:
+    """``"<transcript> <strategy> <share>"`` -> the hash of the output (of every
+    transcript, or of ``paths``)."""
     counter = TokenCounter()
     found: dict[str, str] = {}
-    for path in transcript_paths():
+    for path in transcript_paths() if paths is None else paths:
         messages = load_transcript(path)
         total = counter.estimate_messages(messages)
         for share in SHARES:

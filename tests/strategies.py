@@ -127,6 +127,38 @@ def surrogate_texts(*, max_size: int = 60) -> st.SearchStrategy[str]:
     )
 
 
+_TOKENIZER_TRAPS = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "1234567890",
+    "'s 'T 'LL 're",
+    "   \n\n\t  ",
+    "\r\n",
+    "e\u0301\u0301",
+    "\ud83d",  # a lone surrogate (a tool output cut inside an emoji)
+    "\ud83d\ude00",  # a pair of surrogates, as json.loads reads "\\ud83d\\ude00"
+    "\u200d\ufeff",
+    "🙂" * 3,
+    "ÀÉÎõü",
+    "\U0001d518\U0001d52b\U0001d526",  # mathematical Fraktur
+    "x" * 64,
+    " " * 40,
+    "٣٤٥ ١٢",
+)
+
+
+@functools.cache
+def hostile_texts() -> st.SearchStrategy[str]:
+    """Texts that stress a tokenizer: special-token look-alikes, digit and whitespace
+    runs, contractions, combining marks, lone and paired surrogates, any code point."""
+    piece = st.one_of(
+        st.sampled_from(_TOKENIZER_TRAPS),
+        st.text(st.characters(exclude_categories=()), max_size=12),
+        st.text(string.printable, max_size=12),
+    )
+    return st.lists(piece, max_size=12).map("".join)
+
+
 @functools.cache
 def _base64() -> st.SearchStrategy[str]:
     return st.text(string.ascii_letters + string.digits + "+/", min_size=4, max_size=64)

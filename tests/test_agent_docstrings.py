@@ -37,7 +37,9 @@ class TestAgentDocstrings:
         """Every example in the object's docstrings passes."""
         finder = doctest.DocTestFinder()
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-        globs = {**vars(neuron_context.middleware), **vars(neuron_context)}
+        # Every exported name, those loaded on first use included.
+        exported = {name: getattr(neuron_context, name) for name in neuron_context.__all__}
+        globs = {**vars(neuron_context.middleware), **exported}
         obj = globs[name]
         for test in finder.find(obj, name, globs=globs):
             runner.run(test)

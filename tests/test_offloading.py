@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from no_store_outputs import GOLDEN, STRATEGIES, outputs
 from offload_support import FailingStore, unrecoverable
 from strategies import conversations
-from transcripts import load_transcript, requires_transcripts, transcript_paths
+from suite import ci_only, sample
+from transcripts import load_transcript, requires_transcripts, transcript_name, transcript_paths
 
 from neuron_context import (
     AgentOptions,
@@ -52,14 +53,24 @@ from neuron_context.testing import FunctionProvider
 class TestWithoutStore:
     """``store=None`` changes nothing."""
 
-    def test_outputs_unchanged(self) -> None:
-        """Every offloading strategy's output on the shared transcripts at 10%, 25% and
-        50% of their size hashes as it did before stores existed."""
-        expected = json.loads(GOLDEN.read_text())
-        found = outputs()
+    @pytest.mark.parametrize("path", sample(transcript_paths()), ids=transcript_name)
+    def test_outputs_unchanged(self, path: Path) -> None:
+        """Every offloading strategy's output on a shared transcript at 10%, 25% and 50%
+        of its size hashes as it did before stores existed."""
+        expected = {
+            key: value
+            for key, value in json.loads(GOLDEN.read_text()).items()
+            if key.split(" ")[0] == transcript_name(path)
+        }
+        found = outputs([path])
         assert found.keys() == expected.keys()
         changed = sorted(key for key in expected if found[key] != expected[key])
         assert changed == [], f"{len(changed)} outputs changed, e.g. {changed[:3]}"
+
+    def test_every_transcript_has_its_outputs(self) -> None:
+        """The golden file holds the outputs of exactly the shared transcripts."""
+        names = {key.split(" ")[0] for key in json.loads(GOLDEN.read_text())}
+        assert names == {transcript_name(path) for path in transcript_paths()}
 
 
 def _conversation(result: str = "x = 1\n" * 400) -> list[Message]:
@@ -389,7 +400,9 @@ def _replay(path: Path, share: float) -> tuple[int, int, int, int]:
 class TestNothingLostOnTranscripts:
     """The shared transcripts replayed as agent loops with default_stack and a store."""
 
-    @pytest.mark.parametrize("share", [0.1, 0.25, 0.5])
+    @pytest.mark.parametrize(
+        "share", [pytest.param(0.1, marks=ci_only), 0.25, 0.5]
+    )  # 0.1 compacts the most: the slowest, and 0.25 checks the same
     def test_every_text_recoverable_within_budget(self, share: float) -> None:
         """At 10%, 25% and 50% of each transcript (beyond its system messages), every text
         the history held before a call is in that call's request or behind a key the

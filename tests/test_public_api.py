@@ -18,11 +18,27 @@ INIT = Path(neuron_context.__file__)
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _top_level_statements(tree: ast.Module) -> list[ast.stmt]:
+    """The module's statements, those of ``if TYPE_CHECKING:`` blocks included (the names
+    loaded on first use are imported there for type checkers)."""
+    statements: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) in (
+            "TYPE_CHECKING",
+            "_typing.TYPE_CHECKING",
+        ):
+            statements.extend(node.body)
+        else:
+            statements.append(node)
+    return statements
+
+
 def _names_bound_in_init() -> set[str]:
-    """Every public name that neuron_context/__init__.py imports or defines."""
+    """Every public name that neuron_context/__init__.py imports or defines (eagerly or
+    for type checkers, when it is loaded on first use)."""
     tree = ast.parse(INIT.read_text(encoding="utf-8"))
     names: set[str] = set()
-    for node in tree.body:
+    for node in _top_level_statements(tree):
         if isinstance(node, ast.ImportFrom) and node.module != "__future__":
             names.update(alias.asname or alias.name for alias in node.names)
         elif isinstance(node, ast.Import):
@@ -327,22 +343,33 @@ class TestNamespaces:
                     assert getattr(neuron_context, attribute) is getattr(module, attribute)
 
 
+EXPECTED_COLLISIONS = {
+    # Being renamed by the work packages of issue 31 (remove each entry as it lands):
+    "reader.py",  # ext/_reader.py / ext/_<adapter>/reader.py: the adapters' packages
+}
+"""Module names known to collide until the renames named beside them land."""
+
+
 class TestRooms:
     """The private rooms: one concept per module, no name used twice."""
 
     def test_no_two_private_modules_share_a_name(self) -> None:
-        """No module name occurs in two rooms (a public namespace module may share its
+        """No module name occurs in two rooms, underscores aside (``_overflow.py`` and
+        ``_compaction/overflow.py`` are one name; a public namespace module may share its
         private implementation's name, as ``events`` does; the adapters' packages under
         ``ext/`` are shaped alike, so a role has one name in each of them)."""
         package = ROOT / "neuron_context"
         seen: dict[str, list[str]] = {}
         for path in package.rglob("*.py"):
             relative = path.relative_to(package)
-            if path.name == "__init__.py" or len(relative.parts) == 1:
+            if path.name == "__init__.py" or (len(relative.parts) == 1 and path.name[0] != "_"):
                 continue
             adapter = len(relative.parts) == 3 and relative.parts[0] == "ext"
             room = f"ext/_*/{path.name}" if adapter else relative.as_posix()
-            paths = seen.setdefault(path.name, [])
+            paths = seen.setdefault(path.name.lstrip("_"), [])
             if room not in paths:
                 paths.append(room)
-        assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
+        collisions = {name: sorted(paths) for name, paths in seen.items() if len(paths) > 1}
+        for name in EXPECTED_COLLISIONS:
+            collisions.pop(name, None)
+        assert collisions == {}

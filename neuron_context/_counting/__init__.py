@@ -1,28 +1,13 @@
 """Token counting: the counter interface, the block rules, the cost cache, and each counter.
 
-Other rooms import what they need from here (``from .._counting import BaseCounter``):
+Other rooms import each piece from its module (``from .._counting.counter import
+BaseCounter``); this package imports nothing, so a room that needs the heuristic counter
+never loads the calibrated one:
 
-- ``base``: :class:`BaseCounter` (the interface), :class:`RunningCount`.
+- ``counter``: :class:`BaseCounter` (the interface), :class:`RunningCount`.
 - ``rules``: :class:`RuleCounter`, the block rules shared by the rule-based counters.
 - ``cache``: the per-message cost cache and the history memo (their only owner).
 - ``heuristic``: :class:`TokenCounter`; ``tokenizer``: :class:`TokenizerCounter`;
-  ``encodings``: the tiktoken encodings; ``calibrated``: :class:`CalibratedCounter`.
+  ``encodings``: the tiktoken encodings; ``calibrated``: :class:`CalibratedCounter`;
+  ``pricing``: :class:`CacheCostModel`.
 """
-
-from .._messages.jsonvalue import compact_json as compact_json
-from .calibrated import CalibratedCounter as CalibratedCounter
-from .counter import BaseCounter as BaseCounter
-from .counter import RunningCount as RunningCount
-from .heuristic import TokenCounter as TokenCounter
-from .rules import RuleCounter as RuleCounter
-from .tokenizer import TokenizerCounter as TokenizerCounter
-
-__all__ = [
-    "BaseCounter",
-    "CalibratedCounter",
-    "RuleCounter",
-    "RunningCount",
-    "TokenCounter",
-    "TokenizerCounter",
-    "compact_json",
-]

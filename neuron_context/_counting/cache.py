@@ -41,13 +41,15 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import cast
 
 from .._messages.message import Message
-from .._prefix import starts_with
+from .._prefix import catch_up
 
 __all__ = [
     "SLOTS",
+    "Bounder",
     "CacheKey",
     "CostTable",
     "HistoryMemo",
+    "bound_costs",
     "cache_key",
     "cached_cost",
     "cached_costs",
@@ -229,25 +231,59 @@ class CostTable:
 Pricer = Callable[[Sequence[Message]], list[int]]
 """What the memo prices new messages with: each message's cost, in order."""
 
+Bounder = Callable[[Sequence[Message]], int]
+"""What the memo bounds messages not yet priced with: at least their total cost."""
+
+
+def bound_costs(messages: Sequence[Message], key: CacheKey, bound: Bounder) -> int:
+    """At least the total cost of ``messages``: known costs read (exact), the others
+    bounded together by ``bound``; nothing is priced or remembered."""
+    total = 0
+    unknown: list[Message] = []
+    for message in messages:
+        costs = message._cache
+        if costs is not None:
+            cost = costs.get(key)  # type: ignore[attr-defined]
+            if cost is not None:
+                total += cost
+                continue
+        unknown.append(message)
+    return total + bound(unknown) if unknown else total
+
 
 class _Entry:
-    """A remembered history: its messages (references), their costs and running sums,
-    all append-only, so a :class:`CostTable` handed out earlier stays true."""
+    """A remembered history: its messages (references), the costs and running sums of
+    the first ones, all append-only, so a :class:`CostTable` handed out earlier stays
+    true. Messages past the priced ones are *pending*: only a bound of their total is
+    known (``pending``), until a count needs them exactly."""
 
-    __slots__ = ("costs", "messages", "sums", "used")
+    __slots__ = ("costs", "messages", "pending", "sums", "used")
 
-    def __init__(self, messages: Sequence[Message], costs: list[int], used: int) -> None:
+    def __init__(
+        self, messages: Sequence[Message], costs: list[int], used: int, pending: int = 0
+    ) -> None:
         self.messages = list(messages)
         self.costs = costs
         self.sums = [0, *itertools.accumulate(costs)]
         self.used = used  # the memo's tick when it last matched
+        self.pending = pending  # at least what messages[len(costs):] cost
 
-    def extend(self, messages: Sequence[Message], costs: list[int]) -> None:
+    def settle(self, price: Pricer) -> None:
+        """Price the pending messages (on failure, they are no longer remembered)."""
+        priced = len(self.costs)
+        if priced == len(self.messages):
+            return
+        try:
+            costs = price(self.messages[priced:])
+        except BaseException:
+            del self.messages[priced:]
+            self.pending = 0
+            raise
         running = itertools.accumulate(costs, initial=self.sums[-1])
         next(running)  # the total so far, already the last running sum
-        self.messages.extend(messages)
         self.costs.extend(costs)
         self.sums.extend(running)
+        self.pending = 0
 
     def table(self, length: int) -> CostTable:
         return CostTable(self.costs, self.sums, length)
@@ -304,42 +340,83 @@ class HistoryMemo:
         remembered = self._note(messages, costs, price)
         return remembered if remembered is not None else CostTable(costs)
 
+    def bound(
+        self,
+        messages: Sequence[Message],
+        limit: int,
+        price: Pricer,
+        summed: Callable[[Sequence[Message]], int],
+        bound: Bounder,
+    ) -> int:
+        """The total of ``messages`` when it is over ``limit``, else a bound of it no
+        greater than ``limit``: what the remembered history it extends costs, plus
+        ``bound`` of the messages not yet priced. Nothing is priced while that sum is at
+        most ``limit``; once it is over, the messages not yet priced are priced (in one
+        batch) and the exact total is returned."""
+        length = len(messages)
+        with self._lock:
+            found = self._match(messages)
+            if found is not None:
+                entry, known = found
+                if known < length:
+                    try:
+                        entry.pending += bound(messages[known:])
+                    except BaseException:
+                        del entry.messages[known:]
+                        raise
+                total = entry.sums[-1] + entry.pending
+                if total <= limit:
+                    return total
+                entry.settle(price)
+                return entry.sums[length]
+        total = bound(messages)
+        if total > limit:
+            return self.total(messages, price, summed)
+        if self._grew(messages):
+            with self._lock:
+                self._entries.append(_Entry(messages, [], self._tick, total))
+        return total
+
     def forget(self) -> None:
         """Drop every remembered history."""
         with self._lock:
             self._entries.clear()
             self._last.clear()
 
+    def _match(self, messages: Sequence[Message]) -> tuple[_Entry, int] | None:
+        """The remembered history ``messages`` starts with, caught up with it (its new
+        messages appended, pending), and how many messages it held before; under the
+        lock. Counts as a use of the memo (stale entries are dropped)."""
+        self._tick = tick = self._tick + 1
+        entries = self._entries
+        for entry in [entry for entry in entries if tick - entry.used > STALE]:
+            entries.remove(entry)
+        for entry in reversed(entries):
+            known = len(entry.messages)
+            if catch_up(entry.messages, messages):
+                break
+        else:
+            return None
+        entry.used = tick
+        entries.remove(entry)
+        entries.append(entry)
+        return entry, known
+
     def _lookup(self, messages: Sequence[Message], price: Pricer) -> CostTable | None:
         """The table of ``messages`` from the remembered history it starts with."""
-        length = len(messages)
         with self._lock:
-            self._tick = tick = self._tick + 1
-            entries = self._entries
-            for entry in [entry for entry in entries if tick - entry.used > STALE]:
-                entries.remove(entry)
-            for entry in reversed(entries):
-                if starts_with(messages, entry.messages):
-                    break
-            else:
+            found = self._match(messages)
+            if found is None:
                 return None
-            entry.used = tick
-            entries.remove(entry)
-            entries.append(entry)
-            size = len(entry.messages)
-            if size < length:
-                new = messages[size:]
-                entry.extend(new, price(new))
-            return entry.table(length)
+            entry = found[0]
+            entry.settle(price)  # the new messages, and any pending ones
+            return entry.table(len(messages))
 
-    def _note(
-        self, messages: Sequence[Message], costs: list[int] | None, price: Pricer
-    ) -> CostTable | None:
-        """Record a list counted afresh; remember it (and return its table) when it
-        extends a list counted just before."""
+    def _grew(self, messages: Sequence[Message]) -> bool:
+        """Record a list counted afresh; whether it extends a list counted just before."""
         length = len(messages)
         if not length:
-            return None
+            return False
         first, last = id(messages[0]), id(messages[-1])
         with self._lock:
             grew = any(
@@ -347,9 +424,16 @@ class HistoryMemo:
                 for known, head, tail in self._last
             )
             self._last.append((length, first, last))
-        if not grew:
+        return grew
+
+    def _note(
+        self, messages: Sequence[Message], costs: list[int] | None, price: Pricer
+    ) -> CostTable | None:
+        """Record a list counted afresh; remember it (and return its table) when it
+        extends a list counted just before."""
+        if not self._grew(messages):
             return None
         entry = _Entry(messages, costs if costs is not None else price(messages), self._tick)
         with self._lock:
             self._entries.append(entry)
-        return entry.table(length)
+        return entry.table(len(messages))

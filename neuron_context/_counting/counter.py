@@ -1,7 +1,8 @@
 """The counter interface every strategy takes (``counter=``), and a running count.
 
-:class:`BaseCounter` is what users type against: six ``estimate_*`` methods and
-:meth:`~BaseCounter.running`. It promises nothing else (no fields): the rule-based
+:class:`BaseCounter` is what users type against: six ``estimate_*`` methods,
+:meth:`~BaseCounter.bound_messages` (the count where a trigger needs it, a cheap bound
+below) and :meth:`~BaseCounter.running`. It promises nothing else (no fields): the rule-based
 counters (:class:`~neuron_context.TokenCounter`, :class:`~neuron_context.TokenizerCounter`,
 both built on :class:`~neuron_context._counting.rules.RuleCounter`) have their options,
 :class:`~neuron_context.CalibratedCounter` has its own.
@@ -15,13 +16,13 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Iterable, Sequence
 
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, show
 from .._messages.content import ContentBlock
 from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
 from .cache import CostTable
 
-__all__ = ["BaseCounter", "RunningCount", "compact_json", "not_text"]
+__all__ = ["BaseCounter", "RunningCount", "check_limit", "compact_json", "not_text"]
 
 
 class BaseCounter(abc.ABC):
@@ -55,6 +56,25 @@ class BaseCounter(abc.ABC):
     @abc.abstractmethod
     def estimate_tools(self, tools: Iterable[ToolDefinition]) -> int:
         """Tokens of tool definitions."""
+
+    def bound_messages(self, messages: Sequence[Message], limit: int) -> int:
+        """:meth:`estimate_messages` where it is over ``limit``; below, possibly a bound.
+
+        The result is the exact count whenever it is greater than ``limit``, and
+        otherwise a value between the exact count and ``limit``: so it is over ``limit``
+        exactly when the count is, and a trigger comparing it with ``limit`` (or any
+        larger threshold) decides as with the count. A counter whose exact counts are
+        expensive answers far from ``limit`` without counting: the exact counter of the
+        tiktoken encodings adds the UTF-8 size of the texts it has not tokenized yet
+        (never below their count), and tokenizes only once that sum passes ``limit``.
+        This default counts exactly.
+
+        Raises:
+            ConfigurationError: ``messages`` is not a sequence of ``Message``, or
+                ``limit`` is not an int.
+        """
+        check_limit(limit, type(self).__name__)
+        return self.estimate_messages(messages)
 
     def cost_table(self, messages: Sequence[Message]) -> CostTable:
         """What each message of ``messages`` costs, with running sums (the cost of any
@@ -128,6 +148,14 @@ class RunningCount:
 
     def __repr__(self) -> str:
         return f"RunningCount(total={self.total}, messages={self._length})"
+
+
+def check_limit(limit: object, owner: str) -> int:
+    """``limit`` if it is an int (not a bool), for :meth:`BaseCounter.bound_messages`."""
+    if type(limit) is int or (isinstance(limit, int) and not isinstance(limit, bool)):
+        return int(limit)
+    msg = f"{owner}.bound_messages: limit must be an int, got {show(limit)}"
+    raise ConfigurationError(msg)
 
 
 def not_text(text: object) -> ConfigurationError:

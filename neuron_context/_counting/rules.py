@@ -41,12 +41,13 @@ from .cache import (
     CacheKey,
     CostTable,
     HistoryMemo,
+    bound_costs,
     cache_key,
     cached_costs,
     store_cost,
     sum_costs,
 )
-from .counter import BaseCounter
+from .counter import BaseCounter, check_limit
 
 __all__ = ["DocumentPricing", "ImagePricing", "RuleCounter", "as_list", "image_cost"]
 
@@ -265,6 +266,43 @@ class RuleCounter(BaseCounter):
             return self._sum(as_list(messages, _argument(self, "estimate_messages")))
         except (AttributeError, TypeError) as exc:
             error = not_messages(messages, _argument(self, "estimate_messages"))
+            if error is None:
+                raise
+            raise error from exc
+
+    def _upper(self) -> RuleCounter | None:
+        """A cheap counter whose count of every text is never below this one's (the
+        bound :meth:`bound_messages` adds for messages not priced yet), or ``None``."""
+        return None
+
+    def bound_messages(self, messages: Sequence[Message], limit: int) -> int:
+        """The exact count where it is over ``limit``; below, possibly a bound (see
+        :meth:`BaseCounter.bound_messages`). A long list that extends a history this
+        counter remembers costs what that history cost plus a bound of its new
+        messages: nothing is tokenized until the sum passes ``limit``.
+
+        Raises:
+            ConfigurationError: ``messages`` is not a sequence of ``Message``, or
+                ``limit`` is not an int.
+        """
+        limit = check_limit(limit, type(self).__name__)
+        upper = self._upper()
+        if upper is None:
+            return self.estimate_messages(messages)
+        try:
+            if type(messages) is not list and type(messages) is not tuple:
+                messages = as_list(messages, _argument(self, "bound_messages"))
+            key, walk = self._key, upper._sum
+
+            def bound(some: Sequence[Message]) -> int:
+                return bound_costs(some, key, walk)
+
+            if len(messages) >= MEMO_MIN_LENGTH:
+                return self._memo.bound(messages, limit, self._costs, self._sum, bound)
+            total = bound(messages)
+            return total if total <= limit else self._sum(messages)
+        except (AttributeError, TypeError) as exc:
+            error = not_messages(messages, _argument(self, "bound_messages"))
             if error is None:
                 raise
             raise error from exc

@@ -57,6 +57,7 @@ from typing import Any
 from .._compaction.step import compact_step, decide
 from .._counting.request import RequestCounter
 from .._errors import ConfigurationError
+from .._exports import publish as _publish
 from .._strategies.default import default_stack
 from .._strategies.strategy import ContextStrategy, counter_of
 from .._validators import require_bool
@@ -318,3 +319,6 @@ class _PersistingContextMiddleware(ContextMiddleware):
             return None
         with thread_conversation():  # an unscoped store is this thread's view
             return await self._compact_state(prepared)
+
+
+_publish(__name__, globals(), __all__)

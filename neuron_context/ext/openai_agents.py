@@ -30,6 +30,7 @@ fits.
 
 from __future__ import annotations
 
+from .._exports import publish as _publish
 from ._core import missing_extra
 
 try:
@@ -47,3 +48,5 @@ __all__ = [
     "recall_tool",
     "to_responses_items",
 ]
+
+_publish(__name__, globals(), __all__)

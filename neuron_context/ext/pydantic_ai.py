@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from .._compaction.recovery import Attempt
 from .._compaction.refusal import Overflow
 from .._compaction.step import compact_step
+from .._exports import publish as _publish
 from .._messages.message import Message, ToolDefinition
 from .._stores.scope import conversation
 from .._strategies.strategy import ContextStrategy, counter_of
@@ -169,3 +170,6 @@ class HistoryProcessor:
             self._sessions.put(session)
         self.strategy = session.view.strategy
         return self._attempt(rebuild(result.messages, converted), attempt.tools, budget)
+
+
+_publish(__name__, globals(), __all__)

@@ -138,6 +138,10 @@ naming its path, never a ``RecursionError``.
 
 from __future__ import annotations
 
+import typing as _typing
+
+from .._exports import lazy as _lazy
+from .._exports import publish as _publish
 from ._anthropic_messages import SYSTEM_REMINDER, from_anthropic, to_anthropic
 from ._common import MAX_DEPTH, SUMMARY_HEADING
 from ._native import FORMAT, VERSION, from_dict, from_json, to_dict, to_json
@@ -155,8 +159,10 @@ from ._tool_definitions import (
     tools_to_anthropic,
     tools_to_openai,
 )
-from ._transcript_files import TRANSCRIPT_FORMATS, dump, dumps, load, load_transcripts
-from ._transcripts.files import Transcript
+
+if _typing.TYPE_CHECKING:
+    from ._transcript_files import TRANSCRIPT_FORMATS, dump, dumps, load, load_transcripts
+    from ._transcripts.files import Transcript
 
 __all__ = [
     "FORMAT",
@@ -187,3 +193,18 @@ __all__ = [
     "tools_to_anthropic",
     "tools_to_openai",
 ]
+
+if not _typing.TYPE_CHECKING:  # the transcript files read the adapters' items: on first use
+    __getattr__, __dir__ = _lazy(
+        __name__,
+        globals(),
+        {
+            "TRANSCRIPT_FORMATS": "._transcript_files",
+            "Transcript": "._transcripts.files",
+            "dump": "._transcript_files",
+            "dumps": "._transcript_files",
+            "load": "._transcript_files",
+            "load_transcripts": "._transcript_files",
+        },
+    )
+_publish(__name__, globals(), __all__)

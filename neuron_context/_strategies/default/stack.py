@@ -183,6 +183,21 @@ class DefaultStack(BudgetedStrategy):
             own = schedule.cost_model.call_cost(token_count, scale(target - systems, self.recent))
         return schedule.compact_early(token_count, target, limit, growth, own)
 
+    def token_estimate(self, messages: Sequence[Message]) -> int:
+        """The exact count wherever :meth:`should_compact` compares it with the budget:
+        over ``max_tokens * (1 - reserve)``, the lowest limit, this is
+        ``counter.estimate_messages(messages)``; at or below it, it may be a bound
+        between that count and that limit (the counter's
+        :meth:`~neuron_context.BaseCounter.bound_messages`: the exact default counter
+        adds the UTF-8 size of texts it has not tokenized yet instead of tokenizing
+        them), so ``should_compact(messages, token_estimate(messages))`` decides as with
+        the exact count. With a :attr:`schedule` (which reads the count below the
+        budget too) it is always exact. For the exact count anywhere, call
+        ``stack.counter.estimate_messages(messages)``."""
+        if self.schedule is not None:
+            return self.counter.estimate_messages(messages)
+        return self.counter.bound_messages(messages, scale(self.max_tokens, 1 - self.reserve))
+
     def _floor(self, systems: int, limit: int) -> int:
         """The lowest a :attr:`schedule` may bring the history down to, in tokens."""
         share = min(self.target, self.schedule.floor if self.schedule is not None else 1.0)
