@@ -12,12 +12,12 @@ from ._messages.conversation import Exchange, Structure
 from ._strategies.clearing import ToolResultClearingStrategy
 from ._strategies.composite import CompositeStrategy, FallbackStrategy
 from ._strategies.default import DefaultStack, SummaryOptions, default_stack
+from ._strategies.default.schedule import CacheSchedule
 from ._strategies.fetches import DedupeFetchesStrategy
 from ._strategies.images import StripProcessedImagesStrategy
 from ._strategies.large_results import TruncateLargeResultsStrategy
 from ._strategies.reads import StaleFileReadsStrategy
 from ._strategies.repeats import CollapseRepeatedCallsStrategy
-from ._strategies.schedule import CacheSchedule
 from ._strategies.strategy import ContextStrategy
 from ._strategies.strip import StripToolCallsStrategy
 from ._strategies.summarization import DEFAULT_INSTRUCTIONS, SummarizationStrategy

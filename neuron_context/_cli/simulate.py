@@ -46,7 +46,7 @@ from .._counting.request import RequestCounter
 from .._messages.content import Compaction, Text, ToolResult
 from .._messages.conversation import first_is_user
 from .._messages.message import Message, Role, ToolDefinition
-from .._strategies.schedule import CacheSchedule
+from .._strategies.default.schedule import CacheSchedule
 from .._strategies.strategy import ContextStrategy, counter_of
 from ..formats._transcripts.files import Transcript
 from .metered import Metered

@@ -43,7 +43,7 @@ from .._counting.pricing import cost_model
 from .._errors import ConfigurationError, show
 from .._strategies.clearing import ToolResultClearingStrategy
 from .._strategies.composite import CompositeStrategy
-from .._strategies.schedule import CacheSchedule
+from .._strategies.default.schedule import CacheSchedule
 from .._strategies.strategy import ContextStrategy
 from .._strategies.strip import StripToolCallsStrategy
 from .._strategies.summarization import SummarizationStrategy

@@ -158,10 +158,11 @@ def fit(
     if excess > 0:  # cut and still too big: the summary goes
         drop({id(p) for p in parts if p.kind == "summary"})
     cut_biggest("step")
-    if excess > 0 and any(p.kind == "step" for p in parts):  # the step is never dropped
-        return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     cut("request", floor=_MIN_TRUNCATED)
     cut("task")
+    if excess > 0 and any(p.kind == "step" for p in parts):  # the step is never dropped:
+        # cut as far as it goes, with the newest request and the task, it is kept over
+        return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     cut("request")
     if excess > 0 and any(p.kind == "request" for p in parts):
         drop({id(p) for p in parts if p.kind == "task"})  # it cannot fit even cut

@@ -57,11 +57,11 @@ from ..._stores.store import Store, optional_store
 from ..._summary.format import SUMMARY_HEADING
 from ..._validators import bool_, instance_of, number, one_of, optional, positive_int
 from ...providers._base import Provider
-from ..schedule import CacheSchedule, growth_per_turn
 from ..strategy import BudgetedStrategy, check_token_count
 from .fit import InProgress, fit
 from .offloading import Found, assemble, offload, placeholder, with_store
 from .plan import Part, Plan
+from .schedule import CacheSchedule, growth_per_turn
 from .summaries import SummaryWriter
 
 __all__ = ["DefaultStack", "default_stack"]

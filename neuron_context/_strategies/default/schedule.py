@@ -38,13 +38,13 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from .._counting.counter import BaseCounter
-from .._counting.pricing import CacheCostModel
-from .._errors import show
-from .._messages.message import Message, Role
-from .._messages.truncation import truncate_message
-from .._validators import bool_, callable_, fail, instance_of, number, optional, positive_int
-from .default.plan import describe_cut, is_request, water_level
+from ..._counting.counter import BaseCounter
+from ..._counting.pricing import CacheCostModel
+from ..._errors import show
+from ..._messages.message import Message, Role
+from ..._messages.truncation import truncate_message
+from ..._validators import bool_, callable_, fail, instance_of, number, optional, positive_int
+from .plan import describe_cut, is_request, water_level
 
 __all__ = ["CacheSchedule", "growth_per_turn"]
 
