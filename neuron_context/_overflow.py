@@ -136,7 +136,10 @@ def _int(text: str) -> int:
 def _texts(exc: BaseException) -> list[str]:
     """What one exception says: its text, and an SDK error's ``code``, ``message`` and
     ``body`` (pydantic-ai's ``ModelHTTPError`` carries the body too)."""
-    texts = [str(exc)]
+    try:
+        texts = [str(exc)]
+    except Exception:  # an exception whose __str__ raises: its attributes may still say
+        texts = []
     for name in ("code", "message", "body", "type"):
         value = getattr(exc, name, None)
         if isinstance(value, str):

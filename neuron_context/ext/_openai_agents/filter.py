@@ -11,7 +11,8 @@ from typing import Any, cast
 from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 
-from ..._errors import NeuronContextError
+from ..._errors import NeuronContextError, show
+from ..._log import logger
 from ..._messages.message import ToolDefinition
 from ..._overflow import Overflow
 from ..._strategies.strategy import ContextStrategy
@@ -19,7 +20,7 @@ from .._core import Sessions, ToolDefinitions, check_strategy, session_factory
 from .._recovery import recover
 from .items import Item
 from .model import RecoveringModel
-from .reader import items_reader, rebuild
+from .reader import held, items_reader, rebuild
 
 __all__ = ["CallModelInputFilter"]
 
@@ -63,7 +64,15 @@ class CallModelInputFilter:
         return f"CallModelInputFilter({self.strategy!r})"
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
-        """The model input to send: the given one, or its compacted view."""
+        """The model input to send: the given one, or its compacted view.
+
+        Items are read and written back as they came; nothing is repaired. Outputs whose
+        calls live on the server (a server-managed run) are passed on first, as they
+        came, and only the items after them are compacted; where the server's part of
+        the conversation cannot be told apart, the input goes as the SDK built it. An
+        input that cannot be read, or a compaction that cannot be written back as items,
+        goes as the SDK built it too, with a warning in the ``neuron_context`` log.
+        """
         model_data = data.model_data
         items: list[Item] = cast("list[Item]", model_data.input)
         instructions = model_data.instructions
@@ -71,16 +80,28 @@ class CallModelInputFilter:
         session = self._sessions.take(items)
         try:
             converted = session.reader(items)
-            start = converted.sendable("CallModelInputFilter")
+        except Exception as exc:  # the session's reader is left half-way: not kept
+            _as_given("cannot read the input", exc)
+            return model_data
+        try:
+            leading = held(converted.messages)
+            if leading is None:
+                return model_data
+            own = converted.messages
             result = await session.view.update(
-                start,
+                own[leading:] if leading else own,
                 system_prompt=instructions,
                 tools=tools,
                 label="CallModelInputFilter",
             )
-            if not session.view.compacted and start is converted.messages:
+            if not session.view.compacted:
                 return model_data
-            rebuilt = rebuild(result.messages, converted)
+            try:
+                first = converted.sources[leading][0] if leading < len(own) else len(items)
+                rebuilt = [*items[:first], *rebuild(result.messages, converted)]
+            except Exception as exc:
+                _as_given("cannot write the compaction back as items", exc)
+                return model_data
         finally:
             self._sessions.put(session)
         return ModelInputData(input=rebuilt, instructions=instructions)
@@ -129,3 +150,18 @@ class CallModelInputFilter:
             self._sessions.put(session)
         self.strategy = session.view.strategy
         return rebuilt, budget
+
+
+def _as_given(what: str, exc: Exception) -> None:
+    """Log that the input goes to the model as the SDK built it, because the filter
+    ``what`` (``exc``): the compaction step's failure policy, for the adapter's own part."""
+    try:
+        said = show(str(exc), 300)
+    except Exception:  # an exception whose __str__ raises still leaves the input as given
+        said = "?"
+    logger.warning(
+        "CallModelInputFilter %s (%s: %s); sending it as the SDK built it",
+        what,
+        type(exc).__name__,
+        said,
+    )

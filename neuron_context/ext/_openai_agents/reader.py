@@ -4,6 +4,12 @@ The filter and the session read items with one :class:`~neuron_context.ext._read
 each (only what is new converted on every call) and hand the SDK back, for a compaction,
 the very objects it gave for every message the strategy kept: the SDK matches them back
 to its run state by identity.
+
+A run whose history the server keeps (``previous_response_id``,
+``auto_previous_response_id``, ``conversation_id``, a resumed or handed-off
+server-managed run) sends only its new items: outputs whose calls live on the server
+come first, answering no call of the input. :func:`held` finds them, so that they are
+passed on as they came and never compacted or dropped as orphans.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from ..._messages.message import Message
 from .._core import Converted, Reader
 from .items import Item, message_items, read, tool_output
 
-__all__ = ["items_reader", "rebuild"]
+__all__ = ["held", "items_reader", "rebuild"]
 
 
 def items_reader() -> Reader[Item, list[int]]:
@@ -56,3 +62,20 @@ def rebuild(compacted: Sequence[Message], converted: Converted[Item, list[int]])
         else:
             out.extend(message_items(message))
     return out
+
+
+def held(messages: Sequence[Message]) -> int | None:
+    """How many of ``messages`` lead with outputs whose calls the input does not hold (the
+    server does); ``None`` when such an output comes later, after other messages (what
+    the server completes is then not known: nothing may be compacted). O(n)."""
+    calls: set[str] = set()
+    leading = 0
+    for position, message in enumerate(messages):
+        if message.is_tool:
+            if any(result.tool_use_id not in calls for result in message.tool_results):
+                if leading < position:
+                    return None
+                leading = position + 1
+            continue
+        calls.update(use.id for use in message.tool_uses)
+    return leading
