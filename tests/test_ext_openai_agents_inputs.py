@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from agents import Agent, ModelResponse, RunConfig, Runner
+from agents import Agent, ModelResponse, RunConfig, Runner, SQLiteSession
 from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 from agents_sdk_support import read_file, reply
@@ -31,7 +31,11 @@ from neuron_context import (
     ToolUse,
     default_stack,
 )
-from neuron_context.ext.openai_agents import CallModelInputFilter, from_responses_items
+from neuron_context.ext.openai_agents import (
+    CallModelInputFilter,
+    CompactingSession,
+    from_responses_items,
+)
 
 NEVER = SlidingWindowStrategy(1, 10**9)
 """A strategy whose trigger never fires."""
@@ -230,6 +234,20 @@ class TestFailuresCostNoCall:
         with caplog.at_level(logging.WARNING, logger="neuron_context"):
             assert _call(items, ImageReply()).input is items
         assert "cannot write the compaction back" in caplog.text
+
+    @pytest.mark.anyio
+    async def test_session_items_it_cannot_read(self, caplog: pytest.LogCaptureFixture) -> None:
+        """CompactingSession returns items it cannot read as the wrapped session gave them."""
+        inner = SQLiteSession("unreadable")
+        try:
+            items: list[Any] = [_user("hi"), {**_call_item("c"), "arguments": {"a": 1}}]
+            await inner.add_items(items)
+            with caplog.at_level(logging.WARNING, logger="neuron_context"):
+                got = await CompactingSession(inner, ALWAYS).get_items()
+            assert got == await inner.get_items()
+            assert "cannot read the session's items" in caplog.text
+        finally:
+            inner.close()
 
 
 class Unprintable(Exception):  # noqa: N818 - the model's own error, as a test double

@@ -11,8 +11,7 @@ from typing import Any, cast
 from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 
-from ..._errors import NeuronContextError, show
-from ..._log import logger
+from ..._errors import NeuronContextError
 from ..._messages.message import ToolDefinition
 from ..._overflow import Overflow
 from ..._strategies.strategy import ContextStrategy
@@ -20,7 +19,7 @@ from .._core import Sessions, ToolDefinitions, check_strategy, session_factory
 from .._recovery import recover
 from .items import Item
 from .model import RecoveringModel
-from .reader import held, items_reader, rebuild
+from .reader import as_given, held, items_reader, rebuild
 
 __all__ = ["CallModelInputFilter"]
 
@@ -81,7 +80,7 @@ class CallModelInputFilter:
         try:
             converted = session.reader(items)
         except Exception as exc:  # the session's reader is left half-way: not kept
-            _as_given("cannot read the input", exc)
+            as_given("CallModelInputFilter", "cannot read the input", exc)
             return model_data
         try:
             leading = held(converted.messages)
@@ -100,7 +99,7 @@ class CallModelInputFilter:
                 first = converted.sources[leading][0] if leading < len(own) else len(items)
                 rebuilt = [*items[:first], *rebuild(result.messages, converted)]
             except Exception as exc:
-                _as_given("cannot write the compaction back as items", exc)
+                as_given("CallModelInputFilter", "cannot write the compaction back as items", exc)
                 return model_data
         finally:
             self._sessions.put(session)
@@ -150,18 +149,3 @@ class CallModelInputFilter:
             self._sessions.put(session)
         self.strategy = session.view.strategy
         return rebuilt, budget
-
-
-def _as_given(what: str, exc: Exception) -> None:
-    """Log that the input goes to the model as the SDK built it, because the filter
-    ``what`` (``exc``): the compaction step's failure policy, for the adapter's own part."""
-    try:
-        said = show(str(exc), 300)
-    except Exception:  # an exception whose __str__ raises still leaves the input as given
-        said = "?"
-    logger.warning(
-        "CallModelInputFilter %s (%s: %s); sending it as the SDK built it",
-        what,
-        type(exc).__name__,
-        said,
-    )

@@ -18,11 +18,13 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+from ..._errors import show
+from ..._log import logger
 from ..._messages.message import Message
 from .._core import Converted, Reader
 from .items import Item, message_items, read, tool_output
 
-__all__ = ["held", "items_reader", "rebuild"]
+__all__ = ["as_given", "held", "items_reader", "rebuild"]
 
 
 def items_reader() -> Reader[Item, list[int]]:
@@ -79,3 +81,20 @@ def held(messages: Sequence[Message]) -> int | None:
             continue
         calls.update(use.id for use in message.tool_uses)
     return leading
+
+
+def as_given(label: str, what: str, exc: Exception) -> None:
+    """Log that the items go on as the SDK gave them, because ``label`` ``what`` (``exc``):
+    the compaction step's failure policy, for the adapter's own part (reading the items,
+    writing a compaction back), so that it never costs the user's model call."""
+    try:
+        said = show(str(exc), 300)
+    except Exception:  # an exception whose __str__ raises still leaves the items as given
+        said = "?"
+    logger.warning(
+        "%s %s (%s: %s); passing the items on as the SDK gave them",
+        label,
+        what,
+        type(exc).__name__,
+        said,
+    )
