@@ -20,8 +20,13 @@ from agents import Agent, ModelResponse, RunConfig, Runner, SQLiteSession
 from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 from agents_sdk_support import read_file, reply
+from ext_support import well_formed
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from strategies import conversations, well_formed_conversations
 
 from neuron_context import (
+    ConfigurationError,
     ContextStrategy,
     Image,
     Message,
@@ -35,6 +40,7 @@ from neuron_context.ext.openai_agents import (
     CallModelInputFilter,
     CompactingSession,
     from_responses_items,
+    to_responses_items,
 )
 
 NEVER = SlidingWindowStrategy(1, 10**9)
@@ -144,6 +150,30 @@ class TestServerManagedRuns:
 
 class TestItemsAsTheyCame:
     """Items the SDK sends are read as they are and go back as they came."""
+
+    @given(conversations())
+    def test_an_idle_filter_sends_what_it_was_given(self, messages: list[Message]) -> None:
+        """Well formed or not, an input the strategy leaves alone goes as the SDK built it."""
+        try:
+            items: list[Any] = to_responses_items(messages)
+        except ConfigurationError:
+            assume(False)  # a message with no Responses input form
+        assert _call(items).input is items
+
+    @given(well_formed_conversations(), st.integers(min_value=1, max_value=3))
+    def test_held_outputs_go_first_whatever_is_compacted(
+        self, messages: list[Message], held: int
+    ) -> None:
+        """Outputs whose calls the server holds are sent first, as they came, and what
+        follows them is the compaction of the rest: well formed."""
+        try:
+            rest: list[Any] = to_responses_items(messages)
+        except ConfigurationError:
+            assume(False)
+        outputs = [_output(f"server_{n}") for n in range(held)]
+        sent = _call([*outputs, *rest], ALWAYS).input
+        assert all(a is b for a, b in zip(sent[:held], outputs, strict=True))
+        assert well_formed(from_responses_items(sent[held:]))
 
     def test_reasoning_between_calls_and_outputs(self) -> None:
         """A reasoning item between two calls stays in their assistant message: the
