@@ -205,6 +205,46 @@ class TestOpenAI:
         assert written["messages"][2] == {**messages[2], "content": "[tool result cleared]"}
 
 
+class TestAgentsItems:
+    """An Agents SDK items file is written as exactly what was compacted."""
+
+    def test_a_truncated_reply_is_written_once(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A cut assistant message holds the cut text alone (not the original beside it),
+        keeps its id and status, and the written file counts what the report says."""
+        part = {"type": "output_text", "text": "The file says many things. " * 200}
+        items: list[dict[str, Any]] = [
+            {"role": "user", "content": "Explain it."},
+            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "h"}]},
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{**part, "annotations": [], "logprobs": []}],
+            },
+            {"role": "user", "content": "And now?"},
+        ]
+        source = _write(tmp_path / "in.json", json.dumps(items))
+        out = tmp_path / "out.json"
+        result = run(
+            capsys, monkeypatch, "compact", source, "--max-tokens", "300", "--json", "-o", out
+        )
+        assert result.code == 0, result.err
+        after = json.loads(result.out)["diff"]["tokens_after"]
+        written = json.loads(out.read_text(encoding="utf-8"))
+        (content,) = written[2]["content"]
+        assert written[2]["id"] == "msg_1"
+        assert written[2]["status"] == "completed"
+        assert content["logprobs"] == []
+        assert len(content["text"]) < len(part["text"])
+        counted = run(capsys, monkeypatch, "count", out, "--tokenizer", "o200k_base", "--json")
+        assert counted.code == 0, counted.err
+        report = json.loads(counted.out)
+        assert report["total"][report["counters"].index("o200k_base")] == after
+
+
 def _openai_object(messages: list[Message]) -> str:
     return json.dumps({"messages": to_openai(messages), "source": "test"})
 

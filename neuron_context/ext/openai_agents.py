@@ -19,9 +19,16 @@ a call converts only the items added since the last one.
 The agent's instructions and its function tools are counted against the budget; the
 instructions are never edited. Function calls stay with their outputs and reasoning items
 with the reply they belong to. Items the strategy keeps are passed on as the very objects
-the SDK gave for this call (the SDK matches them back to its run state by identity), and
-every input sent is well formed (the one compaction step of
-:mod:`neuron_context._compaction.step`: a failing strategy leaves the input as it was).
+the SDK gave for this call (the SDK matches them back to its run state by identity).
+
+What the SDK sends, the filter accepts: items are read and written back as they came, and
+nothing is repaired (the SDK and the server complete what they send by design). In a run
+whose history the server keeps (``previous_response_id``, ``auto_previous_response_id``,
+``conversation_id``), the input is only the new items: outputs whose calls live on the
+server go first, as they came, and only the items after them are compacted. A failing
+strategy (the one compaction step of :mod:`neuron_context._compaction.step`), an input
+the filter cannot read or a compaction it cannot write back leave the input as the SDK
+built it, with a warning: the filter never costs the model call.
 
 :class:`CompactingSession` wraps a ``Session`` (``SQLiteSession``, ...) so that what it
 returns is compacted: the session keeps everything, each run starts from a history that

@@ -18,7 +18,7 @@ from ..._strategies.strategy import ContextStrategy, counter_of
 from .._core import Sessions, ToolDefinitions, check_strategy, session_factory
 from .items import Item
 from .model import RecoveringModel
-from .reader import items_reader, rebuild
+from .reader import as_given, held, items_reader, rebuild
 
 __all__ = ["CallModelInputFilter"]
 
@@ -62,7 +62,15 @@ class CallModelInputFilter:
         return f"CallModelInputFilter({self.strategy!r})"
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
-        """The model input to send: the given one, or its compacted view."""
+        """The model input to send: the given one, or its compacted view.
+
+        Items are read and written back as they came; nothing is repaired. Outputs whose
+        calls live on the server (a server-managed run) are passed on first, as they
+        came, and only the items after them are compacted; where the server's part of
+        the conversation cannot be told apart, the input goes as the SDK built it. An
+        input that cannot be read, or a compaction that cannot be written back as items,
+        goes as the SDK built it too, with a warning in the ``neuron_context`` log.
+        """
         model_data = data.model_data
         items: list[Item] = cast("list[Item]", model_data.input)
         instructions = model_data.instructions
@@ -70,16 +78,28 @@ class CallModelInputFilter:
         session = self._sessions.take(items)
         try:
             converted = session.reader(items)
-            start = converted.sendable("CallModelInputFilter")
+        except Exception as exc:  # the session's reader is left half-way: not kept
+            as_given("CallModelInputFilter", "cannot read the input", exc)
+            return model_data
+        try:
+            leading = held(converted.messages)
+            if leading is None:
+                return model_data
+            own = converted.messages
             result = await session.view.update(
-                start,
+                own[leading:] if leading else own,
                 system_prompt=instructions,
                 tools=tools,
                 label="CallModelInputFilter",
             )
-            if not session.view.compacted and start is converted.messages:
+            if not session.view.compacted:
                 return model_data
-            rebuilt = rebuild(result.messages, converted)
+            try:
+                first = converted.sources[leading][0] if leading < len(own) else len(items)
+                rebuilt = [*items[:first], *rebuild(result.messages, converted)]
+            except Exception as exc:
+                as_given("CallModelInputFilter", "cannot write the compaction back as items", exc)
+                return model_data
         finally:
             self._sessions.put(session)
         return ModelInputData(input=rebuilt, instructions=instructions)

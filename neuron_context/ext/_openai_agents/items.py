@@ -19,8 +19,11 @@ Responses input items                                  ours
 =====================================================  ===================================
 
 A run of assistant-side items is one assistant message, and a new one starts where a
-``reasoning`` item follows a message or call, or a ``message`` follows a message or call
-(the order one model response has). Arguments are the input's compact JSON, as in
+``reasoning`` item follows a message, or a ``message`` follows a message (the order one
+model response has); after a ``function_call`` the run goes on to the outputs, so a
+reasoning item or message between calls (``function_call``, ``reasoning``,
+``function_call``, then both outputs) stays in the message of the calls it sits
+between. Arguments are the input's compact JSON, as in
 :func:`~neuron_context.formats.to_openai`; arguments that are not a JSON object are kept
 as ``{"_raw": "<the string>"}`` and sent back verbatim.
 
@@ -137,8 +140,8 @@ def read(
         kind = _kind(item)
         if _is_assistant_side(item):
             item_stage = {"reasoning": 0, "message": 1, "function_call": 2}[kind]
-            if group_items and (stage > item_stage or (stage == item_stage == 1)):
-                close()
+            if group_items and stage < 2 and (stage > item_stage or stage == item_stage == 1):
+                close()  # after a call, the calls are still open: their outputs come later
             stage = max(stage, item_stage)
             group.extend(read_at(path, functools.partial(_assistant_blocks, item, kind, path)))
             group_items.append(index)

@@ -4,6 +4,12 @@ The filter and the session read items with one :class:`~neuron_context.ext._read
 each (only what is new converted on every call) and hand the SDK back, for a compaction,
 the very objects it gave for every message the strategy kept: the SDK matches them back
 to its run state by identity.
+
+A run whose history the server keeps (``previous_response_id``,
+``auto_previous_response_id``, ``conversation_id``, a resumed or handed-off
+server-managed run) sends only its new items: outputs whose calls live on the server
+come first, answering no call of the input. :func:`held` finds them, so that they are
+passed on as they came and never compacted or dropped as orphans.
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+from ..._errors import show
+from ..._log import logger
 from ..._messages.message import Message
 from .._core import Converted, Reader
 from .items import Item, message_items, read, tool_output
 
-__all__ = ["items_reader", "rebuild"]
+__all__ = ["as_given", "held", "items_reader", "rebuild"]
 
 
 def items_reader() -> Reader[Item, list[int]]:
@@ -56,3 +64,37 @@ def rebuild(compacted: Sequence[Message], converted: Converted[Item, list[int]])
         else:
             out.extend(message_items(message))
     return out
+
+
+def held(messages: Sequence[Message]) -> int | None:
+    """How many of ``messages`` lead with outputs whose calls the input does not hold (the
+    server does); ``None`` when such an output comes later, after other messages (what
+    the server completes is then not known: nothing may be compacted). O(n)."""
+    calls: set[str] = set()
+    leading = 0
+    for position, message in enumerate(messages):
+        if message.is_tool:
+            if any(result.tool_use_id not in calls for result in message.tool_results):
+                if leading < position:
+                    return None
+                leading = position + 1
+            continue
+        calls.update(use.id for use in message.tool_uses)
+    return leading
+
+
+def as_given(label: str, what: str, exc: Exception) -> None:
+    """Log that the items go on as the SDK gave them, because ``label`` ``what`` (``exc``):
+    the compaction step's failure policy, for the adapter's own part (reading the items,
+    writing a compaction back), so that it never costs the user's model call."""
+    try:
+        said = show(str(exc), 300)
+    except Exception:  # an exception whose __str__ raises still leaves the items as given
+        said = "?"
+    logger.warning(
+        "%s %s (%s: %s); passing the items on as the SDK gave them",
+        label,
+        what,
+        type(exc).__name__,
+        said,
+    )

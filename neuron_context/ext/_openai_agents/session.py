@@ -11,7 +11,7 @@ from ..._counting.request import RequestCounter
 from ..._errors import show
 from ..._strategies.strategy import ContextStrategy, counter_of
 from .._core import check_strategy
-from .reader import items_reader, rebuild
+from .reader import as_given, items_reader, rebuild
 
 __all__ = ["CompactingSession"]
 
@@ -39,10 +39,16 @@ class CompactingSession:
         """The wrapped session's items (the newest ``limit``), compacted when needed.
 
         A ``limit`` can cut a function call away from its output: what comes back is
-        always well formed (an output whose call was cut off is dropped).
+        always well formed (an output whose call was cut off is dropped). Items that
+        cannot be read, or a compaction that cannot be written back as items, come back
+        as the wrapped session gave them, with a warning in the ``neuron_context`` log.
         """
         items: list[Any] = await self.session.get_items(limit)
-        converted = items_reader()(items)
+        try:
+            converted = items_reader()(items)
+        except Exception as exc:
+            as_given("CompactingSession", "cannot read the session's items", exc)
+            return items
         start = converted.sendable("CompactingSession")
         result = await compact_step(
             self.strategy,
@@ -52,7 +58,11 @@ class CompactingSession:
         )
         if not result.compacted and start is converted.messages:
             return items
-        return rebuild(result.messages, converted)
+        try:
+            return rebuild(result.messages, converted)
+        except Exception as exc:
+            as_given("CompactingSession", "cannot write the compaction back as items", exc)
+            return items
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Add ``items`` to the wrapped session."""
