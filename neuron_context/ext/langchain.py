@@ -78,7 +78,7 @@ try:
     from ._langchain.fleet import ContextState, forget, written
     from ._langchain.history import reader, rebuild
     from ._langchain.messages import from_langchain, to_langchain
-    from ._langchain.model import Call, ModelCalls
+    from ._langchain.model import Call, ModelCalls, unreadable
     from ._langchain.stores import LangGraphStore, recall_tool, thread_conversation
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
@@ -270,14 +270,19 @@ class _PersistingContextMiddleware(ContextMiddleware):
         system, tools = calls.overhead
         sessions = calls.sessions
         session = sessions.take(items)
-        converted = session.reader(items)
-        decided = decide(
-            strategy,
-            converted.messages,
-            counter=session.view.counter,
-            system_prompt=system,
-            tools=tools,
-        )
+        try:
+            converted = session.reader(items)
+            decided = decide(
+                strategy,
+                converted.messages,
+                counter=session.view.counter,
+                system_prompt=system,
+                tools=tools,
+            )
+        except Exception as exc:
+            sessions.put(session)
+            unreadable(exc)
+            return None
         if not decided.triggered:
             sessions.put(session)
             return None

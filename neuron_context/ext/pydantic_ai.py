@@ -38,6 +38,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._compaction.step import compact_step
+from .._errors import show
+from .._log import logger
 from .._messages.message import ToolDefinition
 from .._overflow import Overflow
 from .._stores.scope import conversation
@@ -94,8 +96,12 @@ class HistoryProcessor:
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """The history to send: ``messages`` itself, or its compaction."""
         session = self._sessions.take(messages)
-        converted = session.reader(messages)
-        start = converted.sendable("HistoryProcessor")
+        try:
+            converted = session.reader(messages)
+            start = converted.sendable("HistoryProcessor")
+        except Exception as exc:
+            self._sessions.put(session)
+            return _as_given(messages, "its messages cannot be read", exc)
         with conversation(conversation_of(messages)):  # the run's conversation's view
             result = await compact_step(
                 self.strategy,
@@ -109,7 +115,10 @@ class HistoryProcessor:
             return messages
         # Not returned to the pool: pydantic-ai continues from the compacted (or
         # repaired) history.
-        return rebuild(result.messages, converted)
+        try:
+            return rebuild(result.messages, converted)
+        except Exception as exc:
+            return _as_given(messages, "its compaction cannot be written back", exc)
 
     def wrap(self, model: Model) -> Model:
         """``model``, recovering from its provider's overflow errors: a request refused as
@@ -153,3 +162,16 @@ class HistoryProcessor:
             self._sessions.put(session)
         self.strategy = session.view.strategy
         return rebuild(result.messages, converted), budget
+
+
+def _as_given(messages: list[ModelMessage], what: str, exc: Exception) -> list[ModelMessage]:
+    """``messages`` as pydantic-ai gave them, logged: the compaction step's failure policy
+    for what the adapter cannot read or write (pydantic-ai then sends them, and raises
+    its own error for what it cannot send), so the model call is never lost to it."""
+    logger.warning(
+        "HistoryProcessor: the history is sent as pydantic-ai gave it: %s (%s: %s)",
+        what,
+        type(exc).__name__,
+        show(str(exc), 200),
+    )
+    return messages

@@ -22,6 +22,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from ..._compaction.overflow import refused_again
 from ..._compaction.step import StepResult
+from ..._errors import show
+from ..._log import logger
 from ..._messages.message import ToolDefinition
 from ..._overflow import Overflow, context_overflow
 from ..._strategies.strategy import ContextStrategy
@@ -31,7 +33,7 @@ from .fleet import keep, restore, thread_id
 from .history import reader, rebuild
 from .messages import read_message
 
-__all__ = ["Call", "ModelCalls"]
+__all__ = ["Call", "ModelCalls", "unreadable"]
 
 
 class ModelCalls:
@@ -56,6 +58,8 @@ class ModelCalls:
         """``handler``'s response to the compacted request (refused as too long:
         compacted to fit and sent once more)."""
         call = self._prepare(request)
+        if call is None:
+            return handler(request)
         try:
             result = (
                 run_sync(lambda: self._compact(call)) if call.decided.triggered else call.decided
@@ -85,6 +89,8 @@ class ModelCalls:
     ) -> ModelResponse[Any]:
         """The async form of :meth:`send`."""
         call = self._prepare(request)
+        if call is None:
+            return await handler(request)
         try:
             result = await self._compact(call) if call.decided.triggered else call.decided
         except BaseException:
@@ -105,11 +111,16 @@ class ModelCalls:
                 raise
             raise error from exc
 
-    def _prepare(self, request: ModelRequest[Any]) -> Call:
+    def _prepare(self, request: ModelRequest[Any]) -> Call | None:
         """Read the request and ask the trigger (synchronous: no event loop is needed
-        unless the view must be compacted)."""
+        unless the view must be compacted); ``None`` when the request cannot be read: it
+        goes out as LangChain built it (see :func:`unreadable`)."""
         items = request.messages
-        system = _system_text(request.system_message)
+        try:
+            system = _system_text(request.system_message)
+        except Exception as exc:
+            unreadable(exc)
+            return None
         tools = self._tools.of(request.tools)
         self.overhead = (system, tools)
         session = self.sessions.take(items, thread_id())
@@ -118,6 +129,10 @@ class ModelCalls:
             restore(session, converted, request.state)
             start = converted.sendable("ContextMiddleware")
             decided = session.view.prepare(start, system_prompt=system, tools=tools)
+        except Exception as exc:
+            self.sessions.put(session)
+            unreadable(exc)
+            return None
         except BaseException:
             self.sessions.put(session)
             raise
@@ -142,6 +157,14 @@ class ModelCalls:
             rebuilt = rebuild(result.messages, call.converted)
             if result.compacted:
                 keep(call.session, call.converted.items, rebuilt)
+        except Exception as exc:
+            logger.warning(
+                "ContextMiddleware: the compacted request cannot be written as LangChain "
+                "messages (%s: %s); sending the request as LangChain built it",
+                type(exc).__name__,
+                show(str(exc), 200),
+            )
+            return request
         finally:
             self.sessions.put(call.session)
         return request.override(messages=cast("list[AnyMessage]", rebuilt))
@@ -150,6 +173,7 @@ class ModelCalls:
         """The request refused as too long, compacted to the size the refusal showed
         (see :mod:`neuron_context.ext._recovery`)."""
         call = self._prepare(request)
+        assert call is not None  # it was read before it was sent
         try:
             result, budget = await recover(
                 self.sessions,
@@ -187,6 +211,18 @@ class _Recovery:
 
     request: ModelRequest[Any]
     budget: int
+
+
+def unreadable(exc: Exception) -> None:
+    """Log that a request's messages cannot be read (``exc``): the compaction step's
+    failure policy, so the request goes out as LangChain built it and the model call is
+    never lost to the adapter."""
+    logger.warning(
+        "ContextMiddleware: the request's messages cannot be read (%s: %s); sending the "
+        "request as LangChain built it",
+        type(exc).__name__,
+        show(str(exc), 200),
+    )
 
 
 # -- what a request holds besides its messages --------------------------------------------
