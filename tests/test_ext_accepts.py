@@ -4,6 +4,7 @@ it came; what an adapter cannot read or write goes out as the framework built it
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -48,6 +49,8 @@ from pydantic_core import PydanticSerializationError
 from neuron_context import (
     ContextStrategy,
     Message,
+    SlidingWindowStrategy,
+    TokenCounter,
     ToolResultClearingStrategy,
     default_stack,
 )
@@ -280,3 +283,42 @@ class TestPydanticAI:
         back = to_pydantic_ai(from_pydantic_ai(history))
         written = [getattr(part, "tool_call_id", None) for m in back for part in m.parts]
         assert [i for i in written if i is not None] == ids + ids
+
+
+IN_MAIN: list[bool] = []
+"""Whether each text :class:`ThreadNoting` counted was counted in the main thread."""
+
+
+class ThreadNoting(TokenCounter):
+    """The heuristic counter, noting in :data:`IN_MAIN` where each text was counted."""
+
+    def estimate_text(self, text: str) -> int:
+        IN_MAIN.append(threading.current_thread() is threading.main_thread())
+        return super().estimate_text(text)
+
+
+class TestFirstCount:
+    """An async hook's first count (where a tokenizer loads) is made off the event loop."""
+
+    def test_pydantic_ai(self) -> None:
+        """The history processor's first count runs in a worker thread."""
+        counter = ThreadNoting()
+        IN_MAIN.clear()
+        processor = HistoryProcessor(SlidingWindowStrategy(10, IDLE, counter=counter))
+        history: list[ModelMessage] = [AIModelRequest(parts=[UserPromptPart("go")])]
+        anyio.run(processor, history)
+        assert IN_MAIN[0] is False
+
+    def test_langchain(self) -> None:
+        """The middleware's first count in ``awrap_model_call`` runs in a worker thread."""
+        counter = ThreadNoting()
+        IN_MAIN.clear()
+        middleware = ContextMiddleware(SlidingWindowStrategy(10, IDLE, counter=counter))
+        model = ScriptedChatModel(messages=iter([]))
+        request = ModelRequest(model=model, messages=[HumanMessage("go")])
+
+        async def handler(given: ModelRequest[Any]) -> ModelResponse[Any]:
+            return ModelResponse(result=[AIMessage("ok")])
+
+        anyio.run(middleware.awrap_model_call, request, handler)
+        assert IN_MAIN[0] is False

@@ -244,8 +244,10 @@ class ContextMiddleware(AgentMiddleware[ContextState, Any]):
         """Send the model the compacted request (refused as too long: compacted to fit
         and sent once more); a new compaction of the view goes into the state."""
         forget()
+        calls = self._calls_for(request.model)
+        await calls.load()
         with thread_conversation():  # an unscoped store is this thread's view
-            response = await self._calls_for(request.model).asend(request, handler)
+            response = await calls.asend(request, handler)
         return self._with_view(response)
 
     def _with_view(
@@ -317,6 +319,8 @@ class _PersistingContextMiddleware(ContextMiddleware):
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Replace the state's messages with their compaction, when it fires."""
+        if self._last is not None:
+            await self._last[1].load()
         prepared = self._prepare_state(state)
         if prepared is None:
             return None

@@ -44,7 +44,7 @@ from .._messages.message import ToolDefinition
 from .._overflow import Overflow
 from .._stores.scope import conversation
 from .._strategies.strategy import ContextStrategy
-from ._core import Sessions, check_strategy, missing_extra, session_factory
+from ._core import CounterLoad, Sessions, check_strategy, missing_extra, session_factory
 from ._recovery import recover
 
 try:
@@ -83,11 +83,12 @@ class HistoryProcessor:
         >>> processor = HistoryProcessor(SlidingWindowStrategy(20, 8_000))
     """
 
-    __slots__ = ("_sessions", "strategy")
+    __slots__ = ("_load", "_sessions", "strategy")
     # ``strategy`` becomes the smaller one after an overflow error (see :meth:`wrap`).
 
     def __init__(self, strategy: ContextStrategy) -> None:
         self.strategy = check_strategy("HistoryProcessor", strategy)
+        self._load = CounterLoad(strategy)
         self._sessions: Sessions[ModelMessage, Origin] = Sessions(session_factory(strategy, reader))
 
     def __repr__(self) -> str:
@@ -95,6 +96,7 @@ class HistoryProcessor:
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """The history to send: ``messages`` itself, or its compaction."""
+        await self._load()
         session = self._sessions.take(messages)
         try:
             converted = session.reader(messages)

@@ -27,7 +27,15 @@ from ..._log import logger
 from ..._messages.message import ToolDefinition
 from ..._overflow import Overflow, context_overflow
 from ..._strategies.strategy import ContextStrategy
-from .._core import Converted, Session, Sessions, ToolDefinitions, run_sync, session_factory
+from .._core import (
+    Converted,
+    CounterLoad,
+    Session,
+    Sessions,
+    ToolDefinitions,
+    run_sync,
+    session_factory,
+)
 from .._recovery import recover
 from .fleet import keep, restore, thread_id
 from .history import reader, rebuild
@@ -41,7 +49,7 @@ class ModelCalls:
     serves, its tools' definitions, and what the last request held besides its messages.
     """
 
-    __slots__ = ("_tools", "overhead", "sessions")
+    __slots__ = ("_tools", "load", "overhead", "sessions")
 
     def __init__(self, strategy: ContextStrategy) -> None:
         self.sessions: Sessions[BaseMessage, int] = Sessions(session_factory(strategy, reader))
@@ -49,6 +57,8 @@ class ModelCalls:
         # What the last request held besides its messages, for the state's compaction
         # (before_model sees the state alone): its system prompt and tool definitions.
         self.overhead: tuple[str | None, tuple[ToolDefinition, ...]] = (None, ())
+        # The async hooks' first count, in a worker thread (a tokenizer loads there).
+        self.load = CounterLoad(strategy)
 
     def send(
         self,
