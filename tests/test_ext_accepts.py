@@ -240,7 +240,7 @@ class TestPydanticAI:
 
         agent.tool_plain(unknown)
         with pytest.raises(PydanticSerializationError, match="Unable to serialize unknown type"):
-            agent.run_sync("go")
+            anyio.run(agent.run, "go")
 
     @pytest.mark.parametrize("budget", [IDLE, 60], ids=["idle", "compacting"])
     def test_an_empty_tool_call_id(self, budget: int) -> None:
@@ -260,7 +260,7 @@ class TestPydanticAI:
         def look() -> str:
             return "y" * 400
 
-        assert agent.run_sync("go").output == "done"
+        assert anyio.run(agent.run, "go").output == "done"
         parts = [part for message in seen[-1] for part in message.parts]
         returns = [part for part in parts if isinstance(part, ToolReturnPart)]
         calls = [part for part in parts if isinstance(part, ToolCallPart)]

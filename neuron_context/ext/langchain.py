@@ -76,9 +76,9 @@ try:
     from langgraph.types import Command
 
     from ._langchain.fleet import ContextState, forget, written
-    from ._langchain.history import reader, rebuild
     from ._langchain.messages import from_langchain, to_langchain
     from ._langchain.model import Call, ModelCalls, unreadable
+    from ._langchain.reader import reader, rebuild
     from ._langchain.stores import LangGraphStore, recall_tool, thread_conversation
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc

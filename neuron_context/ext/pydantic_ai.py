@@ -50,10 +50,10 @@ from ._recovery import recover
 try:
     from pydantic_ai.messages import ModelMessage
 
-    from ._pydantic_ai.history import instructions, reader, rebuild
     from ._pydantic_ai.messages import DOCUMENT_METADATA, Origin, from_pydantic_ai
     from ._pydantic_ai.model import RecoveringModel
     from ._pydantic_ai.parts import to_pydantic_ai
+    from ._pydantic_ai.reader import instructions, reader, rebuild
     from ._pydantic_ai.stores import conversation_of, recall_tool
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc

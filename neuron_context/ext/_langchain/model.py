@@ -38,8 +38,8 @@ from .._core import (
 )
 from .._recovery import recover
 from .fleet import keep, restore, thread_id
-from .history import reader, rebuild
 from .messages import read_message
+from .reader import reader, rebuild
 
 __all__ = ["Call", "ModelCalls", "unreadable"]
 
