@@ -36,7 +36,10 @@ marked in its ``metadata``. Parts we cannot express (audio, video, uploaded file
 tool calls, provider compaction, instruction and capability deltas) are left out of our
 copy; the history processor still returns such a message as it was whenever the strategy
 keeps it. A part we cannot read (a tool return whose content pydantic cannot serialize,
-content nested too deeply) is a ``ConfigurationError`` naming its path.
+content nested too deeply) is a ``ConfigurationError`` naming its path (the history
+processor then returns the history as pydantic-ai gave it). A tool call's id
+or name that pydantic-ai holds empty reads as ``"∅"`` and is written back empty (see
+:mod:`neuron_context.ext._ids`).
 """
 
 from __future__ import annotations
