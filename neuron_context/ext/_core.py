@@ -25,24 +25,29 @@ from here:
 - :class:`ToolDefinitions` converts a framework's tools once per tool object.
 
 Frameworks call sync and async hooks; strategies are async. :func:`run_sync` runs one
-coroutine to completion from sync code (see :mod:`neuron_context._blocking`).
+coroutine to completion from sync code (see :mod:`neuron_context._blocking`);
+:class:`CounterLoad` keeps the first count of an async hook off the framework's event loop.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
+
+import anyio.to_thread
 
 from .._blocking import run_blocking
 from .._errors import ConfigurationError, show
 from .._extras import install_hint
 from .._messages.message import ToolDefinition
-from .._strategies.strategy import ContextStrategy
+from .._strategies.strategy import ContextStrategy, counter_of
 from ._reader import Converted, Reader
 from ._sessions import Session, Sessions, session_factory
 
 __all__ = [
     "Converted",
+    "CounterLoad",
     "Reader",
     "Session",
     "Sessions",
@@ -127,3 +132,29 @@ class ToolDefinitions:
             if entry[1] is not None:
                 out.append(entry[1])
         return tuple(out)
+
+
+class CounterLoad:
+    """The first count of an adapter's async hook, made in a worker thread.
+
+    ``default_stack``'s counter loads its tokenizer when it first counts (about a second
+    of reading from disk); in a framework's async hook that would block its event loop
+    (pydantic-ai's tests fail on it). Awaiting this before the hook's first count loads it
+    in a worker thread; later calls cost a flag check. A load that fails is left to the
+    count, which raises as it would have.
+    """
+
+    __slots__ = ("_counter", "_loaded")
+
+    def __init__(self, strategy: ContextStrategy) -> None:
+        self._counter = counter_of(strategy)
+        self._loaded = False
+
+    async def __call__(self) -> None:
+        """Count one text in a worker thread, the first time."""
+        if self._loaded:
+            return
+        # A load that fails is left to the count, which raises it where it is reported.
+        with contextlib.suppress(Exception):
+            await anyio.to_thread.run_sync(self._counter.estimate_text, "load")
+        self._loaded = True

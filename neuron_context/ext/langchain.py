@@ -78,9 +78,9 @@ try:
     from langgraph.types import Command
 
     from ._langchain.fleet import ContextState, forget, written
-    from ._langchain.history import reader, rebuild
     from ._langchain.messages import from_langchain, to_langchain
-    from ._langchain.model import Call, ModelCalls
+    from ._langchain.model import Call, ModelCalls, unreadable
+    from ._langchain.reader import reader, rebuild
     from ._langchain.stores import LangGraphStore, recall_tool, thread_conversation
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
@@ -246,8 +246,10 @@ class ContextMiddleware(AgentMiddleware[ContextState, Any]):
         """Send the model the compacted request (refused as too long: compacted to fit
         and sent once more); a new compaction of the view goes into the state."""
         forget()
+        calls = self._calls_for(request.model)
+        await calls.load()
         with thread_conversation():  # an unscoped store is this thread's view
-            response = await self._calls_for(request.model).asend(request, handler)
+            response = await calls.asend(request, handler)
         return self._with_view(response)
 
     def _with_view(
@@ -272,14 +274,19 @@ class _PersistingContextMiddleware(ContextMiddleware):
         system, tools = calls.overhead
         sessions = calls.sessions
         session = sessions.take(items)
-        converted = session.reader(items)
-        decided = decide(
-            strategy,
-            converted.messages,
-            counter=session.view.counter,
-            system_prompt=system,
-            tools=tools,
-        )
+        try:
+            converted = session.reader(items)
+            decided = decide(
+                strategy,
+                converted.messages,
+                counter=session.view.counter,
+                system_prompt=system,
+                tools=tools,
+            )
+        except Exception as exc:
+            sessions.put(session)
+            unreadable(exc)
+            return None
         if not decided.triggered:
             sessions.put(session)
             return None
@@ -314,6 +321,8 @@ class _PersistingContextMiddleware(ContextMiddleware):
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Replace the state's messages with their compaction, when it fires."""
+        if self._last is not None:
+            await self._last[1].load()
         prepared = self._prepare_state(state)
         if prepared is None:
             return None

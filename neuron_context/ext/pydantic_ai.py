@@ -40,19 +40,21 @@ from typing import TYPE_CHECKING
 from .._compaction.recovery import Attempt
 from .._compaction.refusal import Overflow
 from .._compaction.step import compact_step
+from .._errors import show
 from .._exports import publish as _publish
+from .._log import logger
 from .._messages.message import Message, ToolDefinition
 from .._stores.scope import conversation
 from .._strategies.strategy import ContextStrategy, counter_of
-from ._core import Sessions, check_strategy, missing_extra, session_factory
+from ._core import CounterLoad, Sessions, check_strategy, missing_extra, session_factory
 
 try:
     from pydantic_ai.messages import ModelMessage
 
-    from ._pydantic_ai.history import instructions, reader, rebuild
     from ._pydantic_ai.messages import DOCUMENT_METADATA, Origin, from_pydantic_ai
     from ._pydantic_ai.model import RecoveringModel
     from ._pydantic_ai.parts import to_pydantic_ai
+    from ._pydantic_ai.reader import instructions, reader, rebuild
     from ._pydantic_ai.stores import conversation_of, recall_tool
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess
     raise missing_extra(__name__) from exc
@@ -82,11 +84,12 @@ class HistoryProcessor:
         >>> processor = HistoryProcessor(SlidingWindowStrategy(20, 8_000))
     """
 
-    __slots__ = ("_sessions", "strategy")
+    __slots__ = ("_load", "_sessions", "strategy")
     # ``strategy`` becomes the smaller one after an overflow error (see :meth:`wrap`).
 
     def __init__(self, strategy: ContextStrategy) -> None:
         self.strategy = check_strategy("HistoryProcessor", strategy)
+        self._load = CounterLoad(strategy)
         self._sessions: Sessions[ModelMessage, Origin] = Sessions(session_factory(strategy, reader))
 
     def __repr__(self) -> str:
@@ -94,9 +97,14 @@ class HistoryProcessor:
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """The history to send: ``messages`` itself, or its compaction."""
+        await self._load()
         session = self._sessions.take(messages)
-        converted = session.reader(messages)
-        start = converted.sendable("HistoryProcessor")
+        try:
+            converted = session.reader(messages)
+            start = converted.sendable("HistoryProcessor")
+        except Exception as exc:
+            self._sessions.put(session)
+            return _as_given(messages, "its messages cannot be read", exc)
         with conversation(conversation_of(messages)):  # the run's conversation's view
             result = await compact_step(
                 self.strategy,
@@ -110,7 +118,10 @@ class HistoryProcessor:
             return messages
         # Not returned to the pool: pydantic-ai continues from the compacted (or
         # repaired) history.
-        return rebuild(result.messages, converted)
+        try:
+            return rebuild(result.messages, converted)
+        except Exception as exc:
+            return _as_given(messages, "its compaction cannot be written back", exc)
 
     def wrap(self, model: Model) -> Model:
         """``model``, recovering from its provider's overflow errors: a request refused as
@@ -170,6 +181,19 @@ class HistoryProcessor:
             self._sessions.put(session)
         self.strategy = session.view.strategy
         return self._attempt(rebuild(result.messages, converted), attempt.tools, budget)
+
+
+def _as_given(messages: list[ModelMessage], what: str, exc: Exception) -> list[ModelMessage]:
+    """``messages`` as pydantic-ai gave them, logged: the compaction step's failure policy
+    for what the adapter cannot read or write (pydantic-ai then sends them, and raises
+    its own error for what it cannot send), so the model call is never lost to it."""
+    logger.warning(
+        "HistoryProcessor: the history is sent as pydantic-ai gave it: %s (%s: %s)",
+        what,
+        type(exc).__name__,
+        show(str(exc), 200),
+    )
+    return messages
 
 
 _publish(__name__, globals(), __all__)

@@ -2,7 +2,7 @@
 
 - :mod:`.messages`: ``langchain_core`` messages read as ours and written back (roles, tool
   calls, tool messages); :mod:`.blocks`: their content blocks, both ways.
-- :mod:`.history`: one conversation's messages read incrementally, and a compaction
+- :mod:`.reader`: one conversation's messages read incrementally, and a compaction
   written back with the original objects wherever the strategy kept them.
 - :mod:`.model`: one model call of ``ContextMiddleware``: read, compact, send, and send
   once more when the provider refuses the request as too long.

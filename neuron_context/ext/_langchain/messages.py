@@ -29,7 +29,10 @@ ours                   LangChain
 
 So ``from_langchain(to_langchain(m)) == m`` for every conversation, except that a tool
 message with several results comes back as one message per result (LangChain has one
-result per ``ToolMessage``). Audio and video blocks are read as a ``Document`` with
+result per ``ToolMessage``). A tool call's id or name that LangChain holds empty (it
+accepts ``id=""``, and answers an invalid call that has an id) reads as ``"∅"`` and is
+written back empty (see :mod:`neuron_context.ext._ids`), so what LangChain accepts is
+read, and written back as it came. Audio and video blocks are read as a ``Document`` with
 their media type (so they are counted, and kept when a message is edited); OpenAI's
 ``image_url`` part holding a plain string (which LangChain leaves untranslated) is an
 ``Image``; a reasoning block's ``summary`` is its text when it has no ``reasoning``.
@@ -61,6 +64,7 @@ from ..._messages.content import ContentBlock, ToolResult, ToolUse
 from ..._messages.message import Message, Role
 from ..._validators import require_sequence_of
 from ...formats import RAW_ARGUMENTS
+from .. import _ids as ids
 from .._core import read_at
 from .blocks import (
     content_blocks,
@@ -140,8 +144,11 @@ def _read_ai(message: AIMessage, path: str) -> Message:
             seen.add(use.id)
             blocks.append(use)
     for invalid in message.invalid_tool_calls:
-        call_id, name = invalid.get("id"), invalid.get("name")
-        if call_id and name and call_id not in seen:
+        raw_id = invalid.get("id")
+        if raw_id is None:
+            continue  # a call no result can answer (LangChain answers only those with ids)
+        call_id, name = ids.ours(str(raw_id)), ids.ours(str(invalid.get("name") or ""))
+        if call_id not in seen:
             seen.add(call_id)
             blocks.append(
                 ToolUse(id=call_id, name=name, input={RAW_ARGUMENTS: invalid.get("args") or ""})
@@ -151,19 +158,22 @@ def _read_ai(message: AIMessage, path: str) -> Message:
 
 def _read_call(raw: Mapping[str, Any], path: str) -> ToolUse:
     call_id = raw.get("id")
-    if not call_id:
+    if call_id is None:
         msg = f"{path}.id is missing: a tool call needs an id for its result to answer"
         raise ConfigurationError(msg)
-    return ToolUse(id=call_id, name=raw.get("name") or "", input=raw.get("args") or {})
+    name = ids.ours(raw.get("name") or "")
+    return ToolUse(id=ids.ours(call_id), name=name, input=raw.get("args") or {})
 
 
 def _read_tool_result(message: ToolMessage, path: str) -> ToolResult:
     items = read_result_content(message)
-    if not message.tool_call_id:
-        msg = f"{path}.tool_call_id is empty"
+    if not isinstance(message.tool_call_id, str):
+        msg = f"{path}.tool_call_id must be a str, got {type(message.tool_call_id).__name__}"
         raise ConfigurationError(msg)
     return ToolResult(
-        tool_use_id=message.tool_call_id, content=items, is_error=message.status == "error"
+        tool_use_id=ids.ours(message.tool_call_id),
+        content=items,
+        is_error=message.status == "error",
     )
 
 
@@ -195,8 +205,8 @@ def tool_message(result: ToolResult, name: str | None) -> ToolMessage:
     """The ``ToolMessage`` for one result of ours."""
     return ToolMessage(
         content=to_content(result.content),
-        tool_call_id=result.tool_use_id,
-        name=name,
+        tool_call_id=ids.theirs(result.tool_use_id),
+        name=None if name is None else ids.theirs(name),
         status="error" if result.is_error else "success",
     )
 
@@ -210,9 +220,20 @@ def _ai_message(message: Message) -> AIMessage:
         if len(use.input) == 1 and isinstance(raw, str):
             invalid.append(
                 InvalidToolCall(
-                    type="invalid_tool_call", id=use.id, name=use.name, args=raw, error=None
+                    type="invalid_tool_call",
+                    id=ids.theirs(use.id),
+                    name=ids.theirs(use.name),
+                    args=raw,
+                    error=None,
                 )
             )
         else:
-            calls.append(ToolCall(type="tool_call", id=use.id, name=use.name, args=dict(use.input)))
+            calls.append(
+                ToolCall(
+                    type="tool_call",
+                    id=ids.theirs(use.id),
+                    name=ids.theirs(use.name),
+                    args=dict(use.input),
+                )
+            )
     return AIMessage(content=to_content(content), tool_calls=calls, invalid_tool_calls=invalid)

@@ -25,14 +25,24 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from ..._compaction.recovery import Attempt, resend, resend_sync
 from ..._compaction.refusal import Overflow
 from ..._compaction.step import StepResult
+from ..._errors import show
+from ..._log import logger
 from ..._messages.message import ToolDefinition
 from ..._strategies.strategy import ContextStrategy, counter_of
-from .._core import Converted, Session, Sessions, ToolDefinitions, run_sync, session_factory
+from .._core import (
+    Converted,
+    CounterLoad,
+    Session,
+    Sessions,
+    ToolDefinitions,
+    run_sync,
+    session_factory,
+)
 from .fleet import keep, restore, thread_id
-from .history import reader, rebuild
 from .messages import read_message
+from .reader import reader, rebuild
 
-__all__ = ["Call", "ModelCalls"]
+__all__ = ["Call", "ModelCalls", "unreadable"]
 
 
 class ModelCalls:
@@ -40,7 +50,7 @@ class ModelCalls:
     serves, its tools' definitions, and what the last request held besides its messages.
     """
 
-    __slots__ = ("_tools", "counter", "overhead", "sessions")
+    __slots__ = ("_tools", "counter", "load", "overhead", "sessions")
 
     def __init__(self, strategy: ContextStrategy) -> None:
         self.sessions: Sessions[BaseMessage, int] = Sessions(session_factory(strategy, reader))
@@ -50,6 +60,8 @@ class ModelCalls:
         # What the last request held besides its messages, for the state's compaction
         # (before_model sees the state alone): its system prompt and tool definitions.
         self.overhead: tuple[str | None, tuple[ToolDefinition, ...]] = (None, ())
+        # The async hooks' first count, in a worker thread (a tokenizer loads there).
+        self.load = CounterLoad(strategy)
 
     def send(
         self,
@@ -59,6 +71,8 @@ class ModelCalls:
         """``handler``'s response to the compacted request (refused as too long:
         compacted to fit and sent once more)."""
         call = self._prepare(request)
+        if call is None:
+            return handler(request)
         try:
             result = (
                 run_sync(lambda: self._compact(call)) if call.decided.triggered else call.decided
@@ -82,6 +96,8 @@ class ModelCalls:
     ) -> ModelResponse[Any]:
         """The async form of :meth:`send`."""
         call = self._prepare(request)
+        if call is None:
+            return await handler(request)
         try:
             result = await self._compact(call) if call.decided.triggered else call.decided
         except BaseException:
@@ -100,11 +116,16 @@ class ModelCalls:
             label="ContextMiddleware",
         )
 
-    def _prepare(self, request: ModelRequest[Any]) -> Call:
+    def _prepare(self, request: ModelRequest[Any]) -> Call | None:
         """Read the request and ask the trigger (synchronous: no event loop is needed
-        unless the view must be compacted)."""
+        unless the view must be compacted); ``None`` when the request cannot be read: it
+        goes out as LangChain built it (see :func:`unreadable`)."""
         items = request.messages
-        system = _system_text(request.system_message)
+        try:
+            system = _system_text(request.system_message)
+        except Exception as exc:
+            unreadable(exc)
+            return None
         tools = self._tools.of(request.tools)
         self.overhead = (system, tools)
         session = self.sessions.take(items, thread_id())
@@ -113,6 +134,10 @@ class ModelCalls:
             restore(session, converted, request.state)
             start = converted.sendable("ContextMiddleware")
             decided = session.view.prepare(start, system_prompt=system, tools=tools)
+        except Exception as exc:
+            self.sessions.put(session)
+            unreadable(exc)
+            return None
         except BaseException:
             self.sessions.put(session)
             raise
@@ -137,6 +162,14 @@ class ModelCalls:
             rebuilt = rebuild(result.messages, call.converted)
             if result.compacted:
                 keep(call.session, call.converted.items, rebuilt)
+        except Exception as exc:
+            logger.warning(
+                "ContextMiddleware: the compacted request cannot be written as LangChain "
+                "messages (%s: %s); sending the request as LangChain built it",
+                type(exc).__name__,
+                show(str(exc), 200),
+            )
+            return request
         finally:
             self.sessions.put(call.session)
         return request.override(messages=cast("list[AnyMessage]", rebuilt))
@@ -159,6 +192,7 @@ class ModelCalls:
         """The request refused as too long, recompacted to the size the refusal showed
         (the smaller strategy kept for every conversation after)."""
         call = self._prepare(request)
+        assert call is not None  # it was read before it was sent
         try:
             result, budget = await call.session.view.recover(
                 overflow,
@@ -187,6 +221,18 @@ class Call:
     tools: tuple[ToolDefinition, ...]
     repaired: bool
     """Whether the messages were not well formed (what is sent is their repair)."""
+
+
+def unreadable(exc: Exception) -> None:
+    """Log that a request's messages cannot be read (``exc``): the compaction step's
+    failure policy, so the request goes out as LangChain built it and the model call is
+    never lost to the adapter."""
+    logger.warning(
+        "ContextMiddleware: the request's messages cannot be read (%s: %s); sending the "
+        "request as LangChain built it",
+        type(exc).__name__,
+        show(str(exc), 200),
+    )
 
 
 # -- what a request holds besides its messages --------------------------------------------

@@ -2,7 +2,7 @@
 
 - :mod:`.messages`: pydantic-ai's ``ModelMessage`` s read as ours (and the mapping);
   :mod:`.parts`: ours written as pydantic-ai's request and response parts.
-- :mod:`.history`: one conversation's messages read incrementally, and a compaction
+- :mod:`.reader`: one conversation's messages read incrementally, and a compaction
   written back with the original objects wherever the strategy kept them.
 - :mod:`.model`: the model wrapped to recover from its provider's overflow errors.
 - :mod:`.stores`: the recall tool as a pydantic-ai tool.

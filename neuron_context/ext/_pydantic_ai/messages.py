@@ -36,7 +36,10 @@ marked in its ``metadata``. Parts we cannot express (audio, video, uploaded file
 tool calls, provider compaction, instruction and capability deltas) are left out of our
 copy; the history processor still returns such a message as it was whenever the strategy
 keeps it. A part we cannot read (a tool return whose content pydantic cannot serialize,
-content nested too deeply) is a ``ConfigurationError`` naming its path.
+content nested too deeply) is a ``ConfigurationError`` naming its path (the history
+processor then returns the history as pydantic-ai gave it). A tool call's id
+or name that pydantic-ai holds empty reads as ``"∅"`` and is written back empty (see
+:mod:`neuron_context.ext._ids`).
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ from ..._messages.message import Message, Role
 from ..._validators import require_sequence_of
 from ...formats import RAW_ARGUMENTS
 from ...formats._common import check_depth
+from .. import _ids as ids
 from .._core import read_at
 
 __all__ = [
@@ -180,7 +184,7 @@ def _request_message(part: ModelRequestPart) -> Message | None:
         return Message(role=Role.USER, content=(Compaction(content=part.content),))
     if isinstance(part, ToolReturnPart):
         result = ToolResult(
-            tool_use_id=part.tool_call_id,
+            tool_use_id=ids.ours(part.tool_call_id),
             content=_result_items(part),
             is_error=part.outcome in ERROR_OUTCOMES,
         )
@@ -188,7 +192,8 @@ def _request_message(part: ModelRequestPart) -> Message | None:
     if isinstance(part, RetryPromptPart):
         if part.tool_name is None:
             return Message.user(part.model_response())
-        return Message.tool_result(part.tool_call_id, part.model_response(), is_error=True)
+        call_id = ids.ours(part.tool_call_id)
+        return Message.tool_result(call_id, part.model_response(), is_error=True)
     if isinstance(part, RetryFeedbackPart):
         return Message.user(_text(part.content))
     return None
@@ -281,7 +286,11 @@ def _response_blocks(parts: Sequence[ModelResponsePart]) -> tuple[ContentBlock, 
                 blocks.append(Thinking(thinking=part.content, signature=part.signature or ""))
         elif isinstance(part, ToolCallPart):
             blocks.append(
-                ToolUse(id=part.tool_call_id, name=part.tool_name, input=_arguments(part))
+                ToolUse(
+                    id=ids.ours(part.tool_call_id),
+                    name=ids.ours(part.tool_name),
+                    input=_arguments(part),
+                )
             )
     return tuple(blocks)
 

@@ -52,6 +52,7 @@ from ..._messages.content import (
 )
 from ..._messages.message import Message, Role
 from ...formats import RAW_ARGUMENTS
+from .. import _ids as ids
 from .messages import DOCUMENT_METADATA, REDACTED_THINKING_ID
 
 __all__ = ["request_parts", "response_parts", "to_pydantic_ai", "tool_return"]
@@ -114,9 +115,9 @@ def tool_return(result: ToolResult, name: str, path: str) -> ToolReturnPart:
     ]
     content: Any = items[0] if len(items) == 1 and isinstance(items[0], str) else items
     return ToolReturnPart(
-        tool_name=name,
+        tool_name=ids.theirs(name),
         content=content,
-        tool_call_id=result.tool_use_id,
+        tool_call_id=ids.theirs(result.tool_use_id),
         outcome="failed" if result.is_error else "success",
     )
 
@@ -182,7 +183,11 @@ def response_parts(message: Message) -> list[ModelResponsePart]:
             args: str | dict[str, Any] = (
                 raw if len(block.input) == 1 and isinstance(raw, str) else dict(block.input)
             )
-            parts.append(ToolCallPart(tool_name=block.name, args=args, tool_call_id=block.id))
+            parts.append(
+                ToolCallPart(
+                    tool_name=ids.theirs(block.name), args=args, tool_call_id=ids.theirs(block.id)
+                )
+            )
         else:
             msg = f"an assistant's {type(block).__name__} block has no pydantic-ai response form"
             raise ConfigurationError(msg)
