@@ -343,13 +343,6 @@ class TestNamespaces:
                     assert getattr(neuron_context, attribute) is getattr(module, attribute)
 
 
-EXPECTED_COLLISIONS = {
-    # Being renamed by the work packages of issue 31 (remove each entry as it lands):
-    "reader.py",  # ext/_reader.py / ext/_<adapter>/reader.py: the adapters' packages
-}
-"""Module names known to collide until the renames named beside them land."""
-
-
 class TestRooms:
     """The private rooms: one concept per module, no name used twice."""
 
@@ -370,6 +363,4 @@ class TestRooms:
             if room not in paths:
                 paths.append(room)
         collisions = {name: sorted(paths) for name, paths in seen.items() if len(paths) > 1}
-        for name in EXPECTED_COLLISIONS:
-            collisions.pop(name, None)
         assert collisions == {}

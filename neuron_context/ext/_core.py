@@ -12,9 +12,9 @@ from here:
   adapter takes.
 - :func:`read_at` is the readers' boundary: whatever reading a framework message raises
   becomes a ``ConfigurationError`` naming its path.
-- :class:`~._reader.Reader` (in :mod:`._reader`) converts a framework's messages to ours,
+- :class:`~._incremental.Reader` (in :mod:`._incremental`) converts a framework's messages to ours,
   only the new ones each call, and checks well-formedness the same way;
-  :meth:`~._reader.Converted.sendable` repairs a conversation that is not well formed.
+  :meth:`~._incremental.Converted.sendable` repairs a conversation that is not well formed.
 - :class:`~._sessions.Session` and :class:`~._sessions.Sessions` (in :mod:`._sessions`)
   are the conversations an adapter serves, each with its reader and its compacted view.
 - When the provider refuses a request as too long, every adapter sends through the one
@@ -42,7 +42,7 @@ from .._errors import ConfigurationError, show
 from .._extras import install_hint
 from .._messages.message import ToolDefinition
 from .._strategies.strategy import ContextStrategy, counter_of
-from ._reader import Converted, Reader
+from ._incremental import Converted, Reader
 from ._sessions import Session, Sessions, session_factory
 
 __all__ = [

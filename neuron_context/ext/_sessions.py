@@ -3,7 +3,7 @@
 One adapter object serves every conversation of a process (one LangChain middleware for
 every thread of a deployment, one Agents SDK filter for every run), and a conversation
 costs a turn its new messages only while its :class:`Session` is kept: its
-:class:`~._reader.Reader` (our messages, with the token costs cached on them) and its
+:class:`~._incremental.Reader` (our messages, with the token costs cached on them) and its
 :class:`~neuron_context._compaction.view.ContextView` (the compacted view, extended with
 the new messages and compacted again only when it crosses the trigger). A session
 dropped and made again re-reads the whole history into new objects (tokenized again) and
@@ -16,7 +16,7 @@ least recently used goes first when they exceed it). A call finds its session
 - by the framework's own identity of the conversation when the adapter has one
   (``key``: LangChain's ``thread_id``), in O(1);
 - otherwise by its messages: the session whose messages the call's messages start with
-  (:meth:`~._reader.Reader.follows`, the ends compared first, so each other conversation
+  (:meth:`~._incremental.Reader.follows`, the ends compared first, so each other conversation
   is told apart in about a microsecond), most recently used first.
 
 A session is taken out of the pool while in use, so concurrent calls never share one.
@@ -38,7 +38,7 @@ from .._compaction.view import ContextView
 from .._counting.request import RequestCounter
 from .._errors import ConfigurationError
 from .._strategies.strategy import ContextStrategy, counter_of
-from ._reader import Reader
+from ._incremental import Reader
 
 __all__ = ["MAX_BYTES", "Session", "Sessions", "session_factory"]
 
@@ -47,7 +47,7 @@ S = TypeVar("S")
 
 MAX_BYTES = 512 * 2**20
 """How many bytes of conversations an adapter keeps by default (about: see
-:attr:`~._reader.Reader.footprint`): 512 MiB, some 1,200 conversations of 300 tool-using
+:attr:`~._incremental.Reader.footprint`): 512 MiB, some 550 conversations of 300 tool-using
 messages."""
 
 _anonymous = itertools.count()

@@ -1,6 +1,6 @@
 """A call's Responses input items read as ours, and the items for a compaction of them.
 
-The filter and the session read items with one :class:`~neuron_context.ext._reader.Reader`
+The filter and the session read items with one :class:`~neuron_context.ext._incremental.Reader`
 each (only what is new converted on every call) and hand the SDK back, for a compaction,
 the very objects it gave for every message the strategy kept: the SDK matches them back
 to its run state by identity.

@@ -167,7 +167,7 @@ def flatten(
 
 def stamp(message: ModelMessage) -> tuple[object, ...]:
     """What a conversion of ``message`` depends on: its parts (for the reader's check of
-    messages edited in place, :class:`~.._reader.Reader`)."""
+    messages edited in place, :class:`~.._incremental.Reader`)."""
     return (message.parts, *message.parts)
 
 
