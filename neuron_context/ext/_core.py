@@ -42,6 +42,7 @@ from .._errors import ConfigurationError, show
 from .._extras import install_hint
 from .._messages.message import ToolDefinition
 from .._strategies.strategy import ContextStrategy, counter_of
+from ..formats._common import read_at
 from ._incremental import Converted, Reader
 from ._sessions import Session, Sessions, session_factory
 
@@ -81,28 +82,6 @@ def check_strategy(owner: str, strategy: object) -> ContextStrategy:
         msg = f"{owner}.strategy must be a ContextStrategy, got {show(strategy)}"
         raise ConfigurationError(msg)
     return strategy
-
-
-def read_at(path: str, read: Callable[[], T]) -> T:
-    """``read()``, the conversion of the framework message at ``path``; an error it raises
-    names ``path`` (a :class:`ConfigurationError` of our values, ``ToolUse.id must not be
-    empty``, gets it in front; one that names it already is raised as it is), and so does
-    any other exception the framework's own code raises while we read its message (a
-    serializer that cannot serialize, a translator that fails): the reader's one boundary.
-    """
-    try:
-        return read()
-    except ConfigurationError as exc:
-        if str(exc).startswith(path):
-            raise
-        msg = f"{path}: {exc}"
-        raise ConfigurationError(msg) from exc
-    except (RecursionError, MemoryError):
-        msg = f"{path} is nested too deeply to read"
-        raise ConfigurationError(msg) from None
-    except Exception as exc:
-        msg = f"{path} cannot be read: {type(exc).__name__}: {show(str(exc), 200)}"
-        raise ConfigurationError(msg) from exc
 
 
 def run_sync(function: Callable[[], Awaitable[T]]) -> T:

@@ -41,8 +41,8 @@ from .._exports import publish as _publish
 from ._core import missing_extra
 
 try:
+    from ..formats._responses_items import from_responses_items, to_responses_items
     from ._openai_agents.filter import CallModelInputFilter
-    from ._openai_agents.items import from_responses_items, to_responses_items
     from ._openai_agents.session import CompactingSession
     from ._openai_agents.stores import recall_tool
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by a test in a subprocess

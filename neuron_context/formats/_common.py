@@ -33,6 +33,7 @@ __all__ = [
     "make_tool_use",
     "parse_data_url",
     "parse_json",
+    "read_at",
     "render_compaction",
     "require_messages",
     "require_system",
@@ -228,4 +229,26 @@ def make_tool_use(path: str, use_id: str, name: str, tool_input: Mapping[str, ob
         return ToolUse(id=use_id, name=name, input=tool_input)
     except ConfigurationError as exc:
         msg = f"{path}: {exc}"
+        raise ConfigurationError(msg) from exc
+
+
+def read_at(path: str, read: Callable[[], T]) -> T:
+    """``read()``, the conversion of the framework message at ``path``; an error it raises
+    names ``path`` (a :class:`ConfigurationError` of our values, ``ToolUse.id must not be
+    empty``, gets it in front; one that names it already is raised as it is), and so does
+    any other exception the framework's own code raises while we read its message (a
+    serializer that cannot serialize, a translator that fails): the reader's one boundary.
+    """
+    try:
+        return read()
+    except ConfigurationError as exc:
+        if str(exc).startswith(path):
+            raise
+        msg = f"{path}: {exc}"
+        raise ConfigurationError(msg) from exc
+    except (RecursionError, MemoryError):
+        msg = f"{path} is nested too deeply to read"
+        raise ConfigurationError(msg) from None
+    except Exception as exc:
+        msg = f"{path} cannot be read: {type(exc).__name__}: {show(str(exc), 200)}"
         raise ConfigurationError(msg) from exc

@@ -15,8 +15,8 @@ from ..._compaction.refusal import Overflow
 from ..._errors import NeuronContextError
 from ..._messages.message import Message, ToolDefinition
 from ..._strategies.strategy import ContextStrategy, counter_of
+from ...formats._responses_items import Item
 from .._core import Sessions, ToolDefinitions, check_strategy, session_factory
-from .items import Item
 from .model import RecoveringModel
 from .reader import as_given, held, items_reader, rebuild
 

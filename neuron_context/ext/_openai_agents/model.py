@@ -34,7 +34,7 @@ from ..._compaction.recovery import Attempt, observe, resend
 from ..._compaction.refusal import Overflow, context_overflow
 from ..._counting.counter import BaseCounter
 from ..._messages.message import Message, ToolDefinition
-from .items import Item
+from ...formats._responses_items import Item
 
 __all__ = ["Read", "Recover", "RecoveringModel"]
 

@@ -21,8 +21,8 @@ from typing import Any
 from ..._errors import show
 from ..._log import logger
 from ..._messages.message import Message
+from ...formats._responses_items import Item, message_items, read, tool_output
 from .._core import Converted, Reader
-from .items import Item, message_items, read, tool_output
 
 __all__ = ["as_given", "held", "items_reader", "rebuild"]
 

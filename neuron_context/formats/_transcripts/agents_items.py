@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from ..._errors import ConfigurationError
 from ..._messages.message import Message
+from .._responses_items import read, to_responses_items
 from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list, kind_of
 
@@ -94,8 +95,6 @@ def read_items(items: Sequence[object]) -> tuple[list[Message], list[tuple[int, 
     Raises:
         ConfigurationError: an item's field has the wrong type, naming its path.
     """
-    from ...ext._openai_agents.items import read
-
     _check(items)
     modelled = [i for i, item in enumerate(items) if not _skipped(item)]
     try:
@@ -111,8 +110,6 @@ def render_items(
 ) -> list[object]:
     """Responses items for ``messages``, grafted onto the items they came from (``rules``
     apply inside the items; an item the reader skipped is kept)."""
-    from ...ext._openai_agents.items import to_responses_items
-
     items: list[object] = list(to_responses_items(messages))
     return graft_list(sources, items, rules, kind=item_kind, skipped=_skipped)
 

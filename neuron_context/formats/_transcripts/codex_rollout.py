@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._messages.message import Message
+from .._responses_items import to_responses_items
 from .agents_items import item_kind, read_items
 from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list
@@ -121,8 +122,6 @@ class CodexRolloutCodec(Codec):
             payload = _payload(unit)
             if ident is not None and payload is not None:
                 originals[(_kind(unit), ident[1])] = payload
-        from ...ext._openai_agents.items import to_responses_items
-
         lines: list[object] = []
         for item in to_responses_items(messages):
             call = item.get("call_id")

@@ -45,8 +45,8 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..._errors import ConfigurationError
-from ..._messages.content import (
+from .._errors import ConfigurationError
+from .._messages.content import (
     Compaction,
     ContentBlock,
     Document,
@@ -57,20 +57,20 @@ from ..._messages.content import (
     ToolResult,
     ToolUse,
 )
-from ..._messages.message import Message, Role
-from ..._validators import require_sequence_of
-from ...formats import arguments_from_openai, arguments_to_openai
-from ...formats._common import (
+from .._messages.message import Message, Role
+from .._validators import require_sequence_of
+from ._common import (
     fail,
     get_list,
     get_mapping,
     get_str,
     get_text,
     parse_data_url,
+    read_at,
     render_compaction,
     text_or_compaction,
 )
-from .._core import read_at
+from ._openai_chat import arguments_from_openai, arguments_to_openai
 
 __all__ = [
     "Item",
