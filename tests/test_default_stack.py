@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any
 
 import pytest
 from hypothesis import assume, given
@@ -33,7 +32,6 @@ from neuron_context import (
 )
 from neuron_context.errors import (
     BudgetExceededError,
-    ContextOverflowError,
     ProviderError,
 )
 from neuron_context.testing import FunctionProvider
@@ -617,26 +615,18 @@ class TestProperties:
     async def test_budget_and_start_on_user(
         self, messages: list[Message], counter: TokenCounter, extra: int, target: float
     ) -> None:
-        """Whenever the system messages, the newest request and the step in progress fit,
-        the output fits (else the step is kept over budget, or ContextOverflowError with
-        ``in_progress="raise"``: never dropped); it is well formed; it starts on a user
-        message when the input did; nothing is lost of the system messages."""
+        """Whenever the system messages and the newest request fit, the output fits; it is
+        well formed; it starts on a user message when the input did; nothing is lost of
+        the system messages."""
         systems = [m for m in messages if m.role is Role.SYSTEM]
         users = [m for m in messages if m.role is Role.USER and not m.is_compaction]
         newest = max((counter.estimate_message(m) for m in users), default=0)
         floor = counter.estimate_messages(systems) + newest
         budget = floor + 64 + extra
-        options: dict[str, Any] = {"counter": counter, "target": target, "reserve": 0.0}
-        try:
-            output = await default_stack(budget, in_progress="raise", **options).compact(messages)
-        except ContextOverflowError:
-            output = await default_stack(budget, **options).compact(messages)
-            calls = _step_calls(messages)
-            assert calls
-            assert calls <= {use.id for m in output for use in m.tool_uses}
-        else:
-            assert cost(output, counter) <= budget
+        stack = default_stack(budget, counter=counter, target=target, reserve=0.0)
+        output = await stack.compact(messages)
         validate(output)
+        assert cost(output, counter) <= budget
         assert [m for m in output if m.role is Role.SYSTEM] == systems
         first = first_non_system(messages)
         if first is not None and first.role is Role.USER:

@@ -372,16 +372,6 @@ def test_nothing_is_lost(name: str, messages: list[Message], share: float) -> No
         assert output == anyio.run(STRATEGIES[name](budget).compact, messages)
 
 
-def _step_fills(history: list[Message], budget: int, counter: TokenCounter) -> bool:
-    """Whether the system messages and the step in progress (the last tool exchange, kept
-    whole or cut, never dropped) leave less than a cut request and a reference's room."""
-    step = next((i for i in range(len(history) - 1, -1, -1) if history[i].tool_uses), None)
-    if step is None or any(m.role is Role.USER for m in history[step:]):
-        return False
-    systems = [m for m in history if m.role is Role.SYSTEM]
-    return counter.estimate_messages([*systems, *history[step:]]) > budget - 20
-
-
 def _replay(path: Path, share: float) -> tuple[int, int, int, int]:
     """An agent loop over one transcript with default_stack and a store, the budget the
     system messages plus ``share`` of the rest: (calls, texts lost from the request,
@@ -399,9 +389,7 @@ def _replay(path: Path, share: float) -> tuple[int, int, int, int]:
             calls += 1
             if stack.should_compact(history, stack.token_estimate(history)):
                 history = anyio.run(stack.compact, history)
-            over += counter.estimate_messages(history) > budget and not _step_fills(
-                history, budget, counter
-            )
+            over += counter.estimate_messages(history) > budget
             lost += len(unrecoverable(messages[:index], history, None))
             unrecovered += len(unrecoverable(messages[:index], history, store, transitive=False))
         history.append(message)

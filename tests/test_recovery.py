@@ -425,12 +425,20 @@ def _step() -> list[Message]:
 
 
 class TestStepInProgress:
-    """A budget too small for the newest request with its tool exchange keeps them
-    (over budget, reported) or raises, by the caller's choice; never drops them."""
+    """A budget too small for the newest request with its tool exchange drops the step's
+    oldest messages (the default: the budget holds, what goes is offloaded with a store),
+    keeps them (over budget, reported) or raises, by the caller's choice."""
+
+    def test_dropped_by_default_within_budget(self) -> None:
+        stack = default_stack(30, counter=TokenCounter())
+        output = anyio.run(stack.compact, _step())
+        assert TokenCounter().estimate_messages(output) <= 30
+        assert output[0].text == "Give me the weather as JSON"
 
     @pytest.mark.parametrize("budget", [5, 30, 60])
     def test_kept_over_budget(self, budget: int) -> None:
-        output = anyio.run(default_stack(budget, counter=TokenCounter()).compact, _step())
+        stack = default_stack(budget, counter=TokenCounter(), in_progress="keep")
+        output = anyio.run(stack.compact, _step())
         assert [m.role for m in output] == [m.role for m in _step()]
         assert output[1].tool_uses == _step()[1].tool_uses
         assert [r.tool_use_id for r in output[2].tool_results] == ["c1"]
@@ -444,7 +452,9 @@ class TestStepInProgress:
         """The loop keeps the step and emits CompactionOverBudget after the compaction."""
         agent = create_agent(
             FunctionProvider(lambda request: answer("It is sunny.")),
-            options=AgentOptions(context=default_stack(30, counter=TokenCounter())),
+            options=AgentOptions(
+                context=default_stack(30, counter=TokenCounter(), in_progress="keep")
+            ),
         )
         agent.state.messages = _step()
         result = agent.run_sync([])
@@ -455,9 +465,9 @@ class TestStepInProgress:
         assert result.messages[1].tool_uses == _step()[1].tool_uses
 
     def test_langchain_does_not_redo_the_step(self) -> None:
-        """At a budget too small for the step, a LangChain agent whose model answers once
-        it sees its tool's result answers (it looped to the recursion limit when the
-        compaction kept only the user message)."""
+        """At a budget too small for the step, with ``in_progress="keep"``, a LangChain
+        agent whose model answers once it sees its tool's result answers (it loops to the
+        recursion limit when the compaction keeps only the user message)."""
         pytest.importorskip("langchain")
         from langchain.agents import create_agent as create_langchain_agent
         from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -486,7 +496,8 @@ class TestStepInProgress:
                     reply = AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])
                 return ChatResult(generations=[ChatGeneration(message=reply)])
 
-        middleware = ContextMiddleware(default_stack(40, counter=TokenCounter()))
+        stack = default_stack(40, counter=TokenCounter(), in_progress="keep")
+        middleware = ContextMiddleware(stack)
         agent = create_langchain_agent(
             Model(messages=iter(())), [get_weather], middleware=[middleware]
         )

@@ -9,11 +9,13 @@ in the order of what the next model call needs least:
    next;
 2. the summary is cut (its plan block kept whole), then dropped;
 3. the step in progress (the calls of the last assistant message and their results) is
-   cut in the middle, its biggest message first: it is what the model acts on now. It
-   is never dropped: a model that no longer sees the call it just made makes it again.
-   When the budget cannot hold it with the requests, the output keeps them over budget
-   (``in_progress="keep"``) or the compaction raises
-   :class:`~neuron_context.errors.ContextOverflowError` (``in_progress="raise"``);
+   cut in the middle, its biggest message first: it is what the model acts on now.
+   When the budget cannot hold it even cut, its oldest messages go, from one safe cut to
+   the next (``in_progress="drop"``, the default: the budget holds, and with a store what
+   goes is offloaded and recallable); or the output keeps them over budget
+   (``in_progress="keep"``: a model that no longer sees the call it just made may make it
+   again) or the compaction raises :class:`~neuron_context.errors.ContextOverflowError`
+   (``in_progress="raise"``);
 4. the newest request is cut down to a floor, then the task, then the newest request
    further: a task that fits is never dropped to keep more of a longer request; a task
    that cannot fit even cut (images cannot be cut) gives way to the newest request.
@@ -39,7 +41,7 @@ from .plan import Part, Plan, describe_cut
 
 __all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 
-InProgress: TypeAlias = Literal["keep", "raise"]
+InProgress: TypeAlias = Literal["drop", "keep", "raise"]
 """What a compaction does when the budget cannot hold the newest request with the step
 in progress: keep them over budget, or raise :class:`ContextOverflowError`."""
 
@@ -86,7 +88,7 @@ def _cut_summary(text: str, space: int, counter: BaseCounter) -> str:
     return f"{plan}\n\n{rest}" if rest else plan
 
 
-def fit(
+def fit(  # noqa: PLR0915 - the last resort's steps, in order
     parts: list[Part],
     messages: Sequence[Message],
     plan: Plan,
@@ -94,7 +96,7 @@ def fit(
     *,
     counter: BaseCounter,
     part_cost: Callable[[Part], int],
-    in_progress: InProgress = "keep",
+    in_progress: InProgress = "drop",
 ) -> list[Part]:
     """``parts`` cut until they cost at most ``limit`` as ``part_cost`` prices them (see
     the module docstring); ``messages`` is the input, ``plan`` its plan.
@@ -158,11 +160,12 @@ def fit(
     if excess > 0:  # cut and still too big: the summary goes
         drop({id(p) for p in parts if p.kind == "summary"})
     cut_biggest("step")
+    if in_progress == "drop":
+        drop_oldest("step")  # what cannot be cut (tool inputs, images)
+    elif excess > 0 and any(p.kind == "step" for p in parts):  # kept, or an error
+        return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     cut("request", floor=_MIN_TRUNCATED)
     cut("task")
-    if excess > 0 and any(p.kind == "step" for p in parts):  # the step is never dropped:
-        # cut as far as it goes, with the newest request and the task, it is kept over
-        return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     cut("request")
     if excess > 0 and any(p.kind == "request" for p in parts):
         drop({id(p) for p in parts if p.kind == "task"})  # it cannot fit even cut

@@ -124,13 +124,13 @@ class DefaultStack(BudgetedStrategy):
     strict: bool = attrs.field(default=False, kw_only=True, validator=bool_())
     """Raise :class:`BudgetExceededError` when the budget cannot be met."""
     in_progress: InProgress = attrs.field(
-        default="keep", kw_only=True, validator=one_of(("keep", "raise"))
+        default="drop", kw_only=True, validator=one_of(("drop", "keep", "raise"))
     )
     """When the budget cannot hold the newest request with the step in progress (the
-    last assistant message's tool calls and their results): ``"keep"`` them over budget
-    (logged; the agent loop reports a ``CompactionOverBudget`` event), or ``"raise"``
-    :class:`~neuron_context.errors.ContextOverflowError`. Never dropped: a model that
-    no longer sees the call it just made makes it again."""
+    last assistant message's tool calls and their results), even cut: ``"drop"`` its
+    oldest messages (the budget holds; with a store they are offloaded), ``"keep"`` them
+    over budget (logged; the agent loop reports a ``CompactionOverBudget`` event), or
+    ``"raise"`` :class:`~neuron_context.errors.ContextOverflowError`."""
     summary_options: SummaryOptions = attrs.field(factory=SummaryOptions, kw_only=True)
     """Extra keyword arguments for the :class:`SummarizationStrategy` that calls
     ``summarizer`` (``instructions``, ``model``, ``timeout``, ``retries``, ...)."""
@@ -382,7 +382,7 @@ def default_stack(
     strict: bool = False,
     schedule: CacheSchedule | None = None,
     store: Store | None = None,
-    in_progress: InProgress = "keep",
+    in_progress: InProgress = "drop",
     **summary_options: Unpack[SummaryOptions],
 ) -> DefaultStack:
     """The stack we recommend, configured once: see :class:`DefaultStack`.
@@ -416,11 +416,12 @@ def default_stack(
             the output then holds a reference to it that the recall tool reads back.
             ``None`` (the default): removed content is gone, as without offloading.
         in_progress: when the budget cannot hold the newest request with the step in
-            progress (the last assistant message's tool calls and their results):
-            ``"keep"`` them over budget (the default; logged, and the agent loop reports
-            a ``CompactionOverBudget`` event) or ``"raise"``
-            :class:`~neuron_context.errors.ContextOverflowError`. The step is never
-            dropped to meet a budget.
+            progress (the last assistant message's tool calls and their results), even
+            cut: ``"drop"`` its oldest messages (the default: the budget holds, and with a
+            store they are offloaded, recallable), ``"keep"`` them over budget (logged,
+            and the agent loop reports a ``CompactionOverBudget`` event; with a store
+            the reference to what else went may then have no room) or ``"raise"``
+            :class:`~neuron_context.errors.ContextOverflowError`.
         **summary_options: passed to the :class:`~neuron_context.SummarizationStrategy`
             that calls ``summarizer`` (``instructions``, ``model``, ``timeout``,
             ``retries``, ``cache_aligned``, ``tools``, ...).
