@@ -571,6 +571,58 @@ class TestExtractiveSummarizer:
         assert TokenCounter().estimate_text(text) <= budget
         assert summarizer.summarize(request) == text
 
+    @given(
+        lines=st.lists(
+            st.lists(
+                st.sampled_from(
+                    [
+                        "order",
+                        "W2378156",
+                        "make_pattern",
+                        "HAT170",
+                        "shipped",
+                        "to",
+                        "a.b",
+                        "getValue",
+                        "= 12",
+                        "x" * 70,
+                        "2024-05-19",
+                        "ok",
+                        ":",
+                        "|",
+                    ]
+                ),
+                min_size=1,
+                max_size=40,
+            ).map(" ".join),
+            min_size=1,
+            max_size=30,
+        )
+    )
+    def test_a_text_fact_is_a_piece_of_a_line(self, lines: list[str]) -> None:
+        """Every fact line of a text result is one of its lines as it stands, or a window
+        of at least 100 characters of a longer one (``…`` where it ends), or a
+        ``key=value`` pair: a name is never noted apart from the words around it."""
+        text = "\n".join(lines)
+        session = [
+            Message.user("Look."),
+            call("r1", "bash", command="run"),
+            Message.tool_result("r1", text),
+            Message.assistant("Done."),
+        ]
+        summary = summarize(session, max_tokens=4_000)
+        if "## Facts" not in summary:
+            return
+        block = summary.split("## Facts\n")[1].split("\n\n")[0]
+        shown = [line.removeprefix("- bash command=run: ").strip() for line in block.split("\n")]
+        for fact in shown:
+            pieces = [piece for piece in fact.split("…") if piece.strip()]
+            if "=" in fact and not any(piece.strip() in text for piece in pieces):
+                continue  # a key=value pair of a "key: value" line
+            holders = [line for line in lines if all(p.strip() in line for p in pieces)]
+            assert holders, fact
+            assert any(fact == line.strip() or len(fact) >= 100 for line in holders), fact
+
 
 # -- end to end on real transcripts -----------------------------------------------------
 
