@@ -571,6 +571,20 @@ class TestExtractiveSummarizer:
         assert TokenCounter().estimate_text(text) <= budget
         assert summarizer.summarize(request) == text
 
+    def test_a_long_line_is_read_around_its_name(self) -> None:
+        """A name on a minified line is noted with the words around it, in a window of
+        at most 160 characters (and its ``…``)."""
+        line = " ".join(f"var{i}=fooBar{i}" for i in range(50_000)) + " HAT170 done"
+        session = [
+            Message.user("Look."),
+            call("r1", "bash", command="cat app.min.js"),
+            Message.tool_result("r1", line),
+            Message.assistant("Done."),
+        ]
+        facts = summarize(session, max_tokens=4_000).split("## Facts")[1]
+        assert "var0=fooBar0 var1=fooBar1" in facts
+        assert all(len(shown) <= 170 for shown in facts.split("\n")[2:] if shown.startswith("  "))
+
     @given(
         lines=st.lists(
             st.lists(

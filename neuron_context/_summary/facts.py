@@ -137,6 +137,12 @@ def segment(line: str, start: int, end: int) -> str:
     """The part of ``line`` (stripped) that shows ``line[start:end]`` among the words
     around it: the whole line when it has at most :data:`SEGMENT` characters, else a
     window of that many around it, cut at spaces and marked ``…``."""
+    if len(line) > 4 * SEGMENT:  # a long line: only the part around the name is read
+        low, high = max(0, start - SEGMENT), min(len(line), end + SEGMENT)
+        shown = segment(line[low:high], start - low, end - low)
+        before = "…" if low and not shown.startswith("…") else ""
+        after = "…" if high < len(line) and not shown.endswith("…") else ""
+        return f"{before}{shown}{after}"
     stripped = line.strip()
     if len(stripped) <= SEGMENT:
         return stripped
@@ -315,7 +321,8 @@ class _Collector:
                 shown = segment(line, at, at + len(word))
                 self._add_segment(shown)
                 self.seen.add(word)
-                start = max(start, line.find(shown.strip("…")) + len(shown))
+                shown_at = line.find(shown.strip("…"), max(0, at - SEGMENT))
+                start = max(start, shown_at + len(shown))
 
     def _json_pairs(self, text: str) -> None:
         """The ``"key": value`` pairs of JSON in a text that is not JSON (a cut result,
