@@ -333,12 +333,14 @@ class TestCompaction:
     @pytest.mark.parametrize("budget", [210, 299, 412, 500])
     async def test_the_first_whole_value_after_the_head_is_named(self, budget: int) -> None:
         """Where the head ends at a separator, the value after it is whole and named
-        first (only a value the cut runs across is left out)."""
+        first, among the words around it (only a value the cut runs across is left
+        out)."""
         numbers = [6_589_752_851 + i * 7_919 for i in range(300)]
         text = " ".join(f"order {n} shipped to warehouse W{i}" for i, n in enumerate(numbers))
         head, names = await self.cut_text(text, budget)
-        shown = [int(name) for name in names if name.isdigit()]
+        shown = [int(n) for name in names for n in re.findall(r"(?<![\w.])\d{7,}(?!\w)", name)]
         assert shown
+        assert all(n in numbers for n in shown)
         start = text.index(head.rstrip(" ")) + len(head.rstrip(" "))
         after = [n for n in numbers if text.index(f"order {n} ") + 6 >= start]
         assert shown[0] == after[0], (head[-40:], shown[:3], after[:3])
@@ -531,6 +533,54 @@ class TestWhatTheNextStepNeeds:
         for i in range(5):  # each result's facts are still there
             assert any(f'"price": {100 + i}.5' in text for text in texts)
         assert cost(output, counter) <= 3_000
+
+    @pytest.mark.anyio
+    async def test_kept_messages_that_fill_the_target_leave_a_summary(self) -> None:
+        """The task, the newest exchange (six calls whose inputs cannot be cut, their
+        results cut to their floor) and the final answer fill the target: the summary
+        still gets its floor share of the room, from what the hard budget leaves."""
+        counter = TokenCounter()
+
+        def exchange(turn: int, size: int) -> list[Message]:
+            uses = [
+                ToolUse(
+                    id=f"c{turn}_{i}",
+                    name="read_file",
+                    input={
+                        "path": f"src/m{turn}_{i}.py",
+                        "pattern": f"def f_{turn}_{i}" + "|class C" * 14,
+                    },
+                )
+                for i in range(6)
+            ]
+            results = [
+                Message.tool_result(u.id, f"def f_{turn}_{i}(): pass\n" * size)
+                for i, u in enumerate(uses)
+            ]
+            return [Message.assistant(tool_uses=uses), *results]
+
+        messages = [
+            Message.user("Survey the modules and report what each defines. " * 11),
+            *exchange(0, 90),
+            *exchange(1, 12),
+            Message.assistant("Report: " + "each module defines one function. " * 90),
+        ]
+        budget = 1_100
+        output = await default_stack(budget, counter=counter).compact(messages)
+        validate(output)
+        summaries = [m for m in output if m.is_compaction]
+        assert summaries
+        assert "src/m0_" in summaries[0].text
+        assert cost(output, counter) <= budget * 0.95
+
+    @pytest.mark.anyio
+    async def test_a_name_in_a_cut_result_keeps_its_words(self) -> None:
+        """The marker of a result cut as the step in progress shows each name it cut
+        with the words of its line (``order 6589752851 shipped``), not alone."""
+        lines = [f"order {6_589_752_851 + i * 7_919} shipped to W{i}" for i in range(300)]
+        _, names = await TestCompaction.cut_text("\n".join(lines), 400)
+        assert names
+        assert all(name in lines for name in names), names
 
 
 class TestEmptyRequests:

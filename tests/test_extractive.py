@@ -218,7 +218,7 @@ class TestExtractiveSummarizer:
 
     def test_a_definition_is_noted_once(self) -> None:
         """A function defined in several clauses (Elixir, pattern matches) is noted by
-        its first line: the further clauses add nothing to quote."""
+        its first line, as it stands: the further clauses add nothing to quote."""
         listing = "\n".join(
             [
                 "   768\u2192  # colors",
@@ -235,10 +235,10 @@ class TestExtractiveSummarizer:
             Message.assistant("Done."),
         ]
         facts = summarize(session).split("## Facts")[1]
-        assert "anchor_color:769" in facts
-        assert "render_pane:772" in facts
-        assert "anchor_color:770" not in facts
-        assert "anchor_color:771" not in facts
+        assert "769\u2192  defp anchor_color(:red), do: 1" in facts
+        assert "772\u2192  def render_pane(pane_id), do: pane_id" in facts
+        assert "770\u2192" not in facts
+        assert "771\u2192" not in facts
 
     def test_locals_are_not_definitions(self) -> None:
         """A binding at a module's top level is a definition; an indented one is a
@@ -260,11 +260,11 @@ class TestExtractiveSummarizer:
             Message.assistant("Done."),
         ]
         facts = summarize(session).split("## Facts")[1]
-        assert "sharedSocket:1" in facts
-        assert "getSharedSocket:2" in facts
-        assert "getElementById" in facts  # still a name, in the order it appears
-        assert "el:3" not in facts
-        assert "mid:4" not in facts
+        assert "1\u2192const sharedSocket = null" in facts
+        assert "2\u2192function getSharedSocket() {" in facts
+        # still a name, on its line, after the definitions
+        assert facts.index("getElementById") > facts.index("getSharedSocket")
+        assert "let mid" not in facts
 
     def test_members_and_settings_are_not_locals(self) -> None:
         """A binding with a modifier is a member (``static let shared``), a gutter's
@@ -287,13 +287,13 @@ class TestExtractiveSummarizer:
             Message.assistant("Done."),
         ]
         facts = summarize(session).split("## Facts")[1]
-        for name in ("sharedSocket:1", "shared:3", "cache:4", "val=42", "var=X12"):
+        lines = ("1| const sharedSocket = null", "3|     static let shared = Config()")
+        for name in (*lines, "4|     private val cache = 12", "val=42", "var=X12"):
             assert name in facts
-        assert "private val" not in facts
 
     def test_dotted_names_are_split_only_for_calls(self) -> None:
-        """``document.getElementById`` notes ``getElementById``; a file name, a host,
-        an address and a version are not taken apart into names."""
+        """``document.getElementById`` notes ``getElementById`` on its line; a file
+        name, a host, an address and a version are not taken apart into names."""
         text = (
             "call document.getElementById; wrote user_data.csv; see "
             "https://docs.my_site.io/setup_guide.html; built release_v1.2.rc1; mail "
@@ -306,9 +306,9 @@ class TestExtractiveSummarizer:
             Message.assistant("Done."),
         ]
         facts = summarize(session).split("## Facts")[1]
-        assert "getElementById" in facts
-        for part in ("user_data,", "my_site", "setup_guide", "release_v1,", "john_doe"):
-            assert part not in facts + ",", part
+        assert f": {text}\n" in facts  # the line as it stands, once
+        for part in ("user_data", "my_site", "setup_guide", "release_v1", "john_doe"):
+            assert facts.count(part) == 1, part
 
     def test_a_list_of_values_is_noted_under_its_key_once(self) -> None:
         """A JSON list of scalars is one fact, its key written once (a user's
@@ -570,6 +570,72 @@ class TestExtractiveSummarizer:
         text = summarizer.summarize(request)
         assert TokenCounter().estimate_text(text) <= budget
         assert summarizer.summarize(request) == text
+
+    def test_a_long_line_is_read_around_its_name(self) -> None:
+        """A name on a minified line is noted with the words around it, in a window of
+        at most 160 characters (and its ``…``)."""
+        line = " ".join(f"var{i}=fooBar{i}" for i in range(50_000)) + " HAT170 done"
+        session = [
+            Message.user("Look."),
+            call("r1", "bash", command="cat app.min.js"),
+            Message.tool_result("r1", line),
+            Message.assistant("Done."),
+        ]
+        facts = summarize(session, max_tokens=4_000).split("## Facts")[1]
+        assert "var0=fooBar0 var1=fooBar1" in facts
+        assert all(len(shown) <= 170 for shown in facts.split("\n")[2:] if shown.startswith("  "))
+
+    @given(
+        lines=st.lists(
+            st.lists(
+                st.sampled_from(
+                    [
+                        "order",
+                        "W2378156",
+                        "make_pattern",
+                        "HAT170",
+                        "shipped",
+                        "to",
+                        "a.b",
+                        "getValue",
+                        "= 12",
+                        "x" * 70,
+                        "2024-05-19",
+                        "ok",
+                        ":",
+                        "|",
+                    ]
+                ),
+                min_size=1,
+                max_size=40,
+            ).map(" ".join),
+            min_size=1,
+            max_size=30,
+        )
+    )
+    def test_a_text_fact_is_a_piece_of_a_line(self, lines: list[str]) -> None:
+        """Every fact line of a text result is one of its lines as it stands, or a window
+        of at least 100 characters of a longer one (``…`` where it ends), or a
+        ``key=value`` pair: a name is never noted apart from the words around it."""
+        text = "\n".join(lines)
+        session = [
+            Message.user("Look."),
+            call("r1", "bash", command="run"),
+            Message.tool_result("r1", text),
+            Message.assistant("Done."),
+        ]
+        summary = summarize(session, max_tokens=4_000)
+        if "## Facts" not in summary:
+            return
+        block = summary.split("## Facts\n")[1].split("\n\n")[0]
+        shown = [line.removeprefix("- bash command=run: ").strip() for line in block.split("\n")]
+        for fact in shown:
+            pieces = [piece for piece in fact.split("…") if piece.strip()]
+            if "=" in fact and not any(piece.strip() in text for piece in pieces):
+                continue  # a key=value pair of a "key: value" line
+            holders = [line for line in lines if all(p.strip() in line for p in pieces)]
+            assert holders, fact
+            assert any(fact == line.strip() or len(fact) >= 100 for line in holders), fact
 
 
 # -- end to end on real transcripts -----------------------------------------------------

@@ -76,6 +76,28 @@ _STRIDE = 4
 result's second chunk comes after the first chunks of the four results before it."""
 
 
+_LINE_BREAK = "\n  "
+"""What sets a segment of a result's line apart from the facts before it: a line of its
+own, under its call."""
+
+
+def _chunks(noted: list[Fact]) -> list[list[Fact]]:
+    """``noted`` in chunks of about :data:`_CHUNK` characters; a segment of a line is a
+    chunk of its own."""
+    chunks: list[list[Fact]] = []
+    chunk: list[Fact] = []
+    size = 0
+    for fact in noted:
+        if chunk and (fact.line or chunk[-1].line or size + len(fact.text) > _CHUNK):
+            chunks.append(chunk)
+            chunk, size = [], 0
+        chunk.append(fact)
+        size += len(fact.text) + 2
+    if chunk:
+        chunks.append(chunk)
+    return chunks
+
+
 def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     require_int(value, f"{type(instance).__name__}.{attribute.name}", minimum=20)
 
@@ -254,29 +276,20 @@ class ExtractiveSummarizer(Provider):
     def _facts(found: Findings, add: Callable[..., None]) -> None:
         """The facts of the results, newest first, a chunk of each result at a time:
         each result's first chunk before the later chunks of the newer ones (see
-        ``_STRIDE``); a result's chunks are rendered on one line."""
+        ``_STRIDE``); a result's pairs share a line, and each segment of a line of it
+        (:attr:`Fact.line`) is a chunk on a line of its own, under its call."""
         for position, group in enumerate(found.facts):
-            chunk: list[Fact] = []
-            size = 0
-            number = 0
             # A fact its call already names (the id it looked up) is not repeated.
             noted = [fact for fact in group.facts if fact.text not in group.label]
-            for fact in [*noted, None]:
-                if fact is not None and (not chunk or size + len(fact.text) <= _CHUNK):
-                    chunk.append(fact)
-                    size += len(fact.text) + 2
-                    continue
-                if chunk:
-                    text = render_facts(chunk)
-                    order = (position + 1) * 100_000 + number
-                    rank = _TIER + position + number * _STRIDE
-                    if number == 0:
-                        add(FACTS, rank, f"{group.label}: {text}", order=order)
-                    else:
-                        separator = "; " if chunk[0].group else ", "
-                        add(FACTS, rank, text, order=order, continues=separator)
-                    number += 1
-                chunk, size = ([fact], len(fact.text) + 2) if fact is not None else ([], 0)
+            for number, chunk in enumerate(_chunks(noted)):
+                text = render_facts(chunk)
+                order = (position + 1) * 100_000 + number
+                rank = _TIER + position + number * _STRIDE
+                if number == 0:
+                    add(FACTS, rank, f"{group.label}: {text}", order=order)
+                else:
+                    separator = _LINE_BREAK if chunk[0].line else "; " if chunk[0].group else ", "
+                    add(FACTS, rank, text, order=order, continues=separator)
 
     def _requests(self, source: Source, budget: int, chars: int) -> list[tuple[int, str]]:
         """``(rank, text)`` of the user's requests that could be quoted, oldest first:

@@ -44,7 +44,10 @@ import attrs
 from .facts_json import NAME, VALUE, Braced, Table, leaves
 from .scan import is_data, is_file_name
 
-__all__ = ["Fact", "condense", "facts", "render"]
+__all__ = ["SEGMENT", "Fact", "condense", "facts", "render", "segment"]
+
+SEGMENT = 160
+"""The most characters of a line a fact shows (a window around its name when longer)."""
 
 _LINE = 2_000
 """The longest line read for definitions and key/value pairs (a minified line is not)."""
@@ -111,17 +114,50 @@ class Fact:
     """The fact: ``key=value``, a definition, or a salient token."""
     group: bool = False
     """Whether it starts a new object of a list (rendered after ``;`` instead of ``,``)."""
+    line: bool = False
+    """Whether it is a segment of a line of the text as it stands (rendered on a line
+    of its own)."""
 
 
 def render(found: list[Fact], *, lines: bool = False) -> str:
     """``found`` as one line: ``a=1, b=2; a=3, b=4`` (with ``lines``, each group on a
-    line of its own)."""
+    line of its own); a segment of a line (:attr:`Fact.line`) is always on its own."""
     parts: list[str] = []
     for position, fact in enumerate(found):
         if position:
-            parts.append(("\n" if lines else "; ") if fact.group else ", ")
+            if fact.line or found[position - 1].line:
+                parts.append("\n")
+            else:
+                parts.append(("\n" if lines else "; ") if fact.group else ", ")
         parts.append(fact.text)
     return "".join(parts)
+
+
+def segment(line: str, start: int, end: int) -> str:
+    """The part of ``line`` (stripped) that shows ``line[start:end]`` among the words
+    around it: the whole line when it has at most :data:`SEGMENT` characters, else a
+    window of that many around it, cut at spaces and marked ``…``."""
+    if len(line) > 4 * SEGMENT:  # a long line: only the part around the name is read
+        low, high = max(0, start - SEGMENT), min(len(line), end + SEGMENT)
+        shown = segment(line[low:high], start - low, end - low)
+        before = "…" if low and not shown.startswith("…") else ""
+        after = "…" if high < len(line) and not shown.endswith("…") else ""
+        return f"{before}{shown}{after}"
+    stripped = line.strip()
+    if len(stripped) <= SEGMENT:
+        return stripped
+    offset = len(line) - len(line.lstrip())
+    start, end = max(0, start - offset), max(0, end - offset)
+    first = max(0, min(start - SEGMENT // 3, len(stripped) - SEGMENT))
+    last = min(len(stripped), max(first + SEGMENT, end))
+    if first:
+        space = stripped.find(" ", first, start)
+        first = space + 1 if space >= 0 else first
+    if last < len(stripped):
+        space = stripped.rfind(" ", end, last)
+        last = space if space >= 0 else last
+    piece = stripped[first:last].strip()
+    return f"{'…' if first else ''}{piece}{'…' if last < len(stripped) else ''}"
 
 
 def condense(text: str) -> str:
@@ -204,7 +240,7 @@ class _Collector:
                 if len(leaf) <= VALUE and "\n" not in leaf:
                     self._add_pair(f"{key}={leaf}" if key else leaf, leaf, group)
                 else:
-                    self._tokens(leaf, group)
+                    self.text(leaf)  # a long text: its lines, as a text's
             elif key:
                 self._add_pair(f"{key}={json.dumps(leaf)}", "", group)
             if len(self.found) > before:
@@ -219,30 +255,74 @@ class _Collector:
     # -- text -----------------------------------------------------------------------------
 
     def text(self, text: str) -> None:
-        definitions: list[str] = []
+        """The facts of a text that is not JSON: its pairs, then its lines that define
+        something, then its other lines that hold a salient token, each a segment of
+        the line as it stands (see :func:`segment`), so a name keeps what it is beside
+        it (``47→def make_pattern_type(ast_t* pattern)``, ``| HAT170 | 08:00 |``)."""
+        definitions: list[tuple[str, str]] = []
         pairs: list[str] = []
         self._json_pairs(text)
         for raw in _lines(text):
             line = raw[:_LINE]
-            number = ""
+            body = line
             gutter = _GUTTER.match(line)
             if gutter is not None:
-                number = gutter.group(1)
-                line = line[gutter.end() :]
-            name = _definition(line)
+                body = line[gutter.end() :]
+            name = _definition(body)
             if name:
-                definitions.append(f"{name}:{number}" if number else name)
+                at = line.find(name)
+                definitions.append((name, segment(line, at, at + len(name))))
                 continue
-            pair = _pair(line)
+            pair = _pair(body)
             if pair:
                 pairs.append(pair)
-        for definition in definitions:
-            name = definition.partition(":")[0]
+        for name, shown in definitions:
             if name not in self.seen:  # a function's further clauses: its first line says it
-                self.add(definition, key=name)
+                self._add_segment(shown)
+                self.seen.add(name)
         for pair in pairs:
             self.add(pair, key=pair.partition("=")[2])
-        self._tokens(text, False)
+        for raw in _lines(text):
+            if self.full:
+                return
+            self._line_tokens(raw)
+
+    def _add_segment(self, shown: str) -> None:
+        """Note a segment of a line, and the salient names it holds as seen."""
+        shown = _DATA_RUN.sub(_undata, shown)
+        if self.full or not shown or shown in self.seen:
+            return
+        self.seen.add(shown)
+        self.found.append(Fact(shown, line=True))
+        for match in _RUN.finditer(shown):
+            word = match.group().strip(_TRIM + "-+#@$")
+            if 4 <= len(word) <= _WORD_MAX:
+                self.seen.add(word)
+
+    def _line_tokens(self, line: str) -> None:
+        """The segments of ``line`` around its salient tokens not noted yet: a name is
+        noted with the words it stands among, never alone."""
+        start = 0
+        while not self.full:
+            match = _RUN.search(line, start)
+            if match is None:
+                return
+            start = match.end()
+            word = match.group().strip(_TRIM + "-+#@$")
+            if not 4 <= len(word) <= _WORD_MAX or word in self.seen:
+                continue
+            salient = _salient(word) or (
+                "." in word
+                and _calls(word, line, match.start())
+                and any(_is_code_name(part) for part in word.split("."))
+            )
+            if salient:
+                at = line.find(word, match.start())
+                shown = segment(line, at, at + len(word))
+                self._add_segment(shown)
+                self.seen.add(word)
+                shown_at = line.find(shown.strip("…"), max(0, at - SEGMENT))
+                start = max(start, shown_at + len(shown))
 
     def _json_pairs(self, text: str) -> None:
         """The ``"key": value`` pairs of JSON in a text that is not JSON (a cut result,
@@ -266,23 +346,15 @@ class _Collector:
                 noted.add(key)
             self.found.append(Fact(f"{key}={value}"))
 
-    def _tokens(self, text: str, group: bool) -> None:
-        for match in _RUN.finditer(text):
-            if self.full:
-                return
-            word = match.group().strip(_TRIM + "-+#@$")
-            if not 4 <= len(word) <= _WORD_MAX:
-                continue
-            if _salient(word):
-                self.add(word, group=group)
-                group = False
-            elif "." in word and word not in self.seen and _calls(word, text, match.start()):
-                # A call through an object (document.getElementById): the code names
-                # it uses.
-                for part in word.split("."):
-                    if _is_code_name(part):
-                        self.add(part, group=group)
-                        group = False
+
+_DATA_RUN = re.compile(r"[A-Za-z0-9+/=_-]{32,}")
+"""A run that may be data (a digest, base64): checked by ``is_data``."""
+
+
+def _undata(match: re.Match[str]) -> str:
+    """A run of data shown as ``…``: a segment keeps the words around a digest or a
+    signature, not the data itself (it would take the space of names)."""
+    return "…" if is_data(match.group()) else match.group()
 
 
 def _calls(word: str, text: str, start: int) -> bool:

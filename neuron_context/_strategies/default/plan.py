@@ -47,7 +47,8 @@ _MESSAGE_SHARE = 0.25
 """The most of the recent space one kept message may take (a huge tool result is cut)."""
 _MIN_TRUNCATED = 48
 _SUMMARY_FLOOR = 0.25
-"""The share of the room below the target the step in progress leaves to the summary."""
+"""The share of the room below the target the step in progress leaves to the summary,
+and that the summary keeps when the pins and the kept messages fill the target."""
 _MARKER_NAMES = 400
 """The most names a truncation marker counts from the part it cut."""
 
@@ -219,6 +220,10 @@ class Plan:
     """The cost of everything but the new summary."""
     step: frozenset[int] = frozenset()
     """The indices of the step in progress in the kept part (cut last)."""
+    target: int = 0
+    """What the output may cost: the target asked for, or more when the pinned requests
+    and the kept messages fill it (the summary keeps :data:`_SUMMARY_FLOOR` of the
+    room), never more than the hard budget."""
 
     @classmethod
     def of(
@@ -278,8 +283,24 @@ class Plan:
         )
         fixed = system_cost + counter.estimate_messages([m for i, m in pinned.items() if i < cut])
         fixed += counter.estimate_messages([m for m in tail if m.role is not Role.SYSTEM])
+        if previous or summarized:
+            # Pins and kept messages that fill the target (a long task, an exchange cut
+            # no further than its floor) still leave the summary its floor share of the
+            # room, from what the hard budget leaves above the target.
+            floor = fixed + scale(room, _SUMMARY_FLOOR)
+            target = max(target, min(limit, floor))
         return cls(
-            messages, cut, task, newest, pinned, tail, previous, summarized, fixed, frozenset(step)
+            messages,
+            cut,
+            task,
+            newest,
+            pinned,
+            tail,
+            previous,
+            summarized,
+            fixed,
+            frozenset(step),
+            target,
         )
 
     def assemble(self, summaries: Sequence[Message]) -> list[Part]:

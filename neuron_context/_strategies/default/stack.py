@@ -271,7 +271,7 @@ class DefaultStack(BudgetedStrategy):
         holder = placeholder(store, short=short)
         room = 0 if holder is None else self._part_cost(Part("reference", holder))
         plan = Plan.of(messages, self.counter, limit, target - room, self.recent, table=table)
-        summaries = await self._written(plan, target - room, written)
+        summaries = await self._written(plan, plan.target, written)
         parts = self._fit(assemble(plan, summaries, holder), messages, plan, limit)
         if store is not None:
             offloaded = offload(parts, messages, store, self.counter, short=short)
