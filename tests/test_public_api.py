@@ -344,7 +344,21 @@ class TestNamespaces:
 
 
 class TestRooms:
-    """The private rooms: one concept per module, no name used twice."""
+    """The private rooms: one concept per module, no name used twice, each on the map."""
+
+    def test_every_room_is_on_the_map(self) -> None:
+        """docs/architecture.md names every module and package of the library."""
+        package = ROOT / "neuron_context"
+        drawn = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+        missing = [
+            path.relative_to(package).as_posix()
+            for path in sorted(package.rglob("*"))
+            if "__pycache__" not in path.parts
+            and (path.suffix == ".py" or (path.is_dir() and (path / "__init__.py").exists()))
+            and path.name not in {"__init__.py", "__main__.py"}
+            and path.stem not in drawn
+        ]
+        assert missing == []
 
     def test_no_two_private_modules_share_a_name(self) -> None:
         """No module name occurs in two rooms, underscores aside (``_overflow.py`` and
