@@ -53,6 +53,9 @@ EXTRA_CHECKS: dict[str, tuple[list[str], list[str]]] = {
     "langchain": (
         [
             "tests/test_ext_langchain.py",
+            "tests/test_ext_langchain_budget.py",
+            "tests/test_ext_langchain_fleet.py",
+            "tests/test_ext_sessions.py",
             "tests/test_recall_ext.py::TestLangChain",
             DOCS_PAGE.format("adapters/langchain.md"),
         ],
