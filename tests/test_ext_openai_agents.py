@@ -340,6 +340,7 @@ class TestCallModelInputFilter:
             context=None,
         )
         sent = anyio.run(CallModelInputFilter(strategy), data)
+
         # As items, consecutive assistant messages read back as one (a held-out pending
         # call after a stripped assistant message, say), and an empty assistant message
         # the input held is sent as it came: compare what the items say.

@@ -300,3 +300,51 @@ class TestStreamClosing:
         await anext(stream)
         await stream.aclose()  # type: ignore[attr-defined]
         assert closed == [True]
+
+
+class TestServerManagedRecovery:
+    """A refused input of a server-managed run keeps the outputs of the server's calls."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+    async def test_the_servers_outputs_are_resent_as_they_came(self) -> None:
+        """Refused as too long, the input is compacted after the outputs whose calls the
+        server holds, and those go first, as they came (they were dropped as orphans)."""
+
+        class Recording(Windowed):
+            def __init__(self) -> None:
+                super().__init__(openai_overflow, 0, window=3_000)
+                self.inputs: list[Any] = []
+
+            def _answer(self, given: str | list[Any]) -> ModelResponse:
+                self.inputs.append(given)
+                return super()._answer(given)
+
+        server_output = {"type": "function_call_output", "call_id": "call_srv", "output": "42"}
+        items: list[Any] = [server_output, {"role": "user", "content": "the task"}]
+        for turn in range(12):
+            call = {"type": "function_call", "call_id": f"c{turn}", "name": "read_file"}
+            items += [
+                {**call, "arguments": json.dumps({"path": f"f{turn}.py"})},
+                {"type": "function_call_output", "call_id": f"c{turn}", "output": "x" * 800},
+            ]
+        items.append({"role": "user", "content": "and now?"})
+        model = Recording()
+        wrapped = CallModelInputFilter(default_stack(10**6)).wrap(model)
+        await wrapped.get_response(
+            None,
+            items,
+            ModelSettings(),
+            [],
+            None,
+            [],
+            ModelTracing.DISABLED,
+            previous_response_id="resp_1",
+            conversation_id=None,
+            prompt=None,
+        )
+        assert len(model.refused) == 1
+        resent = model.inputs[-1]
+        assert resent[0] is server_output
+        assert resent[-1] == {"role": "user", "content": "and now?"}
+        assert len(resent) < len(items)

@@ -12,7 +12,7 @@ from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 
 from ..._compaction.refusal import Overflow
-from ..._errors import NeuronContextError
+from ..._errors import ContextOverflowError, NeuronContextError
 from ..._messages.message import Message, ToolDefinition
 from ..._strategies.strategy import ContextStrategy, counter_of
 from ...formats._responses_items import Item
@@ -150,15 +150,29 @@ class CallModelInputFilter:
         session = self._sessions.take(items)
         try:
             converted = session.reader(items)
+            own = converted.messages
+            leading = held(own)
+            if leading is None:  # outputs of the server's calls among the run's own
+                msg = (
+                    "the input holds outputs of calls the server keeps after other items: "
+                    "it cannot be compacted to the size the provider showed"
+                )
+                raise ContextOverflowError(msg)
             result, budget = await session.view.recover(
                 overflow,
-                converted.sendable("CallModelInputFilter"),
+                own[leading:] if leading else converted.sendable("CallModelInputFilter"),
                 system_prompt=instructions,
                 tools=self._tools.of(tools),
                 label="CallModelInputFilter",
             )
             self._sessions.learn(session.view.strategy)
-            rebuilt = rebuild(result.messages, converted)
+            first = converted.sources[leading][0] if leading < len(own) else len(items)
+            # The outputs of the server's calls go first, as they came (as in __call__).
+            rebuilt = (
+                [*items[:first], *rebuild(result.messages, converted)]
+                if leading
+                else (rebuild(result.messages, converted))
+            )
         finally:
             self._sessions.put(session)
         self.strategy = session.view.strategy
