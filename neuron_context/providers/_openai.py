@@ -103,6 +103,12 @@ class OpenAIProvider(SDKProvider["openai.AsyncOpenAI"]):
         {"model", "messages", "tools", "stream", "max_tokens", "max_completion_tokens"}
     )
 
+    @classmethod
+    def _has_credentials(cls, client: openai.AsyncOpenAI) -> bool:
+        # The SDK raises without a key, but before openai 1.7x an empty api_key="" built
+        # a client that failed only at the first call.
+        return bool(getattr(client, "api_key", None))
+
     def __init__(
         self,
         model: str,
