@@ -159,16 +159,7 @@ def sum_costs(
 ) -> int:
     """The total cost of ``messages``: known costs read, the others priced in one batch
     by ``price`` and remembered."""
-    total = 0
-    pending: list[Message] = []
-    for message in messages:
-        costs = message._cache
-        if costs is not None:
-            cost = costs.get(key)  # type: ignore[attr-defined]
-            if cost is not None:
-                total += cost
-                continue
-        pending.append(message)
+    total, pending = _known(messages, key)
     if pending:
         for message, cost in zip(pending, price(pending), strict=True):
             costs = message._cache
@@ -238,6 +229,13 @@ Bounder = Callable[[Sequence[Message]], int]
 def bound_costs(messages: Sequence[Message], key: CacheKey, bound: Bounder) -> int:
     """At least the total cost of ``messages``: known costs read (exact), the others
     bounded together by ``bound``; nothing is priced or remembered."""
+    total, unknown = _known(messages, key)
+    return total + bound(unknown) if unknown else total
+
+
+def _known(messages: Sequence[Message], key: CacheKey) -> tuple[int, list[Message]]:
+    """The total of the costs ``messages`` remember under ``key``, and those that
+    remember none."""
     total = 0
     unknown: list[Message] = []
     for message in messages:
@@ -248,7 +246,7 @@ def bound_costs(messages: Sequence[Message], key: CacheKey, bound: Bounder) -> i
                 total += cost
                 continue
         unknown.append(message)
-    return total + bound(unknown) if unknown else total
+    return total, unknown
 
 
 class _Entry:
