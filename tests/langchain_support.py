@@ -1,13 +1,61 @@
 """What the LangChain agent tests script: a chat model's replies calling ``read_file``,
-then answering, and the ``read_file`` tool they call (imported only by tests that need
+then answering, the ``read_file`` tool they call, and LangChain's fake chat model able
+to take tools and recording what it is sent (imported only by tests that need
 LangChain)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
+from pydantic import Field
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """LangChain's fake chat model, able to take tools, recording every request it gets."""
+
+    requests: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
+        """Tools change nothing: the replies are scripted."""
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.requests.append(list(messages))
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+class ReadingChatModel(ScriptedChatModel):
+    """Replies from the request alone, so any instance replies alike: a question gets a
+    ``read_file`` call (its id and path numbered by the questions so far), a tool result
+    an answer."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.requests.append(list(messages))
+        asked = sum(isinstance(message, HumanMessage) for message in messages)
+        if isinstance(messages[-1], ToolMessage):
+            reply = AIMessage(content=f"Read it ({asked}).")
+        else:
+            call = {"name": "read_file", "args": {"path": f"m{asked}.py"}, "id": f"c{asked}"}
+            reply = AIMessage(content="", tool_calls=[call])
+        return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
 def script(calls: int) -> Iterator[AIMessage]:

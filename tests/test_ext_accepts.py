@@ -14,8 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
@@ -24,9 +22,8 @@ from langchain_core.messages import (
     HumanMessage,
     ToolMessage,
 )
-from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
-from pydantic import Field
+from langchain_support import ScriptedChatModel
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import (
@@ -73,26 +70,6 @@ class Copies(ContextStrategy):
 
     def token_estimate(self, messages: Sequence[Message]) -> int:
         return 0
-
-
-class ScriptedChatModel(GenericFakeChatModel):
-    """LangChain's fake chat model, able to take tools, recording every request it gets."""
-
-    requests: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
-        """Tools change nothing: the replies are scripted."""
-        return self
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.requests.append(list(messages))
-        return super()._generate(messages, stop, run_manager, **kwargs)
 
 
 @tool

@@ -12,8 +12,6 @@ from ext_support import compaction, one_result_per_message, stack, well_formed
 from hypothesis import given
 from langchain.agents import create_agent
 from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
@@ -23,9 +21,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.outputs import ChatResult
-from langchain_support import read_file, script
-from pydantic import Field
+from langchain_support import ScriptedChatModel, read_file, script
 from strategies import Case, cases, strategy_stacks, well_formed_conversations
 from transcripts import load_transcript, requires_transcripts, transcript_paths
 
@@ -62,26 +58,6 @@ STACKS = pytest.mark.parametrize("make", [stack, default_stack], ids=["composite
 COUNTER = TokenCounter()
 BUDGET = 3_000
 SYSTEM_PROMPT = "You are a careful agent. Read files when asked."
-
-
-class ScriptedChatModel(GenericFakeChatModel):
-    """LangChain's fake chat model, able to take tools, recording every request it gets."""
-
-    requests: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
-        """Tools change nothing: the replies are scripted."""
-        return self
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.requests.append(list(messages))
-        return super()._generate(messages, stop, run_manager, **kwargs)
 
 
 def _agent(model: ScriptedChatModel, middleware: ContextMiddleware) -> Any:

@@ -11,26 +11,20 @@ pytest.importorskip("langchain")
 from langchain.agents import create_agent
 from langchain.agents.middleware import ModelFallbackMiddleware
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.language_models.model_profile import ModelProfile
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
-from langchain_support import read_file, script
-from pydantic import Field
+from langchain_support import ScriptedChatModel, read_file, script
 
 from neuron_context import ConfigurationError, default_stack
 from neuron_context.ext.langchain import ContextMiddleware, from_langchain
 from neuron_context.strategies import DefaultStack
 
 
-class Model(GenericFakeChatModel):
-    """LangChain's fake chat model, taking tools, recording every request it gets."""
+class Model(ScriptedChatModel):
+    """The recording fake model, failing every call when ``fail`` (a primary that is down)."""
 
-    requests: list[list[BaseMessage]] = Field(default_factory=list)
     fail: bool = False
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Model:
-        return self
 
     def _generate(
         self,
@@ -39,8 +33,8 @@ class Model(GenericFakeChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        self.requests.append(list(messages))
         if self.fail:
+            self.requests.append(list(messages))
             msg = "the primary model is down"
             raise RuntimeError(msg)
         return super()._generate(messages, stop, run_manager, **kwargs)

@@ -15,13 +15,10 @@ import pytest
 pytest.importorskip("langchain")
 
 from langchain.agents import create_agent
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import tool
+from langchain_support import ReadingChatModel
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import Field
 
 from neuron_context import Message, default_stack
 from neuron_context.ext.langchain import ContextMiddleware, from_langchain
@@ -36,37 +33,11 @@ def read_file(path: str) -> str:
     return f"# {path}\n" + "".join(f"value_{n} = compute({n})\n" for n in range(60))
 
 
-class Model(GenericFakeChatModel):
-    """Replies from the request alone (a question: read a file; a tool result: answer), so
-    every worker's model replies alike; records what it was sent."""
-
-    requests: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Model:
-        return self
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.requests.append(list(messages))
-        asked = sum(isinstance(message, HumanMessage) for message in messages)
-        if isinstance(messages[-1], ToolMessage):
-            reply = AIMessage(content=f"Read it ({asked}).")
-        else:
-            call = {"name": "read_file", "args": {"path": f"m{asked}.py"}, "id": f"c{asked}"}
-            reply = AIMessage(content="", tool_calls=[call])
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-
 class Worker:
     """One process of the fleet: its own model, strategy and middleware."""
 
     def __init__(self, saver: InMemorySaver) -> None:
-        self.model = Model(messages=iter(()))
+        self.model = ReadingChatModel(messages=iter(()))
         self.strategy = RecordingStrategy(default_stack(BUDGET))
         self.agent = create_agent(
             self.model,
