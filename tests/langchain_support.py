@@ -5,10 +5,11 @@ LangChain)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -34,6 +35,24 @@ class ScriptedChatModel(GenericFakeChatModel):
     ) -> ChatResult:
         self.requests.append(list(messages))
         return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+class FunctionChatModel(BaseChatModel):
+    """A chat model answering with ``reply`` of the messages it receives; it takes tools
+    (and ignores them)."""
+
+    reply: Callable[[list[BaseMessage]], AIMessage]
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.reply(messages))])
+
+    @property
+    def _llm_type(self) -> str:
+        return "function"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> FunctionChatModel:
+        """Tools change nothing: the replies are scripted."""
+        return self
 
 
 class ReadingChatModel(ScriptedChatModel):

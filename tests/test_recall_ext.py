@@ -23,10 +23,9 @@ class TestLangChain:
         """The agent recalls a.py through ContextMiddleware's cleared view."""
         pytest.importorskip("langchain")
         from langchain.agents import create_agent
-        from langchain_core.language_models import BaseChatModel
         from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-        from langchain_core.outputs import ChatGeneration, ChatResult
         from langchain_core.tools import tool
+        from langchain_support import FunctionChatModel
 
         from neuron_context.ext.langchain import ContextMiddleware, recall_tool
 
@@ -65,22 +64,6 @@ class TestLangChain:
             assert "no content under key" in str(missing.content)
             return AIMessage(content=FIRST_LINE)
 
-        class ScriptedModel(BaseChatModel):
-            """Answers with ``reply`` of the messages it receives."""
-
-            def _generate(
-                self, messages: list[BaseMessage], *args: Any, **kwargs: Any
-            ) -> ChatResult:
-                return ChatResult(generations=[ChatGeneration(message=reply(messages))])
-
-            @property
-            def _llm_type(self) -> str:
-                return "scripted"
-
-            def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
-                """Tools change nothing: the replies are scripted."""
-                return self
-
         @tool
         def read_file(path: str) -> str:
             """Read a file."""
@@ -88,7 +71,7 @@ class TestLangChain:
 
         store = MemoryStore()
         agent = create_agent(
-            ScriptedModel(),
+            FunctionChatModel(reply=reply),
             [read_file, recall_tool(store)],
             system_prompt=RECALL_INSTRUCTIONS,
             middleware=[ContextMiddleware(clearing(store))],

@@ -22,10 +22,9 @@ class TestLangChain:
         """What thread A offloads is in A's view: A's recall reads it, B's does not."""
         pytest.importorskip("langchain")
         from langchain.agents import create_agent
-        from langchain_core.language_models import BaseChatModel
         from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-        from langchain_core.outputs import ChatGeneration, ChatResult
         from langchain_core.tools import tool
+        from langchain_support import FunctionChatModel
         from langgraph.checkpoint.memory import InMemorySaver
 
         from neuron_context.ext.langchain import ContextMiddleware, recall_tool
@@ -46,22 +45,6 @@ class TestLangChain:
                 return call("recall", {"key": KEY}, "c3")
             return AIMessage(content=str(results[-1].content).split("\n", 1)[0])
 
-        class ScriptedModel(BaseChatModel):
-            """Answers with ``reply`` of the messages it receives."""
-
-            def _generate(
-                self, messages: list[BaseMessage], *args: Any, **kwargs: Any
-            ) -> ChatResult:
-                return ChatResult(generations=[ChatGeneration(message=reply(messages))])
-
-            @property
-            def _llm_type(self) -> str:
-                return "scripted"
-
-            def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
-                """Tools change nothing: the replies are scripted."""
-                return self
-
         @tool
         def read_file(path: str) -> str:
             """Read a file."""
@@ -69,7 +52,7 @@ class TestLangChain:
 
         store = MemoryStore()
         agent = create_agent(
-            ScriptedModel(),
+            FunctionChatModel(reply=reply),
             [read_file, recall_tool(store)],
             middleware=[ContextMiddleware(clearing(store))],
             checkpointer=InMemorySaver(),
