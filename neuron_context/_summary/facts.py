@@ -29,7 +29,9 @@ Paths and URLs are left to the artifact index, which has its own section. Each f
 noted once (its first occurrence), and everything is bounded: :func:`facts` stops at
 ``limit`` facts, reads a line of at most :data:`_LINE` characters, and every scan is
 linear (runs of word characters found by one character class, each checked with an
-anchored pattern bounded by its length; see :mod:`neuron_context._summary.scan`).
+anchored pattern bounded by its length; see :mod:`neuron_context._summary.scan`). What a
+line or a token is (a definition, a key/value pair, a salient token) is told by
+:mod:`neuron_context._summary.facts_text`; this module notes, orders and renders them.
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ from collections.abc import Iterator
 
 import attrs
 
-from .facts_json import NAME, VALUE, Braced, Table, leaves
-from .scan import is_data, is_file_name
+from .facts_json import VALUE, Braced, Table, leaves
+from .facts_text import calls, definition, is_code_name, is_salient, key_value
+from .scan import is_data
 
 __all__ = ["SEGMENT", "Fact", "condense", "facts", "render", "segment"]
 
@@ -59,51 +62,17 @@ _WORD_MAX = 100
 """The longest run of word characters considered (longer ones are data, not names)."""
 
 _RUN = re.compile(r"[\w$.@#+-]+")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?")
-_VERSION = re.compile(r"v?\d+(?:\.\d+){2,3}")
-_ID = re.compile(r"[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*")
-_CAMEL = re.compile(r"[a-z0-9][A-Z]")
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _GUTTER = re.compile(r"\s*(\d{1,7})(?:→|\t|:(?=\S)| {1,2}(?=\S)|\| ?)")
 """A numbered listing's line number: ``   47→`` (Claude Code), ``    47\\t`` (``cat -n``),
 ``47:`` (SWE-agent), ``47| `` (the space after the bar is the gutter's, not the code's)."""
-_MODIFIERS = frozenset(
-    (
-        *("export", "default", "public", "private", "protected", "static", "async"),
-        *("abstract", "final", "override", "inline", "extern", "unsafe", "open"),
-        *("internal", "sealed", "lazy", "pub"),
-    )
-)
-"""Words before what a line defines (``export``, ``static``, ``pub``): they make what a
-keyword binds a member, not a local."""
-_DEFINITION = re.compile(
-    rf"\s*(?:(?:{'|'.join(sorted(_MODIFIERS))}|pub\([\w ]*\))\s+)*"
-    r"(?P<kind>def|defp|defmodule|defmacro|defmacrop|defstruct|defprotocol|defimpl|"
-    r"defdelegate|defguard|class|struct|enum|union|interface|trait|impl|fn|func|function|"
-    r"fun|be|new|actor|primitive|object|record|type|typealias|module|namespace|const|let|"
-    r"var|val|macro_rules!|CREATE TABLE|create table|#define)\s+"
-    r"(?P<name>[A-Za-z_$][\w$.!?]*)"
-)
-_BINDING = frozenset(("const", "let", "var", "val"))
-"""Keywords that bind a variable: a definition at a module's top level (unindented) or
-with a modifier (``static let shared``, ``private val cache``: a member); an indented
-bare one is taken for a local (``el``, ``mid``), not a name the module offers."""
-_C_FUNCTION = re.compile(r"[A-Za-z_][\w \t*&:<>,]{0,80}?[\s*&]([A-Za-z_]\w*)\s*\(")
-"""An unindented C-family function definition: ``static ast_t* make_pattern_type(``."""
-_KEY = re.compile(r"[A-Za-z_][\w .-]{0,39}")
 _JSON_PAIR = re.compile(
     r'"([A-Za-z_][\w .-]{0,39})"\s{0,4}:\s{0,4}'
     r'("(?:[^"\\\n]|\\.){1,80}"|-?\d[\d.eE+-]{0,30}|true|false)'
 )
 """A ``"key": value`` pair of JSON that is not whole (the middle of a truncated result)."""
-_SALIENT_VALUE = re.compile(r"[\w$@#+-]*[\dA-Z][\w .,:/$@#+-]*")
 _TRIM = ".,;:!?'\"`()[]{}<>"
-_KEY_WORDS = 4
-"""The most words of a text key (``Total time``, ``Last modified by``)."""
 _PAIRS_READ = 8
 """How many pairs of JSON in a text are read per fact noted at most (repeats are few)."""
-_COMMON_KEYS = frozenset(("http", "https", "note", "warning", "error", "info", "debug"))
-"""Text before a colon that is not a key (a URL's scheme, a log level)."""
 
 
 @attrs.frozen
@@ -268,12 +237,12 @@ class _Collector:
             gutter = _GUTTER.match(line)
             if gutter is not None:
                 body = line[gutter.end() :]
-            name = _definition(body)
+            name = definition(body)
             if name:
                 at = line.find(name)
                 definitions.append((name, segment(line, at, at + len(name))))
                 continue
-            pair = _pair(body)
+            pair = key_value(body)
             if pair:
                 pairs.append(pair)
         for name, shown in definitions:
@@ -311,10 +280,10 @@ class _Collector:
             word = match.group().strip(_TRIM + "-+#@$")
             if not 4 <= len(word) <= _WORD_MAX or word in self.seen:
                 continue
-            salient = _salient(word) or (
+            salient = is_salient(word) or (
                 "." in word
-                and _calls(word, line, match.start())
-                and any(_is_code_name(part) for part in word.split("."))
+                and calls(word, line, match.start())
+                and any(is_code_name(part) for part in word.split("."))
             )
             if salient:
                 at = line.find(word, match.start())
@@ -357,16 +326,6 @@ def _undata(match: re.Match[str]) -> str:
     return "…" if is_data(match.group()) else match.group()
 
 
-def _calls(word: str, text: str, start: int) -> bool:
-    """Whether a dotted ``word`` (at ``start`` in ``text``) may be a call through an
-    object, not a file name with a known extension (``user_data.csv``), a host (after
-    ``//``), an address (``@``) or a version (``release_v1.2``: a part starts with a
-    digit)."""
-    if "@" in word or text[max(0, start - 2) : start] == "//" or is_file_name(word):
-        return False
-    return not any(part[:1].isdigit() for part in word.split("."))
-
-
 def _lines(text: str) -> Iterator[str]:
     start = 0
     while start < len(text):
@@ -375,85 +334,3 @@ def _lines(text: str) -> Iterator[str]:
             end = len(text)
         yield text[start:end]
         start = end + 1
-
-
-def _definition(line: str) -> str:
-    """The name a line of code defines, or ``""``."""
-    match = _DEFINITION.match(line)
-    if match is not None:
-        bare = not line[: match.start("kind")].strip()  # no modifier (static, private)
-        if match.group("kind") in _BINDING and bare and line[:1].isspace():
-            return ""
-        return match.group("name").rstrip(".")
-    if line[:1].isalpha() or line[:1] == "_":
-        stripped = line.rstrip()
-        if stripped.endswith((";", ".", ",")) or "=" in stripped.split("(", 1)[0]:
-            return ""
-        match = _C_FUNCTION.match(line)
-        if match is not None and _is_code_name(match.group(1)):
-            return match.group(1)
-    return ""
-
-
-def _pair(line: str) -> str:
-    """``key=value`` for a ``key: value`` or ``key = value`` line whose value is
-    salient, else ``""``."""
-    colon, equals = line.find(":"), line.find("=")
-    positions = [p for p in (colon, equals) if p > 0]
-    if not positions:
-        return ""
-    at = min(positions)
-    if line[at] == ":" and line[at - 1].isdigit() and line[at + 1 : at + 2].isdigit():
-        return ""  # a time (09:56), a host's port, a line:column: not a key's colon
-    key = line[:at].strip().strip("\"'`*-").strip()
-    if _KEY.fullmatch(key) is None or key.casefold() in _COMMON_KEYS:
-        return ""
-    words = key.split()
-    if len(words) > _KEY_WORDS:
-        return ""  # a sentence or a listing's row before its colon, not a key
-    code = list(itertools.dropwhile(_MODIFIERS.__contains__, words))
-    if len(code) > 1 and code[0] in _BINDING:
-        return ""  # a line of code binding a variable (let mid = 3), not a setting
-    value = line[at + 1 :].strip().rstrip(",;").strip().strip("\"'`").strip()
-    if not value or len(value) > VALUE or value[:1] in "{[(<" or "(" in value:
-        return ""
-    if _SALIENT_VALUE.fullmatch(value) is None:
-        return ""
-    return f"{key}={value}"
-
-
-def _salient(word: str) -> bool:
-    """Whether a token is worth noting: a date, a version, an identifier with letters
-    and digits, a long number, or a code identifier."""
-    if "/" in word:
-        return False  # a path: the artifact index has those
-    if is_data(word):
-        return False  # a content digest, base64
-    if _DATE.fullmatch(word) is not None or _VERSION.fullmatch(word) is not None:
-        return True
-    if _ID.fullmatch(word) is not None:
-        has_digit = any(c.isdigit() for c in word)
-        has_alpha = any(c.isalpha() for c in word)
-        if has_digit and has_alpha:
-            return True
-        if has_digit:
-            digits = sum(c.isdigit() for c in word)
-            return digits >= 7 or (_NUMBER.fullmatch(word) is None and digits >= 5)
-    return _is_code_name(word)
-
-
-def _is_code_name(word: str) -> bool:
-    """``snake_case``, ``camelCase``, ``PascalCase`` of two humps, ``SCREAMING_CASE``,
-    or a dotted name with a capitalized part (``Spotter.Services.TranscriptRenderer``)."""
-    if NAME.fullmatch(word) is None or len(word) < 4:
-        return False
-    body = word.rstrip("!?")
-    if "." in body:
-        parts = body.split(".")
-        return all(parts) and any(p[:1].isupper() for p in parts) and len(parts) <= 8
-    core = body.strip("_$")
-    if "_" in core:
-        return any(c.isalpha() for c in core)
-    if _CAMEL.search(core) is not None:
-        return True
-    return core.isupper() and len(core) >= 5 and core.isalpha()

@@ -1,0 +1,145 @@
+"""What a line or a token of a text is, for its facts: the name a line of code defines,
+the ``key=value`` a setting's line holds, whether a token is salient (a date, a version,
+an identifier with letters and digits, a code name) or a call through an object.
+
+Each answer looks at one line or one token, and every pattern is anchored and bounded by
+its length, so a scan that asks of every line stays linear
+(see :mod:`neuron_context._summary.facts`, which notes what these find).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from .facts_json import NAME, VALUE
+from .scan import is_data, is_file_name
+
+__all__ = ["calls", "definition", "is_code_name", "is_salient", "key_value"]
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?")
+_VERSION = re.compile(r"v?\d+(?:\.\d+){2,3}")
+_ID = re.compile(r"[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_MODIFIERS = frozenset(
+    (
+        *("export", "default", "public", "private", "protected", "static", "async"),
+        *("abstract", "final", "override", "inline", "extern", "unsafe", "open"),
+        *("internal", "sealed", "lazy", "pub"),
+    )
+)
+"""Words before what a line defines (``export``, ``static``, ``pub``): they make what a
+keyword binds a member, not a local."""
+_DEFINITION = re.compile(
+    rf"\s*(?:(?:{'|'.join(sorted(_MODIFIERS))}|pub\([\w ]*\))\s+)*"
+    r"(?P<kind>def|defp|defmodule|defmacro|defmacrop|defstruct|defprotocol|defimpl|"
+    r"defdelegate|defguard|class|struct|enum|union|interface|trait|impl|fn|func|function|"
+    r"fun|be|new|actor|primitive|object|record|type|typealias|module|namespace|const|let|"
+    r"var|val|macro_rules!|CREATE TABLE|create table|#define)\s+"
+    r"(?P<name>[A-Za-z_$][\w$.!?]*)"
+)
+_BINDING = frozenset(("const", "let", "var", "val"))
+"""Keywords that bind a variable: a definition at a module's top level (unindented) or
+with a modifier (``static let shared``, ``private val cache``: a member); an indented
+bare one is taken for a local (``el``, ``mid``), not a name the module offers."""
+_C_FUNCTION = re.compile(r"[A-Za-z_][\w \t*&:<>,]{0,80}?[\s*&]([A-Za-z_]\w*)\s*\(")
+"""An unindented C-family function definition: ``static ast_t* make_pattern_type(``."""
+_KEY = re.compile(r"[A-Za-z_][\w .-]{0,39}")
+_SALIENT_VALUE = re.compile(r"[\w$@#+-]*[\dA-Z][\w .,:/$@#+-]*")
+_KEY_WORDS = 4
+"""The most words of a text key (``Total time``, ``Last modified by``)."""
+_COMMON_KEYS = frozenset(("http", "https", "note", "warning", "error", "info", "debug"))
+"""Text before a colon that is not a key (a URL's scheme, a log level)."""
+
+
+def calls(word: str, text: str, start: int) -> bool:
+    """Whether a dotted ``word`` (at ``start`` in ``text``) may be a call through an
+    object, not a file name with a known extension (``user_data.csv``), a host (after
+    ``//``), an address (``@``) or a version (``release_v1.2``: a part starts with a
+    digit)."""
+    if "@" in word or text[max(0, start - 2) : start] == "//" or is_file_name(word):
+        return False
+    return not any(part[:1].isdigit() for part in word.split("."))
+
+
+def definition(line: str) -> str:
+    """The name a line of code defines, or ``""``."""
+    match = _DEFINITION.match(line)
+    if match is not None:
+        bare = not line[: match.start("kind")].strip()  # no modifier (static, private)
+        if match.group("kind") in _BINDING and bare and line[:1].isspace():
+            return ""
+        return match.group("name").rstrip(".")
+    if line[:1].isalpha() or line[:1] == "_":
+        stripped = line.rstrip()
+        if stripped.endswith((";", ".", ",")) or "=" in stripped.split("(", 1)[0]:
+            return ""
+        match = _C_FUNCTION.match(line)
+        if match is not None and is_code_name(match.group(1)):
+            return match.group(1)
+    return ""
+
+
+def key_value(line: str) -> str:
+    """``key=value`` for a ``key: value`` or ``key = value`` line whose value is
+    salient, else ``""``."""
+    colon, equals = line.find(":"), line.find("=")
+    positions = [p for p in (colon, equals) if p > 0]
+    if not positions:
+        return ""
+    at = min(positions)
+    if line[at] == ":" and line[at - 1].isdigit() and line[at + 1 : at + 2].isdigit():
+        return ""  # a time (09:56), a host's port, a line:column: not a key's colon
+    key = line[:at].strip().strip("\"'`*-").strip()
+    if _KEY.fullmatch(key) is None or key.casefold() in _COMMON_KEYS:
+        return ""
+    words = key.split()
+    if len(words) > _KEY_WORDS:
+        return ""  # a sentence or a listing's row before its colon, not a key
+    code = list(itertools.dropwhile(_MODIFIERS.__contains__, words))
+    if len(code) > 1 and code[0] in _BINDING:
+        return ""  # a line of code binding a variable (let mid = 3), not a setting
+    value = line[at + 1 :].strip().rstrip(",;").strip().strip("\"'`").strip()
+    if not value or len(value) > VALUE or value[:1] in "{[(<" or "(" in value:
+        return ""
+    if _SALIENT_VALUE.fullmatch(value) is None:
+        return ""
+    return f"{key}={value}"
+
+
+def is_salient(word: str) -> bool:
+    """Whether a token is worth noting: a date, a version, an identifier with letters
+    and digits, a long number, or a code identifier."""
+    if "/" in word:
+        return False  # a path: the artifact index has those
+    if is_data(word):
+        return False  # a content digest, base64
+    if _DATE.fullmatch(word) is not None or _VERSION.fullmatch(word) is not None:
+        return True
+    if _ID.fullmatch(word) is not None:
+        has_digit = any(c.isdigit() for c in word)
+        has_alpha = any(c.isalpha() for c in word)
+        if has_digit and has_alpha:
+            return True
+        if has_digit:
+            digits = sum(c.isdigit() for c in word)
+            return digits >= 7 or (_NUMBER.fullmatch(word) is None and digits >= 5)
+    return is_code_name(word)
+
+
+def is_code_name(word: str) -> bool:
+    """``snake_case``, ``camelCase``, ``PascalCase`` of two humps, ``SCREAMING_CASE``,
+    or a dotted name with a capitalized part (``Spotter.Services.TranscriptRenderer``)."""
+    if NAME.fullmatch(word) is None or len(word) < 4:
+        return False
+    body = word.rstrip("!?")
+    if "." in body:
+        parts = body.split(".")
+        return all(parts) and any(p[:1].isupper() for p in parts) and len(parts) <= 8
+    core = body.strip("_$")
+    if "_" in core:
+        return any(c.isalpha() for c in core)
+    if _CAMEL.search(core) is not None:
+        return True
+    return core.isupper() and len(core) >= 5 and core.isalpha()
