@@ -80,6 +80,7 @@ from neuron_context.ext.openai_agents import (
     to_responses_items,
 )
 from neuron_context.ext.pydantic_ai import HistoryProcessor, from_pydantic_ai, to_pydantic_ai
+from neuron_context.stores import conversation
 from neuron_context.testing import FunctionProvider
 
 __all__ = [
@@ -411,6 +412,58 @@ class OpenAIAgentsLoop(Loop):
     def last_request(self) -> list[Message]:
         """The model's last input, behind the instructions."""
         return [Message.system(self.instructions), *from_responses_items(self.last)]
+
+
+class OpenAIAgentsUsers(OpenAIAgentsLoop):
+    """One ``RunConfig`` (one ``CallModelInputFilter``) serving ``users`` conversations, as a
+    web service's one filter serves all its users: each :meth:`turn` is the next user's
+    run, in rotation, with that user's history. Each conversation is the prefilled history
+    with its first question naming its user (so no two share a prefix). With ``named``,
+    each run goes inside ``neuron_context.stores.conversation(f"user-{n}")`` (the filter
+    keys the conversation by that name); without, the filter finds it by its items."""
+
+    def __init__(
+        self,
+        size: int,
+        strategy: ContextStrategy | None,
+        users: int,
+        event_loop: asyncio.AbstractEventLoop,
+        *,
+        named: bool = False,
+    ) -> None:
+        super().__init__(size, strategy, event_loop)
+        first, *rest = _responses_items(size)
+        self.histories: list[list[Any]] = [
+            [{**first, "content": f"[user {user}] {_text(first)}"}, *rest] for user in range(users)
+        ]
+        self.requests: list[list[list[Any]]] = [[] for _ in range(users)]
+        """What the model received at the last model call of each turn, by user."""
+        self.start = len(self.histories[0])
+        self.named = named
+        self._next = 0
+
+    def _invoke(self, text: str) -> object:
+        user = self._next % len(self.histories)
+        self._next += 1
+        given = [*self.histories[user], {"role": "user", "content": text}]
+        run = Runner.run(self.agent, given, run_config=self.config)
+        with conversation(f"user-{user}" if self.named else None):
+            result = self.event_loop.run_until_complete(run)
+        self.histories[user] = result.to_input_list()
+        self.requests[user].append(self.last)  # the call answering the tool's result
+        return result
+
+    def history_length(self) -> int:
+        """Input items in the first user's history."""
+        return len(self.histories[0])
+
+
+def _text(item: Any) -> str:
+    """The text of a user message item (a string, or its parts' texts)."""
+    content = item["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content)
 
 
 def _kind(item: Any) -> object:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import statistics
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import cast
 
 import pytest
@@ -62,6 +62,7 @@ from loops import (
     LangChainUsers,
     Loop,
     OpenAIAgentsLoop,
+    OpenAIAgentsUsers,
     OurLoop,
     PydanticAILoop,
     firing,
@@ -153,7 +154,7 @@ USERS = 40
 """How many conversations one agent serves in ``loop-langchain-users``."""
 
 
-def _prefix_kept(requests: list[list[BaseMessage]]) -> float:
+def _prefix_kept(requests: Sequence[Sequence[object]]) -> float:
     """The median share of a request's messages that the next request starts with (1.0
     for fewer than two requests: no prefix to keep)."""
     shares = [1.0] if len(requests) < 2 else []
@@ -199,6 +200,51 @@ def test_openai_agents(
     """The Agents SDK's ``Runner.run``: bare, with our input filter idle and firing."""
     benchmark.group = f"loop-openai-agents transcripts {size}"
     _frameworks(benchmark, size, lambda n, strategy: OpenAIAgentsLoop(n, strategy, event_loop))
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["by-items", "named"])
+@pytest.mark.parametrize("size", LOOP_SIZES)
+def test_openai_agents_users(
+    benchmark: Benchmark, size: int, named: bool, event_loop: asyncio.AbstractEventLoop
+) -> None:
+    """One Agents SDK filter serving 40 interleaved conversations beside the same filter
+    serving one: per run, compactions per conversation, the prefix kept. ``named``: each
+    run inside ``conversation(name)`` (found by its key); else found by its items."""
+    benchmark.group = f"loop-openai-agents-users-{'named' if named else 'by-items'} {size}"
+    one = OpenAIAgentsUsers(size, firing(size), 1, event_loop, named=named)
+    many = OpenAIAgentsUsers(size, firing(size), USERS, event_loop, named=named)
+    loops: dict[str, Loop] = {"one": one, "many": many}
+    for _ in range(USERS - 1):  # each conversation's first call: untimed, as for one
+        many.turn()
+    _run_loops(benchmark, loops, rounds=max(USERS, _rounds(size)), baseline="one")
+    for _ in range(USERS):  # a second call each (run once, as CI runs it: the checks')
+        many.turn()
+    one.turn()
+    served = [requests for requests in many.requests if len(requests) >= 2]
+    assert served
+    kept = statistics.median(_prefix_kept(requests) for requests in served)
+    benchmark.extra_info["prefix_kept_many"] = kept
+    benchmark.extra_info["prefix_kept_one"] = _prefix_kept(one.requests[0])
+    assert kept >= 0.95
+    compactions = _compactions(many)
+    benchmark.extra_info["compactions_per_conversation_many"] = compactions
+    benchmark.extra_info["compactions_one"] = _compactions(one)
+    assert max(compactions) <= _compactions(one)[0] + 1
+
+
+def _compactions(loop: OpenAIAgentsUsers) -> list[int]:
+    """How many times each conversation's request did not start with the previous one
+    (the view compacted again between them), per conversation."""
+    counts = []
+    for requests in loop.requests:
+        counts.append(
+            sum(
+                1
+                for earlier, later in itertools.pairwise(requests)
+                if later[: len(earlier)] != earlier
+            )
+        )
+    return counts
 
 
 @pytest.mark.parametrize("size", LOOP_SIZES)

@@ -15,6 +15,7 @@ from agents import (
     ModelSettings,
     RunConfig,
     Runner,
+    SessionSettings,
     SQLiteSession,
     Tool,
     TResponseInputItem,
@@ -381,20 +382,33 @@ class TestCompactingSession:
             inner.close()
 
     @pytest.mark.anyio
-    async def test_a_limit_never_orphans_an_output(self) -> None:
-        """An item limit that cuts a call from its output gives a well-formed history."""
-        inner = SQLiteSession("s3")
-        try:
-            session = CompactingSession(inner, stack(1_000_000))
-            use = ToolUse(id="c1", name="read_file", input={})
-            messages = [Message.user("go"), Message.assistant(tool_uses=[use])]
-            messages += [Message.tool_result("c1", "x"), Message.assistant("done")]
-            await session.add_items(to_responses_items(messages))  # type: ignore[arg-type]
-            items = await session.get_items(limit=2)
-            assert from_responses_items(items) == [Message.assistant("done")]
-            assert await session.get_items() == await inner.get_items()
-        finally:
-            inner.close()
+    async def test_a_limit_cut_goes_as_the_sdk_completes_it(self, tmp_path: Path) -> None:
+        """An item limit that cuts a call from its output: the items come back as the
+        session gave them (the SDK drops the orphaned output itself when it prepares the
+        run's input), so a run sends what it sends with the bare session. (Issue 35: an
+        adapter repairs nothing the framework completes; this session used to drop the
+        output itself.)"""
+        use = ToolUse(id="c1", name="read_file", input={})
+        messages = [Message.user("go"), Message.assistant(tool_uses=[use])]
+        messages += [Message.tool_result("c1", "x"), Message.assistant("done")]
+        sent: list[list[TResponseInputItem]] = []
+        for wrap in (False, True):
+            inner = SQLiteSession("s3", tmp_path / f"{wrap}.db")
+            try:
+                session: Any = CompactingSession(inner, stack(1_000_000)) if wrap else inner
+                await session.add_items(to_responses_items(messages))
+                if wrap:
+                    items = await session.get_items(limit=2)
+                    assert items == await inner.get_items(limit=2)  # as given
+                    assert from_responses_items(items)[0].is_tool  # the cut output
+                model = ScriptedModel(0)
+                config = RunConfig(tracing_disabled=True, session_settings=SessionSettings(limit=2))
+                await Runner.run(_agent(model), "next", session=session, run_config=config)
+                sent.append(model.requests[-1])
+            finally:
+                inner.close()
+        assert sent[0] == sent[1]
+        assert not from_responses_items(sent[1])[0].is_tool  # the SDK dropped the output
 
     @pytest.mark.anyio
     async def test_in_a_run(self) -> None:

@@ -9,6 +9,10 @@
   provider refused as too long.
 - :mod:`.session`: ``CompactingSession``, a ``Session`` that returns its compaction.
 - :mod:`.stores`: the recall tool as an SDK function tool.
+- :mod:`.identity`: which conversation a call belongs to (the name the caller entered,
+  or the run's ``CompactingSession``), and the one-time warning when none is known.
+- :mod:`.fleet`: a named conversation's view kept in the offload store, so any worker
+  of a fleet continues it.
 
 This package imports nothing, so :mod:`.items` can be read without the SDK installed.
 """

@@ -16,7 +16,9 @@ from ..._errors import ContextOverflowError, NeuronContextError
 from ..._messages.message import Message, ToolDefinition
 from ..._strategies.strategy import ContextStrategy, counter_of
 from ...formats._responses_items import Item
-from .._core import Sessions, ToolDefinitions, check_strategy, session_factory
+from .._core import Session, Sessions, ToolDefinitions, check_strategy, session_factory
+from .fleet import keep, place, restore
+from .identity import conversation_of, in_conversation, offloads, warn_unscoped
 from .model import RecoveringModel
 from .reader import as_given, held, items_reader, rebuild
 
@@ -49,7 +51,7 @@ class CallModelInputFilter:
         ... )
     """
 
-    __slots__ = ("_sessions", "_tools", "strategy")
+    __slots__ = ("_offloads", "_place", "_sessions", "_tools", "strategy")
 
     def __init__(self, strategy: ContextStrategy) -> None:
         self.strategy = check_strategy("CallModelInputFilter", strategy)
@@ -57,6 +59,8 @@ class CallModelInputFilter:
             session_factory(strategy, items_reader)
         )
         self._tools = ToolDefinitions(_definition)
+        self._offloads = offloads(self.strategy)
+        self._place = place(self.strategy)
 
     def __repr__(self) -> str:
         return f"CallModelInputFilter({self.strategy!r})"
@@ -75,7 +79,7 @@ class CallModelInputFilter:
         items: list[Item] = cast("list[Item]", model_data.input)
         instructions = model_data.instructions
         tools = self._tools.of(getattr(data.agent, "tools", None) or ())
-        session = self._sessions.take(items)
+        session, key = self._take(items)
         try:
             converted = session.reader(items)
         except Exception as exc:  # the session's reader is left half-way: not kept
@@ -86,12 +90,18 @@ class CallModelInputFilter:
             if leading is None:
                 return model_data
             own = converted.messages
-            result = await session.view.update(
-                own[leading:] if leading else own,
-                system_prompt=instructions,
-                tools=tools,
-                label="CallModelInputFilter",
-            )
+            place = self._place if key is not None and not leading else None
+            with in_conversation():
+                if place is not None and key is not None:
+                    restore(session, converted, place, key)
+                result = await session.view.update(
+                    own[leading:] if leading else own,
+                    system_prompt=instructions,
+                    tools=tools,
+                    label="CallModelInputFilter",
+                )
+                if place is not None and key is not None and result.compacted:
+                    keep(session, place, key, items, result.messages)
             if not session.view.compacted:
                 return model_data
             try:
@@ -103,6 +113,15 @@ class CallModelInputFilter:
         finally:
             self._sessions.put(session)
         return ModelInputData(input=rebuilt, instructions=instructions)
+
+    def _take(self, items: list[Item]) -> tuple[Session[Item, list[int]], str | None]:
+        """The session of the conversation this call belongs to, and its name: by its
+        name where the SDK gives one (see :mod:`.identity`), else by its items; with a
+        store to scope and no name, a one-time warning."""
+        key = conversation_of()
+        if key is None and self._offloads:
+            warn_unscoped("CallModelInputFilter")
+        return self._sessions.take(items, key), key
 
     def wrap(self, model: Model) -> Model:
         """``model``, recovering from its provider's overflow errors: a call refused as
@@ -130,7 +149,7 @@ class CallModelInputFilter:
         """What reads a call's ``items`` as ours when asked, and its tools' definitions."""
 
         def read() -> Sequence[Message]:
-            session = self._sessions.take(items)
+            session, _ = self._take(items)
             try:
                 return session.reader(items).sendable("CallModelInputFilter")
             finally:
@@ -147,7 +166,7 @@ class CallModelInputFilter:
     ) -> tuple[list[Any], int]:
         """The refused call's input compacted to the size ``overflow`` showed, and that
         budget; the filter keeps the smaller strategy."""
-        session = self._sessions.take(items)
+        session, _ = self._take(items)
         try:
             converted = session.reader(items)
             own = converted.messages
@@ -158,13 +177,14 @@ class CallModelInputFilter:
                     "it cannot be compacted to the size the provider showed"
                 )
                 raise ContextOverflowError(msg)
-            result, budget = await session.view.recover(
-                overflow,
-                own[leading:] if leading else converted.sendable("CallModelInputFilter"),
-                system_prompt=instructions,
-                tools=self._tools.of(tools),
-                label="CallModelInputFilter",
-            )
+            with in_conversation():
+                result, budget = await session.view.recover(
+                    overflow,
+                    own[leading:] if leading else converted.sendable("CallModelInputFilter"),
+                    system_prompt=instructions,
+                    tools=self._tools.of(tools),
+                    label="CallModelInputFilter",
+                )
             self._sessions.learn(session.view.strategy)
             first = converted.sources[leading][0] if leading < len(own) else len(items)
             # The outputs of the server's calls go first, as they came (as in __call__).

@@ -9,9 +9,11 @@ from agents import Session, SessionSettings, TResponseInputItem
 from ..._compaction.step import compact_step
 from ..._counting.request import RequestCounter
 from ..._errors import show
+from ..._stores.scope import conversation
 from ..._strategies.strategy import ContextStrategy, counter_of
 from .._core import check_strategy
-from .reader import as_given, items_reader, rebuild
+from .identity import note_session
+from .reader import as_given, held, items_reader, rebuild
 
 __all__ = ["CompactingSession"]
 
@@ -38,28 +40,42 @@ class CompactingSession:
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The wrapped session's items (the newest ``limit``), compacted when needed.
 
-        A ``limit`` can cut a function call away from its output: what comes back is
-        always well formed (an output whose call was cut off is dropped). Items that
-        cannot be read, or a compaction that cannot be written back as items, come back
-        as the wrapped session gave them, with a warning in the ``neuron_context`` log.
+        Nothing is repaired: a ``limit`` can cut a function call away from its output,
+        and the SDK drops such an output itself when it prepares the run's input (as it
+        does without us), so the outputs that lead the items with no call before them go
+        on as they came and only the items after them are compacted. Items that cannot
+        be read, an output without its call after other items (what the SDK completes is
+        then not ours to edit), or a compaction that cannot be written back as items come
+        back as the wrapped session gave them (the last with a warning in the
+        ``neuron_context`` log).
+
+        The run this is called in is noted as the session's (``session_id``): the run's
+        ``CallModelInputFilter`` keys its view by it, and an unscoped store of the
+        strategy (or the filter's) is this session's view while they compact.
         """
         items: list[Any] = await self.session.get_items(limit)
+        note_session(self.session_id)
         try:
             converted = items_reader()(items)
         except Exception as exc:
             as_given("CompactingSession", "cannot read the session's items", exc)
             return items
-        start = converted.sendable("CompactingSession")
-        result = await compact_step(
-            self.strategy,
-            start,
-            counter=RequestCounter(counter_of(self.strategy)),
-            label="CompactingSession",
-        )
-        if not result.compacted and start is converted.messages:
+        own = converted.messages
+        leading = held(own)
+        if leading is None:
+            return items
+        with conversation(self.session_id or None):
+            result = await compact_step(
+                self.strategy,
+                own[leading:] if leading else own,
+                counter=RequestCounter(counter_of(self.strategy)),
+                label="CompactingSession",
+            )
+        if not result.compacted:
             return items
         try:
-            return rebuild(result.messages, converted)
+            first = converted.sources[leading][0] if leading < len(own) else len(items)
+            return [*items[:first], *rebuild(result.messages, converted)]
         except Exception as exc:
             as_given("CompactingSession", "cannot write the compaction back as items", exc)
             return items

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
 from agents import FunctionTool, function_tool
 
 from ..._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, text_reader
 from ..._stores.store import Store
+from .identity import in_conversation
 
 __all__ = ["recall_tool"]
 
@@ -15,10 +18,10 @@ def recall_tool(store: Store) -> FunctionTool:
     ``tools=[...]``.
 
     It reads ``store`` by key (a page at a time) or searches it by query, in a worker
-    thread (the SDK runs a sync tool there). The SDK hands neither the filter nor a tool
-    the run's session: run the agent inside
-    ``neuron_context.stores.conversation(session.session_id)`` so that the compactions'
-    offloads and this tool's reads are that conversation's view of an unscoped store. A
+    thread (the SDK runs a sync tool there), in the run's conversation as the filter
+    finds it: the name entered with ``neuron_context.stores.conversation(name)``, or the
+    ``session_id`` of the run's ``CompactingSession``; an unscoped store is that
+    conversation's view, so it reads only what that conversation offloaded. A
     function call's output has no error flag, so an unknown key, a bad range or a failing
     store returns the error's text (``recall: no content under key ...``), never an
     exception.
@@ -29,7 +32,19 @@ def recall_tool(store: Store) -> FunctionTool:
         'recall'
     """
 
-    read = text_reader(store)
+    plain = text_reader(store)
+
+    @functools.wraps(plain)
+    def read(
+        key: str | None = None,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        query: str | None = None,
+        regex: bool = False,
+    ) -> str:
+        with in_conversation():
+            return plain(key, start_line, end_line, query, regex)
+
     return function_tool(
         read,
         name_override=RECALL_TOOL_NAME,

@@ -1,0 +1,160 @@
+"""A conversation's compacted view kept in the offload store, so any worker continues it.
+
+Behind a load balancer a conversation's runs land on different workers, each with its
+own ``CallModelInputFilter``; a view kept only in the memory of the worker that built it
+would make every other worker compact the whole history anew: another request, and the
+provider's prompt cache lost. The SDK gives a filter no place of its own in the session,
+so the filter keeps each new compaction of a **named** conversation (see
+:mod:`.identity`) in the store its strategy offloads to (a ``RedisStore`` or
+``SQLiteStore`` the workers share), in the conversation's namespace, under two reserved
+names that are not keys (``get``, ``recall`` and iteration never see them):
+
+- the head: how many of the call's input items the view stands for, and a digest of
+  those items (read on each call: a few dozen bytes);
+- the body: the same, and the view's messages as sent, encoded as the store encodes
+  what it holds (read only when the head is not the one this worker knows).
+
+A worker that meets the conversation for the first time, or again after another worker
+compacted it, reads the body once and continues the view from there when the input
+still begins with the items it stands for: the same requests, the same prefix, no
+compaction of its own. A store that fails here costs only that: the view is the
+worker's own (a warning in the ``neuron_context`` log), never the model call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import quote
+
+from ..._log import logger
+from ..._messages.message import Message
+from ..._stores.serialized import decode, encode, to_bytes
+from ..._stores.store import Store
+from ..._strategies.strategy import ContextStrategy
+from ...formats._responses_items import Item
+from .._core import Converted, Session
+from .identity import stores_of
+
+__all__ = ["keep", "place", "restore"]
+
+_HEAD = "neuron-context-view-head:"
+_BODY = "neuron-context-view:"
+
+
+def place(strategy: ContextStrategy) -> Store | None:
+    """Where the views of ``strategy``'s conversations are kept: the store it offloads
+    to (the first one it holds), or ``None``."""
+    return next(stores_of(strategy), None)
+
+
+def _names(store: Store, key: str) -> tuple[Store, str, str]:
+    """The store that holds the conversation ``key``'s view and its two names there (an
+    unscoped store is the conversation's view; the key in the names keeps conversations
+    apart in a store the user scoped for several)."""
+    target = store._active()
+    prefix = target._prefix() + quote(to_bytes(key), safe="")
+    return target._base(), _HEAD + prefix, _BODY + prefix
+
+
+def digest(items: Sequence[Item]) -> str:
+    """What tells the input a view stands for from any other: a digest of each item as
+    JSON (an SDK model as its dump)."""
+    hashed = hashlib.blake2b(digest_size=16)
+    for item in items:
+        hashed.update(_json(item).encode("utf-8", "surrogatepass"))
+        hashed.update(b"\x00")
+    return hashed.hexdigest()
+
+
+def _json(item: object) -> str:
+    dump = getattr(item, "model_dump", None)
+    if callable(dump):
+        item = dump(mode="json", exclude_unset=True)
+    return json.dumps(item, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+def keep(
+    session: Session[Item, list[int]],
+    store: Store,
+    key: str,
+    items: Sequence[Item],
+    view: Sequence[Message],
+) -> None:
+    """Keep in ``store`` that the view of conversation ``key``'s input ``items`` is the
+    messages ``view``; the session knows it as its own."""
+    through, last = len(items), digest(items)
+    try:
+        base, head, body = _names(store, key)
+        base._write(
+            body,
+            json.dumps({"through": through, "last": last, "view": encode(list(view))}),
+        )
+        base._write(head, json.dumps([through, last]))
+    except Exception as exc:
+        _failed("cannot keep the view in", store, exc)
+        return
+    session.kept = (through, last)
+
+
+def restore(
+    session: Session[Item, list[int]],
+    converted: Converted[Item, list[int]],
+    store: Store,
+    key: str,
+) -> bool:
+    """Continue the view ``store`` keeps for conversation ``key`` when the session does
+    not know it (a worker new to the conversation, or one another worker's compaction
+    overtook) and the input still begins with the items it stands for. Whether it did.
+
+    A message of the kept view equal to one the input reads as is that very message of
+    ours, so the request rebuilt from it holds the SDK's own item, as the worker that
+    compacted sent it.
+    """
+    try:
+        base, head, body = _names(store, key)
+        shown = base._read(head)
+        if shown is None or tuple(json.loads(shown)) == session.kept:
+            return False
+        text = base._read(body)
+        record: Any = None if text is None else json.loads(text)
+    except Exception as exc:
+        _failed("cannot read the view from", store, exc)
+        return False
+    if not isinstance(record, dict):
+        return False
+    through, last, encoded = record.get("through"), record.get("last"), record.get("view")
+    items, sources = converted.items, converted.sources
+    if type(through) is not int or not 0 < through <= len(items) or not isinstance(encoded, str):
+        return False
+    stands = 0
+    while stands < len(sources) and sources[stands][-1] < through:
+        stands += 1
+    if not stands or sources[stands - 1][-1] != through - 1 or digest(items[:through]) != last:
+        return False
+    try:
+        view = decode(encoded)
+    except Exception:
+        return False
+    if not isinstance(view, list):
+        return False
+    own = converted.messages
+    by_value = {repr(own[position]): position for position in range(stands)}
+    ours: list[Message] = []
+    for message in view:
+        position = by_value.get(repr(message))
+        ours.append(message if position is None else own[position])
+    session.view.restore(own[:stands], ours)
+    session.kept = (through, last)
+    return True
+
+
+def _failed(what: str, store: Store, exc: Exception) -> None:
+    logger.warning(
+        "CallModelInputFilter %s %r (%s); this worker keeps its own view",
+        what,
+        store,
+        type(exc).__name__,
+    )

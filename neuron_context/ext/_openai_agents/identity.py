@@ -1,0 +1,111 @@
+"""Which conversation an Agents SDK model call belongs to, by the SDK's own identity.
+
+The SDK hands a ``call_model_input_filter`` the input items, the agent and the user's
+context, but neither the run's session nor its ``conversation_id``. Two identities
+reach the filter all the same:
+
+- the conversation the run goes in (:func:`neuron_context.stores.conversation`, entered
+  by the caller around ``Runner.run``: ``with conversation(session.session_id): ...``);
+- the session of the run, when it is a :class:`~.session.CompactingSession`: its
+  ``get_items``, which the SDK calls at the start of a run inside the run's trace, notes
+  its ``session_id`` here (:func:`note_session`), and a call of the same run (the same
+  trace object, which the SDK makes for each run, disabled tracing included) reads it.
+
+:func:`conversation_of` gives the first of these, or ``None``: the filter then finds a
+conversation by its items, and a store its strategy offloads to is not scoped for it (a
+one-time warning says so, :func:`warn_unscoped`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections.abc import Iterable, Iterator
+
+from agents.tracing import get_current_trace
+
+from ..._log import logger
+from ..._stores.scope import conversation, conversation_name
+from ..._stores.store import Store
+from ..._strategies.strategy import ContextStrategy
+
+__all__ = [
+    "conversation_of",
+    "in_conversation",
+    "note_session",
+    "offloads",
+    "stores_of",
+    "warn_unscoped",
+]
+
+_SESSION: contextvars.ContextVar[tuple[str, object] | None] = contextvars.ContextVar(
+    "neuron_context_agents_session", default=None
+)
+"""The ``session_id`` of the ``CompactingSession`` the current run read, with the run's
+trace (what tells this run from a later one in the same task)."""
+
+
+def note_session(session_id: str) -> None:
+    """Note that the run this code runs in reads the session ``session_id``."""
+    if isinstance(session_id, str) and session_id:
+        _SESSION.set((session_id, get_current_trace()))
+
+
+def conversation_of() -> str | None:
+    """The conversation the current call belongs to: the name the caller entered, else the
+    session the run read (see the module), else ``None``."""
+    name = conversation_name()
+    if name is not None:
+        return name
+    noted = _SESSION.get()
+    if noted is None:
+        return None
+    session_id, trace = noted
+    return session_id if trace is not None and trace is get_current_trace() else None
+
+
+def in_conversation() -> contextlib.AbstractContextManager[None]:
+    """The block's conversation is :func:`conversation_of` (an unscoped store used inside
+    is its view)."""
+    return conversation(conversation_of())
+
+
+def offloads(strategy: ContextStrategy) -> bool:
+    """Whether ``strategy`` (or one it holds) puts what it removes in an unscoped store."""
+    return any(not store.scope for store in stores_of(strategy))
+
+
+def stores_of(strategy: object, depth: int = 0) -> Iterator[Store]:
+    """The stores ``strategy`` and the strategies it holds offload to, in order."""
+    if depth > 8:  # strategies nest a few levels; a cycle is not followed
+        return
+    store = getattr(strategy, "store", None)
+    if isinstance(store, Store):
+        yield store
+    inner: Iterable[object] = getattr(strategy, "strategies", None) or ()
+    for held in (*inner, getattr(strategy, "primary", None), *getattr(strategy, "fallbacks", ())):
+        if held is not None:
+            yield from stores_of(held, depth + 1)
+
+
+_warned: set[str] = set()
+_lock = threading.Lock()
+
+
+def warn_unscoped(label: str) -> None:
+    """Warn once per process and ``label`` that a call found no conversation while its
+    strategy offloads to an unscoped store: what it offloads is not scoped by
+    conversation."""
+    with _lock:
+        if label in _warned:
+            return
+        _warned.add(label)
+    logger.warning(
+        "%s: the Agents SDK names no conversation for this call (no CompactingSession, no "
+        "neuron_context.stores.conversation(...) around the run), so the strategy's store "
+        "is not scoped by conversation: every conversation's recall can read what any "
+        "other offloaded. Run the agent inside conversation(session.session_id), or give "
+        "the strategy store.scoped(name)",
+        label,
+    )
