@@ -157,6 +157,7 @@ class Reader(Generic[K, S]):
     """How many of the newest items are checked for edits made in place."""
 
     __slots__ = (
+        "_followed",
         "_footprint",
         "_index",
         "_items",
@@ -191,6 +192,7 @@ class Reader(Generic[K, S]):
         self._results: dict[str, list[int]] = {}
         self._valid = 0  # our first _valid messages form a well-formed conversation
         self._footprint = 0  # about the bytes our messages hold (see footprint)
+        self._followed: Sequence[K] | None = None  # the items follows() last said yes to
 
     @property
     def footprint(self) -> int:
@@ -200,14 +202,20 @@ class Reader(Generic[K, S]):
         return self._footprint
 
     def follows(self, items: Sequence[K]) -> bool:
-        """Whether ``items`` starts with the messages read last time."""
-        return starts_with(items, self._items)
+        """Whether ``items`` starts with the messages read last time (remembered for the
+        very object ``items`` until the next read, which then need not compare again)."""
+        if starts_with(items, self._items):
+            self._followed = items
+            return True
+        return False
 
     def __call__(self, items: Sequence[K]) -> Converted[K, S]:
         """``items`` read as ours (only what is new or edited converted again when they
         extend the last call's)."""
         size = len(self._items)
-        start = self._first_changed(items) if self.follows(items) else 0
+        followed = self._followed is items or self.follows(items)
+        self._followed = None
+        start = self._first_changed(items) if followed else 0
         if self._regroup and size < len(items) and self._sources:
             start = min(start, self._span(self._sources[-1])[0])
         if start < size or size < len(items) or not size:

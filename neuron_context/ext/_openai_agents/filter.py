@@ -86,7 +86,7 @@ class CallModelInputFilter:
             as_given("CallModelInputFilter", "cannot read the input", exc)
             return model_data
         try:
-            leading = held(converted.messages)
+            leading = held(converted)
             if leading is None:
                 return model_data
             own = converted.messages
@@ -170,7 +170,7 @@ class CallModelInputFilter:
         try:
             converted = session.reader(items)
             own = converted.messages
-            leading = held(own)
+            leading = held(converted)
             if leading is None:  # outputs of the server's calls among the run's own
                 msg = (
                     "the input holds outputs of calls the server keeps after other items: "

@@ -66,13 +66,17 @@ def rebuild(compacted: Sequence[Message], converted: Converted[Item, list[int]])
     return out
 
 
-def held(messages: Sequence[Message]) -> int | None:
-    """How many of ``messages`` lead with outputs whose calls the input does not hold (the
-    server does); ``None`` when such an output comes later, after other messages (what
-    the server completes is then not known: nothing may be compacted). O(n)."""
+def held(converted: Converted[Item, list[int]]) -> int | None:
+    """How many of ``converted.messages`` lead with outputs whose calls the input does not
+    hold (the server does); ``None`` when such an output comes later, after other
+    messages (what the server completes is then not known: nothing may be compacted).
+    A well-formed conversation (the reader checks it from where it last stopped) holds
+    none: 0 at once; otherwise O(n)."""
+    if converted.well_formed:
+        return 0
     calls: set[str] = set()
     leading = 0
-    for position, message in enumerate(messages):
+    for position, message in enumerate(converted.messages):
         if message.is_tool:
             if any(result.tool_use_id not in calls for result in message.tool_results):
                 if leading < position:

@@ -61,7 +61,7 @@ class CompactingSession:
             as_given("CompactingSession", "cannot read the session's items", exc)
             return items
         own = converted.messages
-        leading = held(own)
+        leading = held(converted)
         if leading is None:
             return items
         with conversation(self.session_id or None):
