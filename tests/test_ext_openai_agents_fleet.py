@@ -23,6 +23,7 @@ from agents import (
     Usage,
 )
 from agents.models.interface import Model
+from agents.run_config import CallModelData, ModelInputData
 from agents_sdk_support import read_file, reply
 from openai.types.responses import ResponseFunctionToolCall
 
@@ -262,3 +263,55 @@ class TestScoping:
         warned = [r for r in caplog.records if "not scoped by conversation" in r.getMessage()]
         assert len(warned) == 1
         assert identity.conversation_of() is None
+
+
+def _history(turns: int, first: str = "go") -> list[Any]:
+    """A conversation's input items: a question, then ``turns`` read_file calls and their
+    outputs (about 1,000 tokens each)."""
+    items: list[Any] = [{"role": "user", "content": first}]
+    for turn in range(turns):
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": f"c{turn}",
+                "name": "read_file",
+                "arguments": f'{{"path": "f{turn}.py"}}',
+            }
+        )
+        items.append(
+            {
+                "type": "function_call_output",
+                "call_id": f"c{turn}",
+                "output": f"{turn} " + "y" * 4_000,
+            }
+        )
+    return items
+
+
+async def _call(input_filter: CallModelInputFilter, items: list[Any]) -> list[Any]:
+    agent = Agent(name="r", instructions=INSTRUCTIONS, tools=[read_file])
+    data = CallModelData(
+        model_data=ModelInputData(input=list(items), instructions=INSTRUCTIONS),
+        agent=agent,
+        context=None,
+    )
+    with conversation("c"):
+        return [_plain(item) for item in (await input_filter(data)).input]
+
+
+class TestKeptView:
+    @pytest.mark.anyio
+    async def test_an_edited_history_is_compacted_anew(self) -> None:
+        """A worker continues another's view only while the input begins with the items it
+        stands for: an edited history is compacted anew, as one process would."""
+        store = MemoryStore()
+        first, second, third = (
+            CallModelInputFilter(default_stack(BUDGET, store=store)) for _ in range(3)
+        )
+        alone = CallModelInputFilter(default_stack(BUDGET, store=MemoryStore()))
+        compacted = await _call(first, _history(8))
+        assert len(compacted) < len(_history(8))  # the first worker compacted, and kept it
+        continued = await _call(second, _history(9))
+        assert continued == [*compacted, *_history(9)[-2:]]  # the kept view, continued
+        edited = _history(9, first="go on")
+        assert await _call(third, edited) == await _call(alone, edited)
