@@ -12,9 +12,13 @@ own items keep the whole history (the SDK decides this). So it sends a compacted
 kept between calls per conversation: each call extends the view with the new items and
 compacts it again only when the view itself crosses the trigger, so a run compacts as
 rarely as a loop that rewrites its history, and the requests between two compactions
-share their prefix (the provider's prompt cache serves it). The SDK rebuilds the input
-items every turn, so the view is matched by the items' content, not their identity, and
-a call converts only the items added since the last one.
+share their prefix (the provider's prompt cache serves it). A call's conversation is the
+name the run goes under (``neuron_context.stores.conversation(name)``, or the
+``session_id`` of the run's :class:`CompactingSession`), else the one whose items its
+items start with (the SDK rebuilds the input items every turn: matched by content); a
+call converts only the items added since the last one. A named conversation's offloads
+go to its namespace of the strategy's store, and its view is kept there too, so any
+worker of a fleet continues it.
 
 The agent's instructions and its function tools are counted against the budget; the
 instructions are never edited. Function calls stay with their outputs and reasoning items
