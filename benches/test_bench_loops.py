@@ -21,6 +21,12 @@ model call); outside it: building the agents and converting the prefilled histor
 - ``loop-openai-agents``: ``Runner.run`` (awaited on a kept event loop) with
   ``RunConfig(call_model_input_filter=CallModelInputFilter(...))``; the same contenders
   and targets.
+- ``loop-openai-agents-users-by-items`` / ``-named``: one ``CallModelInputFilter(
+  default_stack(firing budget))`` serving 40 interleaved conversations (``many``) beside
+  the same filter serving one (``one``, the baseline), each conversation found by its
+  items or named (``conversation(name)`` around each run). Targets: ``many`` at most 1.2x
+  ``one``, no more compactions per conversation than one conversation's + 1, the
+  previous request the next one's prefix (median share at least 0.95).
 - ``loop-pydantic-ai``: ``Agent.run(..., message_history=...)`` (awaited on a kept event
   loop, as ``run_sync`` does on its own) with
   ``capabilities=[ProcessHistory(HistoryProcessor(...))]``; the same contenders and
