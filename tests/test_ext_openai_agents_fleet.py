@@ -28,7 +28,6 @@ from agents_sdk_support import read_file, reply
 from openai.types.responses import ResponseFunctionToolCall
 
 from neuron_context import MemoryStore, SQLiteStore, Store, default_stack
-from neuron_context.ext._openai_agents import identity
 from neuron_context.ext.openai_agents import CallModelInputFilter, CompactingSession, recall_tool
 from neuron_context.stores import conversation
 
@@ -246,12 +245,11 @@ class TestScoping:
 
     @pytest.mark.anyio
     async def test_no_identity_warns_once(
-        self, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+        self, tmp_path: Path, caplog: pytest.LogCaptureFixture
     ) -> None:
         """A run the SDK names no conversation for, with a strategy that offloads to an
         unscoped store: a one-time warning that the store is not scoped; a run named
         before it in the same task does not name it (its trace is another)."""
-        monkeypatch.setattr(identity, "_warned", set())
         store = MemoryStore()
         worker = Worker(store, tmp_path / "sessions.db", wrap=True)
         await worker.run("a", "first")  # named by its CompactingSession
@@ -262,7 +260,6 @@ class TestScoping:
                 await Runner.run(worker.agent, question, run_config=worker.config)
         warned = [r for r in caplog.records if "not scoped by conversation" in r.getMessage()]
         assert len(warned) == 1
-        assert identity.conversation_of() is None
 
 
 def _history(turns: int, first: str = "go") -> list[Any]:

@@ -51,10 +51,11 @@ class CallModelInputFilter:
         ... )
     """
 
-    __slots__ = ("_offloads", "_place", "_sessions", "_tools", "strategy")
+    __slots__ = ("_offloads", "_place", "_sessions", "_tools", "_warned", "strategy")
 
     def __init__(self, strategy: ContextStrategy) -> None:
         self.strategy = check_strategy("CallModelInputFilter", strategy)
+        self._warned = False  # the unscoped-store warning, given once per filter
         self._sessions: Sessions[Item, list[int]] = Sessions(
             session_factory(strategy, items_reader)
         )
@@ -117,9 +118,10 @@ class CallModelInputFilter:
     def _take(self, items: list[Item]) -> tuple[Session[Item, list[int]], str | None]:
         """The session of the conversation this call belongs to, and its name: by its
         name where the SDK gives one (see :mod:`.identity`), else by its items; with a
-        store to scope and no name, a one-time warning."""
+        store to scope and no name, a warning at the filter's first such call."""
         key = conversation_of()
-        if key is None and self._offloads:
+        if key is None and self._offloads and not self._warned:
+            self._warned = True
             warn_unscoped("CallModelInputFilter")
         return self._sessions.take(items, key), key
 

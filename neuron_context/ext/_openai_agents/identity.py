@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import threading
 from collections.abc import Iterable, Iterator
 
 from agents.tracing import get_current_trace
@@ -89,18 +88,10 @@ def stores_of(strategy: object, depth: int = 0) -> Iterator[Store]:
             yield from stores_of(held, depth + 1)
 
 
-_warned: set[str] = set()
-_lock = threading.Lock()
-
-
 def warn_unscoped(label: str) -> None:
-    """Warn once per process and ``label`` that a call found no conversation while its
-    strategy offloads to an unscoped store: what it offloads is not scoped by
-    conversation."""
-    with _lock:
-        if label in _warned:
-            return
-        _warned.add(label)
+    """Warn that a call of ``label`` found no conversation while its strategy offloads to
+    an unscoped store: what it offloads is not scoped by conversation (the caller warns
+    once: a filter, at its first such call)."""
     logger.warning(
         "%s: the Agents SDK names no conversation for this call (no CompactingSession, no "
         "neuron_context.stores.conversation(...) around the run), so the strategy's store "
