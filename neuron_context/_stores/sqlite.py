@@ -70,6 +70,7 @@ class SQLiteStore(Store):
     """Seconds a write waits for another process's lock before it fails."""
     _connection: sqlite3.Connection = attrs.field(init=False, repr=False, eq=False)
     _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False, eq=False)
+    _closed: bool = attrs.field(default=False, init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         try:
@@ -91,6 +92,17 @@ class SQLiteStore(Store):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _db(self) -> sqlite3.Connection:
+        """The connection (called under the lock).
+
+        Raises:
+            ConfigurationError: the store was closed.
+        """
+        if self._closed:
+            msg = f"SQLiteStore({self.path!r}) is closed: it cannot be used after close()"
+            raise ConfigurationError(msg)
+        return self._connection
+
     def _oldest_kept(self) -> float:
         return -1.0 if self.max_age is None else time.time() - self.max_age
 
@@ -99,7 +111,7 @@ class SQLiteStore(Store):
         value = _storable(text)
         kept = json.dumps(sorted(spared(self))) if self.max_items is not None else "[]"
         with self._lock:
-            db = self._connection
+            db = self._db()
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.execute(
@@ -126,11 +138,9 @@ class SQLiteStore(Store):
                 raise
 
     def _read(self, key: str) -> str | None:
+        query = "SELECT text FROM neuron_context_store WHERE key = ? AND stamp >= ?"
         with self._lock:
-            row = self._connection.execute(
-                "SELECT text FROM neuron_context_store WHERE key = ? AND stamp >= ?",
-                (key, self._oldest_kept()),
-            ).fetchone()
+            row = self._db().execute(query, (key, self._oldest_kept())).fetchone()
         if row is None:
             return None
         value = row[0]
@@ -140,17 +150,18 @@ class SQLiteStore(Store):
         return self._names("")
 
     def _names(self, prefix: str) -> Iterator[str]:
+        query = "SELECT key FROM neuron_context_store WHERE stamp >= ? AND substr(key, 1, ?) = ?"
         with self._lock:
-            rows = self._connection.execute(
-                "SELECT key FROM neuron_context_store WHERE stamp >= ? AND substr(key, 1, ?) = ?",
-                (self._oldest_kept(), len(prefix), prefix),
-            ).fetchall()
+            rows = self._db().execute(query, (self._oldest_kept(), len(prefix), prefix)).fetchall()
         return iter([str(row[0]) for row in rows])
 
     def close(self) -> None:
         """Close the database connection (the store cannot be used afterwards; a
-        ``with SQLiteStore(...) as store:`` block closes it at its end)."""
+        ``with SQLiteStore(...) as store:`` block closes it at its end; using it then
+        raises a :class:`~neuron_context.ConfigurationError`; closing it again does
+        nothing)."""
         with self._lock:
+            self._closed = True
             self._connection.close()
 
 
