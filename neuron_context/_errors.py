@@ -47,6 +47,7 @@ __all__ = [
     "SummarizationError",
     "TokenizerError",
     "ToolCallLimitExceededError",
+    "described",
     "show",
 ]
 
@@ -70,6 +71,17 @@ def show(value: object, width: int = 80) -> str:
     except Exception:
         return f"<{type(value).__name__}>"
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def described(exc: BaseException) -> str:
+    """``exc`` as ``"Type: text"`` for a message, an event or a tool's error result; an
+    exception whose ``__str__`` raises (a user's, a framework's) is described by its
+    type, so describing a failure never raises a second one."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = "<its text could not be read>"
+    return f"{type(exc).__name__}: {text}"
 
 
 class NeuronContextError(Exception):

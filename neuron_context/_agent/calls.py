@@ -19,7 +19,7 @@ import anyio
 import attrs
 
 from .. import _tracing as tracing
-from .._errors import AgentError, show
+from .._errors import AgentError, described, show
 from .._messages.content import ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .._messages.wellformed import INTERRUPTED
@@ -122,9 +122,7 @@ async def run_tool_calls(
             context.emit(ToolCalled(context.turn, use.name, use.id, "cancelled", None, duration))
             raise
         except Exception as exc:
-            result = ToolResult(
-                tool_use_id=use.id, content=f"{type(exc).__name__}: {exc}", is_error=True
-            )
+            result = ToolResult(tool_use_id=use.id, content=described(exc), is_error=True)
         if result.tool_use_id != use.id:
             result = attrs.evolve(result, tool_use_id=use.id)
         results[use.id] = result

@@ -41,6 +41,7 @@ from .._errors import (
     MiddlewareError,
     NeuronContextError,
     ProviderError,
+    described,
     show,
 )
 from .._log import logger
@@ -343,7 +344,7 @@ class Agent:
         except Exception as exc:
             # A provider of the user's (or a FunctionProvider) raised something of its own:
             # callers and middlewares see one kind of failure, the cause chained.
-            msg = f"{type(provider).__name__}.complete failed: {type(exc).__name__}: {exc}"
+            msg = f"{type(provider).__name__}.complete failed: {described(exc)}"
             raise ProviderError(msg) from exc
         duration = time.perf_counter() - started
         # The provider's reply crosses in here: a CompletionResponse or a ProviderError

@@ -119,7 +119,7 @@ class Overflow:
             88615
         """
         sent = max(1, sent)
-        if self.tokens is not None and self.limit is not None:
+        if self.tokens is not None and self.tokens > 0 and self.limit is not None:
             learned = sent * self.limit // self.tokens
         elif self.limit is not None and self.limit < sent:
             learned = self.limit  # the counter overcounts, or nothing was counted
@@ -220,5 +220,7 @@ def context_overflow(exc: BaseException) -> Overflow | None:
                 continue  # "too many tokens per min": a rate limit
             if tokens is not None and limit is not None and tokens <= limit:
                 tokens = None  # a count that does not exceed the limit explains nothing
-            return Overflow(tokens, limit if limit is None or limit > 0 else None, text)
+            # a stated window of 0 or less (a reserved reply as large as the window) is
+            # a window nothing fits, not an unknown one
+            return Overflow(tokens, limit if limit is None else max(0, limit), text)
     return None

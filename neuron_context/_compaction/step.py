@@ -10,11 +10,12 @@ adapters and the command line. One policy, written here once:
   prompt and a stand-in for the tool definitions before them as system messages (so a
   budget-aware strategy prices both and never drops them: the whole request fits its
   budget), which the step takes out of the result again.
-- **A failure keeps the input.** Whatever the strategy raises (a library error or an
-  exception of a user's strategy), the step returns the input unchanged with the error,
-  and logs a warning; with ``errors="raise"`` it raises instead (a
-  :class:`~neuron_context.NeuronContextError` as it is, anything else wrapped in a
-  :class:`~neuron_context.CompactionError`). Cancellation always propagates.
+- **A failure keeps the input.** Whatever the strategy raises, in its trigger or its
+  compaction (a library error or an exception of a user's strategy), the step returns
+  the input unchanged with the error, and logs a warning; with ``errors="raise"`` it
+  raises instead (a :class:`~neuron_context.NeuronContextError` as it is, anything
+  else wrapped in a :class:`~neuron_context.CompactionError`). Cancellation always
+  propagates.
 - **A request a provider accepts.** The result starts on a user message whenever the
   input did (:func:`~neuron_context.start_on_user`: Anthropic rejects anything else).
   A malformed result is a failure when the input was well formed (the strategy broke
@@ -44,7 +45,12 @@ import attrs
 
 from .. import _tracing as tracing
 from .._counting.request import RequestCounter
-from .._errors import CompactionError, InvalidConversationError, NeuronContextError
+from .._errors import (
+    CompactionError,
+    InvalidConversationError,
+    NeuronContextError,
+    described,
+)
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import pending_start, repair, start_on_user, validate
@@ -141,7 +147,7 @@ class StepResult:
             return ""
         if self.cancelled:
             return "cancelled"
-        text = f"{type(error).__name__}: {error}"
+        text = described(error)
         if isinstance(error, InvalidConversationError):
             text += " (a malformed conversation)"
         return text
@@ -219,8 +225,9 @@ async def compact_step(
     Raises:
         NeuronContextError: the compaction failed and ``errors="raise"``.
     """
+    failed_trigger: Exception | None = None
     if decided is None:
-        decided = decide(
+        decided, failed_trigger = _decide(
             strategy,
             messages,
             counter=counter,
@@ -273,8 +280,7 @@ async def compact_step(
 
         try:
             sent = [*stand_ins, *body] if stand_ins else body
-            with offloading():  # one compaction: a failing store fails once, caps spare it
-                result = await strategy.compact(sent)
+            result = await _compact(strategy, sent, failed_trigger)
             if stand_ins:
                 result = [m for m in result if not any(m is s for s in stand_ins)]
             result = start_on_user(result, body)
@@ -301,6 +307,52 @@ async def compact_step(
                 raise CompactionError(msg) from exc
             return outcome
         return tell(outcome)
+
+
+def _decide(
+    strategy: ContextStrategy,
+    messages: Sequence[Message],
+    *,
+    counter: RequestCounter,
+    system_prompt: str | None,
+    tools: Sequence[ToolDefinition],
+    tokens: int | None,
+) -> tuple[StepResult, Exception | None]:
+    """:func:`decide`, and a trigger that raised as a triggered step with its error (a
+    failed compaction, under the step's one failure policy)."""
+    try:
+        decided = decide(
+            strategy,
+            messages,
+            counter=counter,
+            system_prompt=system_prompt,
+            tools=tools,
+            tokens=tokens,
+        )
+    except Exception as exc:
+        count = tokens if tokens is not None else 0
+        failed = StepResult(
+            messages,
+            type(strategy).__name__,
+            count,
+            count,
+            len(messages),
+            triggered=True,
+            budget=budget_of(strategy),
+        )
+        return failed, exc
+    return decided, None
+
+
+async def _compact(
+    strategy: ContextStrategy, sent: Sequence[Message], failed_trigger: Exception | None
+) -> list[Message]:
+    """The strategy's compaction of ``sent`` as one offloading compaction (a failing
+    store fails once, caps spare it), or the trigger's failure raised."""
+    if failed_trigger is not None:
+        raise failed_trigger
+    with offloading():
+        return await strategy.compact(sent)
 
 
 def _common_prefix(result: Sequence[Message], messages: Sequence[Message]) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
-from .._errors import AgentError, ConfigurationError
+from .._errors import AgentError, ConfigurationError, described
 from .._run.events import FallbackUsed
 from .._validators import callable_, require_sequence_of
 from ..providers._base import Provider
@@ -84,9 +84,7 @@ class ModelFallbackMiddleware(AgentMiddleware):
         for index, provider in enumerate(self.providers):
             context = request.context
             name = type(provider).__name__
-            context.emit(
-                FallbackUsed(context.turn, failed, name, f"{type(error).__name__}: {error}")
-            )
+            context.emit(FallbackUsed(context.turn, failed, name, described(error)))
             model = self.models[index] if self.models is not None else request.model
             try:
                 return await next(attrs.evolve(request, provider=provider, model=model))

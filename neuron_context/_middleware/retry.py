@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 import anyio
 import attrs
 
-from .._errors import AgentError
+from .._errors import AgentError, described
 from .._messages.content import ToolResult
 from .._run.events import ToolRetried
 from .._validators import callable_, non_negative_int, number, require_int, require_names
@@ -108,7 +108,7 @@ class ToolRetryMiddleware(AgentMiddleware):
                         use.id,
                         attempt,
                         wait,
-                        f"{type(exc).__name__}: {exc}",
+                        described(exc),
                     )
                 )
             await anyio.sleep(wait)

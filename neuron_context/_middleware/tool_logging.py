@@ -28,6 +28,7 @@ import anyio
 import attrs
 
 from .._counting.counter import compact_json
+from .._errors import described
 from .._log import logger as package_logger
 from .._messages.content import JSON, ToolResult
 from .._validators import callable_, instance_of, non_negative_int, optional, require_names
@@ -142,7 +143,7 @@ class ToolCallLoggingMiddleware(AgentMiddleware):
             self._log(request, arguments, started, "cancelled", None)
             raise
         except Exception as exc:
-            self._log(request, arguments, started, "error", f"{type(exc).__name__}: {exc}")
+            self._log(request, arguments, started, "error", described(exc))
             raise
         if result.is_error:
             self._log(request, arguments, started, "error", result.text)

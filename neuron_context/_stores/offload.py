@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._errors import described
 from .._log import logger
 from .._messages.content import Compaction, ContentBlock, Image, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
@@ -62,7 +63,7 @@ def offload(store: Store | None, content: Content, strategy: str) -> str | None:
     try:
         return store.put(content)
     except Exception as exc:  # a store's failure costs only the offload
-        reason = f"{type(exc).__name__}: {exc}"
+        reason = described(exc)
         logger.warning(
             "%s: offload to %s failed, compacting without it%s: %s",
             strategy,
@@ -283,7 +284,7 @@ def _stored(store: Store, key: str) -> Content | None:
     except Exception as exc:  # an unreadable key costs only its expansion
         logger.warning("offload: could not read %s back to expand it", key)
         if session is not None:
-            reason = f"{type(exc).__name__}: {exc}"
+            reason = described(exc)
             session.fail(identity, OffloadFailure(type(store).__name__, "offload", reason))
         return None
 

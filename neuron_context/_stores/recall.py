@@ -18,7 +18,7 @@ import attrs
 
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
-from .._errors import ConfigurationError, show
+from .._errors import ConfigurationError, described, show
 from .pages import MIN_TOKENS, page
 from .search import SearchError, find, format_hits
 from .serialized import is_key, render, shown_key
@@ -222,7 +222,7 @@ def answer(
 
 
 def _reason(exc: Exception) -> str:
-    text = f"{type(exc).__name__}: {exc}"
+    text = described(exc)
     return text if len(text) <= 300 else text[:300] + "…"
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import attrs
 
-from .._errors import ConfigurationError, ProviderError, SummarizationError
+from .._errors import ConfigurationError, ProviderError, SummarizationError, described
 from .._log import log_compaction, logger
 from .._messages.checks import CheckOnFailure
 from .._messages.content import Compaction
@@ -300,7 +300,7 @@ class SummarizationStrategy(BudgetedStrategy):
                 error, wait = exc, max(backoff, exc.retry_after or 0.0)
                 problem = f"failed: {exc}"
             except Exception as exc:
-                msg = f"the summary provider failed: {type(exc).__name__}: {exc}"
+                msg = f"the summary provider failed: {described(exc)}"
                 raise SummarizationError(msg) from exc
             else:
                 return _summary_text(response)
