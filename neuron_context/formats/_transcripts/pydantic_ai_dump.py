@@ -45,6 +45,7 @@ from .._common import (
     get_mapping,
     get_str,
     make_tool_use,
+    text_or_compaction,
 )
 from .._openai_chat import RAW_ARGUMENTS, arguments_from_openai
 from .codec import Codec, Fit, Parsed, tag
@@ -111,8 +112,8 @@ def _request_message(part: Mapping[str, Any], path: str) -> Message | None:
         return Message.system(get_str(part, "content", path))
     if kind == "user-prompt":
         content = part.get("content")
-        if isinstance(content, str):
-            return Message(role=Role.USER, content=(Text(text=content),))
+        if isinstance(content, str):  # a summary this module wrote reads back as one
+            return Message(role=Role.USER, content=(text_or_compaction(content),))
         items = get_list(content, f"{path}.content")
         blocks = [_user_item(item, f"{path}.content[{i}]") for i, item in enumerate(items)]
         return Message(role=Role.USER, content=tuple(b for b in blocks if b is not None))
