@@ -35,6 +35,7 @@ import re
 import attrs
 
 from .._numbers import scale
+from .._validators import require_int
 
 __all__ = ["HUGE", "MARGIN", "Overflow", "context_overflow"]
 
@@ -114,11 +115,17 @@ class Overflow:
         with the maximum alone, that maximum when below ``sent``; else three quarters of
         ``sent``; each less :data:`MARGIN`.
 
+        Raises:
+            ConfigurationError: ``sent`` or ``current`` is not an int (a float, NaN,
+                infinity; a negative one counts as 1).
+
         Examples:
             >>> Overflow(130_000, 128_000, "").budget(100_000)
             88615
         """
-        sent = max(1, sent)
+        sent = max(1, require_int(sent, "Overflow.budget: sent", minimum=None))
+        if current is not None:
+            current = require_int(current, "Overflow.budget: current", minimum=None)
         if self.tokens is not None and self.tokens > 0 and self.limit is not None:
             learned = sent * self.limit // self.tokens
         elif self.limit is not None and self.limit < sent:
