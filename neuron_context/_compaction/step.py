@@ -172,10 +172,25 @@ def decide(
     The result has ``triggered=False`` when the strategy does not ask to compact (it is
     then the step's final result); otherwise hand it to :func:`compact_step` as
     ``decided``. A sync caller (a framework's sync hook) needs an event loop only then.
+    A trigger (or count) that raises is a triggered result carrying the error:
+    :func:`compact_step` then fails under its one failure policy, without compacting.
     """
-    if tokens is None:
-        tokens = counter.count(messages, system_prompt, tools)
-    triggered = strategy.should_compact(messages, tokens)
+    try:
+        if tokens is None:
+            tokens = counter.count(messages, system_prompt, tools)
+        triggered = strategy.should_compact(messages, tokens)
+    except Exception as exc:
+        count = tokens if tokens is not None else 0
+        return StepResult(
+            messages,
+            type(strategy).__name__,
+            count,
+            count,
+            len(messages),
+            triggered=True,
+            error=exc,
+            budget=budget_of(strategy),
+        )
     return StepResult(
         messages,
         type(strategy).__name__,
@@ -225,9 +240,8 @@ async def compact_step(
     Raises:
         NeuronContextError: the compaction failed and ``errors="raise"``.
     """
-    failed_trigger: Exception | None = None
     if decided is None:
-        decided, failed_trigger = _decide(
+        decided = decide(
             strategy,
             messages,
             counter=counter,
@@ -280,7 +294,7 @@ async def compact_step(
 
         try:
             sent = [*stand_ins, *body] if stand_ins else body
-            result = await _compact(strategy, sent, failed_trigger)
+            result = await _compact(strategy, sent, decided.error)
             if stand_ins:
                 result = [m for m in result if not any(m is s for s in stand_ins)]
             result = start_on_user(result, body)
@@ -309,43 +323,8 @@ async def compact_step(
         return tell(outcome)
 
 
-def _decide(
-    strategy: ContextStrategy,
-    messages: Sequence[Message],
-    *,
-    counter: RequestCounter,
-    system_prompt: str | None,
-    tools: Sequence[ToolDefinition],
-    tokens: int | None,
-) -> tuple[StepResult, Exception | None]:
-    """:func:`decide`, and a trigger that raised as a triggered step with its error (a
-    failed compaction, under the step's one failure policy)."""
-    try:
-        decided = decide(
-            strategy,
-            messages,
-            counter=counter,
-            system_prompt=system_prompt,
-            tools=tools,
-            tokens=tokens,
-        )
-    except Exception as exc:
-        count = tokens if tokens is not None else 0
-        failed = StepResult(
-            messages,
-            type(strategy).__name__,
-            count,
-            count,
-            len(messages),
-            triggered=True,
-            budget=budget_of(strategy),
-        )
-        return failed, exc
-    return decided, None
-
-
 async def _compact(
-    strategy: ContextStrategy, sent: Sequence[Message], failed_trigger: Exception | None
+    strategy: ContextStrategy, sent: Sequence[Message], failed_trigger: BaseException | None
 ) -> list[Message]:
     """The strategy's compaction of ``sent`` as one offloading compaction (a failing
     store fails once, caps spare it), or the trigger's failure raised."""
