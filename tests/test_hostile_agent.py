@@ -433,3 +433,33 @@ class TestConcurrentRuns:
             assert agent.state.messages[0].text == f"agent-{i}"
             texts = [m.text for m in agent.state.messages]
             assert all(f"agent-{j}" not in t for j in range(6) if j != i for t in texts)
+
+
+_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+class TestProviderCredentials:
+    """Both SDK providers check credentials the same way, at construction: a
+    ConfigurationError naming the environment variable."""
+
+    @pytest.mark.parametrize(
+        ("name", "variable"),
+        [("OpenAIProvider", "OPENAI_API_KEY"), ("AnthropicProvider", "ANTHROPIC_API_KEY")],
+    )
+    @pytest.mark.parametrize("given_key", [None, "", "env-empty"])
+    def test_no_key(
+        self, name: str, variable: str, given_key: str | None, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """No key, an empty key, an empty environment variable: refused at once."""
+        providers = pytest.importorskip("neuron_context.providers")
+        pytest.importorskip("openai")
+        pytest.importorskip("anthropic")
+        for key in _KEYS:
+            monkeypatch.delenv(key, raising=False)
+        kwargs: dict[str, str] = {}
+        if given_key == "env-empty":
+            monkeypatch.setenv(variable, "")
+        elif given_key is not None:
+            kwargs["api_key"] = given_key
+        with pytest.raises(NeuronContextError, match=variable):
+            getattr(providers, name)("some-model", **kwargs)
