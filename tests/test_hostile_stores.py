@@ -52,7 +52,7 @@ def _results(n: int, text: str = "", size: int = 300) -> list[Message]:
     return messages
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", "redis", "langgraph"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
     """A factory of fresh stores of each kind (Redis: a fresh prefix on one server)."""
     made: list[Store] = []
@@ -70,6 +70,13 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
         for store in made:
             assert isinstance(store, SQLiteStore)
             store.close()
+    elif request.param == "langgraph":
+        pytest.importorskip("langgraph")
+        from langgraph.store.memory import InMemoryStore
+
+        from neuron_context.ext.langchain import LangGraphStore
+
+        yield lambda: LangGraphStore(InMemoryStore(), namespace=("team",))
     else:
         url = request.getfixturevalue("redis_url")
         counter = iter(range(1_000_000))
