@@ -280,6 +280,23 @@ class TestRedisPrefixes:
         assert list(store) == [key]
 
 
+class TestRedisClients:
+    """A ready Redis client that decodes responses reads every text too."""
+
+    def test_decode_responses(self, redis_url: str) -> None:
+        """``redis.Redis(decode_responses=True)``: lone surrogates and non-ASCII read
+        back; the keys list."""
+        import redis
+
+        client = redis.Redis.from_url(redis_url, decode_responses=True)
+        store = RedisStore(client=client, prefix=f"decoding{time.monotonic_ns()}")
+        texts = ["plain", "émoji 🙂", "binary \udcff\udcfe output", "\ud800"]
+        keys = [store.put(text) for text in texts]
+        assert [store.get(key) for key in keys] == texts
+        assert set(store) == set(keys)
+        client.close()
+
+
 class TestClosed:
     """A closed SQLite store: its errors are the library's own, and a compaction that
     offloads to it still completes."""

@@ -9,6 +9,8 @@ it starts: ``nc:user1`` and ``nc:user12``), written with ``SET`` (and ``EX`` for
 ``max_age``: Redis expires it itself), read with ``GET``, listed with ``SCAN``. Texts
 travel as UTF-8 with ``surrogatepass``, so lone surrogates round-trip. A size cap is
 Redis's own: set ``maxmemory`` with an eviction policy (``allkeys-lru``) on the server.
+A ready client may decode responses (``decode_responses=True``): entries are read as
+bytes whatever it does.
 The client is imported when the first store is built, so the package imports without
 the extra.
 """
@@ -92,7 +94,11 @@ class RedisStore(Store):
         self._redis.set(self._head + key, to_bytes(text), px=ttl)
 
     def _read(self, key: str) -> str | None:
-        data = self._redis.get(self._head + key)
+        # Read as bytes even from a client built with decode_responses=True (whose strict
+        # UTF-8 decoding refuses a text with lone surrogates).
+        data = self._redis.execute_command(  # type: ignore[no-untyped-call]
+            "GET", self._head + key, NEVER_DECODE=[]
+        )
         if data is None:
             return None
         return from_bytes(data) if isinstance(data, bytes) else str(data)
