@@ -26,6 +26,7 @@ from neuron_context import (
     Role,
     ToolCallRequest,
     ToolResult,
+    ToolUse,
     create_agent,
     default_stack,
     validate,
@@ -463,3 +464,66 @@ class TestProviderCredentials:
             kwargs["api_key"] = given_key
         with pytest.raises(NeuronContextError, match=variable):
             getattr(providers, name)("some-model", **kwargs)
+
+
+def _reply(*uses: ToolUse, stop: str = "tool_use") -> CompletionResponse:
+    return CompletionResponse(Message.assistant("", tool_uses=list(uses)), stop_reason=stop)
+
+
+def _echo(x: str) -> str:
+    """Echo x."""
+    return x
+
+
+class TestOddReplies:
+    """Whatever a provider replies, the history stays well formed and complete."""
+
+    @pytest.mark.parametrize(
+        "replies",
+        [
+            [
+                _reply(
+                    ToolUse(id="a", name="_echo", input={"x": "1"}),
+                    ToolUse(id="a", name="_echo", input={"x": "2"}),
+                )
+            ],
+            [_reply(ToolUse(id="a", name="missing", input={}))],
+            [_reply(ToolUse(id="a", name="_echo", input={"y": 1}))],
+            [_reply(ToolUse(id="\udcff", name="_echo", input={"x": "\udcff"}))],
+            [_reply(*[ToolUse(id=f"c{i}", name="_echo", input={"x": str(i)}) for i in range(300)])],
+            [
+                _reply(ToolUse(id="a", name="_echo", input={"x": "1"})),
+                _reply(ToolUse(id="a", name="_echo", input={"x": "2"})),
+            ],
+            [CompletionResponse(Message.assistant("hm"), stop_reason="tool_use")],
+            [_reply(ToolUse(id="a", name="_echo", input={"x": "1"}), stop="max_tokens")],
+        ],
+        ids=[
+            "duplicate-ids",
+            "unknown-tool",
+            "bad-arguments",
+            "surrogates",
+            "300-calls",
+            "reused-id",
+            "no-calls",
+            "cut-off",
+        ],
+    )
+    def test_reply(self, replies: list[CompletionResponse]) -> None:
+        """Duplicate or reused ids, unknown tools, bad arguments, hundreds of calls: the
+        run finishes, every call answered."""
+        queue = iter(replies)
+        agent = create_agent(FunctionProvider(lambda request: next(queue, answer("end"))), [_echo])
+        agent.state.messages = list(PRIOR)
+        agent.run_sync("go")
+        _check_history(agent.state.messages, "go")
+
+    @pytest.mark.parametrize("value", [None, 5, [], {"role": "assistant"}])
+    def test_not_a_reply(self, value: object) -> None:
+        """A provider returning something that is not a reply: a library error, the
+        history the prior one and the input."""
+        agent = create_agent(FunctionProvider(lambda request: value))  # type: ignore[arg-type,return-value]
+        agent.state.messages = list(PRIOR)
+        with pytest.raises(NeuronContextError):
+            agent.run_sync("go")
+        assert agent.state.messages == [*PRIOR, Message.user("go")]
