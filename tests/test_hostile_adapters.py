@@ -22,11 +22,15 @@ pytest.importorskip("agents")
 from agents.run import CallModelData, ModelInputData
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
-from langchain_support import ScriptedChatModel
+from langchain_support import FunctionChatModel, ScriptedChatModel
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
+from strategies import refusal_numbers
 
+from neuron_context.errors import ContextOverflowError
 from neuron_context.ext.langchain import ContextMiddleware
 from neuron_context.ext.openai_agents import CallModelInputFilter
 from neuron_context.ext.pydantic_ai import HistoryProcessor
@@ -169,3 +173,57 @@ class TestIdleSendsAsBuilt:
         agent.invoke(cast("Any", {"messages": history}))
         sent = model.requests[-1]
         assert [getattr(m, "tool_call_id", None) for m in sent] == [None, None, *ids]
+
+
+class TestRefusalsThroughAdapters:
+    """A refusal claiming any window, through LangChain's middleware and pydantic-ai's
+    processor: the retry holds the newest request, or ContextOverflowError is raised
+    and the framework's history is as it was."""
+
+    @given(tokens=refusal_numbers(), limit=refusal_numbers())
+    def test_langchain(self, tokens: str, limit: str) -> None:
+        """Every request the model gets holds the newest request; the state is never
+        replaced by a request without it."""
+        seen: list[list[Any]] = []
+
+        def reply(messages: list[Any]) -> AIMessage:
+            seen.append(list(messages))
+            if len(seen) == 1:
+                msg = f"prompt is too long: {tokens} tokens > {limit} maximum"
+                raise ValueError(msg)
+            return AIMessage("done")
+
+        history: list[AnyMessage] = [HumanMessage("the task: " + "details " * 300)]
+        for i in range(6):
+            history += [AIMessage(f"step {i} " + "words " * 300), HumanMessage(f"continue {i}")]
+        history.append(HumanMessage("the new request"))
+        agent = create_agent(
+            FunctionChatModel(reply=reply), [], middleware=[ContextMiddleware(default_stack(IDLE))]
+        )
+        try:
+            state = agent.invoke(cast("Any", {"messages": list(history)}))
+        except ContextOverflowError:
+            assert len(seen) == 1
+        else:
+            assert [m.content for m in state["messages"][: len(history)]] == [
+                m.content for m in history
+            ]
+        for request in seen:
+            assert request[-1].content == "the new request"
+
+    @given(limit=st.integers(0, 30))
+    def test_pydantic_ai_tiny_window(self, limit: int) -> None:
+        """A window nothing fits: ContextOverflowError, one model call."""
+        calls: list[int] = []
+
+        def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            calls.append(len(messages))
+            msg = f"prompt is too long: 100000 tokens > {limit} maximum"
+            raise ValueError(msg)
+
+        processor = HistoryProcessor(default_stack(IDLE))
+        wrapped = processor.wrap(FunctionModel(model))
+        agent = Agent(wrapped, capabilities=[ProcessHistory(processor)])
+        with pytest.raises(ContextOverflowError):
+            anyio.run(agent.run, "the new request")
+        assert calls == [1]
