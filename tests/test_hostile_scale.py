@@ -251,3 +251,38 @@ class TestBadBudgets:
         orphan = Message.tool_result("nobody", "x")
         with pytest.raises(InvalidConversationError):
             agent.run_sync([Message.user("a"), orphan])
+
+
+class TestHugeTextsCountedOnce:
+    """A compaction cutting one huge message tokenizes it about once, not once per
+    question it asks of it (each pass over megabytes costs seconds)."""
+
+    @pytest.mark.parametrize("role", ["user", "tool"])
+    def test_characters_tokenized(self, role: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A 1 MB unbroken run (a base64 blob): the characters tiktoken reads during the
+        compaction stay under twice the text's length (five times before)."""
+        tiktoken = pytest.importorskip("tiktoken")
+        read: list[int] = []
+        original = tiktoken.Encoding.encode_ordinary
+
+        def counting(self: Any, text: str) -> list[int]:
+            read.append(len(text))
+            result: list[int] = original(self, text)
+            return result
+
+        monkeypatch.setattr(tiktoken.Encoding, "encode_ordinary", counting)
+        text = "QUJD" * 250_000
+        if role == "user":
+            messages = [Message.user("task"), Message.assistant("ok"), Message.user(text)]
+        else:
+            use = ToolUse(id="a", name="cat", input={})
+            messages = [
+                Message.user("task"),
+                Message.assistant("", tool_uses=[use]),
+                Message.tool_result("a", text),
+                Message.user("next"),
+            ]
+        stack = default_stack(20_000)
+        out = _compact(stack, messages)
+        assert stack.token_estimate(out) <= 20_000
+        assert sum(read) < 2 * len(text), sum(read)

@@ -54,6 +54,8 @@ from .._errors import ConfigurationError, TokenizerError, show
 from .counter import not_text
 from .encodings import ENCODING_NAMES, FORMAT_VERSION, fast_encoding, load_encoding
 from .heuristic import TokenCounter
+from .huge import HUGE as _HUGE
+from .huge import HUGE_COUNTS as _HUGE_COUNTS
 from .rules import DocumentPricing, ImagePricing, RuleCounter
 
 if TYPE_CHECKING:
@@ -290,6 +292,25 @@ class TokenizerCounter(RuleCounter):
         return list(map(counts.__getitem__, texts))
 
     def _counts(self, texts: list[str]) -> list[int]:
+        """The count of each (non-empty) text; a huge text of the encodings counted once
+        while it is among the last few (:mod:`.huge`)."""
+        encoding = self.encoding
+        if encoding is None or max(map(len, texts)) < _HUGE:
+            return self._fresh_counts(texts)
+        known = [_HUGE_COUNTS.get(encoding, text) for text in texts]
+        missing = [text for text, count in zip(texts, known, strict=True) if count is None]
+        fresh = iter(self._fresh_counts(missing) if missing else ())
+        counts: list[int] = []
+        for text, count in zip(texts, known, strict=True):
+            if count is not None:
+                counts.append(count)
+                continue
+            counted = next(fresh)
+            _HUGE_COUNTS.put(encoding, text, counted)
+            counts.append(counted)
+        return counts
+
+    def _fresh_counts(self, texts: list[str]) -> list[int]:
         """The count of each (non-empty) text; long texts of the encodings in pieces."""
         if self.encoding is not None:
             fast = fast_encoding(self.encoding)
