@@ -78,6 +78,27 @@ def unrecoverable(
     *,
     transitive: bool = True,
 ) -> list[str]:
-    """The texts of ``original`` that are neither in ``output`` nor behind its keys."""
+    """The texts of ``original`` that are neither in ``output`` nor behind its keys (a
+    text longer than a page is offloaded in page-sized segments: it counts as behind
+    the keys when its segments, each behind one, make it up)."""
     found = recoverable(output, store, transitive=transitive)
-    return [text for text in block_texts(original) if text not in found]
+    return [
+        text for text in block_texts(original) if text not in found and not _pieced(text, found)
+    ]
+
+
+def _pieced(text: str, found: set[str]) -> bool:
+    """Whether ``text`` is a concatenation of texts in ``found``."""
+    pieces = [piece for piece in found if piece and piece in text]
+    reached = {0}
+    frontier = [0]
+    while frontier:
+        position = frontier.pop()
+        for piece in pieces:
+            end = position + len(piece)
+            if end not in reached and text.startswith(piece, position):
+                if end == len(text):
+                    return True
+                reached.add(end)
+                frontier.append(end)
+    return False

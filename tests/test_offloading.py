@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import anyio
@@ -181,10 +182,9 @@ class TestSummarization:
         output = await strategy.compact(messages)
         summary = output[0].content[0]
         assert isinstance(summary, Compaction)
-        key = content_key(messages[:5])
-        assert summary.content.startswith("They fixed a bug.\n\n[original messages: 5, ")
-        assert summary.content.endswith(f"recall: {key}]")
-        assert store.get(key) == messages[:5]
+        assert summary.content.startswith("They fixed a bug.\n\n[original messages, ")
+        assert _index_keys(summary.content) == _entry_keys(messages[:5])
+        assert unrecoverable(messages[:5], output, store, transitive=False) == []
 
 
 class TestSuperseded:
@@ -414,6 +414,19 @@ class TestNothingLostOnTranscripts:
         assert (unrecovered, over) == (0, 0)
 
 
+def _index_keys(text: str) -> list[str]:
+    """The keys of an index's lines, in order."""
+    return re.findall(r"^- .+ — recall: ([0-9a-f]{16})$", text, re.MULTILINE)
+
+
+def _entry_keys(removed: list[Message]) -> list[str]:
+    """The keys of the entries of ``removed`` as :func:`_conversation` has them: the
+    task, then each call with its result (each under a page)."""
+    keys = [content_key([removed[0]])]
+    keys += [content_key(removed[i : i + 2]) for i in range(1, len(removed), 2)]
+    return keys
+
+
 class TestWindowAndStrips:
     """The strategies that drop or strip messages: one reference after the system prompt."""
 
@@ -425,11 +438,10 @@ class TestWindowAndStrips:
         assert output[0] == messages[0]
         reference = output[1].content[0]
         assert isinstance(reference, Compaction)
-        key = content_key(messages[1:6])
-        assert reference.content.startswith("[original messages: 5, ")
-        assert reference.content.endswith(f"recall: {key}]")
+        assert reference.content.startswith("[original messages, one entry per line")
+        assert _index_keys(reference.content) == _entry_keys(messages[1:6])
         assert output[2:] == messages[6:]
-        assert store.get(key) == messages[1:6]
+        assert unrecoverable(messages, output, store, transitive=False) == []
 
     def test_a_window_of_a_window(self) -> None:
         """Sliding again drops the old reference too: the new key holds everything."""

@@ -24,6 +24,7 @@ from neuron_context import (
     CalibratedCounter,
     CompletionRequest,
     CompletionResponse,
+    MemoryStore,
     Message,
     TokenCounter,
     TokenUsage,
@@ -425,15 +426,24 @@ def _step() -> list[Message]:
 
 
 class TestStepInProgress:
-    """A budget too small for the newest request with its tool exchange drops the step's
-    oldest messages (the default: the budget holds, what goes is offloaded with a store),
-    keeps them (over budget, reported) or raises, by the caller's choice."""
+    """A budget too small for the newest request with its tool exchange keeps them (the
+    default: over budget, reported), drops the step's oldest messages (the budget holds,
+    what goes is offloaded with a store) or raises, by the caller's choice."""
 
-    def test_dropped_by_default_within_budget(self) -> None:
-        stack = default_stack(30, counter=TokenCounter())
+    def test_dropped_within_budget(self) -> None:
+        stack = default_stack(30, counter=TokenCounter(), in_progress="drop")
         output = anyio.run(stack.compact, _step())
         assert TokenCounter().estimate_messages(output) <= 30
         assert output[0].text == "Give me the weather as JSON"
+
+    @pytest.mark.parametrize("store", [None, MemoryStore()])
+    def test_kept_by_default(self, store: MemoryStore | None) -> None:
+        """The default never drops the step, with or without a store."""
+        stack = default_stack(30, counter=TokenCounter(), store=store)
+        output = anyio.run(stack.compact, _step())
+        assert output[-2].tool_uses == _step()[1].tool_uses
+        assert [r.tool_use_id for r in output[-1].tool_results] == ["c1"]
+        assert output[0].text.startswith("Give me the weather")
 
     @pytest.mark.parametrize("budget", [5, 30, 60])
     def test_kept_over_budget(self, budget: int) -> None:

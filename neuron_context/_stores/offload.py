@@ -1,7 +1,8 @@
 """Offloading as a strategy does it: put, and never fail the compaction.
 
 A strategy given a store calls :func:`offload` with what it removes and writes the key it
-gets into what it keeps (:func:`reference`). A store that raises (a full disk, a Redis
+gets into what it keeps (:func:`referenced`; a strategy that removes whole messages writes
+an index of them, :mod:`~neuron_context._stores.index`). A store that raises (a full disk, a Redis
 that went away) costs only the offload: :func:`offload` logs a warning, records the
 failure for whoever runs the compaction (the agent loop turns it into an
 :class:`~neuron_context.events.OffloadFailed` event; see :func:`collect_failures`) and
@@ -15,37 +16,27 @@ store's cap).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
-
-import attrs
+from collections.abc import Iterable, Iterator
 
 from .._errors import described
 from .._log import logger
-from .._messages.content import Compaction, ContentBlock, Image, Text, ToolResult, ToolUse
+from .._messages.content import Compaction, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
-from .batch import OffloadFailure, collect_failures, current, offloading
+from .batch import OffloadFailure, collect_failures, current
 from .serialized import KEY_LENGTH, Content
 from .store import Store
-
-if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
-    from .._counting.counter import BaseCounter
 
 __all__ = [
     "OffloadFailure",
     "collect_failures",
     "describe_call",
     "is_reference",
-    "largest_reference",
-    "messages_reference",
     "offload",
     "referenced",
     "references_in",
     "result_content",
     "short_reference",
     "spare",
-    "with_originals",
-    "with_reference",
 ]
 
 
@@ -172,108 +163,6 @@ def result_content(result: ToolResult, use: ToolUse | None, *, with_call: bool =
     return [*messages, Message(role=Role.TOOL, content=(result,))]
 
 
-def messages_reference(
-    store: Store,
-    removed: Sequence[Message],
-    counter: BaseCounter,
-    strategy: str,
-    *,
-    label: str = "[original messages]",
-    short: bool = False,
-    kept: Sequence[Message] = (),
-) -> str | None:
-    """Offload ``removed`` (messages a summary replaced, or that were cut or dropped) and
-    return the reference to them, ``[original messages: 37, 52,314 tokens — recall:
-    <key>]``, or with ``short`` only ``[recall: <key>]`` (``None`` when there is nothing
-    to offload or the put failed). The entries ``kept`` (what the output keeps)
-    references are spared from the eviction the put may cause."""
-    if not removed:
-        return None
-    with offloading():  # the reads and the put: one compaction's, when called alone
-        spare(store, kept)
-        originals = with_originals(store, removed)
-        key = offload(store, originals, strategy)
-    if key is None:
-        return None
-    if short:
-        return short_reference(key)
-    return referenced(label, counter.estimate_messages(originals), key, f"{len(originals):,}")
-
-
-def with_originals(store: Store, removed: Sequence[Message]) -> list[Message]:
-    """``removed`` as it was before earlier offloads: a tool result cleared or cut with a
-    key gets its content back, and the messages a summary's or a note's key holds come
-    before it (read from ``store``; a key it cannot read is left as it is).
-
-    A reference that is removed again takes its content with it: the new key then
-    reaches everything directly rather than through a key the request no longer shows
-    (the price: what a long session offloads is stored again with each compaction that
-    removes it again; bound it with the store's ``max_age``)."""
-    output: list[Message] = []
-    seen: set[str] = set()
-
-    def before(key: str) -> None:
-        if key not in seen:
-            seen.add(key)
-            content = _stored(store, key)
-            if isinstance(content, list):
-                output.extend(content)
-
-    for message in removed:
-        if message.is_compaction:
-            for block in message.content:
-                if isinstance(block, Compaction):
-                    for key in references_in(block.content):
-                        before(key)
-        restore = message.role is Role.TOOL and any(
-            isinstance(block, ToolResult) and references_in(block.text) for block in message.content
-        )
-        output.append(_restored(store, message, before) if restore else message)
-    return output
-
-
-def _restored(store: Store, message: Message, before: Callable[[str], None]) -> Message:
-    """``message`` (a tool message) with each result's offloaded content put back."""
-    content: list[ContentBlock] = []
-    for block in message.content:
-        if not isinstance(block, ToolResult):
-            content.append(block)
-            continue
-        items: list[Text | Image] = []
-        for item in block.content:
-            keys = references_in(item.text) if isinstance(item, Text) else []
-            stored = _stored(store, keys[0]) if len(keys) == 1 else None
-            for _ in range(_DEPTH):  # a reference to a reference: follow it
-                inner = references_in(stored) if isinstance(stored, str) else []
-                if len(inner) != 1 or not isinstance(deeper := _stored(store, inner[0]), str):
-                    break
-                stored = deeper
-            if isinstance(stored, str):  # a cleared or cut text: the whole text
-                items.append(Text(text=stored))
-                continue
-            if isinstance(stored, list):  # a cleared exchange, or a note of removed calls
-                original = _result_in(stored, block.tool_use_id)
-                if original is not None:
-                    items.extend(original.content)
-                    continue
-                before(keys[0])
-            items.append(item)
-        content.append(attrs.evolve(block, content=tuple(items)))
-    return Message._of(message.role, tuple(content))
-
-
-_DEPTH = 8
-"""How many references to references :func:`with_originals` follows."""
-
-
-def _result_in(messages: list[Message], tool_use_id: str) -> ToolResult | None:
-    for message in messages:
-        for block in message.content:
-            if isinstance(block, ToolResult) and block.tool_use_id == tool_use_id:
-                return block
-    return None
-
-
 def _stored(store: Store, key: str) -> Content | None:
     session = current()
     identity = store._names_of(())[0]
@@ -292,43 +181,3 @@ def _stored(store: Store, key: str) -> Content | None:
 def short_reference(key: str) -> str:
     """The shortest reference, ``[recall: <key>]``, for a budget with no room for more."""
     return f"[recall: {key}]"
-
-
-def largest_reference(label: str = "[original messages]") -> str:
-    """A reference as long as a :func:`messages_reference` can be (a billion tokens, a
-    million messages): what a strategy prices to keep room for the real one."""
-    return referenced(label, 10**9, "f" * KEY_LENGTH, f"{10**6:,}")
-
-
-def with_reference(
-    messages: Sequence[Message],
-    output: list[Message],
-    store: Store | None,
-    counter: BaseCounter,
-    strategy: str,
-) -> list[Message]:
-    """``output`` with the input messages it does not hold as they are (dropped, or
-    changed: their originals) offloaded to ``store``, and one reference to them after the
-    output's leading system messages (``[original messages: 3, 812 tokens — recall:
-    <key>]``, a summary-like user message).
-
-    ``output`` as it is without a store, with nothing removed, or when the put fails (the
-    compaction as without a store); ``messages`` as they are (nothing compacted, nothing
-    lost) when the reference would make the output cost as much as the input."""
-    if store is None:
-        return output
-    kept = {id(message) for message in output}
-    removed = [message for message in messages if id(message) not in kept]
-    if not removed:
-        return output
-    reference = messages_reference(store, removed, counter, strategy, kept=output)
-    if reference is None:
-        return output
-    at = 0
-    while at < len(output) and output[at].role is Role.SYSTEM:
-        at += 1
-    note = Message(role=Role.USER, content=(Compaction(content=reference),))
-    referenced_output = [*output[:at], note, *output[at:]]
-    if counter.estimate_messages(referenced_output) >= counter.estimate_messages(messages):
-        return list(messages)
-    return referenced_output

@@ -52,8 +52,11 @@ RECALL_DESCRIPTION = (
 
 RECALL_INSTRUCTIONS = (
     "Older parts of this conversation may have been moved out of your context to save "
-    "space; each left a short reference ending in 'recall: <key>'. When you need the "
-    "exact content a reference stands for, call the recall tool with that key (and "
+    "space; each left a short reference ending in 'recall: <key>', or a line in an index "
+    "of original messages ('- read_file src/app.py (2,314 tokens) — recall: <key>': what "
+    "the entry holds, its size, its key; 'earlier: N entries' lines hold several). When "
+    "you need the exact content a reference or index line stands for, call the recall "
+    "tool with that key (and "
     "start_line/end_line for part of a long text; a long text comes back a page at a time) "
     "instead of guessing or redoing the work. When you do not know which key holds "
     "something (an id, a path, an error), call the recall tool with a query instead: it "

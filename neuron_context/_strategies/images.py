@@ -24,7 +24,7 @@ from .._log import log_compaction
 from .._messages.content import ContentBlock, Image, Text, ToolResult
 from .._messages.conversation import Structure, replace_blocks, replace_content
 from .._messages.message import Message, Role
-from .._stores.offload import with_reference
+from .._stores.index import with_reference
 from .._stores.store import Store, optional_store
 from .._validators import non_negative_int
 from .strategy import PureStrategy
@@ -62,7 +62,7 @@ class StripProcessedImagesStrategy(PureStrategy):
     """The trigger: compact when the history costs more than this (0: always)."""
     store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
     """Where what it removes goes: the output then starts (after the system messages)
-    with a reference to it, ``[original messages: 3, 812 tokens — recall: <key>]``."""
+    with an index of it, a line per entry (``- read_file a.py (812 tokens) — recall: <key>``)."""
 
     def _stub(self, image: Image, tool: str | None) -> Text | None:
         text = image_stub(image, tool=tool)

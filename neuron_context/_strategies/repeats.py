@@ -36,7 +36,7 @@ from .._messages.conversation import (
     tool_calls,
 )
 from .._messages.message import Message
-from .._stores.offload import with_reference
+from .._stores.index import with_reference
 from .._stores.store import Store, optional_store
 from .._validators import non_negative_int, number
 from .strategy import PureStrategy
@@ -93,7 +93,7 @@ class CollapseRepeatedCallsStrategy(PureStrategy):
     """Collapse a call only when it returned the same output at least this many times."""
     store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
     """Where what it removes goes: the output then starts (after the system messages)
-    with a reference to it, ``[original messages: 3, 812 tokens — recall: <key>]``."""
+    with an index of it, a line per entry (``- read_file a.py (812 tokens) — recall: <key>``)."""
 
     def _same(self, a: Sequence[Text | Image], b: Sequence[Text | Image]) -> bool:
         if tuple(a) == tuple(b):

@@ -10,7 +10,7 @@ from .._log import log_compaction
 from .._messages.content import ToolUse
 from .._messages.conversation import opens_exchange
 from .._messages.message import Message, Role
-from .._stores.offload import with_reference
+from .._stores.index import with_reference
 from .._stores.store import Store, optional_store
 from .strategy import PureStrategy, max_tokens_field
 
@@ -33,7 +33,7 @@ class StripToolCallsStrategy(PureStrategy):
     """The trigger: compact when the history costs more than this."""
     store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
     """Where what it removes goes: the output then starts (after the system messages)
-    with a reference to it, ``[original messages: 3, 812 tokens — recall: <key>]``."""
+    with an index of it, a line per entry (``- read_file a.py (812 tokens) — recall: <key>``)."""
 
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
         output: list[Message] = []

@@ -25,7 +25,7 @@ from .._messages.checks import CheckOnFailure
 from .._messages.content import Compaction
 from .._messages.conversation import Structure
 from .._messages.message import Message, Role, ToolDefinition
-from .._stores.offload import messages_reference
+from .._stores.index import index_text
 from .._stores.store import Store, optional_store
 from .._summary.format import ALIGNED_MARK, ALIGNED_REQUEST, DEFAULT_INSTRUCTIONS
 from .._summary.transcript import entries_of, render_request
@@ -159,8 +159,9 @@ class SummarizationStrategy(BudgetedStrategy):
     """The longest wait before a retry: the doubling stops there, and a provider asking
     to wait longer (``retry_after``) fails at once, so a fallback can run instead."""
     store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
-    """Where the messages a summary replaces go: the summary then ends with a reference
-    to them (``[original messages: 37, 52,314 tokens — recall: <key>]``)."""
+    """Where the messages a summary replaces go, entry by entry: the summary then ends
+    with an index of them, a line per entry (``- read_file a.py (812 tokens) — recall:
+    <key>``; the oldest rolled up when the lines outgrow a recall page)."""
 
     # -- planning -----------------------------------------------------------------------
 
@@ -270,12 +271,14 @@ class SummarizationStrategy(BudgetedStrategy):
         return output
 
     def _referenced(self, summary: str, messages: Sequence[Message], plan: _Plan) -> str:
-        """``summary`` with a reference to the messages it replaces (offloaded to the
-        store; the summary alone when the put failed)."""
+        """``summary`` with the index of the messages it replaces (offloaded to the
+        store entry by entry; the summary alone when a put failed)."""
         assert self.store is not None
         kept = {id(message) for message in (*plan.systems, *plan.kept)}
         replaced = [message for message in messages if id(message) not in kept]
-        reference = messages_reference(self.store, replaced, self.counter, "SummarizationStrategy")
+        reference = index_text(
+            self.store, replaced, self.counter, "SummarizationStrategy", kept=messages
+        )
         return summary if reference is None else f"{summary}\n\n{reference}"
 
     async def _summarize(self, request: CompletionRequest) -> str:

@@ -9,7 +9,7 @@ import attrs
 from .._log import log_compaction
 from .._messages.conversation import cut_keeping_last, turn_start
 from .._messages.message import Message, Role
-from .._stores.offload import with_reference
+from .._stores.index import with_reference
 from .._stores.store import Store, optional_store
 from .._validators import bool_, non_negative_int
 from .strategy import PureStrategy, max_tokens_field
@@ -44,7 +44,7 @@ class SlidingWindowStrategy(PureStrategy):
     exactly its last messages, and may begin on an assistant message)."""
     store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
     """Where what it removes goes: the output then starts (after the system messages)
-    with a reference to it, ``[original messages: 3, 812 tokens — recall: <key>]``."""
+    with an index of it, a line per entry (``- read_file a.py (812 tokens) — recall: <key>``)."""
 
     def _apply(self, messages: Sequence[Message]) -> list[Message]:
         cut = cut_keeping_last(messages, self.window_size)

@@ -9,16 +9,18 @@ in the order of what the next model call needs least:
    next;
 2. the summary is cut (its plan block kept whole), then dropped;
 3. the step in progress (the calls of the last assistant message and their results) is
-   cut in the middle, its biggest message first: it is what the model acts on now.
-   When the budget cannot hold it even cut, its oldest messages go, from one safe cut to
-   the next (``in_progress="drop"``, the default: the budget holds, and with a store what
-   goes is offloaded and recallable); or the output keeps them over budget
-   (``in_progress="keep"``: a model that no longer sees the call it just made may make it
-   again) or the compaction raises :class:`~neuron_context.errors.ContextOverflowError`
-   (``in_progress="raise"``);
+   cut in the middle, its biggest message first: it is what the model acts on now
+   (with ``in_progress="drop"``, what cannot be cut, tool inputs and images, then goes
+   from its oldest message, one safe cut to the next);
 4. the newest request is cut down to a floor, then the task, then the newest request
    further: a task that fits is never dropped to keep more of a longer request; a task
-   that cannot fit even cut (images cannot be cut) gives way to the newest request.
+   that cannot fit even cut (images cannot be cut) gives way to the newest request;
+5. when the budget cannot hold the step in progress even with the task gone and the
+   newest request at its floor (a kept step never cuts a request further), the output
+   keeps them over budget (``in_progress="keep"``, the default: a model that no longer
+   sees the call it just made would make it again; the agent loop reports a
+   ``CompactionOverBudget`` event), or the compaction raises
+   :class:`~neuron_context.errors.ContextOverflowError` (``in_progress="raise"``).
 
 Finally the output starts on a user message again if the cuts left it starting on an
 assistant message while the input did not.
@@ -96,7 +98,7 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     *,
     counter: BaseCounter,
     part_cost: Callable[[Part], int],
-    in_progress: InProgress = "drop",
+    in_progress: InProgress = "keep",
 ) -> list[Part]:
     """``parts`` cut until they cost at most ``limit`` as ``part_cost`` prices them (see
     the module docstring); ``messages`` is the input, ``plan`` its plan.
@@ -162,17 +164,20 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     cut_biggest("step")
     if in_progress == "drop":
         drop_oldest("step")  # what cannot be cut (tool inputs, images)
-    elif excess > 0 and any(p.kind == "step" for p in parts):  # kept, or an error
-        return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
+    stepping = in_progress != "drop" and any(p.kind == "step" for p in parts)
     cut("request", floor=_MIN_TRUNCATED)
-    cut("task")
-    cut("request")
+    # A step kept never takes a request below its floor (the task may still go whole).
+    cut("task", floor=_MIN_TRUNCATED if stepping else 0)
+    if not stepping:
+        cut("request")
     if excess > 0 and any(p.kind == "request" for p in parts):
         drop({id(p) for p in parts if p.kind == "task"})  # it cannot fit even cut
         # The newest request was cut to leave the task its place: the room the task
         # leaves goes back to it (whole again when it fits).
         for index, fuller in _regrown(parts, costs, excess, messages, plan, counter, part_cost):
             replace(index, fuller)
+    if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
+        return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):
         parts = _repin(parts, costs, messages, plan, limit, counter=counter, part_cost=part_cost)
     return parts
@@ -194,7 +199,7 @@ def _kept_step(
     if in_progress == "raise":
         msg = (
             "the budget cannot hold the newest request with the step in progress (its "
-            f"tool calls and results): {excess} tokens over"
+            f"tool calls and results), even cut: {excess} tokens over"
         )
         raise ContextOverflowError(msg)
     if first_is_user([p.message for p in parts]) or not first_is_user(messages):

@@ -1,14 +1,18 @@
 """``default_stack``'s offloading: what a :class:`~neuron_context._strategies.default.DefaultStack`
 compaction with a store adds to the one without.
 
-Every input message the output does not keep as it is goes to the store, and the output
-holds one reference to them after the summaries. The reference is priced in the budget
-before the key exists, so the compaction keeps room for it: a placeholder as long as the
-reference can be (:func:`placeholder`), a part of its own that the last resort never
-cuts (:func:`assemble`), replaced by the real reference once the parts are final
-(:func:`offload`). Where the budget has no room for the full reference the shortest form
-is tried, and where not even that fits, or the store fails, the compaction is the one
-without a store (:func:`with_store`): offloading never costs the budget.
+Every input message the output does not keep as it is goes to the store entry by entry,
+and the output holds an index of them after the summaries, a line per entry with its key
+(:mod:`neuron_context._stores.index`). The index is priced in the budget before the keys
+exist, so the compaction keeps room for it: a placeholder as long as the index may be
+(:func:`placeholder`: :data:`INDEX_SHARE` of what the system messages leave, no more than
+the lines the input could need), a part of its own that the last resort never cuts
+(:func:`assemble`), replaced by the real index once the parts are final
+(:func:`offload`; the oldest entries roll up into one when the lines do not fit). Where
+the budget has no room for the index the shortest form (``[recall: <key>]``, one entry
+holding everything removed) is tried, and where not even that fits, or the store fails,
+the compaction is the one without a store (:func:`with_store`): offloading never costs
+the budget.
 """
 
 from __future__ import annotations
@@ -16,11 +20,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
 
+import attrs
+
 from ..._counting.counter import BaseCounter
 from ..._log import logger
 from ..._messages.content import Compaction
 from ..._messages.message import Message, Role
-from ..._stores.offload import largest_reference, messages_reference, short_reference
+from ..._numbers import scale
+from ..._stores.entries import PAGE_TOKENS, is_index
+from ..._stores.index import index_placeholder, index_reference
+from ..._stores.offload import short_reference
 from ..._stores.serialized import KEY_LENGTH
 from ..._stores.store import Store
 from .plan import Part, Plan
@@ -72,14 +81,67 @@ def reference_message(text: str) -> Message:
     return Message(role=Role.USER, content=(Compaction(content=text),))
 
 
-def placeholder(store: Store | None, *, short: bool) -> Message | None:
-    """The message that keeps room for the reference (``None`` without a store): as long
-    as the reference can be, since its key and counts are known only after the put, and
-    the put comes after the parts are final."""
+INDEX_SHARE = 0.15
+"""The most of the budget (beyond the system messages) an index may take."""
+
+
+def placeholder(
+    store: Store | None,
+    messages: Sequence[Message],
+    counter: BaseCounter,
+    *,
+    space: int,
+    short: bool,
+) -> Message | None:
+    """The message that keeps room for the index (``None`` without a store): as long as
+    an index may be (:data:`INDEX_SHARE` of ``space``, the budget beyond the system
+    messages; no more than the lines ``messages`` could need, since its keys and counts
+    are known only after the puts, and the puts come after the parts are final)."""
     if store is None:
         return None
-    longest = short_reference("f" * KEY_LENGTH) if short else largest_reference()
-    return reference_message(longest)
+    if short:
+        return reference_message(short_reference("f" * KEY_LENGTH))
+    line = counter.estimate_message(index_placeholder(2)) - counter.estimate_message(
+        index_placeholder(1)
+    )
+    most = max(
+        1,
+        (scale(space, INDEX_SHARE) - counter.estimate_message(index_placeholder(0)))
+        // max(1, line),
+    )
+    return index_placeholder(min(most, _lines(messages)))
+
+
+def _lines(messages: Sequence[Message]) -> int:
+    """About how many index lines ``messages`` would need if all were removed."""
+    lines = 0
+    for message in messages:
+        if message.role is Role.SYSTEM:
+            continue
+        if message.is_compaction:
+            lines += sum(
+                block.content.count("\n") + 1
+                for block in message.content
+                if isinstance(block, Compaction)
+            )
+            continue
+        chars = sum(len(t) for t in _texts(message))
+        lines += max(1, len(message.tool_results)) + chars // (PAGE_TOKENS * 3)
+    return lines
+
+
+def _texts(message: Message) -> list[str]:
+    return [message.text, *(r.text for r in message.tool_results)]
+
+
+def unindexed(plan: Plan) -> Plan:
+    """``plan`` without the earlier indexes among its summaries: a compaction with a
+    store writes one index, carrying their lines (so the summaries are sized without
+    them, and the output holds one index within its room)."""
+    previous = [message for message in plan.previous if not is_index(message)]
+    if len(previous) == len(plan.previous):
+        return plan
+    return attrs.evolve(plan, previous=previous)
 
 
 def assemble(plan: Plan, summaries: list[Message], holder: Message | None) -> list[Part]:
@@ -101,13 +163,22 @@ def offload(
     short: bool,
 ) -> list[Part] | None:
     """Offload every input message the output does not hold as it is, and put the
-    reference to them where the placeholder was (``None`` when the put failed)."""
+    index of them where the placeholder was, within the placeholder's cost (``None``
+    when a put failed)."""
     kept = {id(part.message) for part in parts}
     removed = [message for message in messages if id(message) not in kept]
-    reference = messages_reference(
-        store, removed, counter, "DefaultStack", short=short, kept=[p.message for p in parts]
+    holder = next((p.message for p in parts if p.kind == "reference"), None)
+    room = 0 if holder is None else counter.estimate_message(holder)
+    index = index_reference(
+        store,
+        removed,
+        counter,
+        "DefaultStack",
+        room=room,
+        short=short,
+        kept=[p.message for p in parts],
+        everything=messages,
     )
-    if reference is None:
+    if index is None:
         return None if removed else [part for part in parts if part.kind != "reference"]
-    message = reference_message(reference)
-    return [Part("reference", message) if p.kind == "reference" else p for p in parts]
+    return [Part("reference", index) if p.kind == "reference" else p for p in parts]

@@ -59,7 +59,7 @@ from ..._validators import bool_, instance_of, number, one_of, optional, positiv
 from ...providers._base import Provider
 from ..strategy import BudgetedStrategy, check_token_count
 from .fit import InProgress, fit
-from .offloading import Found, assemble, offload, placeholder, with_store
+from .offloading import Found, assemble, offload, placeholder, unindexed, with_store
 from .plan import Part, Plan
 from .schedule import CacheSchedule, growth_per_turn
 from .summaries import SummaryWriter
@@ -124,13 +124,15 @@ class DefaultStack(BudgetedStrategy):
     strict: bool = attrs.field(default=False, kw_only=True, validator=bool_())
     """Raise :class:`BudgetExceededError` when the budget cannot be met."""
     in_progress: InProgress = attrs.field(
-        default="drop", kw_only=True, validator=one_of(("drop", "keep", "raise"))
+        default="keep", kw_only=True, validator=one_of(("drop", "keep", "raise"))
     )
     """When the budget cannot hold the newest request with the step in progress (the
-    last assistant message's tool calls and their results), even cut: ``"drop"`` its
-    oldest messages (the budget holds; with a store they are offloaded), ``"keep"`` them
-    over budget (logged; the agent loop reports a ``CompactionOverBudget`` event), or
-    ``"raise"`` :class:`~neuron_context.errors.ContextOverflowError`."""
+    last assistant message's tool calls and their results), even cut and with the task
+    gone: ``"keep"`` them over budget (the default: logged, and the agent loop reports a
+    ``CompactionOverBudget`` event; a model that no longer sees the call it just made
+    would make it again), ``"drop"`` the step's oldest messages (the budget holds; with
+    a store they are offloaded), or ``"raise"``
+    :class:`~neuron_context.errors.ContextOverflowError`."""
     summary_options: SummaryOptions = attrs.field(factory=SummaryOptions, kw_only=True)
     """Extra keyword arguments for the :class:`SummarizationStrategy` that calls
     ``summarizer`` (``instructions``, ``model``, ``timeout``, ``retries``, ...)."""
@@ -144,12 +146,14 @@ class DefaultStack(BudgetedStrategy):
     schedule's tail-only cut is not used (it would cut without offloading)."""
     store: Store | None = attrs.field(default=None, kw_only=True, validator=optional_store())
     """Where every message the output does not keep as it is goes (summarized, cut or
-    dropped): the output then holds one reference to them after the summaries
-    (``[original messages: 37, 52,314 tokens — recall: <key>]``), priced in the budget.
-    Where the budget has no room for it, the shortest form (``[recall: <key>]``); where
-    not even that fits, or the store fails, the compaction is the one without a store
-    (logged). A summary or reference that a compaction removes is expanded into the
-    messages its key holds, so one key in the output reaches everything removed so far."""
+    dropped), entry by entry: the output then holds an index of them after the summaries,
+    a line per entry with its key (``- read_file src/app.py (2,314 tokens) — recall:
+    <key>``), priced in the budget (the oldest entries rolled up into one when the lines
+    outgrow its room). Where the budget has no room for it, the shortest form
+    (``[recall: <key>]``, one entry holding all); where not even that fits, or the store
+    fails, the compaction is the one without a store (logged). An earlier index that a
+    compaction removes is carried into the new one line by line, so every removed text
+    stays behind a key the output shows."""
     _writer: SummaryWriter = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -267,10 +271,14 @@ class DefaultStack(BudgetedStrategy):
                     return cut, self.counter.estimate_messages(cut) + self._headings(cut), limit
         if before <= target:
             return list(messages), before, limit
-        # With a store, room is kept for the reference (see .offloading).
-        holder = placeholder(store, short=short)
+        # With a store, room is kept for the index (see .offloading): above the target
+        # while the budget has it, so the index costs none of what the output keeps.
+        holder = placeholder(store, messages, self.counter, space=limit - systems, short=short)
         room = 0 if holder is None else self._part_cost(Part("reference", holder))
-        plan = Plan.of(messages, self.counter, limit, target - room, self.recent, table=table)
+        planned = min(target, limit - room)
+        plan = Plan.of(messages, self.counter, limit, planned, self.recent, table=table)
+        if store is not None:
+            plan = unindexed(plan)
         summaries = await self._written(plan, plan.target, written)
         parts = self._fit(assemble(plan, summaries, holder), messages, plan, limit)
         if store is not None:
@@ -382,7 +390,7 @@ def default_stack(
     strict: bool = False,
     schedule: CacheSchedule | None = None,
     store: Store | None = None,
-    in_progress: InProgress = "drop",
+    in_progress: InProgress = "keep",
     **summary_options: Unpack[SummaryOptions],
 ) -> DefaultStack:
     """The stack we recommend, configured once: see :class:`DefaultStack`.
@@ -417,10 +425,10 @@ def default_stack(
             ``None`` (the default): removed content is gone, as without offloading.
         in_progress: when the budget cannot hold the newest request with the step in
             progress (the last assistant message's tool calls and their results), even
-            cut: ``"drop"`` its oldest messages (the default: the budget holds, and with a
-            store they are offloaded, recallable), ``"keep"`` them over budget (logged,
-            and the agent loop reports a ``CompactionOverBudget`` event; with a store
-            the reference to what else went may then have no room) or ``"raise"``
+            cut and with the task gone: ``"keep"`` them over budget (the default:
+            logged, and the agent loop reports a ``CompactionOverBudget`` event),
+            ``"drop"`` the step's oldest messages (the budget holds; with a store they
+            are offloaded, recallable) or ``"raise"``
             :class:`~neuron_context.errors.ContextOverflowError`.
         **summary_options: passed to the :class:`~neuron_context.SummarizationStrategy`
             that calls ``summarizer`` (``instructions``, ``model``, ``timeout``,

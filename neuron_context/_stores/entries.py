@@ -1,0 +1,297 @@
+"""The entries of an index: what a compaction removed, item by item.
+
+What a compaction removes goes to the store entry by entry, each under its own key
+(the hash of its content, so an entry removed again has the same key):
+
+- a tool result with its call (the call says what the result is); an assistant message
+  that called tools, with its results, is one entry when it fits a page;
+- a user, assistant or summary message on its own;
+- a text longer than a page (:data:`PAGE_TOKENS`) in page-sized segments cut at line
+  boundaries (a line longer than a page is cut too), each its own entry; an image or a
+  tool call's input is not cut (an indivisible block);
+- a reference the removed message already held (a cleared result, a cut, an earlier
+  index's lines) is carried as it is: its key is already in the store.
+
+Each entry is an :class:`Entry`: an index line (what it holds, its token count) and its
+key (:mod:`~neuron_context._stores.index` writes the index).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from .._messages.content import Compaction, Image, Text, ToolResult, ToolUse
+from .._messages.message import Message, Role
+from .offload import describe_call, references_in
+from .pages import cut_to
+from .serialized import KEY_LENGTH, Content, content_key
+
+if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
+    from .._counting.counter import BaseCounter
+
+__all__ = ["INDEX_HEADING", "PAGE_TOKENS", "SEGMENT_TOKENS", "Entry", "entries_of", "is_index"]
+
+PAGE_TOKENS = 2_000
+"""A recall page: no entry is larger, bar an indivisible block."""
+
+SEGMENT_TOKENS = 1_800
+"""What one segment of a long text holds at most, in tokens: a page less a margin for
+what rendering adds."""
+
+INDEX_HEADING = "[original messages, one entry per line, oldest first — recall a key to read it:"
+"""The first line of an index."""
+
+_QUOTE = 48
+"""Characters of a message quoted in its index line."""
+
+_LINE = re.compile(rf"^- (.+) — recall: ([0-9a-f]{{{KEY_LENGTH}}})$", re.MULTILINE)
+_REFERENCE = re.compile(rf"\[(?:([^\[\]\n]*?) — )?recall: ([0-9a-f]{{{KEY_LENGTH}}})\]")
+_EARLIER = re.compile(r"^earlier: ([\d,]+) entries, ([\d,]+) tokens")
+_TOKENS = re.compile(r"([\d,]+) tokens\b")
+
+
+@attrs.frozen
+class Entry:
+    """One index line: what the entry holds, its key, and (for an entry this compaction
+    writes) its content; a carried line has none (it is in the store already)."""
+
+    what: str
+    key: str
+    content: Content | None = None
+    entries: int = 1
+    """How many entries it stands for (more for an ``earlier:`` roll-up)."""
+    tokens: int = 0
+    """What its content costs (0 when not known: a carried reference)."""
+
+    def line(self) -> str:
+        """The entry's index line."""
+        return f"- {self.what} — recall: {self.key}"
+
+    @property
+    def rolled(self) -> bool:
+        """Whether it holds earlier entries rolled up (``earlier: N entries, …``)."""
+        return _EARLIER.match(self.what) is not None
+
+
+def is_index(message: Message) -> bool:
+    """Whether ``message`` is an index (a compaction message starting with its heading)."""
+    return (
+        message.is_compaction
+        and len(message.content) == 1
+        and isinstance(block := message.content[0], Compaction)
+        and block.content.startswith(INDEX_HEADING)
+    )
+
+
+def _quote(text: str) -> str:
+    words = " ".join(text.split())
+    return words if len(words) <= _QUOTE else words[: _QUOTE - 1] + "…"
+
+
+def _label(message: Message) -> str:
+    """``user: "…"``, ``assistant: "…" → read_file a.py``, or ``summary: "…"``."""
+    if message.is_compaction:
+        text = next(b.content for b in message.content if isinstance(b, Compaction))
+        return f'summary: "{_quote(text)}"'
+    role = message.role.value
+    parts = []
+    if message.text.strip():
+        parts.append(f'{role}: "{_quote(message.text)}"')
+    calls = [d for use in message.tool_uses if (d := describe_call(use))]
+    if calls:
+        parts.append("; ".join(calls) if parts else f"{role}: " + "; ".join(calls))
+    if not parts:
+        return f"{role}: (no text)"
+    return " → ".join(parts)
+
+
+def _tokens(n: int) -> str:
+    return f"{n:,} tokens"
+
+
+def _segments(text: str, counter: BaseCounter) -> list[tuple[int, int, str]]:
+    """``text`` cut at line boundaries into pieces of at most :data:`SEGMENT_TOKENS` tokens
+    (a longer line is cut where it must): ``(first line, last line, piece)``, 1-based."""
+    pieces: list[tuple[int, int, str]] = []
+    current: list[str] = []
+    cost = 0
+    first = 1
+    number = 0
+    for whole in text.splitlines(keepends=True):
+        number += 1
+        line = whole
+        line_cost = counter.estimate_text(line)
+        if current and cost + line_cost > SEGMENT_TOKENS:
+            pieces.append((first, number - 1, "".join(current)))
+            current, cost, first = [], 0, number
+        while line_cost > SEGMENT_TOKENS:  # a line longer than a segment: cut it
+            head = cut_to(line, SEGMENT_TOKENS, counter) or line[:1]
+            pieces.append((number, number, head))
+            line = line[len(head) :]
+            line_cost = counter.estimate_text(line)
+            first = number
+        if line:
+            current.append(line)
+            cost += line_cost
+    if current:
+        pieces.append((first, number, "".join(current)))
+    return pieces
+
+
+def _text_entries(what: str, text: str, counter: BaseCounter) -> list[Entry]:
+    """A text as one entry, or as page-sized segments when longer than a page."""
+    cost = counter.estimate_text(text)
+    if cost <= SEGMENT_TOKENS:
+        return [Entry(f"{what} ({_tokens(cost)})", content_key(text), text, tokens=cost)]
+    pieces = _segments(text, counter)
+    total = text.count("\n") + (0 if text.endswith("\n") else 1)
+    found = []
+    for first, last, piece in pieces:
+        lines = f"line {first}" if first == last else f"lines {first}-{last}"
+        tokens = counter.estimate_text(piece)
+        found.append(
+            Entry(
+                f"{what}, {lines} of {total:,} ({_tokens(tokens)})",
+                content_key(piece),
+                piece,
+                tokens=tokens,
+            )
+        )
+    return found
+
+
+def _messages_entry(what: str, content: list[Message], counter: BaseCounter) -> Entry:
+    tokens = counter.estimate_messages(content)
+    return Entry(f"{what} ({_tokens(tokens)})", content_key(content), content, tokens=tokens)
+
+
+def _carried(message: Message) -> Iterator[Entry]:
+    """The references ``message`` holds, as lines: the lines of an index (alone, or after
+    a summary), and each ``[… — recall: <key>]`` in its texts."""
+    for block in message.content:
+        if isinstance(block, Text | ToolResult):
+            text = block.text
+        elif isinstance(block, Compaction):
+            text = block.content
+        else:
+            continue
+        for found in _LINE.finditer(text):
+            what, key = found.groups()
+            earlier = _EARLIER.match(what)
+            count = int(earlier.group(1).replace(",", "")) if earlier else 1
+            yield Entry(what, key, entries=count, tokens=_tokens_in(what))
+        shown = set()
+        for found in _REFERENCE.finditer(text):
+            what = (found.group(1) or "offloaded content").strip()
+            shown.add(found.group(2))
+            yield Entry(what, found.group(2), tokens=_tokens_in(what))
+        for key in references_in(text):  # any other reference (a cut's marker)
+            if key not in shown:
+                shown.add(key)
+                yield Entry("offloaded content", key)
+
+
+def _tokens_in(what: str) -> int:
+    """The token count a line names (its last ``N tokens``), 0 when none."""
+    counts = _TOKENS.findall(what)
+    return int(counts[-1].replace(",", "")) if counts else 0
+
+
+def _is_reference_only(result: ToolResult) -> bool:
+    return (
+        len(result.content) == 1
+        and isinstance(result.content[0], Text)
+        and _REFERENCE.fullmatch(result.content[0].text.strip()) is not None
+    )
+
+
+def _result_entries(result: ToolResult, use: ToolUse | None, counter: BaseCounter) -> list[Entry]:
+    """A tool result's entries: with its call when it fits a page, else its texts in
+    segments (an image result, indivisible, with its call whatever its size)."""
+    what = describe_call(use) or "tool result"
+    exchange = [] if use is None else [Message(role=Role.ASSISTANT, content=(use,))]
+    exchange.append(Message(role=Role.TOOL, content=(result,)))
+    tokens = counter.estimate_messages(exchange)
+    if tokens <= SEGMENT_TOKENS or any(isinstance(item, Image) for item in result.content):
+        return [_messages_entry(what, exchange, counter)]
+    found: list[Entry] = []
+    for item in result.content:
+        if isinstance(item, Text):
+            found.extend(_text_entries(what, item.text, counter))
+    return found
+
+
+def _message_entries(
+    message: Message, uses: dict[str, ToolUse], counter: BaseCounter
+) -> list[Entry]:
+    """The entries of one removed message (see the module)."""
+    if message.role is Role.TOOL:
+        found: list[Entry] = []
+        for block in message.content:
+            if isinstance(block, ToolResult):
+                if _is_reference_only(block):
+                    continue  # carried as a line
+                found.extend(_result_entries(block, uses.get(block.tool_use_id), counter))
+        return found
+    whole = [message]
+    tokens = counter.estimate_messages(whole)
+    label = _label(message)
+    texts = [b for b in message.content if isinstance(b, Text | Compaction)]
+    if tokens <= SEGMENT_TOKENS or not texts:
+        return [_messages_entry(label, whole, counter)]
+    found = []
+    for block in texts:
+        text = block.content if isinstance(block, Compaction) else block.text
+        found.extend(_text_entries(label, text, counter))
+    rest = tuple(b for b in message.content if not isinstance(b, Text | Compaction))
+    if rest:  # the blocks no cut divides (tool calls, images, documents): one entry
+        found.append(_messages_entry(label, [Message(role=message.role, content=rest)], counter))
+    return found
+
+
+def entries_of(
+    removed: Sequence[Message], counter: BaseCounter, *, everything: Sequence[Message] = ()
+) -> list[Entry]:
+    """The index lines of ``removed``, oldest first, each key once (see the module):
+    new entries with their content, carried ones without. ``everything``: the whole
+    input, where the calls of removed results are found."""
+    uses = {use.id: use for message in (everything or removed) for use in message.tool_uses}
+    found: list[Entry] = []
+    index = 0
+    while index < len(removed):
+        message = removed[index]
+        found.extend(_carried(message))
+        if is_index(message):
+            index += 1
+            continue
+        # An assistant message that called tools, with its results that follow it.
+        if message.role is Role.ASSISTANT and message.tool_uses:
+            ids = {use.id for use in message.tool_uses}
+            end = index + 1
+            while (
+                end < len(removed)
+                and removed[end].role is Role.TOOL
+                and all(r.tool_use_id in ids for r in removed[end].tool_results)
+            ):
+                end += 1
+            group = list(removed[index:end])
+            plain = not any(_is_reference_only(r) for m in group[1:] for r in m.tool_results)
+            if end > index + 1 and plain and counter.estimate_messages(group) <= SEGMENT_TOKENS:
+                for member in group[1:]:  # a cut result's reference, carried
+                    found.extend(_carried(member))
+                found.append(_messages_entry(_label(message), group, counter))
+                index = end
+                continue
+        found.extend(_message_entries(message, uses, counter))
+        index += 1
+    seen: set[str] = set()
+    unique = []
+    for entry in found:
+        if entry.key not in seen:
+            seen.add(entry.key)
+            unique.append(entry)
+    return unique

@@ -1,0 +1,129 @@
+"""Rolling up an index that outgrows its room: the oldest entries in fewer lines.
+
+An index line costs about 30 tokens whatever its entry holds, so an index of small
+entries outgrows its room long before the entries are large. Rolling up keeps every
+removed text behind a key the index shows, in two stages, oldest first, until the lines
+fit:
+
+1. consecutive entries join into groups of up to a page
+   (:data:`GROUP_TOKENS`): one line, ``earlier: 5
+   entries, 1,843 tokens (read_file a.py; grep TODO; …)``, and still one recall page;
+2. when the groups do not fit either, the oldest lines join into one entry holding all
+   their messages, whatever its size (``earlier: 40 entries, 52,314 tokens``).
+
+The content of a line carried from an earlier index is read back only when it rolls up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from .._messages.content import Text
+from .._messages.message import Message, Role
+from .entries import Entry
+from .offload import _stored
+from .serialized import KEY_LENGTH, Content, content_key
+from .store import Store
+
+if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
+    from .._counting.counter import BaseCounter
+
+__all__ = ["GROUP_TOKENS", "roll_up"]
+
+GROUP_TOKENS = 1_500
+"""What a group of entries holds at most (by the stack's counter): a recall page less
+what rendering a transcript adds (tool calls as JSON, headers)."""
+
+_NAMES = 40
+"""Characters of a group's line naming what it holds."""
+
+
+def _messages(store: Store, entries: Sequence[Entry]) -> list[Message] | None:
+    """The messages ``entries`` hold (a text as a user message), read back where carried;
+    ``None`` when one cannot be read."""
+    messages: list[Message] = []
+    for entry in entries:
+        content: Content | None = entry.content
+        if content is None:
+            content = _stored(store, entry.key)
+        if content is None:
+            return None
+        if isinstance(content, str):
+            messages.append(Message(role=Role.USER, content=(Text(text=content),)))
+        else:
+            messages.extend(content)
+    return messages
+
+
+def _joined(
+    store: Store, entries: Sequence[Entry], counter: BaseCounter, *, named: bool
+) -> Entry | None:
+    """One entry holding ``entries`` (stored; its line names them when ``named``)."""
+    messages = _messages(store, entries)
+    if not messages:
+        return None
+    count = sum(entry.entries for entry in entries)
+    tokens = counter.estimate_messages(messages)
+    what = f"earlier: {count:,} entries, {tokens:,} tokens"
+    if named:
+        names = "; ".join(entry.what.rsplit(" (", 1)[0] for entry in entries)
+        what += f" ({names if len(names) <= _NAMES else names[: _NAMES - 1] + '…'})"
+    return Entry(what, content_key(messages), messages, entries=count, tokens=tokens)
+
+
+def roll_up(
+    store: Store,
+    entries: list[Entry],
+    fits: Callable[[Sequence[Entry]], bool],
+    counter: BaseCounter,
+    *,
+    pages: bool = True,
+) -> list[Entry] | None:
+    """``entries`` rolled up until ``fits`` them (see the module; without ``pages``,
+    stage 2 alone), or ``None`` when not
+    even one line fits or a carried entry cannot be read. The joined entries are new
+    (their content set: the caller puts them)."""
+    entries = list(entries)
+    start = 0
+    while pages and not fits(entries):
+        # Stage 1: the oldest run of small entries not rolled yet, joined up to a page.
+        while start < len(entries) and (
+            entries[start].rolled or not 0 < entries[start].tokens <= GROUP_TOKENS
+        ):
+            start += 1
+        end = start
+        total = 0
+        while (
+            end < len(entries)
+            and not entries[end].rolled
+            and entries[end].tokens > 0
+            and total + entries[end].tokens <= GROUP_TOKENS
+        ):
+            total += entries[end].tokens
+            end += 1
+        if end - start < 2:
+            if start >= len(entries):
+                break
+            start += 1
+            continue
+        group = _joined(store, entries[start:end], counter, named=True)
+        if group is None:
+            return None
+        entries[start:end] = [group]
+        start += 1
+    # Stage 2: the oldest lines into one, until the rest fits beside it.
+    split = 0
+    while not fits(entries[split:] if split == 0 else [_longest(), *entries[split:]]):
+        split += 1
+        if split > len(entries):
+            return None
+    if split == 0:
+        return entries
+    one = _joined(store, entries[:split], counter, named=False)
+    return None if one is None else [one, *entries[split:]]
+
+
+def _longest() -> Entry:
+    """A roll-up line as long as any: what stage 2 prices before it knows the counts."""
+    return Entry(f"earlier: {10**6:,} entries, {10**9:,} tokens", "f" * KEY_LENGTH)

@@ -1,0 +1,199 @@
+"""Offloading item by item, under an index (CONTRACT §8, granularity): each removed
+message, tool result (with its call) or page of a long text is its own entry under its
+own key, and the output's index names each with its key."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from offload_support import unrecoverable
+from strategies import conversations
+
+from neuron_context import (
+    Compaction,
+    MemoryStore,
+    Message,
+    SQLiteStore,
+    Store,
+    TokenCounter,
+    ToolUse,
+    default_stack,
+)
+from neuron_context._stores.entries import PAGE_TOKENS, SEGMENT_TOKENS, entries_of, is_index
+from neuron_context._stores.index import index_reference
+from neuron_context._stores.serialized import Content
+from neuron_context.stores import RECALL_INSTRUCTIONS
+
+COUNTER = TokenCounter()
+_LINE = re.compile(r"^- (.+) — recall: ([0-9a-f]{16})$", re.MULTILINE)
+
+
+@contextmanager
+def _store(kind: str) -> Iterator[Store]:
+    store: Store = MemoryStore() if kind == "memory" else SQLiteStore(":memory:")
+    yield store
+
+
+def _lines(messages: list[Message]) -> list[tuple[str, str]]:
+    """The index lines (what, key) of ``messages``, in order."""
+    found: list[tuple[str, str]] = []
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, Compaction):
+                found += _LINE.findall(block.content)
+    return found
+
+
+def _session(turns: int, size: int) -> list[Message]:
+    """A coding session: each turn a read of a file of ``size`` lines and an answer."""
+    messages = [Message.user("Fix the failing test in src/app.py")]
+    for turn in range(turns):
+        use = ToolUse(id=f"c{turn}", name="read_file", input={"path": f"src/m{turn}.py"})
+        messages.append(Message.assistant(f"Reading module {turn}.", tool_uses=[use]))
+        lines = "\n".join(
+            f"def f{turn}_{i}(x): return x * {i}  # id W{turn}{i:04d}" for i in range(size)
+        )
+        messages.append(Message.tool_result(f"c{turn}", lines))
+        messages.append(Message.assistant(f"Module {turn} looks fine."))
+        messages.append(Message.user(f"Go on with module {turn + 1}."))
+    return messages
+
+
+sessions = st.builds(_session, st.integers(1, 12), st.sampled_from([5, 40, 400, 1500]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(messages=sessions | conversations(max_turns=8), share=st.sampled_from([0.1, 0.25, 0.5]))
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_every_removed_text_behind_a_key_the_output_shows(
+    kind: str, messages: list[Message], share: float
+) -> None:
+    """Every text default_stack removes is in the output or behind a key it shows (no
+    chain of keys; a long text in page-sized pieces), unless the budget has no room for
+    even ``[recall: <key>]`` (the output is then the one without a store)."""
+    budget = max(1, int(COUNTER.estimate_messages(messages) * share))
+    with _store(kind) as store:
+        output = anyio.run(default_stack(budget, counter=COUNTER, store=store).compact, messages)
+        if unrecoverable(messages, output, store, transitive=False):
+            assert output == anyio.run(default_stack(budget, counter=COUNTER).compact, messages)
+
+
+def _indivisible(content: object) -> bool:
+    """A message holding only blocks no cut divides (tool calls, images, documents)."""
+    return (
+        isinstance(content, list)
+        and len(content) == 1
+        and all(b.type not in ("text", "compaction") for b in content[0].content)
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(messages=sessions | conversations(max_turns=8))
+def test_every_entry_is_at_most_a_page(messages: list[Message]) -> None:
+    """Each entry holds at most a segment (a page less a margin), bar an indivisible
+    block; the same messages give the same entries and keys (content hashes)."""
+    entries = entries_of(messages, COUNTER)
+    for entry in entries:
+        assert entry.content is not None
+        if isinstance(entry.content, str):
+            assert COUNTER.estimate_text(entry.content) <= SEGMENT_TOKENS
+        elif COUNTER.estimate_messages(entry.content) > SEGMENT_TOKENS:
+            assert _indivisible(entry.content), entry.what
+    assert [e.key for e in entries_of(messages, COUNTER)] == [e.key for e in entries]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    messages=sessions,
+    room=st.integers(60, 3000),
+    kind=st.sampled_from(["memory", "sqlite"]),
+)
+def test_the_index_fits_its_room(messages: list[Message], room: int, kind: str) -> None:
+    """An index costs at most its room (the oldest entries rolled up: page-sized groups
+    first, then one entry), or is the shortest form; every text stays behind its keys,
+    and every group is one page."""
+    with _store(kind) as store:
+        index = index_reference(store, messages, COUNTER, "test", room=room)
+        assert index is not None
+        block = index.content[0]
+        assert isinstance(block, Compaction)
+        text = block.content
+        assert COUNTER.estimate_message(index) <= room or text.startswith("[recall: ")
+        assert unrecoverable(messages, [index], store, transitive=False) == []
+        for what, key in _lines([index]):
+            content = store.get(key)
+            assert content is not None
+            if what.startswith("earlier:") and "(" in what:  # a group: one page
+                assert COUNTER.estimate_messages(content) <= PAGE_TOKENS  # type: ignore[arg-type]
+
+
+def test_earlier_lines_are_carried_unchanged() -> None:
+    """An index removed again is carried line by line (its keys neither read nor
+    written again), and the new entries follow it."""
+    store = MemoryStore()
+    messages = _session(3, 40)
+    first = index_reference(store, messages[1:5], COUNTER, "test", room=PAGE_TOKENS)
+    assert first is not None
+    assert is_index(first)
+    later = [first, *messages[5:9]]
+    reads = store.get
+    read: list[str] = []
+
+    def counting(key: str) -> Content | None:
+        read.append(key)
+        return reads(key)
+
+    store.get = counting  # type: ignore[method-assign]
+    second = index_reference(store, later, COUNTER, "test", room=PAGE_TOKENS)
+    assert second is not None
+    assert read == []
+    old, new = _lines([first]), _lines([second])
+    assert new[: len(old)] == old
+    assert len(new) > len(old)
+    assert unrecoverable(messages[1:9], [second], store, transitive=False) == []
+
+
+def test_a_long_result_in_pages() -> None:
+    """A tool result longer than a page is cut at lines into entries of a page, each
+    line saying which lines it holds."""
+    store = MemoryStore()
+    messages = _session(1, 1500)
+    index = index_reference(store, messages[:4], COUNTER, "test", room=PAGE_TOKENS)
+    assert index is not None
+    lines = [what for what, _ in _lines([index])]
+    pages = [what for what in lines if what.startswith("read_file src/m0.py, lines ")]
+    assert len(pages) >= 2
+    assert pages[0].startswith("read_file src/m0.py, lines 1-")
+    for _, key in _lines([index]):
+        content = store.get(key)
+        assert content is not None
+        if isinstance(content, str):
+            assert COUNTER.estimate_text(content) <= SEGMENT_TOKENS
+
+
+def test_same_content_same_key_across_compactions() -> None:
+    """A loop's compactions show each entry under one key: a key shown once keeps
+    naming the same line."""
+    store = MemoryStore()
+    stack = default_stack(3000, counter=COUNTER, store=store)
+    history: list[Message] = []
+    shown: dict[str, str] = {}
+    for message in _session(12, 40):
+        history.append(message)
+        if stack.should_compact(history, stack.token_estimate(history)):
+            history = anyio.run(stack.compact, history)
+            for what, key in _lines(history):
+                assert shown.setdefault(key, what) == what
+    assert len(shown) > 5
+
+
+def test_the_instructions_say_what_an_index_line_is() -> None:
+    """RECALL_INSTRUCTIONS tells a model what to do with an index line."""
+    assert "index" in RECALL_INSTRUCTIONS
+    assert "recall: <key>" in RECALL_INSTRUCTIONS
