@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from typing import Literal
 
 import pytest
 from hypothesis import assume, given
@@ -30,6 +31,7 @@ from neuron_context import (
     default_stack,
     validate,
 )
+from neuron_context._strategies.default.plan import step_in_progress
 from neuron_context.errors import (
     BudgetExceededError,
     ProviderError,
@@ -660,20 +662,30 @@ class TestProperties:
         counter=counters(),
         extra=st.integers(0, 400),
         target=st.sampled_from([0.5, 0.7, 1.0]),
+        in_progress=st.sampled_from(["drop", "keep"]),
     )
     @pytest.mark.anyio
     async def test_budget_and_start_on_user(
-        self, messages: list[Message], counter: TokenCounter, extra: int, target: float
+        self,
+        messages: list[Message],
+        counter: TokenCounter,
+        extra: int,
+        target: float,
+        in_progress: Literal["drop", "keep"],
     ) -> None:
-        """Whenever the system messages and the newest request fit, the output fits; it is
-        well formed; it starts on a user message when the input did; nothing is lost of
-        the system messages."""
+        """Whenever the system messages and the newest request fit (with ``"keep"``, the
+        default: and the step in progress), the output fits; it is well formed; it starts
+        on a user message when the input did; nothing is lost of the system messages."""
         systems = [m for m in messages if m.role is Role.SYSTEM]
         users = [m for m in messages if m.role is Role.USER and not m.is_compaction]
         newest = max((counter.estimate_message(m) for m in users), default=0)
         floor = counter.estimate_messages(systems) + newest
+        if in_progress == "keep":
+            floor += counter.estimate_messages([messages[i] for i in step_in_progress(messages)])
         budget = floor + 64 + extra
-        stack = default_stack(budget, counter=counter, target=target, reserve=0.0)
+        stack = default_stack(
+            budget, counter=counter, target=target, reserve=0.0, in_progress=in_progress
+        )
         output = await stack.compact(messages)
         validate(output)
         assert cost(output, counter) <= budget
