@@ -19,6 +19,7 @@ from neuron_context import (
     default_stack,
     validate,
 )
+from neuron_context._strategies.default.plan import step_in_progress
 from neuron_context.counting import CacheCostModel, cost_model
 from neuron_context.strategies import CacheSchedule
 
@@ -298,13 +299,15 @@ class TestProperties:
         min_turns: int,
         floor: float,
     ) -> None:
-        """Whenever the system messages and the newest request fit, the output fits; it is
-        well formed; it starts on a user message when the input did; the system messages
-        are kept; the newest request is kept (cut only to leave a short task its room)."""
+        """Whenever the system messages, the newest request and the step in progress fit,
+        the output fits; it is well formed; it starts on a user message when the input
+        did; the system messages are kept; the newest request is kept (cut only to leave
+        a short task its room)."""
         systems = [m for m in messages if m.role is Role.SYSTEM]
         users = [m for m in messages if m.role is Role.USER and not m.is_compaction]
         newest = max((counter.estimate_message(m) for m in users), default=0)
-        budget = counter.estimate_messages(systems) + newest + 64 + extra
+        step = counter.estimate_messages([messages[i] for i in step_in_progress(messages)])
+        budget = counter.estimate_messages(systems) + newest + step + 64 + extra
         schedule = CacheSchedule(min_turns=min_turns, floor=floor, clock=None)
         if gap is not None:
             schedule.note_gap(gap)
