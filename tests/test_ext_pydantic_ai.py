@@ -10,7 +10,7 @@ import anyio
 import attrs
 import pytest
 from ext_support import compaction, one_result_per_message, stack, well_formed
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from pydantic_ai import Agent, PydanticAIDeprecationWarning
 from pydantic_ai.capabilities import ProcessHistory
@@ -36,6 +36,7 @@ from transcripts import load_transcript, requires_transcripts, transcript_paths
 
 from neuron_context import (
     Compaction,
+    CompositeStrategy,
     ConfigurationError,
     ContentBlock,
     ContextStrategy,
@@ -283,6 +284,24 @@ class TestHistoryProcessor:
         assert last[-1].instructions == "Be terse."
 
     @given(cases(strategy_stacks, well_formed_conversations().map(expressible)))
+    @example(  # the task put back inside an exchange whose call the clearing edited
+        Case(
+            strategy=CompositeStrategy(
+                [
+                    SlidingWindowStrategy(2, 0),
+                    ToolResultClearingStrategy(0, 0, clear_tool_inputs=True),
+                ],
+                0,
+            ),
+            messages=[
+                Message.user("Fix the build."),
+                Message.assistant(tool_uses=[ToolUse(id="c1", name="f", input={"path": "a"})]),
+                Message.system("Be brief."),
+                Message.tool_result("c1", "x = 1\n" * 100),
+            ],
+            counter=COUNTER,
+        )
+    )
     def test_returns_the_strategys_compaction(self, case: Case[ContextStrategy]) -> None:
         """What it returns reads as exactly what the strategy makes of the history."""
         messages = to_pydantic_ai(case.messages)

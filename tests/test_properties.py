@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import anyio
 import attrs
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import (
     Case,
@@ -43,6 +43,7 @@ from neuron_context import (
     ToolResult,
     ToolResultClearingStrategy,
     ToolUse,
+    start_on_user,
     validate,
 )
 from neuron_context.testing import RecordingStrategy
@@ -530,6 +531,38 @@ class TestStartOnUser:
         after = non_systems(output)[:1]
         if first and first[0].role is Role.USER and after:
             assert after[0].role is Role.USER
+
+
+_EDITED_EXCHANGE = [
+    Message.user("Fix the build."),
+    Message.assistant(tool_uses=[ToolUse(id="c1", name="read_file", input={"path": "a.py"})]),
+    Message.system("Be brief."),
+    Message.tool_result("c1", "x = 1\n" * 100),
+]
+"""A window that drops the task and keeps the exchange, then a clearing that edits both
+its call (``clear_tool_inputs``) and its result: the put-back task has no kept object
+to stand before but the system message inside the exchange."""
+
+
+@given(cases(strategy_stacks))
+@example(
+    Case(
+        strategy=CompositeStrategy(
+            [SlidingWindowStrategy(2, 0), ToolResultClearingStrategy(0, 0, clear_tool_inputs=True)],
+            0,
+        ),
+        messages=_EDITED_EXCHANGE,
+        counter=TokenCounter(),
+    )
+)
+def test_start_on_user_keeps_the_pairs(case: Case[ContextStrategy]) -> None:
+    """``start_on_user`` of any strategy's output (what the compaction step sends) is as
+    well formed as the output, wherever the task it puts back lands, however the
+    strategy edited the messages around it (reused tool-use ids included)."""
+    messages = case.messages
+    output = anyio.run(case.strategy.compact, messages)
+    result = start_on_user(output, messages)
+    validate(result)
 
 
 class TestMixedCounters:

@@ -203,8 +203,10 @@ def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> l
     first user message of ``messages`` are dropped (a user message always starts a
     turn, so no tool exchange is split); when ``messages`` holds no user message at
     all (or nothing but system messages), the newest user message of ``original`` that
-    it dropped (typically the task) is put back where it stood: before the first kept
-    message that came after it.
+    it dropped (typically the task) is put back where it stood: before the first message
+    not known to have come before it (a message the strategy made or edited is not the
+    object it was, and counts as later), or before the tool exchange that place would
+    split, so the result is as well formed as ``messages``.
 
     The agent loop and the framework adapters apply it to whatever a strategy returns,
     so a request always starts as Anthropic requires; call it in a loop of your own.
@@ -229,12 +231,28 @@ def start_on_user(messages: Sequence[Message], original: Sequence[Message]) -> l
     for at in range(len(original) - 1, -1, -1):
         message = original[at]
         if message.role is Role.USER and id(message) not in present:
-            # Where it stood: before the first kept message that came after it.
+            # Where it stood: before the first message not known to have come before it.
             position = {id(kept): index for index, kept in enumerate(original)}
-            later = (k for k, kept in enumerate(result) if position.get(id(kept), -1) > at)
-            insert = next(later, len(result))
+            unknown = len(original)
+            later = (k for k, kept in enumerate(result) if position.get(id(kept), unknown) > at)
+            insert = _exchange_start(result, next(later, len(result)))
             return [*result[:insert], message, *result[insert:]]
     return result
+
+
+def _exchange_start(messages: Sequence[Message], index: int) -> int:
+    """``index``, or the index of the assistant message whose tool exchange a message put
+    at ``index`` would split (a tool message follows it, system messages aside)."""
+    after = next((m for m in messages[index:] if m.role is not Role.SYSTEM), None)
+    if after is None or not after.is_tool:
+        return index
+    for back in range(index - 1, -1, -1):
+        role = messages[back].role
+        if role is Role.ASSISTANT:
+            return back
+        if role is not Role.TOOL and role is not Role.SYSTEM:
+            break
+    return index
 
 
 # -- calls awaiting their results --------------------------------------------------------
