@@ -141,6 +141,80 @@ class TestPydanticAI:
         assert KEY in set(store.scoped("conv-a"))
         assert list(store) == []
 
+    def test_another_conversation_cannot_recall(self) -> None:
+        """Conversation B, given A's key (a prompt injection in a tool result), recalls
+        nothing: one store given to the processor and the tool, scoped by each run's
+        ``conversation_id``; a store the user scoped by a name stays in that name."""
+        pytest.importorskip("pydantic_ai")
+        from pydantic_ai import Agent
+        from pydantic_ai.capabilities import ProcessHistory
+        from pydantic_ai.messages import (
+            ModelMessage,
+            ModelRequest,
+            ModelResponse,
+            TextPart,
+            ToolCallPart,
+            ToolReturnPart,
+        )
+        from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+        from neuron_context.ext.pydantic_ai import HistoryProcessor, recall_tool
+
+        def returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+            return [
+                part
+                for message in messages
+                if isinstance(message, ModelRequest)
+                for part in message.parts
+                if isinstance(part, ToolReturnPart)
+            ]
+
+        def reader(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            done = returns(messages)
+            if len(done) < 2:
+                path = ("a.py", "b.py")[len(done)]
+                return ModelResponse(parts=[ToolCallPart("read_file", {"path": path}, f"c{path}")])
+            return ModelResponse(parts=[TextPart("read")])
+
+        def thief(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            done = returns(messages)
+            if not done:
+                return ModelResponse(parts=[ToolCallPart("recall", {"key": KEY}, "steal")])
+            return ModelResponse(parts=[TextPart(str(done[-1].content))])
+
+        def agent(model: FunctionModel, store: MemoryStore | Any) -> Any:
+            made = Agent(
+                model,
+                capabilities=[ProcessHistory(HistoryProcessor(clearing(store)))],
+                tools=[recall_tool(store)],
+            )
+
+            @made.tool_plain
+            def read_file(path: str) -> str:
+                """Read a file."""
+                return file_text(path)
+
+            return made
+
+        async def run(model: FunctionModel, store: Any, name: str | None) -> str:
+            result = await agent(model, store).run("go", conversation_id=name)
+            return str(result.output)
+
+        store = MemoryStore()
+        anyio.run(run, FunctionModel(reader), store, "conv-a")
+        assert KEY in set(store.scoped("conv-a"))
+        stolen = anyio.run(run, FunctionModel(thief), store, "conv-b")
+        assert stolen.startswith("recall: no content under key")
+        assert FIRST_LINE not in stolen
+        # A store the user scoped by a name: the run's conversation does not widen it.
+        named = MemoryStore()
+        anyio.run(run, FunctionModel(reader), named.scoped("user-1"), "conv-a")
+        assert KEY in set(named.scoped("user-1"))
+        assert KEY not in set(named.scoped("conv-a"))
+        elsewhere = anyio.run(run, FunctionModel(thief), named.scoped("user-2"), "conv-a")
+        assert FIRST_LINE not in elsewhere
+        assert FIRST_LINE in anyio.run(run, FunctionModel(thief), named.scoped("user-1"), None)
+
 
 class TestOpenAIAgents:
     """The Agents SDK's filter, session and tool in the run's conversation."""

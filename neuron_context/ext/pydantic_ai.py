@@ -21,7 +21,10 @@ starts from the last one (the earlier summary updated with what was evicted sinc
 in a loop of our own.
 
 A call converts only the messages added since the last one (the others are the same
-objects as last time), so a turn costs its new messages. The request's instructions (the
+objects as last time), so a turn costs its new messages. One processor serves every
+conversation of a process: each is found by its ``conversation_id`` (pydantic-ai stamps it
+on every message of a run, and a run given a ``message_history`` continues its
+conversation), or by its messages where none is stamped. The request's instructions (the
 system prompt pydantic-ai sends) are counted against the budget; the tool definitions
 are not (a history processor is given the messages alone).
 
@@ -98,14 +101,15 @@ class HistoryProcessor:
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """The history to send: ``messages`` itself, or its compaction."""
         await self._load()
-        session = self._sessions.take(messages)
+        name = conversation_of(messages)
+        session = self._sessions.take(messages, name)
         try:
             converted = session.reader(messages)
             start = converted.sendable("HistoryProcessor")
         except Exception as exc:
             self._sessions.put(session)
             return _as_given(messages, "its messages cannot be read", exc)
-        with conversation(conversation_of(messages)):  # the run's conversation's view
+        with conversation(name):  # the run's conversation's view
             result = await compact_step(
                 self.strategy,
                 start,
@@ -149,7 +153,7 @@ class HistoryProcessor:
         usage calibrates the counter)."""
 
         def read() -> Sequence[Message]:
-            session = self._sessions.take(messages)
+            session = self._sessions.take(messages, conversation_of(messages))
             try:
                 return session.reader(messages).sendable("HistoryProcessor")
             finally:
@@ -165,10 +169,11 @@ class HistoryProcessor:
         """The refused request's messages recompacted to the size ``overflow`` showed
         (the request's tools counted in it); the processor keeps the smaller strategy."""
         messages = attempt.request
-        session = self._sessions.take(messages)
+        name = conversation_of(messages)
+        session = self._sessions.take(messages, name)
         try:
             converted = session.reader(messages)
-            with conversation(conversation_of(messages)):
+            with conversation(name):
                 result, budget = await session.view.recover(
                     overflow,
                     converted.sendable("HistoryProcessor"),
