@@ -524,6 +524,66 @@ class PydanticAILoop(Loop):
         return from_pydantic_ai(self.last)
 
 
+class PydanticAIUsers(Loop):
+    """One ``pydantic_ai.Agent`` (one ``HistoryProcessor``) serving ``users`` conversations,
+    as a web service's one agent serves all its users: each :meth:`turn` is the next user's
+    run, in rotation, with that user's history (each run names its conversation,
+    ``conversation_id=f"user-{n}"``). Each conversation is the prefilled history with its
+    first question naming its user (so no two share a prefix)."""
+
+    def __init__(
+        self,
+        size: int,
+        strategy: ContextStrategy | None,
+        users: int,
+        event_loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        super().__init__(size, strategy)
+        self.event_loop = event_loop
+        self.last: list[ModelMessage] = []
+        capabilities = [] if strategy is None else [ProcessHistory(HistoryProcessor(strategy))]
+        self.agent: PydanticAgent[None, str] = PydanticAgent(
+            FunctionModel(self._reply), tools=[read_file], capabilities=capabilities
+        )
+        first, *rest = workload("transcripts", size).messages
+        self.histories: list[list[ModelMessage]] = [
+            to_pydantic_ai([Message.system(f"[user {user}] {first.text}"), *rest])
+            for user in range(users)
+        ]
+        self.requests: list[list[list[ModelMessage]]] = [[] for _ in range(users)]
+        """What the model received at the last model call of each run, by user."""
+        self.start = len(self.histories[0])
+        self._next = 0
+
+    def _reply(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.last = messages
+        request = messages[-1]
+        if isinstance(request, ModelRequest) and isinstance(request.parts[-1], ToolReturnPart):
+            return ModelResponse(parts=[TextPart(ANSWER)])
+        call_id = self._call_id()
+        call = ToolCallPart("read_file", {"path": f"src/{call_id}.py"}, tool_call_id=call_id)
+        return ModelResponse(parts=[call])
+
+    def _invoke(self, text: str) -> object:
+        user = self._next % len(self.histories)
+        self._next += 1
+        run = self.agent.run(
+            text, message_history=self.histories[user], conversation_id=f"user-{user}"
+        )
+        result = self.event_loop.run_until_complete(run)
+        self.histories[user] = result.all_messages()
+        self.requests[user].append(self.last)  # the call answering the tool's result
+        return result
+
+    def history_length(self) -> int:
+        """Messages (requests and responses) of the first user's history."""
+        return len(self.histories[0])
+
+    def last_request(self) -> list[Message]:
+        """The model's last request (the system prompt is a part of its first message)."""
+        return from_pydantic_ai(self.last)
+
+
 # -- ours ------------------------------------------------------------------------------
 
 

@@ -71,6 +71,7 @@ from loops import (
     OpenAIAgentsUsers,
     OurLoop,
     PydanticAILoop,
+    PydanticAIUsers,
     firing,
     firing_budget,
     idle,
@@ -90,6 +91,7 @@ from workloads import (
 )
 
 from neuron_context import ContextStrategy, TokenCounter, TokenizerCounter, default_stack
+from neuron_context.testing import RecordingStrategy
 
 COUNTER = TokenCounter()
 ENTRIES = ("run_sync", "run")
@@ -260,6 +262,38 @@ def test_pydantic_ai(
     """pydantic-ai's ``Agent.run``: bare, with our history processor idle and firing."""
     benchmark.group = f"loop-pydantic-ai transcripts {size}"
     _frameworks(benchmark, size, lambda n, strategy: PydanticAILoop(n, strategy, event_loop))
+
+
+@pytest.mark.parametrize("size", LOOP_SIZES)
+def test_pydantic_ai_users(
+    benchmark: Benchmark, size: int, event_loop: asyncio.AbstractEventLoop
+) -> None:
+    """One pydantic-ai agent serving 40 interleaved conversations beside the same agent
+    serving one: per run, compactions per conversation, the prefix kept."""
+    benchmark.group = f"loop-pydantic-ai-users transcripts {size}"
+    one_strategy = RecordingStrategy(firing(size))
+    many_strategy = RecordingStrategy(firing(size))
+    loops: dict[str, Loop] = {
+        "one": PydanticAIUsers(size, one_strategy, 1, event_loop),
+        "many": PydanticAIUsers(size, many_strategy, USERS, event_loop),
+    }
+    many = cast("PydanticAIUsers", loops["many"])
+    for _ in range(USERS - 1):  # each conversation's first call: untimed, as for one
+        many.turn()
+    _run_loops(benchmark, loops, rounds=max(USERS, _rounds(size)), baseline="one")
+    for _ in range(USERS):  # a second call each (run once, as CI runs it: the checks')
+        many.turn()
+    loops["one"].turn()
+    one = cast("PydanticAIUsers", loops["one"])
+    served = [requests for requests in many.requests if len(requests) >= 2]
+    assert served
+    kept = statistics.median(_prefix_kept(requests) for requests in served)
+    benchmark.extra_info["prefix_kept_many"] = kept
+    benchmark.extra_info["prefix_kept_one"] = _prefix_kept(one.requests[0])
+    benchmark.extra_info["compactions_one"] = len(one_strategy.calls)
+    benchmark.extra_info["compactions_many"] = len(many_strategy.calls) / USERS
+    assert len(many_strategy.calls) <= USERS * (len(one_strategy.calls) + 1)
+    assert kept >= 0.95
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
