@@ -14,7 +14,8 @@ has room for (:attr:`Sessions.max_bytes`, about the bytes of the histories read;
 least recently used goes first when they exceed it). A call finds its session
 
 - by the framework's own identity of the conversation when the adapter has one
-  (``key``: LangChain's ``thread_id``; the name an Agents SDK run goes under), in O(1);
+  (``key``: LangChain's ``thread_id``; the name an Agents SDK run goes under;
+  pydantic-ai's ``conversation_id``), in O(1);
 - otherwise by its messages: the session whose messages the call's messages start with
   (:meth:`~._incremental.Reader.follows`, the ends compared first, so each other conversation
   is told apart in about a microsecond), most recently used first.
