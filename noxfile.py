@@ -64,6 +64,7 @@ EXTRA_CHECKS: dict[str, tuple[list[str], list[str]]] = {
     "pydantic-ai": (
         [
             "tests/test_ext_pydantic_ai.py",
+            "tests/test_ext_pydantic_ai_fleet.py",
             "tests/test_recall_ext.py::TestPydanticAI",
             DOCS_PAGE.format("adapters/pydantic-ai.md"),
         ],
