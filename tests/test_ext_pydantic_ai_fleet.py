@@ -10,8 +10,10 @@ would have; one processor serving many conversations finds each by its
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import anyio
 import pytest
@@ -31,8 +33,10 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from neuron_context import MemoryStore, Message, default_stack
-from neuron_context.ext.pydantic_ai import HistoryProcessor, from_pydantic_ai
+from neuron_context import MemoryStore, Message, SlidingWindowStrategy, default_stack
+from neuron_context.ext._pydantic_ai import reader as pydantic_reader
+from neuron_context.ext._pydantic_ai.messages import read
+from neuron_context.ext.pydantic_ai import HistoryProcessor, from_pydantic_ai, to_pydantic_ai
 from neuron_context.testing import RecordingStrategy
 
 BUDGET = 4_000
@@ -113,7 +117,33 @@ class TestFleet:
         assert _ours(two) == _ours(one)
 
 
+def _named(messages: list[Message], name: str) -> list[ModelMessage]:
+    """``messages`` as pydantic-ai messages of conversation ``name``."""
+    return [dataclasses.replace(m, conversation_id=name) for m in to_pydantic_ai(messages)]
+
+
 class TestManyConversations:
+    @pytest.mark.anyio
+    async def test_found_by_conversation_id(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A conversation is found by its ``conversation_id``: another conversation that
+        continues its history (``conversation_id="new"``) does not take its place, so its
+        next call converts only its new messages."""
+        converted: list[int] = []
+
+        def counting(items: Sequence[ModelMessage], offset: int = 0) -> Any:
+            converted.append(len(items))
+            return read(items, offset)
+
+        monkeypatch.setattr(pydantic_reader, "read", counting)
+        processor = HistoryProcessor(SlidingWindowStrategy(100, 10**9))
+        turns = [Message.user(f"question {n}") for n in range(4)]
+        first = _named(turns[:2], "a")
+        await processor(first)
+        await processor([*first, *_named(turns[2:3], "b")])  # a fork, another conversation
+        converted.clear()
+        await processor([*first, *_named(turns[3:], "a")])
+        assert converted == [1]
+
     def test_interleaved_conversations_compact_as_one(self) -> None:
         """One processor serving twelve interleaved conversations compacts each as often
         as it compacts one served alone, and each request starts with the one before as
