@@ -33,6 +33,12 @@ model call); outside it: building the agents and converting the prefilled histor
   targets. pydantic-ai keeps a processor's output as the run's history, so the firing
   contender compacts at its untimed first call and its timed calls run on the compacted
   history (what a user's loop pays).
+- ``loop-pydantic-ai-users``: one ``Agent`` (one ``HistoryProcessor(default_stack(firing
+  budget))``) serving 40 interleaved conversations, each run naming its
+  ``conversation_id`` (``many``), beside the same agent serving one (``one``, the
+  baseline). Targets: ``many`` at most 1.2x ``one``, no more compactions per conversation
+  than one conversation's + 1, the previous request the next one's prefix (median share
+  at least 0.95).
 - ``loop-ours-run_sync`` / ``loop-ours-run``: ``neuron_context.create_agent`` with
   ``AgentOptions(context=default_stack(budget never reached))``, prefilled through
   ``agent.state.messages``, one ``agent.run_sync(question)`` (or ``await agent.run``
