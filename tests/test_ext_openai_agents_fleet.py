@@ -312,3 +312,53 @@ class TestKeptView:
         assert continued == [*compacted, *_history(9)[-2:]]  # the kept view, continued
         edited = _history(9, first="go on")
         assert await _call(third, edited) == await _call(alone, edited)
+
+
+class Refusing(Scripted):
+    """:class:`Scripted`, refusing its ``at``-th call once as too long for a window of
+    half the request (Anthropic's words), as a provider whose window is below the
+    strategy's budget does; every request is also recorded in ``log``."""
+
+    def __init__(self, log: list[list[Any]], at: int) -> None:
+        super().__init__(_reads(4))
+        self.log, self.at, self.calls = log, at, 0
+
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
+        from overflow_support import anthropic_overflow
+
+        self.calls += 1
+        items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        self.log.append([_plain(item) for item in items])
+        if self.calls == self.at:
+            raise anthropic_overflow(4_000, 2_000)
+        return await super().get_response(system_instructions, input, *args, **kwargs)
+
+
+class TestRecoveredView:
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("wrap", [False, True], ids=["conversation", "compacting-session"])
+    async def test_a_worker_continues_anothers_recovery(self, wrap: bool, tmp_path: Path) -> None:
+        """The first worker's last call of a run is refused as too long and recompacted
+        (the overflow recovery); the second worker continues that recompacted view and
+        the budget the refusal showed: the same requests as one worker sends."""
+        sent: list[list[list[Any]]] = []
+        for fleet in (1, 2):
+            log: list[list[Any]] = []
+            store = MemoryStore()
+            workers = [
+                Worker(store, tmp_path / f"sessions{fleet}.db", wrap=wrap) for _ in range(fleet)
+            ]
+            for number, worker in enumerate(workers):
+                worker.model = Refusing(log, at=5 if number == 0 else 0)
+                worker.agent = worker.agent.clone(
+                    model=worker.config.call_model_input_filter.wrap(worker.model)  # type: ignore[union-attr]
+                )
+            for number, question in enumerate(QUESTIONS[:4]):
+                await workers[number % fleet].run("user-7", question)
+            sent.append(log)
+        one, two = sent
+        assert len(one) == 4 * 5 + 1  # one call refused, and sent again smaller
+        assert len(one[5]) < len(one[4])
+        assert one == two

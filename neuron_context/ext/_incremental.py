@@ -195,6 +195,11 @@ class Reader(Generic[K, S]):
         self._followed: Sequence[K] | None = None  # the items follows() last said yes to
 
     @property
+    def items(self) -> Sequence[K]:
+        """The framework's messages read last (the reader's own list: do not change it)."""
+        return self._items
+
+    @property
     def footprint(self) -> int:
         """About how many bytes the messages read hold: their text and a fixed cost a
         message for the objects (ours, and the framework's items kept to compare the next

@@ -11,6 +11,7 @@ from typing import Any, cast
 from agents.models.interface import Model
 from agents.run_config import CallModelData, ModelInputData
 
+from ..._compaction.recovery import shrunk
 from ..._compaction.refusal import Overflow
 from ..._errors import ContextOverflowError, NeuronContextError
 from ..._messages.message import Message, ToolDefinition
@@ -51,7 +52,7 @@ class CallModelInputFilter:
         ... )
     """
 
-    __slots__ = ("_offloads", "_place", "_sessions", "_tools", "_warned", "strategy")
+    __slots__ = ("_budget", "_offloads", "_place", "_sessions", "_tools", "_warned", "strategy")
 
     def __init__(self, strategy: ContextStrategy) -> None:
         self.strategy = check_strategy("CallModelInputFilter", strategy)
@@ -62,6 +63,7 @@ class CallModelInputFilter:
         self._tools = ToolDefinitions(_definition)
         self._offloads = offloads(self.strategy)
         self._place = place(self.strategy)
+        self._budget: int | None = None  # the budget a provider's refusal showed
 
     def __repr__(self) -> str:
         return f"CallModelInputFilter({self.strategy!r})"
@@ -94,7 +96,7 @@ class CallModelInputFilter:
             place = self._place if key is not None and not leading else None
             with in_conversation():
                 if place is not None and key is not None:
-                    restore(session, converted, place, key)
+                    restore(session, converted, place, key, lambda b: self._learn(session, b))
                 result = await session.view.update(
                     own[leading:] if leading else own,
                     system_prompt=instructions,
@@ -102,7 +104,7 @@ class CallModelInputFilter:
                     label="CallModelInputFilter",
                 )
                 if place is not None and key is not None and result.compacted:
-                    keep(session, place, key, items, result.messages)
+                    keep(session, place, key, items, result.messages, budget=self._budget)
             if not session.view.compacted:
                 return model_data
             try:
@@ -130,6 +132,8 @@ class CallModelInputFilter:
         too long for the model is sent once more with its input compacted to the size
         the refusal shows, and this filter compacts to that smaller budget from then
         on; a second refusal is a :class:`~neuron_context.errors.ContextOverflowError`.
+        A named conversation's recompacted view, and that budget, are kept in the store
+        as a compaction's view is (:mod:`.fleet`), so the next worker continues them.
         Streamed calls (``Runner.run_streamed``) too, when the refusal comes before the
         stream's first event, as a provider's refusal of an input's size does; the run's
         items are not edited.
@@ -168,7 +172,10 @@ class CallModelInputFilter:
     ) -> tuple[list[Any], int]:
         """The refused call's input compacted to the size ``overflow`` showed, and that
         budget; the filter keeps the smaller strategy."""
-        session, _ = self._take(items)
+        session, key = self._take(items)
+        # The input items the session's view stands for (the call's, before the filter
+        # compacted them), when its view is to be kept for the fleet.
+        given = list(session.reader.items) if session.view.started else []
         try:
             converted = session.reader(items)
             own = converted.messages
@@ -188,6 +195,10 @@ class CallModelInputFilter:
                     label="CallModelInputFilter",
                 )
             self._sessions.learn(session.view.strategy)
+            self._budget = budget
+            if given and not leading and key is not None and self._place is not None:
+                with in_conversation():
+                    keep(session, self._place, key, given, result.messages, budget=budget)
             first = converted.sources[leading][0] if leading < len(own) else len(items)
             # The outputs of the server's calls go first, as they came (as in __call__).
             rebuilt = (
@@ -199,3 +210,14 @@ class CallModelInputFilter:
             self._sessions.put(session)
         self.strategy = session.view.strategy
         return rebuilt, budget
+
+    def _learn(self, session: Session[Item, list[int]], budget: int) -> None:
+        """Compact to ``budget`` from now on (``session``, taken from the pool, too), as
+        the worker that kept a conversation's view did after a provider's refusal showed
+        it; a budget this filter learned already, or a smaller one, stays."""
+        if self._budget is None or budget < self._budget:
+            smaller = shrunk(self.strategy, budget, counter_of(self.strategy))
+            self._budget = budget
+            self._sessions.learn(smaller)
+            self.strategy = smaller
+        session.view.strategy = self.strategy

@@ -9,10 +9,15 @@ so the filter keeps each new compaction of a **named** conversation (see
 ``SQLiteStore`` the workers share), in the conversation's namespace, under two reserved
 names that are not keys (``get``, ``recall`` and iteration never see them):
 
-- the head: how many of the call's input items the view stands for, and a digest of
-  those items (read on each call: a few dozen bytes);
+- the head: how many of the call's input items the view stands for, a digest of those
+  items, and the budget a provider's overflow refusal taught the worker that kept it
+  (``null`` until one did; read on each call: a few dozen bytes);
 - the body: the same, and the view's messages as sent, encoded as the store encodes
   what it holds (read only when the head is not the one this worker knows).
+
+A view is kept after each compaction, and after a refused call's recompaction (the
+overflow recovery, :meth:`~.filter.CallModelInputFilter.wrap`), whose budget the other
+workers then learn as the worker that was refused did.
 
 A worker that meets the conversation for the first time, or again after another worker
 compacted it, reads the body once and continues the view from there when the input
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -82,21 +87,26 @@ def keep(
     key: str,
     items: Sequence[Item],
     view: Sequence[Message],
+    *,
+    budget: int | None = None,
 ) -> None:
     """Keep in ``store`` that the view of conversation ``key``'s input ``items`` is the
-    messages ``view``; the session knows it as its own."""
-    through, last = len(items), digest(items)
+    messages ``view``, compacted with the learned ``budget`` (``None``: none learned);
+    the session knows it as its own."""
     try:
+        through, last = len(items), digest(items)
         base, head, body = _names(store, key)
         base._write(
             body,
-            json.dumps({"through": through, "last": last, "view": encode(list(view))}),
+            json.dumps(
+                {"through": through, "last": last, "budget": budget, "view": encode(list(view))}
+            ),
         )
-        base._write(head, json.dumps([through, last]))
+        base._write(head, json.dumps([through, last, budget]))
     except Exception as exc:
         _failed("cannot keep the view in", store, exc)
         return
-    session.kept = (through, last)
+    session.kept = (through, last, budget)
 
 
 def restore(
@@ -104,10 +114,12 @@ def restore(
     converted: Converted[Item, list[int]],
     store: Store,
     key: str,
+    learn: Callable[[int], None] | None = None,
 ) -> bool:
     """Continue the view ``store`` keeps for conversation ``key`` when the session does
     not know it (a worker new to the conversation, or one another worker's compaction
-    overtook) and the input still begins with the items it stands for. Whether it did.
+    overtook) and the input still begins with the items it stands for. Whether it did;
+    ``learn`` is given the budget the view was compacted with when one was learned.
 
     A message of the kept view equal to one the input reads as is that very message of
     ours, so the request rebuilt from it holds the SDK's own item, as the worker that
@@ -116,16 +128,19 @@ def restore(
     try:
         base, head, body = _names(store, key)
         shown = base._read(head)
-        if shown is None or tuple(json.loads(shown)) == session.kept:
+        if shown is None or _parsed(shown) == session.kept:
             return False
         text = base._read(body)
-        record: Any = None if text is None else json.loads(text)
     except Exception as exc:
         _failed("cannot read the view from", store, exc)
         return False
+    record = None if text is None else _parsed(text)
     if not isinstance(record, dict):
         return False
     through, last, encoded = record.get("through"), record.get("last"), record.get("view")
+    budget = record.get("budget")
+    if budget is not None and (type(budget) is not int or budget < 1):
+        return False
     items, sources = converted.items, converted.sources
     if type(through) is not int or not 0 < through <= len(items) or not isinstance(encoded, str):
         return False
@@ -146,9 +161,21 @@ def restore(
     for message in view:
         position = by_value.get(repr(message))
         ours.append(message if position is None else own[position])
+    if budget is not None and learn is not None:
+        learn(budget)
     session.view.restore(own[:stands], ours)
-    session.kept = (through, last)
+    session.kept = (through, last, budget)
     return True
+
+
+def _parsed(text: object) -> Any:
+    """A head or a body as written (a list as a tuple), or ``None`` for what no version
+    of :func:`keep` wrote (another writer's value, a corrupted one): ignored."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except Exception:  # not JSON, or a number beyond int()'s digits
+        return None
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _failed(what: str, store: Store, exc: Exception) -> None:
