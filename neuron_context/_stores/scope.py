@@ -2,13 +2,14 @@
 
 The agent loop runs each of its runs, and the adapters each compaction and each recall,
 inside :func:`conversation` with the conversation's name (our agent's
-``state.conversation``, LangChain's ``thread_id``, pydantic-ai's ``conversation_id``;
-the Agents SDK hands its filter and tools no session, so its user runs it inside
-``conversation(session.session_id)``); an unscoped store used inside is that
-conversation's view
-(``store.scoped(name)``), so one conversation's recall never reads what another
-offloaded. A store the user scoped stays in its own scope. A loop of one's own enters it
-the same way. Tasks and worker threads started inside (``anyio.to_thread``) inherit it.
+``state.conversation``, LangChain's ``thread_id``, pydantic-ai's ``conversation_id``,
+the ``session_id`` of an Agents SDK run's ``CompactingSession``; the SDK hands its filter
+and tools no session, so a run without a ``CompactingSession`` is named by its user,
+inside ``conversation(session.session_id)``); an unscoped store used inside is that
+conversation's view (``store.scoped(name)``), so one conversation's recall never reads
+what another offloaded. A store the user scoped stays in its own scope. A loop of one's
+own enters it the same way. Tasks and worker threads started inside
+(``anyio.to_thread``) inherit it.
 """
 
 from __future__ import annotations
