@@ -362,3 +362,81 @@ class TestRecoveredView:
         assert len(one) == 4 * 5 + 1  # one call refused, and sent again smaller
         assert len(one[5]) < len(one[4])
         assert one == two
+
+
+@pytest.fixture
+def quiet_tracing() -> Iterator[None]:
+    """Tracing enabled as by default, with no processor exporting anything."""
+    from agents.tracing import get_trace_provider, set_trace_processors
+
+    multi = get_trace_provider()._multi_processor  # type: ignore[attr-defined]
+    saved = list(multi._processors)
+    set_trace_processors([])
+    try:
+        yield
+    finally:
+        set_trace_processors(saved)
+
+
+class Naming(Model):
+    """A model that notes the conversation each call belongs to (as the filter finds it);
+    with ``helper``, its first call asks the ``helper`` tool (an agent run as a tool)."""
+
+    def __init__(self, seen: list[tuple[str, str | None]], name: str, *, helper: bool) -> None:
+        self.seen, self.name, self.helper, self.calls = seen, name, helper, 0
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        self.calls += 1
+        self.seen.append((self.name, identity.conversation_of()))
+        if self.helper and self.calls == 1:
+            call = ResponseFunctionToolCall(
+                type="function_call",
+                call_id="call_helper",
+                name="helper",
+                arguments='{"input": "look"}',
+                id="fc_helper",
+                status="completed",
+            )
+            return ModelResponse(output=[call], usage=Usage(), response_id=None)
+        return reply(1, 0)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
+        raise NotImplementedError
+
+
+class TestRunIdentity:
+    @pytest.mark.anyio
+    @pytest.mark.usefixtures("quiet_tracing")
+    @pytest.mark.parametrize("tracing", ["enabled", "disabled", "callers-trace"])
+    async def test_a_compacting_session_names_its_runs_calls_alone(
+        self, tracing: str, tmp_path: Path
+    ) -> None:
+        """A run's ``CompactingSession`` names the run's calls whatever the tracing (the
+        SDK's default, enabled, reads the session before the run's trace starts); a run
+        nested in it (an agent as a tool) and a later run in the same task are not it."""
+        from agents import trace
+
+        seen: list[tuple[str, str | None]] = []
+        config = RunConfig(
+            call_model_input_filter=CallModelInputFilter(default_stack(BUDGET)),
+            tracing_disabled=tracing == "disabled",
+        )
+        inner = Agent(name="inner", model=Naming(seen, "inner", helper=False))
+        outer = Agent(
+            name="outer",
+            model=Naming(seen, "outer", helper=True),
+            tools=[inner.as_tool(tool_name="helper", tool_description="h", run_config=config)],
+        )
+        sqlite = SQLiteSession("user-1", tmp_path / "sessions.db")
+        session = CompactingSession(sqlite, default_stack(10**9))
+        try:
+            if tracing == "callers-trace":
+                with trace("the caller's"):
+                    await Runner.run(outer, "hi", session=session, run_config=config)
+                    await Runner.run(inner, "later", run_config=config)
+            else:
+                await Runner.run(outer, "hi", session=session, run_config=config)
+                await Runner.run(inner, "later", run_config=config)
+        finally:
+            sqlite.close()
+        assert seen == [("outer", "user-1"), ("inner", None), ("outer", "user-1"), ("inner", None)]

@@ -7,9 +7,13 @@ reach the filter all the same:
 - the conversation the run goes in (:func:`neuron_context.stores.conversation`, entered
   by the caller around ``Runner.run``: ``with conversation(session.session_id): ...``);
 - the session of the run, when it is a :class:`~.session.CompactingSession`: its
-  ``get_items``, which the SDK calls at the start of a run inside the run's trace, notes
-  its ``session_id`` here (:func:`note_session`), and a call of the same run (the same
-  trace object, which the SDK makes for each run, disabled tracing included) reads it.
+  ``get_items``, which the SDK calls at the start of a run, notes its ``session_id`` here
+  (:func:`note_session`) with the run it was called in, and a call of the same run
+  reads it. A run is told from another by the object the SDK sets for each
+  ``Runner.run`` (streamed or not, nested or not) in a context variable of its own
+  before it reads the session (its tool-configuration guard); in an SDK without it, by
+  the run's trace, which exists when the session is read only with tracing disabled
+  (``RunConfig(tracing_disabled=True)``) or inside a ``trace(...)`` the caller opened.
 
 :func:`conversation_of` gives the first of these, or ``None``: the filter then finds a
 conversation by its items, and a store its strategy offloads to is not scoped for it (a
@@ -21,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from agents.tracing import get_current_trace
 
@@ -28,6 +33,12 @@ from ..._log import logger
 from ..._stores.scope import conversation, conversation_name
 from ..._stores.store import Store
 from ..._strategies.strategy import ContextStrategy
+
+_sdk_run: contextvars.ContextVar[Any] | None
+try:  # the SDK's own object for each run (openai-agents 0.24 and later)
+    from agents.run_internal.agent_tool_configuration import _current_run as _sdk_run
+except ImportError:  # pragma: no cover - an SDK without it: the run's trace tells runs apart
+    _sdk_run = None
 
 __all__ = [
     "conversation_of",
@@ -41,14 +52,21 @@ __all__ = [
 _SESSION: contextvars.ContextVar[tuple[str, object] | None] = contextvars.ContextVar(
     "neuron_context_agents_session", default=None
 )
-"""The ``session_id`` of the ``CompactingSession`` the current run read, with the run's
-trace (what tells this run from a later one in the same task)."""
+"""The ``session_id`` of the ``CompactingSession`` the current run read, with the run
+(what tells this run from a later one in the same task, or from one nested in it)."""
+
+
+def _run() -> object | None:
+    """The run the current code runs in, as the SDK knows it (see the module), or
+    ``None`` outside any."""
+    run: object | None = get_current_trace() if _sdk_run is None else _sdk_run.get(None)
+    return run
 
 
 def note_session(session_id: str) -> None:
     """Note that the run this code runs in reads the session ``session_id``."""
     if isinstance(session_id, str) and session_id:
-        _SESSION.set((session_id, get_current_trace()))
+        _SESSION.set((session_id, _run()))
 
 
 def conversation_of() -> str | None:
@@ -60,8 +78,8 @@ def conversation_of() -> str | None:
     noted = _SESSION.get()
     if noted is None:
         return None
-    session_id, trace = noted
-    return session_id if trace is not None and trace is get_current_trace() else None
+    session_id, run = noted
+    return session_id if run is not None and run is _run() else None
 
 
 def in_conversation() -> contextlib.AbstractContextManager[None]:
