@@ -47,13 +47,17 @@ class Failing(MemoryStore):
         super().__init__()
         self.mode = mode
 
+        self.tried = 0
+
     def _read(self, key: str) -> str | None:
+        self.tried += "view" in key
         if "view" in key and "read" in self.mode:
             msg = "the store went away"
             raise ConnectionError(msg)
         return super()._read(key)
 
     def _write(self, key: str, text: str) -> None:
+        self.tried += "view" in key
         if "view" in key and "write" in self.mode:
             msg = "the store went away"
             raise ConnectionError(msg)
@@ -88,6 +92,25 @@ class TestFailingStore:
         warned = [r.getMessage() for r in caplog.records if "the view" in r.getMessage()]
         assert warned
         assert all("Failing(" in text and "ConnectionError" in text for text in warned)
+
+    @pytest.mark.anyio
+    async def test_a_failing_store_is_left_alone_for_a_while(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """After a failure the views in that store are left alone (a store that hangs
+        costs one client timeout, not one every call), with one warning; tried again
+        once the while is over."""
+        store = Failing("read+write")
+        failing = _filter(store)
+        with caplog.at_level(logging.WARNING, logger="neuron_context"):
+            for turns in range(8, 12):
+                await _call(failing, _history(turns))
+        assert store.tried == 1
+        assert len([r for r in caplog.records if "the view" in r.getMessage()]) == 1
+        assert failing._place is not None
+        failing._place.quiet_until = 0.0  # the while is over
+        await _call(failing, _history(12))
+        assert store.tried == 2
 
 
 CORRUPTED = [

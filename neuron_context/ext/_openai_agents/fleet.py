@@ -23,16 +23,22 @@ A worker that meets the conversation for the first time, or again after another 
 compacted it, reads the body once and continues the view from there when the input
 still begins with the items it stands for: the same requests, the same prefix, no
 compaction of its own. A store that fails here costs only that: the view is the
-worker's own (a warning in the ``neuron_context`` log), never the model call.
+worker's own (a warning in the ``neuron_context`` log), never the model call; and the
+filter leaves the views in that store alone for :data:`RETRY_AFTER` seconds, so a store
+that hangs costs one client timeout then, not one every call. A head or body that no
+version of :func:`keep` wrote (corrupted, or another writer's) is ignored.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
+
+import attrs
 
 from ..._log import logger
 from ..._messages.message import Message
@@ -43,16 +49,48 @@ from ...formats._responses_items import Item
 from .._core import Converted, Session
 from .identity import stores_of
 
-__all__ = ["keep", "place", "restore"]
+__all__ = ["RETRY_AFTER", "Place", "keep", "place", "restore"]
 
 _HEAD = "neuron-context-view-head:"
 _BODY = "neuron-context-view:"
 
 
-def place(strategy: ContextStrategy) -> Store | None:
+RETRY_AFTER = 30.0
+"""How long, in seconds, a filter leaves the views in a store alone after reading or
+writing one there failed."""
+
+
+@attrs.define
+class Place:
+    """Where a filter keeps its conversations' views: ``store``, and until when (on
+    :func:`time.monotonic`'s clock) it leaves them alone after a failure."""
+
+    store: Store
+    quiet_until: float = 0.0
+
+    def usable(self) -> bool:
+        """Whether the views may be read and written now."""
+        return self.quiet_until <= time.monotonic()
+
+    def failed(self, what: str, exc: Exception) -> None:
+        """Note that ``what`` failed with ``exc``: a warning, and the store left alone
+        for :data:`RETRY_AFTER` seconds."""
+        self.quiet_until = time.monotonic() + RETRY_AFTER
+        logger.warning(
+            "CallModelInputFilter %s %r (%s); this worker keeps its own view, and leaves "
+            "the views in that store alone for %g s",
+            what,
+            self.store,
+            type(exc).__name__,
+            RETRY_AFTER,
+        )
+
+
+def place(strategy: ContextStrategy) -> Place | None:
     """Where the views of ``strategy``'s conversations are kept: the store it offloads
     to (the first one it holds), or ``None``."""
-    return next(stores_of(strategy), None)
+    store = next(stores_of(strategy), None)
+    return None if store is None else Place(store)
 
 
 def _names(store: Store, key: str) -> tuple[Store, str, str]:
@@ -83,16 +121,19 @@ def _json(item: object) -> str:
 
 def keep(
     session: Session[Item, list[int]],
-    store: Store,
+    where: Place,
     key: str,
     items: Sequence[Item],
     view: Sequence[Message],
     *,
     budget: int | None = None,
 ) -> None:
-    """Keep in ``store`` that the view of conversation ``key``'s input ``items`` is the
+    """Keep in ``where`` that the view of conversation ``key``'s input ``items`` is the
     messages ``view``, compacted with the learned ``budget`` (``None``: none learned);
     the session knows it as its own."""
+    if not where.usable():
+        return
+    store = where.store
     try:
         through, last = len(items), digest(items)
         base, head, body = _names(store, key)
@@ -104,7 +145,7 @@ def keep(
         )
         base._write(head, json.dumps([through, last, budget]))
     except Exception as exc:
-        _failed("cannot keep the view in", store, exc)
+        where.failed("cannot keep the view in", exc)
         return
     session.kept = (through, last, budget)
 
@@ -112,11 +153,11 @@ def keep(
 def restore(
     session: Session[Item, list[int]],
     converted: Converted[Item, list[int]],
-    store: Store,
+    where: Place,
     key: str,
     learn: Callable[[int], None] | None = None,
 ) -> bool:
-    """Continue the view ``store`` keeps for conversation ``key`` when the session does
+    """Continue the view ``where`` keeps for conversation ``key`` when the session does
     not know it (a worker new to the conversation, or one another worker's compaction
     overtook) and the input still begins with the items it stands for. Whether it did;
     ``learn`` is given the budget the view was compacted with when one was learned.
@@ -125,14 +166,16 @@ def restore(
     ours, so the request rebuilt from it holds the SDK's own item, as the worker that
     compacted sent it.
     """
+    if not where.usable():
+        return False
     try:
-        base, head, body = _names(store, key)
+        base, head, body = _names(where.store, key)
         shown = base._read(head)
         if shown is None or _parsed(shown) == session.kept:
             return False
         text = base._read(body)
     except Exception as exc:
-        _failed("cannot read the view from", store, exc)
+        where.failed("cannot read the view from", exc)
         return False
     record = None if text is None else _parsed(text)
     if not isinstance(record, dict):
@@ -176,12 +219,3 @@ def _parsed(text: object) -> Any:
     except Exception:  # not JSON, or a number beyond int()'s digits
         return None
     return tuple(value) if isinstance(value, list) else value
-
-
-def _failed(what: str, store: Store, exc: Exception) -> None:
-    logger.warning(
-        "CallModelInputFilter %s %r (%s); this worker keeps its own view",
-        what,
-        store,
-        type(exc).__name__,
-    )
