@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import Agent, RunConfig, Runner, SQLiteSession
-from agents_sdk_support import read_file
+from agents import Agent, ModelResponse, ModelSettings, RunConfig, Runner, SQLiteSession, Usage
+from agents.models.interface import Model, ModelTracing
+from agents_sdk_support import read_file, reply
 from hypothesis import given, settings
 from strategies import surrogate_texts
 from test_ext_openai_agents_fleet import (
@@ -241,3 +243,105 @@ class TestConcurrentRuns:
             calls = {i["call_id"] for i in request if i.get("type") == "function_call"}
             outputs = {i["call_id"] for i in request if i.get("type") == "function_call_output"}
             assert outputs <= calls
+
+
+class _Once(Model):
+    """Refuses its first call as too long for half its input (Anthropic's words); then
+    answers, reporting ``reported`` input tokens (0: none)."""
+
+    def __init__(self, reported: int = 0) -> None:
+        self.calls, self.reported = 0, reported
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        from overflow_support import anthropic_overflow
+
+        self.calls += 1
+        if self.calls == 1 and not self.reported:
+            raise anthropic_overflow(4_000, 2_000)
+        return ModelResponse(
+            output=reply(1, 0).output, usage=Usage(input_tokens=self.reported), response_id=None
+        )
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
+        raise NotImplementedError
+
+
+async def _send(model: Model, items: list[Any]) -> None:
+    await model.get_response(
+        INSTRUCTIONS,
+        items,
+        ModelSettings(),
+        [],
+        None,
+        [],
+        ModelTracing.DISABLED,
+        previous_response_id=None,
+        conversation_id=None,
+        prompt=None,
+    )
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many items each conversion of Responses items converts, from now on."""
+    from neuron_context.ext._openai_agents import reader
+
+    converted: list[int] = []
+    convert = reader.read  # type: ignore[attr-defined]
+
+    def read(items: Any, offset: int) -> Any:
+        converted.append(len(items))
+        return convert(items, offset)
+
+    monkeypatch.setattr(reader, "read", read)
+    return converted
+
+
+class TestAfterARecovery:
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("named", [True, False], ids=["named", "by-items"])
+    async def test_the_next_call_reads_only_its_new_items(
+        self, named: bool, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A refused call's recompaction leaves the conversation's reading as it was:
+        the next call converts only its new items, and its request holds the SDK's own
+        item objects for every message it keeps (not copies converted anew)."""
+        converted = _counting(monkeypatch)
+        compacting = _filter(MemoryStore())
+        model = compacting.wrap(_Once())
+        name = "c" if named else None
+        items = _history(8)
+        with conversation(name):
+            sent = await _direct(compacting, items)
+            await _send(model, sent)  # refused, recompacted, sent again
+            converted.clear()
+            given = [*items, *_history(9)[-2:]]  # the SDK's objects, and two new
+            after = await _direct(compacting, given)
+        assert sum(converted) <= 4  # the new items (and the last message, regrouped)
+        assert len(compacting._sessions) == 1
+        by_value = {repr(_plain(item)): item for item in given}
+        kept = [by_value[repr(_plain(item))] for item in after if repr(_plain(item)) in by_value]
+        assert items[0] in kept  # the task, kept by the recompaction before the new items
+        assert all(any(item is original for item in after) for original in kept)
+
+    @pytest.mark.anyio
+    async def test_calibrating_reads_no_history_again(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A calibrated counter learning from each answered call's usage reads the
+        compacted request it was sent on its own: the conversation's reading is left
+        as it was (the next call converts only its new items) and no session is added."""
+        from neuron_context import CalibratedCounter, TokenCounter
+
+        converted = _counting(monkeypatch)
+        compacting = CallModelInputFilter(
+            default_stack(BUDGET, counter=CalibratedCounter(TokenCounter()))
+        )
+        model = compacting.wrap(_Once(reported=2_000))
+        items = _history(8)
+        sent = await _direct(compacting, items)
+        assert len(sent) < len(items)
+        await _send(model, sent)
+        converted.clear()
+        await _direct(compacting, [*items, *_history(9)[-2:]])
+        assert sum(converted) <= 4
+        assert len(compacting._sessions) == 1

@@ -13,12 +13,20 @@ from agents.run_config import CallModelData, ModelInputData
 
 from ..._compaction.recovery import shrunk
 from ..._compaction.refusal import Overflow
+from ..._compaction.step import StepResult
 from ..._errors import ContextOverflowError, NeuronContextError
 from ..._messages.message import Message, ToolDefinition
 from ..._strategies.strategy import ContextStrategy, counter_of
 from ...formats._responses_items import Item
-from .._core import Session, Sessions, ToolDefinitions, check_strategy, session_factory
-from .fleet import keep, place, restore
+from .._core import (
+    Converted,
+    Session,
+    Sessions,
+    ToolDefinitions,
+    check_strategy,
+    session_factory,
+)
+from .fleet import as_ours, keep, place, restore
 from .identity import conversation_of, in_conversation, offloads, warn_unscoped
 from .model import RecoveringModel
 from .reader import as_given, held, items_reader, rebuild
@@ -156,10 +164,12 @@ class CallModelInputFilter:
 
         def read() -> Sequence[Message]:
             session, _ = self._take(items)
+            known = bool(session.reader.items)
             try:
-                return session.reader(items).sendable("CallModelInputFilter")
+                return self._reading(session, items).sendable("CallModelInputFilter")
             finally:
-                self._sessions.put(session)
+                if known:
+                    self._sessions.put(session)
 
         return read, self._tools.of(tools)
 
@@ -176,8 +186,10 @@ class CallModelInputFilter:
         # The input items the session's view stands for (the call's, before the filter
         # compacted them), when its view is to be kept for the fleet.
         given = list(session.reader.items) if session.view.started else []
+        known = bool(session.reader.items)
+        continues = not known or session.reader.follows(items)
         try:
-            converted = session.reader(items)
+            converted = session.reader(items) if continues else items_reader()(items)
             own = converted.messages
             leading = held(converted)
             if leading is None:  # outputs of the server's calls among the run's own
@@ -196,7 +208,8 @@ class CallModelInputFilter:
                 )
             self._sessions.learn(session.view.strategy)
             self._budget = budget
-            if given and not leading and key is not None and self._place is not None:
+            stands = bool(given) and not leading and self._stands(session, given, continues, result)
+            if stands and key is not None and self._place is not None:
                 with in_conversation():
                     keep(session, self._place, key, given, result.messages, budget=budget)
             first = converted.sources[leading][0] if leading < len(own) else len(items)
@@ -207,9 +220,41 @@ class CallModelInputFilter:
                 else (rebuild(result.messages, converted))
             )
         finally:
-            self._sessions.put(session)
+            if known:  # a session new to these items holds nothing of the conversation
+                self._sessions.put(session)
         self.strategy = session.view.strategy
         return rebuilt, budget
+
+    @staticmethod
+    def _stands(
+        session: Session[Item, list[int]],
+        given: list[Item],
+        continues: bool,
+        result: StepResult,
+    ) -> bool:
+        """Whether the session's view, recovered as ``result``, stands for the input
+        ``given`` (the SDK's items of the refused call); when the call was the filter's
+        compaction, its messages become the session's own, as a compaction's are, so the
+        next call's request holds the SDK's own items for them."""
+        if continues:
+            return True
+        mine = session.reader(given).messages
+        if not session.view.follows(mine):
+            return False
+        session.view.restore(mine, as_ours(mine, result.messages))
+        return True
+
+    @staticmethod
+    def _reading(
+        session: Session[Item, list[int]], items: list[Item]
+    ) -> Converted[Item, list[int]]:
+        """``items`` (what a model call was sent) read as ours: by the session's reader
+        when they continue what it read (the call went as the SDK built it), else by a
+        reader of their own (the filter's compaction of them), so that the session's
+        reader keeps the conversation's history and its next call reads only what is new."""
+        if not session.reader.items or session.reader.follows(items):
+            return session.reader(items)
+        return items_reader()(items)
 
     def _learn(self, session: Session[Item, list[int]], budget: int) -> None:
         """Compact to ``budget`` from now on (``session``, taken from the pool, too), as

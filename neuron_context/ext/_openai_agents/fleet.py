@@ -49,7 +49,7 @@ from ...formats._responses_items import Item
 from .._core import Converted, Session
 from .identity import stores_of
 
-__all__ = ["RETRY_AFTER", "Place", "keep", "place", "restore"]
+__all__ = ["RETRY_AFTER", "Place", "as_ours", "keep", "place", "restore"]
 
 _HEAD = "neuron-context-view-head:"
 _BODY = "neuron-context-view:"
@@ -199,16 +199,18 @@ def restore(
     if not isinstance(view, list):
         return False
     own = converted.messages
-    by_value = {repr(own[position]): position for position in range(stands)}
-    ours: list[Message] = []
-    for message in view:
-        position = by_value.get(repr(message))
-        ours.append(message if position is None else own[position])
     if budget is not None and learn is not None:
         learn(budget)
-    session.view.restore(own[:stands], ours)
+    session.view.restore(own[:stands], as_ours(own[:stands], view))
     session.kept = (through, last, budget)
     return True
+
+
+def as_ours(own: Sequence[Message], view: Sequence[Message]) -> list[Message]:
+    """``view`` with each message equal to one of ``own`` replaced by that very message
+    (a rebuild then gives the SDK's own item for it)."""
+    by_value = {repr(message): message for message in own}
+    return [by_value.get(repr(message), message) for message in view]
 
 
 def _parsed(text: object) -> Any:
