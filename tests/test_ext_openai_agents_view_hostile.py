@@ -345,3 +345,51 @@ class TestAfterARecovery:
         await _direct(compacting, [*items, *_history(9)[-2:]])
         assert sum(converted) <= 4
         assert len(compacting._sessions) == 1
+
+
+class _Kept:
+    """A minimal SDK session holding its items in memory, with any ``session_id``."""
+
+    def __init__(self, session_id: Any) -> None:
+        self.session_id = session_id
+        self.session_settings = None
+        self.items: list[Any] = []
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        return list(self.items)
+
+    async def add_items(self, items: list[Any]) -> None:
+        self.items.extend(items)
+
+    async def pop_item(self) -> Any:
+        return self.items.pop() if self.items else None
+
+    async def clear_session(self) -> None:
+        self.items.clear()
+
+
+class TestSessionIds:
+    @pytest.mark.anyio
+    @pytest.mark.parametrize(
+        ("session_id", "name"),
+        [(12345, "12345"), ("user-1", "user-1"), ("", None), (None, None), (True, None)],
+    )
+    async def test_any_session_id_leaves_the_run_whole(
+        self, session_id: Any, name: str | None
+    ) -> None:
+        """A ``CompactingSession`` over a session whose id is an int (``SQLiteSession(
+        user.id)``) names the conversation by its decimal text; an id that names nothing
+        leaves the run unnamed: never an error that costs the run."""
+        from test_ext_openai_agents_fleet import Naming
+
+        from neuron_context.ext.openai_agents import CompactingSession
+
+        seen: list[tuple[str, str | None]] = []
+        agent = Agent(name="r", model=Naming(seen, "r", helper=False))
+        config = RunConfig(call_model_input_filter=_filter(MemoryStore()), tracing_disabled=True)
+        kept: Any = _Kept(session_id)
+        session = CompactingSession(kept, default_stack(10**9, store=MemoryStore()))
+        for question in ("one", "two"):
+            result = await Runner.run(agent, question, session=session, run_config=config)
+            assert result.final_output == "done"
+        assert seen == [("r", name), ("r", name)]

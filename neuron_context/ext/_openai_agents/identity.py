@@ -43,6 +43,7 @@ except ImportError:  # pragma: no cover - an SDK without it: the run's trace tel
 __all__ = [
     "conversation_of",
     "in_conversation",
+    "name_of",
     "note_session",
     "offloads",
     "stores_of",
@@ -63,10 +64,22 @@ def _run() -> object | None:
     return run
 
 
-def note_session(session_id: str) -> None:
+def name_of(session_id: object) -> str | None:
+    """The conversation a session's ``session_id`` names: the id itself, an int as its
+    decimal text (``SQLiteSession(user.id)``, which SQLite stores as that text), or
+    ``None`` for anything else (an empty id names nothing)."""
+    if isinstance(session_id, str):
+        return session_id or None
+    if isinstance(session_id, int) and not isinstance(session_id, bool):
+        return str(session_id)
+    return None
+
+
+def note_session(session_id: object) -> None:
     """Note that the run this code runs in reads the session ``session_id``."""
-    if isinstance(session_id, str) and session_id:
-        _SESSION.set((session_id, _run()))
+    name = name_of(session_id)
+    if name is not None:
+        _SESSION.set((name, _run()))
 
 
 def conversation_of() -> str | None:

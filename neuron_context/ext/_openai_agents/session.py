@@ -12,7 +12,7 @@ from ..._errors import show
 from ..._stores.scope import conversation
 from ..._strategies.strategy import ContextStrategy, counter_of
 from .._core import check_strategy
-from .identity import note_session
+from .identity import name_of, note_session
 from .reader import as_given, held, items_reader, rebuild
 
 __all__ = ["CompactingSession"]
@@ -64,7 +64,7 @@ class CompactingSession:
         leading = held(converted)
         if leading is None:
             return items
-        with conversation(self.session_id or None):
+        with conversation(name_of(self.session_id)):
             result = await compact_step(
                 self.strategy,
                 own[leading:] if leading else own,
