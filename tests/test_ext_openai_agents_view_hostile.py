@@ -393,3 +393,34 @@ class TestSessionIds:
             result = await Runner.run(agent, question, session=session, run_config=config)
             assert result.final_output == "done"
         assert seen == [("r", name), ("r", name)]
+
+
+class TestCappedStore:
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("cap", [2, 3, 5])
+    @pytest.mark.parametrize("kind", ["memory", "sqlite"])
+    async def test_keeping_the_view_never_evicts_a_key_the_request_shows(
+        self, cap: int, kind: str, tmp_path: Path
+    ) -> None:
+        """Writing a conversation's view into a store capped at ``max_items`` evicts no
+        key the request holds: every reference the model is sent can be recalled."""
+        import json
+        import re
+
+        from neuron_context import SQLiteStore
+
+        store: Store = (
+            MemoryStore(max_items=cap)
+            if kind == "memory"
+            else SQLiteStore(tmp_path / "capped.db", max_items=cap)
+        )
+        compacting = _filter(store)
+        shown = 0
+        for turns in range(6, 12):
+            with conversation("c"):
+                sent = await _direct(compacting, _history(turns))
+            text = json.dumps([_plain(item) for item in sent])
+            keys = set(re.findall(r"\b[0-9a-f]{16}\b", text))
+            shown += len(keys)
+            assert [key for key in keys if store.scoped("c").get(key) is None] == []
+        assert shown

@@ -16,6 +16,7 @@ from ..._compaction.refusal import Overflow
 from ..._compaction.step import StepResult
 from ..._errors import ContextOverflowError, NeuronContextError
 from ..._messages.message import Message, ToolDefinition
+from ..._stores.batch import offloading
 from ..._strategies.strategy import ContextStrategy, counter_of
 from ...formats._responses_items import Item
 from .._core import (
@@ -102,7 +103,9 @@ class CallModelInputFilter:
                 return model_data
             own = converted.messages
             place = self._place if key is not None and not leading else None
-            with in_conversation():
+            # One compaction with its view's keeping: a capped store's eviction spares
+            # the keys the request shows while the view is written.
+            with in_conversation(), offloading():
                 if place is not None and key is not None:
                     restore(session, converted, place, key, lambda b: self._learn(session, b))
                 result = await session.view.update(
@@ -198,7 +201,7 @@ class CallModelInputFilter:
                     "it cannot be compacted to the size the provider showed"
                 )
                 raise ContextOverflowError(msg)
-            with in_conversation():
+            with in_conversation(), offloading():  # as in __call__
                 result, budget = await session.view.recover(
                     overflow,
                     own[leading:] if leading else converted.sendable("CallModelInputFilter"),
@@ -206,11 +209,11 @@ class CallModelInputFilter:
                     tools=self._tools.of(tools),
                     label="CallModelInputFilter",
                 )
-            self._sessions.learn(session.view.strategy)
-            self._budget = budget
-            stands = bool(given) and not leading and self._stands(session, given, continues, result)
-            if stands and key is not None and self._place is not None:
-                with in_conversation():
+                self._sessions.learn(session.view.strategy)
+                self._budget = budget
+                stands = bool(given) and not leading
+                stands = stands and self._stands(session, given, continues, result)
+                if stands and key is not None and self._place is not None:
                     keep(session, self._place, key, given, result.messages, budget=budget)
             first = converted.sources[leading][0] if leading < len(own) else len(items)
             # The outputs of the server's calls go first, as they came (as in __call__).
