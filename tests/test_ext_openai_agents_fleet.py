@@ -28,6 +28,7 @@ from agents_sdk_support import read_file, reply
 from openai.types.responses import ResponseFunctionToolCall
 
 from neuron_context import MemoryStore, SQLiteStore, Store, default_stack
+from neuron_context.ext._openai_agents import identity
 from neuron_context.ext.openai_agents import CallModelInputFilter, CompactingSession, recall_tool
 from neuron_context.stores import conversation
 
