@@ -27,8 +27,14 @@ from agents.run_config import CallModelData, ModelInputData
 from agents_sdk_support import read_file, reply
 from openai.types.responses import ResponseFunctionToolCall
 
-from neuron_context import MemoryStore, SQLiteStore, Store, default_stack
-from neuron_context.ext._openai_agents import identity
+from neuron_context import (
+    ContextStrategy,
+    MemoryStore,
+    SQLiteStore,
+    Store,
+    TokenCounter,
+    default_stack,
+)
 from neuron_context.ext.openai_agents import CallModelInputFilter, CompactingSession, recall_tool
 from neuron_context.stores import conversation
 
@@ -250,7 +256,7 @@ class TestScoping:
     ) -> None:
         """A run the SDK names no conversation for, with a strategy that offloads to an
         unscoped store: a one-time warning that the store is not scoped; a run named
-        before it in the same task does not name it (its trace is another)."""
+        before it in the same task does not name it (the run is another)."""
         store = MemoryStore()
         worker = Worker(store, tmp_path / "sessions.db", wrap=True)
         await worker.run("a", "first")  # named by its CompactingSession
@@ -379,16 +385,43 @@ def quiet_tracing() -> Iterator[None]:
         set_trace_processors(saved)
 
 
-class Naming(Model):
-    """A model that notes the conversation each call belongs to (as the filter finds it);
-    with ``helper``, its first call asks the ``helper`` tool (an agent run as a tool)."""
+class Probing(ContextStrategy):
+    """A strategy that never compacts; each time the filter asks it, it puts ``"<first
+    message's text> #<n>"`` in its store, inside the conversation the filter found
+    (so the namespace it lands in names that conversation)."""
 
-    def __init__(self, seen: list[tuple[str, str | None]], name: str, *, helper: bool) -> None:
-        self.seen, self.name, self.helper, self.calls = seen, name, helper, 0
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.asked = 0
+
+    def should_compact(self, messages: Any, token_count: int) -> bool:
+        self.asked += 1
+        self.store.put(f"{messages[0].text} #{self.asked}")
+        return False
+
+    async def compact(self, messages: Any) -> list[Any]:
+        return list(messages)
+
+    def token_estimate(self, messages: Any) -> int:
+        return TokenCounter().estimate_messages(messages)
+
+
+def probed(store: Store, name: str | None) -> list[str]:
+    """The probes in conversation ``name``'s namespace (``None``: outside any), in order."""
+    where = store if name is None else store.scoped(name)
+    texts = [str(where.get(key)) for key in where]
+    return sorted(texts, key=lambda text: int(text.rsplit("#", 1)[1]))
+
+
+class Naming(Model):
+    """A model that answers; with ``helper``, its first call asks the ``helper`` tool (an
+    agent run as a tool)."""
+
+    def __init__(self, *, helper: bool) -> None:
+        self.helper, self.calls = helper, 0
 
     async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
         self.calls += 1
-        self.seen.append((self.name, identity.conversation_of()))
         if self.helper and self.calls == 1:
             call = ResponseFunctionToolCall(
                 type="function_call",
@@ -417,15 +450,15 @@ class TestRunIdentity:
         nested in it (an agent as a tool) and a later run in the same task are not it."""
         from agents import trace
 
-        seen: list[tuple[str, str | None]] = []
+        store = MemoryStore()
         config = RunConfig(
-            call_model_input_filter=CallModelInputFilter(default_stack(BUDGET)),
+            call_model_input_filter=CallModelInputFilter(Probing(store)),
             tracing_disabled=tracing == "disabled",
         )
-        inner = Agent(name="inner", model=Naming(seen, "inner", helper=False))
+        inner = Agent(name="inner", model=Naming(helper=False))
         outer = Agent(
             name="outer",
-            model=Naming(seen, "outer", helper=True),
+            model=Naming(helper=True),
             tools=[inner.as_tool(tool_name="helper", tool_description="h", run_config=config)],
         )
         sqlite = SQLiteSession("user-1", tmp_path / "sessions.db")
@@ -440,4 +473,5 @@ class TestRunIdentity:
                 await Runner.run(inner, "later", run_config=config)
         finally:
             sqlite.close()
-        assert seen == [("outer", "user-1"), ("inner", None), ("outer", "user-1"), ("inner", None)]
+        assert probed(store, "user-1") == ["hi #1", "hi #3"]
+        assert probed(store, None) == ["look #2", "later #4"]

@@ -281,31 +281,14 @@ async def _send(model: Model, items: list[Any]) -> None:
     )
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many items each conversion of Responses items converts, from now on."""
-    from neuron_context.ext._openai_agents import reader
-
-    converted: list[int] = []
-    convert = reader.read  # type: ignore[attr-defined]
-
-    def read(items: Any, offset: int) -> Any:
-        converted.append(len(items))
-        return convert(items, offset)
-
-    monkeypatch.setattr(reader, "read", read)
-    return converted
-
-
 class TestAfterARecovery:
     @pytest.mark.anyio
     @pytest.mark.parametrize("named", [True, False], ids=["named", "by-items"])
-    async def test_the_next_call_reads_only_its_new_items(
-        self, named: bool, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """A refused call's recompaction leaves the conversation's reading as it was:
-        the next call converts only its new items, and its request holds the SDK's own
-        item objects for every message it keeps (not copies converted anew)."""
-        converted = _counting(monkeypatch)
+    async def test_the_next_call_holds_the_sdks_own_items(self, named: bool) -> None:
+        """A refused call's recompaction leaves the conversation's reading as it was
+        (no session of the compacted request joins the pool): the next call's request
+        holds the SDK's own item objects for every message it keeps (not copies
+        converted anew from a reading of the compacted request)."""
         compacting = _filter(MemoryStore())
         model = compacting.wrap(_Once())
         name = "c" if named else None
@@ -313,10 +296,8 @@ class TestAfterARecovery:
         with conversation(name):
             sent = await _direct(compacting, items)
             await _send(model, sent)  # refused, recompacted, sent again
-            converted.clear()
             given = [*items, *_history(9)[-2:]]  # the SDK's objects, and two new
             after = await _direct(compacting, given)
-        assert sum(converted) <= 4  # the new items (and the last message, regrouped)
         assert len(compacting._sessions) == 1
         by_value = {repr(_plain(item)): item for item in given}
         kept = [by_value[repr(_plain(item))] for item in after if repr(_plain(item)) in by_value]
@@ -324,15 +305,12 @@ class TestAfterARecovery:
         assert all(any(item is original for item in after) for original in kept)
 
     @pytest.mark.anyio
-    async def test_calibrating_reads_no_history_again(
-        self, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
+    async def test_calibrating_keeps_the_conversations_reading(self) -> None:
         """A calibrated counter learning from each answered call's usage reads the
         compacted request it was sent on its own: the conversation's reading is left
-        as it was (the next call converts only its new items) and no session is added."""
+        as it was and no session is added."""
         from neuron_context import CalibratedCounter, TokenCounter
 
-        converted = _counting(monkeypatch)
         compacting = CallModelInputFilter(
             default_stack(BUDGET, counter=CalibratedCounter(TokenCounter()))
         )
@@ -341,10 +319,10 @@ class TestAfterARecovery:
         sent = await _direct(compacting, items)
         assert len(sent) < len(items)
         await _send(model, sent)
-        converted.clear()
-        await _direct(compacting, [*items, *_history(9)[-2:]])
-        assert sum(converted) <= 4
+        given = [*items, *_history(9)[-2:]]
+        after = await _direct(compacting, given)
         assert len(compacting._sessions) == 1
+        assert after[0] is items[0]  # the SDK's own item: the conversation's reading kept
 
 
 class _Kept:
@@ -380,19 +358,21 @@ class TestSessionIds:
         """A ``CompactingSession`` over a session whose id is an int (``SQLiteSession(
         user.id)``) names the conversation by its decimal text; an id that names nothing
         leaves the run unnamed: never an error that costs the run."""
-        from test_ext_openai_agents_fleet import Naming
+        from test_ext_openai_agents_fleet import Naming, Probing, probed
 
         from neuron_context.ext.openai_agents import CompactingSession
 
-        seen: list[tuple[str, str | None]] = []
-        agent = Agent(name="r", model=Naming(seen, "r", helper=False))
-        config = RunConfig(call_model_input_filter=_filter(MemoryStore()), tracing_disabled=True)
+        store = MemoryStore()
+        agent = Agent(name="r", model=Naming(helper=False))
+        config = RunConfig(
+            call_model_input_filter=CallModelInputFilter(Probing(store)), tracing_disabled=True
+        )
         kept: Any = _Kept(session_id)
         session = CompactingSession(kept, default_stack(10**9, store=MemoryStore()))
         for question in ("one", "two"):
             result = await Runner.run(agent, question, session=session, run_config=config)
             assert result.final_output == "done"
-        assert seen == [("r", name), ("r", name)]
+        assert probed(store, name) == ["one #1", "one #2"]
 
 
 class TestCappedStore:
