@@ -212,7 +212,7 @@ class CallModelInputFilter:
                 self._sessions.learn(session.view.strategy)
                 self._budget = budget
                 stands = bool(given) and not leading
-                stands = stands and self._stands(session, given, continues, result)
+                stands = stands and self._stands(session, given, items, continues, result)
                 if stands and key is not None and self._place is not None:
                     keep(session, self._place, key, given, result.messages, budget=budget)
             first = converted.sources[leading][0] if leading < len(own) else len(items)
@@ -232,15 +232,17 @@ class CallModelInputFilter:
     def _stands(
         session: Session[Item, list[int]],
         given: list[Item],
+        sent: list[Item],
         continues: bool,
         result: StepResult,
     ) -> bool:
-        """Whether the session's view, recovered as ``result``, stands for the input
-        ``given`` (the SDK's items of the refused call); when the call was the filter's
-        compaction, its messages become the session's own, as a compaction's are, so the
-        next call's request holds the SDK's own items for them."""
+        """Whether the session's view, recovered as ``result`` from the items ``sent``,
+        stands for the input ``given`` (the SDK's items of the refused call): they were
+        sent as given, or were the filter's compaction of them, whose messages then
+        become the session's own, as a compaction's are, so the next call's request
+        holds the SDK's own items for them."""
         if continues:
-            return True
+            return len(sent) == len(given)
         mine = session.reader(given).messages
         if not session.view.follows(mine):
             return False
