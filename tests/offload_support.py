@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
-from neuron_context import Compaction, Message, Store, Text, ToolResult, ToolUse
+from neuron_context import Compaction, Message, Role, Store, Text, ToolResult, ToolUse
 
-__all__ = ["FailingStore", "block_texts", "keys_in", "recoverable", "unrecoverable"]
+__all__ = [
+    "FailingStore",
+    "block_texts",
+    "keys_in",
+    "recoverable",
+    "step_in_progress",
+    "unrecoverable",
+]
 
 _KEY = re.compile(r"recall: ([0-9a-f]{16})\b")
 
@@ -102,3 +109,17 @@ def _pieced(text: str, found: set[str]) -> bool:
                 reached.add(end)
                 frontier.append(end)
     return False
+
+
+def step_in_progress(messages: Sequence[Message]) -> list[int]:
+    """The indices of the step in progress, as ``default_stack`` reads it: the last
+    assistant message when it called tools, and the tool messages after it (results the
+    model has not answered yet); ``[]`` when the last assistant message called none."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role is Role.ASSISTANT:
+            if not message.tool_uses:
+                return []
+            after = range(index + 1, len(messages))
+            return [index, *(i for i in after if messages[i].role is Role.TOOL)]
+    return []

@@ -7,6 +7,7 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from offload_support import step_in_progress
 from strategies import counters, well_formed_conversations
 
 from neuron_context import (
@@ -19,7 +20,6 @@ from neuron_context import (
     default_stack,
     validate,
 )
-from neuron_context._strategies.default.plan import step_in_progress
 from neuron_context.counting import CacheCostModel, cost_model
 from neuron_context.strategies import CacheSchedule
 

@@ -11,6 +11,7 @@ from typing import Literal
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from offload_support import step_in_progress
 from strategies import counters, well_formed_conversations
 
 from neuron_context import (
@@ -31,7 +32,6 @@ from neuron_context import (
     default_stack,
     validate,
 )
-from neuron_context._strategies.default.plan import step_in_progress
 from neuron_context.errors import (
     BudgetExceededError,
     ProviderError,

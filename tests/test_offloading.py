@@ -14,7 +14,7 @@ from agent_support import answer, calls
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from no_store_outputs import GOLDEN, STRATEGIES, outputs
-from offload_support import FailingStore, unrecoverable
+from offload_support import FailingStore, step_in_progress, unrecoverable
 from strategies import conversations
 from suite import ci_only, sample
 from transcripts import load_transcript, requires_transcripts, transcript_name, transcript_paths
@@ -39,7 +39,6 @@ from neuron_context import (
     create_agent,
     default_stack,
 )
-from neuron_context._strategies.default.plan import step_in_progress
 from neuron_context.events import OffloadFailed
 from neuron_context.stores import content_key
 from neuron_context.strategies import (

@@ -189,6 +189,12 @@ class TestTestsUsePublicNames:
             # The offline tiktoken conversion: its regex patterns and disk cache are what it
             # tests (and it patches the builder to test the cache's failure paths).
             "tests/test_encodings.py",
+            # The item-by-item offload: its entries' page bounds and the index's carried
+            # lines are what it tests, below the strategies that use them.
+            "tests/test_offload_index.py",
+            # Counts the pydantic-ai reader's conversions (a fleet worker reads only what
+            # is new), which no public name shows.
+            "tests/test_ext_pydantic_ai_fleet.py",
             # Not a test: the script that regenerates tests/data/tiktoken_reference.json.
             "tests/data/make_tiktoken_reference.py",
         }
