@@ -12,7 +12,10 @@ which end in ``recall: <key>``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TypeVar
 
 import attrs
 
@@ -31,10 +34,13 @@ __all__ = [
     "RECALL_TOOL_NAME",
     "Recalled",
     "answer",
+    "reader",
     "recall",
     "search",
     "text_reader",
 ]
+
+T = TypeVar("T")
 
 RECALL_TOOL_NAME = "recall"
 """The name every recall tool is given."""
@@ -234,12 +240,21 @@ def _shown(value: object) -> str:
     return text if len(text) <= 20 else text[:20] + "…"
 
 
-def text_reader(
-    store: Store, *, max_tokens: int = MAX_TOKENS, counter: BaseCounter | None = None
-) -> Callable[..., str]:
-    """The recall tool as a plain function returning text (an error as its text), for
-    the frameworks whose tool results have no error flag (pydantic-ai, the Agents SDK):
-    they build the tool's schema from its signature and docstring."""
+def reader(
+    store: Store,
+    shape: Callable[[Recalled], T],
+    returns: type[T],
+    *,
+    max_tokens: int = MAX_TOKENS,
+    counter: BaseCounter | None = None,
+    scope: Callable[[], AbstractContextManager[object]] | None = None,
+) -> Callable[..., T]:
+    """The recall tool as a plain function of the tool's arguments: the one
+    implementation every framework's tool is made from. Its signature and docstring
+    are the tool's (frameworks build the schema from them); what it returns is what
+    ``shape`` makes of the answer, annotated as ``returns`` (the annotation is read
+    too: pydantic-ai builds a return schema from it). With ``scope``, the store is read
+    inside ``scope()`` (the conversation a framework's thread belongs to)."""
     _bound(max_tokens, "recall_tool")
     to_counter(counter)
 
@@ -249,7 +264,7 @@ def text_reader(
         end_line: int | None = None,
         query: str | None = None,
         regex: bool = False,
-    ) -> str:
+    ) -> T:
         """Read back content moved out of the conversation, by key or by a query.
 
         Args:
@@ -259,16 +274,30 @@ def text_reader(
             query: text to search for in everything moved out (instead of a key).
             regex: whether the query is a Python regular expression.
         """
-        found = answer(
-            store,
-            key,
-            start_line=start_line,
-            end_line=end_line,
-            query=query,
-            regex=regex,
-            max_tokens=max_tokens,
-            counter=counter,
-        )
-        return found.text
+        with contextlib.nullcontext() if scope is None else scope():
+            found = answer(
+                store,
+                key,
+                start_line=start_line,
+                end_line=end_line,
+                query=query,
+                regex=regex,
+                max_tokens=max_tokens,
+                counter=counter,
+            )
+        return shape(found)
 
+    read.__annotations__ = {**read.__annotations__, "return": returns}
     return read
+
+
+def text_reader(
+    store: Store, *, max_tokens: int = MAX_TOKENS, counter: BaseCounter | None = None
+) -> Callable[..., str]:
+    """The recall tool returning text (an error as its text), for the frameworks whose
+    tool results have no error flag (pydantic-ai, the Agents SDK)."""
+    return reader(store, _text, str, max_tokens=max_tokens, counter=counter)
+
+
+def _text(found: Recalled) -> str:
+    return found.text

@@ -26,7 +26,7 @@ from urllib.parse import quote
 import anyio.to_thread
 import attrs
 
-from ..._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, answer
+from ..._stores.recall import RECALL_DESCRIPTION, RECALL_TOOL_NAME, Recalled, reader
 from ..._stores.scope import conversation
 from ..._stores.serialized import from_bytes, to_bytes
 from ..._stores.store import Store
@@ -141,29 +141,10 @@ def recall_tool(store: Store) -> BaseTool:
         'recall'
     """
 
-    def read(
-        key: str | None = None,
-        start_line: int | None = None,
-        end_line: int | None = None,
-        query: str | None = None,
-        regex: bool = False,
-    ) -> str:
-        with thread_conversation():
-            found = answer(
-                store, key, start_line=start_line, end_line=end_line, query=query, regex=regex
-            )
-        if found.is_error:
-            raise ToolException(found.text)
-        return found.text
+    read = reader(store, _text_or_raise, str, scope=thread_conversation)
 
-    async def aread(
-        key: str | None = None,
-        start_line: int | None = None,
-        end_line: int | None = None,
-        query: str | None = None,
-        regex: bool = False,
-    ) -> Any:
-        return await anyio.to_thread.run_sync(lambda: read(key, start_line, end_line, query, regex))
+    async def aread(**arguments: Any) -> str:
+        return await anyio.to_thread.run_sync(lambda: read(**arguments))
 
     return StructuredTool.from_function(
         func=read,
@@ -172,3 +153,11 @@ def recall_tool(store: Store) -> BaseTool:
         description=RECALL_DESCRIPTION,
         handle_tool_error=True,
     )
+
+
+def _text_or_raise(found: Recalled) -> str:
+    """The recall's text; an error as LangChain's ``ToolException`` (a ``ToolMessage``
+    with ``status="error"``, the tool built with ``handle_tool_error``)."""
+    if found.is_error:
+        raise ToolException(found.text)
+    return found.text
