@@ -5,18 +5,14 @@ ContextOverflowError with the history as it was when the request cannot be made 
 
 from __future__ import annotations
 
-import copy
-import functools
-import json
-from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 import anyio
 import pytest
 from agent_support import answer
+from callers_support import CALLERS, NEWEST, Provider, history
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from overflow_support import anthropic_overflow
 from strategies import refusal_numbers, refusal_texts
 
 from neuron_context import (
@@ -27,29 +23,17 @@ from neuron_context import (
     MemoryStore,
     Message,
     TokenCounter,
-    TokenUsage,
     ToolUse,
     create_agent,
     default_stack,
 )
 from neuron_context.errors import ContextOverflowError
 from neuron_context.events import CompactionCompleted, CompactionOverBudget
-from neuron_context.formats import to_dict
 from neuron_context.overflow import context_overflow
-from neuron_context.strategies import DefaultStack
 from neuron_context.testing import FunctionProvider
 
 HUGE = 10**18
 """What the recogniser reads a number of more than 18 digits as."""
-
-
-def _history(turns: int = 10) -> list[Message]:
-    messages = [Message.user("Read every module and fix the bug")]
-    for turn in range(turns):
-        use = ToolUse(id=f"c{turn}", name="read_file", input={"path": f"src/m{turn}.py"})
-        messages.append(Message.assistant(tool_uses=[use]))
-        messages.append(Message.tool_result(use.id, f"def f{turn}():\n    return {turn}\n" * 60))
-    return messages
 
 
 class TestRefusalNumbers:
@@ -119,7 +103,7 @@ class TestTheLoop:
             FunctionProvider(script),
             options=AgentOptions(context=default_stack(10**6), system_prompt="Be careful."),
         )
-        before = _history()
+        before = history()
         agent.state.messages = list(before)
         with pytest.raises(ContextOverflowError) as caught:
             agent.run_sync("go on")
@@ -146,7 +130,7 @@ class TestTheLoop:
         never a raw ValueError."""
         script = Refusing(f"prompt is too long: {'4' * 5000} tokens > 200000 maximum")
         agent = create_agent(FunctionProvider(script))
-        agent.state.messages = _history()
+        agent.state.messages = history()
         with pytest.raises(ContextOverflowError):
             agent.run_sync("go on")
 
@@ -158,7 +142,7 @@ class TestTheLoop:
         history as it was plus the input."""
         script = Refusing(f"prompt is too long: {tokens} tokens > {limit} maximum")
         agent = create_agent(FunctionProvider(script), options=AgentOptions(system_prompt="Hi"))
-        before = _history(6)
+        before = history(6)
         agent.state.messages = list(before)
         newest = Message.user("go on")
         try:
@@ -179,7 +163,7 @@ class TestTheLoop:
             FunctionProvider(script),
             options=AgentOptions(context=default_stack(10**6, counter=counter)),
         )
-        agent.state.messages = _history()
+        agent.state.messages = history()
         result = agent.run_sync("go on")
         assert counter.observations == 2  # the refusal's count, then the reply's usage
         assert any(
@@ -188,181 +172,6 @@ class TestTheLoop:
 
 
 # -- every caller against the same refusing provider ------------------------------------
-
-
-class Provider:
-    """The refusing provider every caller is run against: sent the request's texts, it
-    refuses the first ``times`` calls with ``text`` and then answers ``done``."""
-
-    def __init__(self, text: str, times: int) -> None:
-        self.text, self.times = text, times
-        self.sent: list[str] = []
-
-    def __call__(self, sent: str) -> str:
-        self.sent.append(sent)
-        if len(self.sent) <= self.times:
-            raise anthropic_error_of(self.text)
-        return "done"
-
-
-def anthropic_error_of(text: str) -> Exception:
-    tokens, limit = (
-        int(n) for n in text.split(": ")[1].replace(" maximum", "").split(" tokens > ")
-    )
-    return anthropic_overflow(tokens, limit)
-
-
-NEWEST = "now fix module seven"
-REPORTED = 4_321
-"""The input tokens every answered call reports."""
-
-
-def _loop(
-    provider: Provider, history: list[Message], stack: DefaultStack, newest: str
-) -> tuple[str, bool]:
-    def call(request: CompletionRequest) -> CompletionResponse:
-        text = provider(json.dumps(to_dict(request.messages)))
-        usage = TokenUsage(REPORTED, 5)
-        return CompletionResponse(Message.assistant(text), stop_reason="end_turn", usage=usage)
-
-    agent = create_agent(FunctionProvider(call), options=AgentOptions(context=stack))
-    agent.state.messages = list(history)
-    result = agent.run_sync(newest)
-    # The loop keeps its recompacted history once the retry is answered: the newest
-    # request and the answer are its end.
-    return result.text, [m.text for m in agent.state.messages[-2:]] == [newest, "done"]
-
-
-def _langchain(
-    provider: Provider, history: list[Message], stack: DefaultStack, newest: str
-) -> tuple[str, bool]:
-    pytest.importorskip("langchain")
-    from langchain.agents import create_agent as create_langchain_agent
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage, BaseMessage
-    from langchain_core.outputs import ChatGeneration, ChatResult
-
-    from neuron_context.ext.langchain import ContextMiddleware, to_langchain
-
-    class Model(GenericFakeChatModel):
-        def bind_tools(self, tools: Any, **kwargs: Any) -> Model:
-            return self
-
-        def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-            text = provider(json.dumps([str(m.content) for m in messages]))
-            usage = {"input_tokens": REPORTED, "output_tokens": 5, "total_tokens": REPORTED + 5}
-            message = AIMessage(content=text, usage_metadata=usage)
-            return ChatResult(generations=[ChatGeneration(message=message)])
-
-    agent = create_langchain_agent(
-        Model(messages=iter(())), [], middleware=[ContextMiddleware(stack)]
-    )
-    given = [*to_langchain(history), {"role": "user", "content": newest}]
-    contents = [m.content for m in to_langchain(history)] + [newest]
-    result: Any = agent.invoke({"messages": given})  # type: ignore[call-overload]
-    # LangGraph gives the messages ids in place; the agent's state keeps every message.
-    state = [m.content for m in result["messages"][:-1]]
-    return str(result["messages"][-1].content), state == contents
-
-
-def _pydantic_ai(
-    provider: Provider,
-    history: list[Message],
-    stack: DefaultStack,
-    newest: str,
-    *,
-    streamed: bool = False,
-) -> tuple[str, bool]:
-    pytest.importorskip("pydantic_ai")
-    from pydantic_ai import Agent
-    from pydantic_ai.capabilities import ProcessHistory
-    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
-    from pydantic_ai.usage import RequestUsage
-
-    from neuron_context.ext.pydantic_ai import HistoryProcessor, to_pydantic_ai
-
-    def call(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        texts = [str(getattr(p, "content", "")) for m in messages for p in m.parts]
-        usage = RequestUsage(input_tokens=REPORTED, output_tokens=5)
-        return ModelResponse(parts=[TextPart(provider(json.dumps(texts)))], usage=usage)
-
-    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
-        for part in call(messages, info).parts:
-            yield str(getattr(part, "content", ""))
-
-    async def handler(_: object, events: AsyncIterable[object]) -> None:
-        async for _event in events:
-            pass
-
-    processor = HistoryProcessor(stack)
-    model = FunctionModel(call, stream_function=stream)
-    agent = Agent(processor.wrap(model), capabilities=[ProcessHistory(processor)])
-    given = to_pydantic_ai(history)
-    kept = copy.deepcopy(given)
-    options: dict[str, Any] = {"event_stream_handler": handler} if streamed else {}
-    result = anyio.run(lambda: agent.run(newest, message_history=given, **options))
-    return str(result.output), given == kept
-
-
-def _openai_agents(
-    provider: Provider,
-    history: list[Message],
-    stack: DefaultStack,
-    newest: str,
-    *,
-    streamed: bool = False,
-) -> tuple[str, bool]:
-    pytest.importorskip("agents")
-    from agents import Agent, RunConfig, Runner, Usage
-    from agents.models.interface import Model
-    from agents_sdk_support import reply
-    from openai.types.responses import Response, ResponseCompletedEvent, ResponseUsage
-
-    from neuron_context.ext.openai_agents import CallModelInputFilter, to_responses_items
-
-    class Scripted(Model):
-        async def get_response(self, *args: Any, **kwargs: Any) -> Any:
-            given = kwargs["input"] if "input" in kwargs else args[1]
-            provider(json.dumps(given, default=str))
-            answered = reply(1, 0)
-            answered.usage = Usage(requests=1, input_tokens=REPORTED, output_tokens=5)
-            return answered
-
-        async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            answered = await self.get_response(*args, **kwargs)
-            usage = ResponseUsage.model_construct(input_tokens=REPORTED, output_tokens=5)
-            response = Response.model_construct(id=None, output=answered.output, usage=usage)
-            yield ResponseCompletedEvent.model_construct(
-                type="response.completed", response=response, sequence_number=0
-            )
-
-    compacting = CallModelInputFilter(stack)
-    agent = Agent(name="fixer", model=compacting.wrap(Scripted()))
-    config = RunConfig(call_model_input_filter=compacting, tracing_disabled=True)
-    given = [*to_responses_items(history), {"role": "user", "content": newest}]
-    kept = copy.deepcopy(given)
-
-    async def run() -> Any:
-        if not streamed:
-            return await Runner.run(agent, given, run_config=config)  # type: ignore[arg-type]
-        running = Runner.run_streamed(agent, given, run_config=config)  # type: ignore[arg-type]
-        async for _event in running.stream_events():
-            pass
-        return running
-
-    result = anyio.run(run)
-    return str(result.final_output), given == kept
-
-
-CALLERS = [
-    pytest.param(_loop, id="loop"),
-    pytest.param(_langchain, id="langchain"),
-    pytest.param(_pydantic_ai, id="pydantic-ai"),
-    pytest.param(functools.partial(_pydantic_ai, streamed=True), id="pydantic-ai-streamed"),
-    pytest.param(_openai_agents, id="openai-agents"),
-    pytest.param(functools.partial(_openai_agents, streamed=True), id="openai-agents-streamed"),
-]
 
 
 class TestEveryCaller:
@@ -375,7 +184,7 @@ class TestEveryCaller:
         counter = CalibratedCounter(TokenCounter())
         provider = Provider("prompt is too long: 100000 tokens > 1 maximum", times=10)
         with pytest.raises(ContextOverflowError):
-            caller(provider, _history(), default_stack(10**6, counter=counter), NEWEST)
+            caller(provider, history(), default_stack(10**6, counter=counter), NEWEST)
         assert len(provider.sent) == 1
         assert counter.observations == 0  # a window nothing fits teaches the counter nothing
 
@@ -395,7 +204,7 @@ class TestEveryCaller:
         the caller's own history is not edited by the recovery (the loop keeps the
         recompacted one, ending on the newest request and the answer)."""
         provider = Provider("prompt is too long: 20000 tokens > 10000 maximum", times=1)
-        text, kept = caller(provider, _history(), default_stack(10**6), NEWEST)
+        text, kept = caller(provider, history(), default_stack(10**6), NEWEST)
         assert text == "done"
         assert kept
         first, retry = provider.sent
@@ -408,7 +217,7 @@ class TestEveryCaller:
         the refusal's count, then the answered call's usage (one mechanism)."""
         counter = CalibratedCounter(TokenCounter())
         provider = Provider("prompt is too long: 20000 tokens > 10000 maximum", times=1)
-        caller(provider, _history(), default_stack(10**6, counter=counter), NEWEST)
+        caller(provider, history(), default_stack(10**6, counter=counter), NEWEST)
         assert counter.observations == 2
         assert counter.factor != 1.0
 

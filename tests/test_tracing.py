@@ -10,12 +10,13 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 import pytest
 from agent_support import answer, calls, scripted
+from callers_support import CALLERS, NEWEST, REPORTED, Provider, history
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import well_formed_conversations
@@ -30,6 +31,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from neuron_context import (
     AgentOptions,
+    CalibratedCounter,
     CompletionRequest,
     CompletionResponse,
     CompositeStrategy,
@@ -37,6 +39,7 @@ from neuron_context import (
     ContextStrategy,
     Message,
     SlidingWindowStrategy,
+    TokenCounter,
     TokenUsage,
     ToolResultClearingStrategy,
     ToolUse,
@@ -45,7 +48,7 @@ from neuron_context import (
     validate,
 )
 from neuron_context.errors import ProviderError
-from neuron_context.events import CompactionCompleted
+from neuron_context.events import CompactionCompleted, ModelCalled
 from neuron_context.testing import FunctionProvider, RecordingStrategy
 
 if TYPE_CHECKING:
@@ -542,6 +545,69 @@ class TestModelCallSpans:
         (span,) = ours(spans, "chat")
         assert span.status.status_code is StatusCode.ERROR
         assert (span.attributes or {})["error.type"] == "ConnectionError"
+
+
+class TestCalibration:
+    """What the provider's reported input tokens teach a ``CalibratedCounter``, in our
+    loop and in every adapter (one mechanism, the recovery step's calibration): on the
+    model call's span, and in the loop's ``ModelCalled`` event."""
+
+    @pytest.mark.parametrize("caller", CALLERS)
+    def test_on_the_model_calls_span(self, spans: InMemorySpanExporter, caller: Any) -> None:
+        """Each framework's own test model answering with usage: one span of ours holds
+        the report (``gen_ai.usage.input_tokens``), the counter's estimate of the same
+        request before it learned, and the factor it learned (the loop's ``chat`` span;
+        an adapter's ``model_request`` span)."""
+        counter = CalibratedCounter(TokenCounter())
+        caller(Provider("", times=0), history(), default_stack(10**6, counter=counter), NEWEST)
+        (span,) = [s for s in ours(spans) if _FACTOR in (s.attributes or {})]
+        attributes = span.attributes or {}
+        reported = attributes["gen_ai.usage.input_tokens"]
+        # pydantic-ai's function model reports no usage for a stream: it counts one itself
+        assert reported == REPORTED or getattr(caller, "keywords", {}) == {"streamed": True}
+        estimated = attributes["neuron_context.calibration.estimated_tokens"]
+        assert isinstance(reported, int)
+        assert isinstance(estimated, int)
+        assert estimated > 0
+        learned = min(max(reported / estimated, counter.min_factor), counter.max_factor)
+        assert attributes[_FACTOR] == counter.factor == pytest.approx(learned)
+        if span.name != "chat":
+            caller_name = attributes["neuron_context.caller"]
+            assert isinstance(caller_name, str)
+            assert span.name == f"model_request {caller_name}"
+            assert caller_name in ("ContextMiddleware", "HistoryProcessor", "CallModelInputFilter")
+
+    @pytest.mark.parametrize("caller", CALLERS)
+    def test_nothing_without_a_calibrating_counter(
+        self, spans: InMemorySpanExporter, caller: Any
+    ) -> None:
+        """A counter that does not calibrate learns nothing, and no span says it did."""
+        caller(Provider("", times=0), history(), default_stack(10**6), NEWEST)
+        assert not [s for s in ours(spans) if _FACTOR in (s.attributes or {})]
+
+    def test_in_the_loops_event(self) -> None:
+        """``ModelCalled.calibration_factor`` is the factor after the call's report,
+        beside ``estimated_tokens`` and ``input_tokens``; ``None`` without calibration."""
+        counter = CalibratedCounter(TokenCounter())
+
+        def reply(request: CompletionRequest) -> CompletionResponse:
+            usage = TokenUsage(REPORTED, 5)
+            return CompletionResponse(Message.assistant("ok"), stop_reason="end_turn", usage=usage)
+
+        calibrated = create_agent(
+            FunctionProvider(reply),
+            options=AgentOptions(context=default_stack(10**6, counter=counter)),
+        )
+        (event,) = [e for e in calibrated.run_sync("Hello.").events if isinstance(e, ModelCalled)]
+        assert event.input_tokens == REPORTED
+        assert event.calibration_factor == counter.factor
+        assert event.to_dict()["calibration_factor"] == counter.factor
+        plain = create_agent(FunctionProvider(reply)).run_sync("Hello.")
+        (event,) = [e for e in plain.events if isinstance(e, ModelCalled)]
+        assert event.calibration_factor is None
+
+
+_FACTOR = "neuron_context.calibration.factor"
 
 
 class TestToolCallSpans:

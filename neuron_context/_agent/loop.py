@@ -27,7 +27,7 @@ import anyio
 
 from .. import _tracing as tracing
 from .._blocking import run_blocking
-from .._compaction.recovery import Attempt, Recompacted, calibrate, resend
+from .._compaction.recovery import Attempt, Calibration, Recompacted, observe, resend
 from .._compaction.refusal import Overflow
 from .._compaction.reporting import compact_history, recompact_history
 from .._counting.counter import BaseCounter
@@ -334,11 +334,13 @@ class Agent:
         )
         estimated = context.count_request(messages, request.system_prompt, tools)
         started = time.perf_counter()
+        calibration: Calibration | None = None
         try:
             with tracing.model_call(provider, completion, estimated) as span:
                 completed = await provider.complete(completion)
                 if isinstance(completed, CompletionResponse):  # else refused just below
                     span.reply(completed)
+                    calibration = _calibrate(context, request, messages, completed, span)
         except (NeuronContextError, anyio.get_cancelled_exc_class()):
             raise
         except Exception as exc:
@@ -351,15 +353,6 @@ class Agent:
         # naming the provider; its calls get distinct ids (ModelResponse checks it).
         response = ModelResponse.of(completed, provider)
         usage = response.usage
-        if usage is not None:
-            calibrate(
-                context.counter,
-                messages,
-                usage.input_tokens,
-                system_prompt=request.system_prompt,
-                tools=tools,
-                label="Agent",
-            )
         context.emit(
             ModelCalled(
                 context.turn,
@@ -371,9 +364,27 @@ class Agent:
                 StopReason(response.stop_reason).value,
                 len(response.tool_uses),
                 duration,
+                calibration.factor if calibration is not None else None,
             )
         )
         return response
+
+
+def _calibrate(
+    context: RunContext,
+    request: ModelRequest,
+    messages: Sequence[Message],
+    completed: CompletionResponse,
+    span: tracing.Span,
+) -> Calibration | None:
+    """The reply's reported input tokens fed to the run's counter through the recovery
+    step's calibration, as every adapter's are, and recorded on the model call's span."""
+    if completed.usage is None:
+        return None
+    sent = Attempt(
+        request, read=lambda: messages, system_prompt=request.system_prompt, tools=request.tools
+    )
+    return observe(context.counter, sent, completed.usage.input_tokens, label="Agent", span=span)
 
 
 def create_agent(

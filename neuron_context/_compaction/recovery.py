@@ -32,8 +32,8 @@ says how to read it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
 
@@ -49,8 +49,12 @@ from .._strategies.strategy import ContextStrategy
 from .refusal import Overflow, context_overflow
 from .step import StepReport, StepResult, budget_of, compact_step
 
+if TYPE_CHECKING:
+    from .._tracing.spans import Span
+
 __all__ = [
     "Attempt",
+    "Calibration",
     "Recompacted",
     "calibrate",
     "floor",
@@ -96,6 +100,20 @@ class Recompacted:
     """The budget it was recompacted to."""
 
 
+@attrs.frozen
+class Calibration:
+    """What one report of the provider's input tokens taught a
+    :class:`~neuron_context.CalibratedCounter`: the figure the loop's ``ModelCalled``
+    event and the model call's span show."""
+
+    input_tokens: int
+    """The provider's reported input tokens for the request."""
+    estimated_tokens: int
+    """The counter's count of the same request before it learned from the report."""
+    factor: float
+    """The counter's calibration factor after learning from it."""
+
+
 def refused(exc: BaseException) -> Overflow | None:
     """The overflow ``exc`` reports, unless it is already the recovery's own error."""
     if isinstance(exc, ContextOverflowError):
@@ -111,26 +129,33 @@ def calibrate(
     system_prompt: str | None = None,
     tools: Sequence[ToolDefinition] = (),
     label: str = "model call",
-) -> bool:
+    span: Span | None = None,
+) -> Calibration | None:
     """Feed ``counter`` the provider's ``reported`` input tokens for a request of
     ``messages`` (or a function giving them), ``system_prompt`` and ``tools``, when it is
-    a :class:`~neuron_context.CalibratedCounter` and the report is a count > 0; returns
-    whether it learned from it (logged at DEBUG with the factor)."""
+    a :class:`~neuron_context.CalibratedCounter` and the report is a count > 0; what it
+    learned (``None`` when it learned nothing) is logged at DEBUG and recorded on
+    ``span`` (the model call's), the one place every caller shows it."""
     if not isinstance(counter, CalibratedCounter):
-        return False
+        return None
     if isinstance(reported, bool) or not isinstance(reported, int) or reported <= 0:
-        return False
+        return None
     conversation = messages() if callable(messages) else messages
     sent = [Message.system(system_prompt), *conversation] if system_prompt else conversation
-    learned = counter.observe(sent, reported, tools=tools)
-    if learned:
-        logger.debug(
-            "%s: the provider counted %d input tokens; calibration factor %.4f",
-            label,
-            reported,
-            counter.factor,
-            extra={"input_tokens": reported, "factor": counter.factor},
-        )
+    estimated = counter.estimate_messages(sent) + counter.estimate_tools(tools)
+    if not counter.observe(sent, reported, tools=tools):
+        return None
+    learned = Calibration(reported, estimated, counter.factor)
+    logger.debug(
+        "%s: the provider counted %d input tokens, the counter %d; calibration factor %.4f",
+        label,
+        reported,
+        estimated,
+        learned.factor,
+        extra={"input_tokens": reported, "estimated_tokens": estimated, "factor": learned.factor},
+    )
+    if span is not None:
+        span.calibrated(learned)
     return learned
 
 
@@ -265,14 +290,19 @@ def _again(exc: BaseException, budget: int | None) -> ContextOverflowError | Non
 
 
 def observe(
-    counter: BaseCounter | None, attempt: Attempt[R], reported: object, *, label: str
-) -> bool:
+    counter: BaseCounter | None,
+    attempt: Attempt[R],
+    reported: object,
+    *,
+    label: str,
+    span: Span | None = None,
+) -> Calibration | None:
     """Feed ``counter`` the provider's ``reported`` input tokens for the answered
     ``attempt`` (see :func:`calibrate`; the attempt is read as ours only when the counter
     calibrates): what a caller whose reply reports its usage later (a stream, at its
     end) calls itself. A failure to read the attempt is logged, never raised."""
     if not isinstance(counter, CalibratedCounter) or attempt.read is None:
-        return False
+        return None
     try:
         return calibrate(
             counter,
@@ -281,21 +311,11 @@ def observe(
             system_prompt=attempt.system_prompt,
             tools=attempt.tools,
             label=label,
+            span=span,
         )
     except Exception as exc:  # calibration never costs the call it learns from
         logger.warning("%s: calibration from the reported usage failed: %r", label, exc)
-        return False
-
-
-def _observe(
-    counter: BaseCounter | None,
-    attempt: Attempt[R],
-    response: T,
-    usage: Callable[[T], object] | None,
-    label: str,
-) -> None:
-    if usage is not None and isinstance(counter, CalibratedCounter):
-        observe(counter, attempt, usage(response), label=label)
+        return None
 
 
 async def resend(
@@ -306,11 +326,14 @@ async def resend(
     counter: BaseCounter | None = None,
     usage: Callable[[T], object] | None = None,
     label: str = "model call",
+    span: Span | None = None,
 ) -> T:
     """``send(attempt.request)``; refused as too long: ``recover`` makes the smaller
     attempt (:func:`recompact` underneath) and it is sent once more. With ``counter``
     and ``usage`` (what reads the provider's input tokens from a reply), the answered
-    attempt calibrates the counter.
+    attempt calibrates the counter, recorded on ``span`` (see :func:`calibrate`).
+
+    The one description of the step: :func:`resend_sync` runs it too.
 
     Raises:
         ContextOverflowError: the recovery could not fit the request (chained to the
@@ -328,7 +351,8 @@ async def resend(
             error.status_code = error.status_code or _status(exc)
             raise error from exc
     else:
-        _observe(counter, attempt, response, usage, label)
+        if usage is not None and isinstance(counter, CalibratedCounter):
+            observe(counter, attempt, usage(response), label=label, span=span)
         return response
     try:
         response = await send(retry.request)
@@ -337,7 +361,8 @@ async def resend(
         if again is None:
             raise
         raise again from exc
-    _observe(counter, retry, response, usage, label)
+    if usage is not None and isinstance(counter, CalibratedCounter):
+        observe(counter, retry, usage(response), label=label, span=span)
     return response
 
 
@@ -349,28 +374,30 @@ def resend_sync(
     counter: BaseCounter | None = None,
     usage: Callable[[T], object] | None = None,
     label: str = "model call",
+    span: Span | None = None,
 ) -> T:
-    """:func:`resend` for a synchronous ``send`` and ``recover``."""
+    """:func:`resend` for a synchronous ``send`` and ``recover``: the same step, run to
+    its end at once (its awaits are of ``send`` and ``recover``, which never suspend)."""
+
+    async def sending(request: R) -> T:
+        return send(request)
+
+    async def recovering(overflow: Overflow, refused: Attempt[R]) -> Attempt[R]:
+        return recover(overflow, refused)
+
+    step = resend(
+        sending, attempt, recovering, counter=counter, usage=usage, label=label, span=span
+    )
+    return _run_at_once(step)
+
+
+def _run_at_once(coroutine: Coroutine[Any, Any, T]) -> T:
+    """The result of ``coroutine``, run in this thread without an event loop: it must
+    never suspend (every await in it is of a coroutine that returns without waiting)."""
     try:
-        response = send(attempt.request)
-    except Exception as exc:
-        overflow = refused(exc)
-        if overflow is None:
-            raise
-        try:
-            retry = recover(overflow, attempt)
-        except ContextOverflowError as error:
-            error.status_code = error.status_code or _status(exc)
-            raise error from exc
-    else:
-        _observe(counter, attempt, response, usage, label)
-        return response
-    try:
-        response = send(retry.request)
-    except Exception as exc:
-        again = _again(exc, retry.budget)
-        if again is None:
-            raise
-        raise again from exc
-    _observe(counter, retry, response, usage, label)
-    return response
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coroutine.close()
+    msg = "the recovery step suspended while run synchronously"
+    raise RuntimeError(msg)

@@ -85,6 +85,10 @@ class ModelCalled(AgentEvent):
     """How many tools the reply called."""
     duration: float
     """Seconds, the whole ``wrap_model_call`` chain included."""
+    calibration_factor: float | None = None
+    """The :class:`~neuron_context.CalibratedCounter`'s factor after learning from this
+    call's ``input_tokens`` (compared with ``estimated_tokens``); ``None`` when the
+    counter does not calibrate or learned nothing from the report."""
 
 
 @attrs.frozen

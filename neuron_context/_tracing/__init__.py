@@ -26,7 +26,20 @@ The spans follow the OpenTelemetry GenAI semantic conventions (which are still a
   provider gave none), ``gen_ai.response.model``, ``gen_ai.response.id``,
   ``gen_ai.usage.input_tokens`` and ``gen_ai.usage.output_tokens``; and
   ``neuron_context.request.tokens`` (the loop's count of the request) and
-  ``neuron_context.request.messages``.
+  ``neuron_context.request.messages``; with a :class:`~neuron_context.CalibratedCounter`,
+  what the reply's input tokens taught it (below).
+- ``model_request {caller}`` (``INTERNAL``), one per model request an adapter sends
+  through the recovery step (``ContextMiddleware``, ``HistoryProcessor``,
+  ``CallModelInputFilter``; the framework's own model call, and its retry after a
+  refusal, inside it; a stream's until it ends): ``neuron_context.caller``; with a
+  :class:`~neuron_context.CalibratedCounter`, what the reply's input tokens taught it.
+  It is not the current span (a stream's events run outside it), and it carries no
+  ``gen_ai.operation.name``: the framework's own instrumentation traces the inference.
+- The calibration, on the ``chat`` span of the loop and the ``model_request`` span of an
+  adapter (the one calibration step every caller runs): ``gen_ai.usage.input_tokens``
+  (the provider's report), ``neuron_context.calibration.estimated_tokens`` (the
+  counter's count of the same request before it learned) and
+  ``neuron_context.calibration.factor`` (its factor after).
 - ``execute_tool {name}`` (``INTERNAL``), one per tool call, around the whole middleware
   chain (retries included): ``gen_ai.operation.name`` ``"execute_tool"``,
   ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.type`` ``"function"`` and
@@ -56,6 +69,15 @@ from .spans import Span as Span
 from .spans import agent_run as agent_run
 from .spans import compaction as compaction
 from .spans import model_call as model_call
+from .spans import model_request as model_request
 from .spans import tool_call as tool_call
 
-__all__ = ["Span", "agent_run", "compaction", "model_call", "tool_call", "trace_compactions"]
+__all__ = [
+    "Span",
+    "agent_run",
+    "compaction",
+    "model_call",
+    "model_request",
+    "tool_call",
+    "trace_compactions",
+]

@@ -19,6 +19,7 @@ import anyio
 from .._version import __version__
 
 if TYPE_CHECKING:
+    from .._compaction.recovery import Calibration
     from .._messages.content import ToolResult, ToolUse
     from .._messages.message import Message
     from .._run.tools import Tool
@@ -31,6 +32,7 @@ __all__ = [
     "agent_run",
     "compaction",
     "model_call",
+    "model_request",
     "tool_call",
 ]
 
@@ -150,6 +152,18 @@ class Span:
         if attributes:
             self.set(attributes)
 
+    def calibrated(self, calibration: Calibration) -> None:
+        """Record what the provider's reported input tokens taught the counter: the
+        report (``gen_ai.usage.input_tokens``), the counter's estimate of the same
+        request before it learned, and the factor after."""
+        self.set(
+            {
+                "gen_ai.usage.input_tokens": calibration.input_tokens,
+                "neuron_context.calibration.estimated_tokens": calibration.estimated_tokens,
+                "neuron_context.calibration.factor": calibration.factor,
+            }
+        )
+
     def tool_result(self, result: ToolResult) -> None:
         """Record a tool's result: an error result fails the span."""
         if result.is_error:
@@ -197,15 +211,18 @@ def _span(
     attributes: Attributes,
     *,
     compacting: bool = False,
+    current: bool = True,
 ) -> Iterator[Span]:
-    """A current span named ``name`` (with ``compacting``, a compaction's: the
-    ``compact`` calls inside it open no span of their own).
+    """A span named ``name``, the current span unless not ``current`` (with
+    ``compacting``, a compaction's: the ``compact`` calls inside it open no span of
+    their own).
 
     An exception leaving the block fails the span, unless the caller has already said
     how it failed.
     """
     trace, tracer = api
-    with tracer.start_as_current_span(
+    start = tracer.start_as_current_span if current else tracer.start_span
+    with start(
         name,
         kind=getattr(trace.SpanKind, kind),
         attributes=attributes,
@@ -270,6 +287,17 @@ def model_call(
         attributes["gen_ai.request.temperature"] = request.temperature
     name = f"chat {model}" if isinstance(model, str) else "chat"
     return _span(api, name, "CLIENT", attributes)
+
+
+def model_request(caller: str) -> AbstractContextManager[Span]:
+    """The span of one model request an adapter sends through the recovery step
+    (a context manager yielding a :class:`Span`; not made the current span, so it may
+    stay open across a stream's events)."""
+    api = active()
+    if api is None:
+        return _NOTHING
+    attributes = {"neuron_context.caller": caller}
+    return _span(api, f"model_request {caller}", "INTERNAL", attributes, current=False)
 
 
 def tool_call(use: ToolUse, tool: Tool | None) -> AbstractContextManager[Span]:

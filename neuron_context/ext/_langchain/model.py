@@ -22,6 +22,7 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from ... import _tracing as tracing
 from ..._compaction.recovery import Attempt, resend, resend_sync
 from ..._compaction.refusal import Overflow
 from ..._compaction.step import StepResult
@@ -80,14 +81,16 @@ class ModelCalls:
         except BaseException:
             self.sessions.put(call.session)
             raise
-        return resend_sync(
-            handler,
-            self._attempt(call, self._finish(call, result), result),
-            lambda overflow, _: run_sync(lambda: self._recover(request, overflow)),
-            counter=self.counter,
-            usage=_input_tokens,
-            label="ContextMiddleware",
-        )
+        with tracing.model_request("ContextMiddleware") as span:
+            return resend_sync(
+                handler,
+                self._attempt(call, self._finish(call, result), result),
+                lambda overflow, _: run_sync(lambda: self._recover(request, overflow)),
+                counter=self.counter,
+                usage=_input_tokens,
+                label="ContextMiddleware",
+                span=span,
+            )
 
     async def asend(
         self,
@@ -107,14 +110,16 @@ class ModelCalls:
         async def recover(overflow: Overflow, _: Attempt[Any]) -> Attempt[Any]:
             return await self._recover(request, overflow)
 
-        return await resend(
-            handler,
-            self._attempt(call, self._finish(call, result), result),
-            recover,
-            counter=self.counter,
-            usage=_input_tokens,
-            label="ContextMiddleware",
-        )
+        with tracing.model_request("ContextMiddleware") as span:
+            return await resend(
+                handler,
+                self._attempt(call, self._finish(call, result), result),
+                recover,
+                counter=self.counter,
+                usage=_input_tokens,
+                label="ContextMiddleware",
+                span=span,
+            )
 
     def _prepare(self, request: ModelRequest[Any]) -> Call | None:
         """Read the request and ask the trigger (synchronous: no event loop is needed

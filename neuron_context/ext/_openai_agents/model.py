@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 from agents.models.interface import Model
 
+from ... import _tracing as tracing
 from ..._compaction.recovery import Attempt, observe, resend
 from ..._compaction.refusal import Overflow, context_overflow
 from ..._counting.counter import BaseCounter
@@ -112,14 +113,16 @@ class RecoveringModel(Model):
         async def send(call: _Call) -> Any:
             return await self._model.get_response(*call.args, **call.kwargs)
 
-        return await resend(
-            send,
-            self._attempt(_Call(args, kwargs)),
-            self._smaller,
-            counter=self._counter,
-            usage=_input_tokens,
-            label="CallModelInputFilter",
-        )
+        with tracing.model_request("CallModelInputFilter") as span:
+            return await resend(
+                send,
+                self._attempt(_Call(args, kwargs)),
+                self._smaller,
+                counter=self._counter,
+                usage=_input_tokens,
+                label="CallModelInputFilter",
+                span=span,
+            )
 
     async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         """The wrapped model's stream; refused as too long before any output (an error
@@ -138,20 +141,27 @@ class RecoveringModel(Model):
             answered.append(call)
             return stream, opening
 
-        stream, opening = await resend(
-            send, Attempt(_Call(args, kwargs)), self._smaller, label="CallModelInputFilter"
-        )
-        replay = _replayed(opening, stream)
-        try:
-            async for event in replay:
-                if getattr(event, "type", None) == "response.completed":  # its usage
-                    reported = _input_tokens(getattr(event, "response", None))
-                    attempt = self._attempt(answered[-1])
-                    observe(self._counter, attempt, reported, label="CallModelInputFilter")
-                yield event
-        finally:
-            # closed here, at once and in this task, when the caller stops early
-            await replay.aclose()
+        with tracing.model_request("CallModelInputFilter") as span:
+            stream, opening = await resend(
+                send, Attempt(_Call(args, kwargs)), self._smaller, label="CallModelInputFilter"
+            )
+            replay = _replayed(opening, stream)
+            try:
+                async for event in replay:
+                    if getattr(event, "type", None) == "response.completed":  # its usage
+                        reported = _input_tokens(getattr(event, "response", None))
+                        attempt = self._attempt(answered[-1])
+                        observe(
+                            self._counter,
+                            attempt,
+                            reported,
+                            label="CallModelInputFilter",
+                            span=span,
+                        )
+                    yield event
+            finally:
+                # closed here, at once and in this task, when the caller stops early
+                await replay.aclose()
 
     def _attempt(self, call: _Call, budget: int | None = None) -> Attempt[_Call]:
         """``call`` as the recovery step sends it (read as ours only to calibrate)."""

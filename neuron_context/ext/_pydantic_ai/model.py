@@ -20,6 +20,7 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
+from ... import _tracing as tracing
 from ..._compaction.recovery import Attempt, observe, resend
 from ..._compaction.refusal import Overflow
 from ..._counting.counter import BaseCounter
@@ -71,14 +72,16 @@ class RecoveringModel(WrapperModel):
                 sent, model_settings, model_request_parameters
             )
 
-        return await resend(
-            send,
-            self._prepare(messages, _definitions(model_request_parameters)),
-            self._recover,
-            counter=self._counter,
-            usage=_input_tokens,
-            label="HistoryProcessor",
-        )
+        with tracing.model_request("HistoryProcessor") as span:
+            return await resend(
+                send,
+                self._prepare(messages, _definitions(model_request_parameters)),
+                self._recover,
+                counter=self._counter,
+                usage=_input_tokens,
+                label="HistoryProcessor",
+                span=span,
+            )
 
     def _start_request_deadline(self, model_settings: Any, *, stream: bool) -> Any:
         # A streamed request is opened (primed) here under the wrapped model's deadlines,
@@ -100,6 +103,7 @@ class RecoveringModel(WrapperModel):
         ``response.failed`` after ``response.created``): once more, compacted. What
         fails after the first event is the caller's, as it is."""
         async with AsyncExitStack() as stack:
+            span = stack.enter_context(tracing.model_request("HistoryProcessor"))
 
             def opening(sent: list[ModelMessage]) -> Any:
                 if _until_first_event is None:  # pragma: no cover - an older pydantic-ai
@@ -135,7 +139,7 @@ class RecoveringModel(WrapperModel):
             usage = usage() if callable(usage) else usage  # a method in older versions
             reported = getattr(usage, "input_tokens", None)
             attempt = self._prepare(answered[-1], tools)
-            observe(self._counter, attempt, reported, label="HistoryProcessor")
+            observe(self._counter, attempt, reported, label="HistoryProcessor", span=span)
 
 
 def _input_tokens(response: ModelResponse) -> int | None:
