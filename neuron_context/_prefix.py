@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-__all__ = ["catch_up", "starts_with"]
+__all__ = ["catch_up", "shared_prefix", "starts_with"]
 
 T = TypeVar("T")
 
@@ -65,4 +65,15 @@ def catch_up(prefix: list[T], items: Sequence[T]) -> bool:
     finally:
         if not same:
             del prefix[size:]
+    return same
+
+
+def shared_prefix(items: Sequence[T], other: Sequence[T]) -> int:
+    """How many leading items ``items`` and ``other`` share (the same objects, or equal
+    ones): what a compaction kept of the request before it, for the prompt cache."""
+    same = 0
+    for new, old in zip(items, other, strict=False):
+        if new is not old and new != old:
+            break
+        same += 1
     return same

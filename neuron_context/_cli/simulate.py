@@ -46,6 +46,7 @@ from .._counting.request import RequestCounter
 from .._messages.content import Compaction, Text, ToolResult
 from .._messages.conversation import first_is_user
 from .._messages.message import Message, Role, ToolDefinition
+from .._prefix import shared_prefix
 from .._strategies.default.schedule import CacheSchedule
 from .._strategies.strategy import ContextStrategy, counter_of
 from ..formats._transcripts.files import Transcript
@@ -280,15 +281,6 @@ class _Holds:
         return False
 
 
-def _common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
-    k = 0
-    for left, right in zip(a, b, strict=False):
-        if left is not right and left != right:
-            break
-        k += 1
-    return k
-
-
 def fraction_budget(
     messages: Sequence[Message],
     fraction: float,
@@ -342,7 +334,7 @@ async def replay(
                 read = replayer.summarizer_tokens[0] - read
                 written = replayer.summarizer_tokens[1] - written
                 tokens = overhead + counter.estimate_messages(request)
-                shared = _common_prefix(previous, request) if previous is not None else 0
+                shared = shared_prefix(previous, request) if previous is not None else 0
                 cached = counter.estimate_messages(request[:shared]) if shared else 0
                 if previous is not None:
                     cached += overhead  # the tool definitions come first, unchanged

@@ -54,6 +54,7 @@ from .._errors import (
 from .._log import logger
 from .._messages.message import Message, ToolDefinition, history_repr
 from .._messages.wellformed import pending_start, repair, start_on_user, validate
+from .._prefix import shared_prefix
 from .._stores.batch import offloading
 from .._strategies.strategy import ContextStrategy
 
@@ -268,7 +269,7 @@ async def compact_step(
     ) -> StepResult:
         kept = tokens
         if result is not None:
-            same = _common_prefix(result, messages)
+            same = shared_prefix(result, messages)
             kept = counter.count(result[:same], system_prompt, tools)
         return attrs.evolve(
             decided,
@@ -332,17 +333,6 @@ async def _compact(
         raise failed_trigger
     with offloading():
         return await strategy.compact(sent)
-
-
-def _common_prefix(result: Sequence[Message], messages: Sequence[Message]) -> int:
-    """How many leading messages ``result`` shares with ``messages`` (the same objects
-    or equal ones)."""
-    same = 0
-    for new, old in zip(result, messages, strict=False):
-        if new is not old and new != old:
-            break
-        same += 1
-    return same
 
 
 def _same(result: list[Message], messages: Sequence[Message]) -> bool:
