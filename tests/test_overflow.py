@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from agent_support import answer
+from callers_support import history
 from fake_llm_server import FakeLLMServer, Flavour, Reply
 from overflow_support import (
     ANTHROPIC_BODY,
@@ -24,7 +25,6 @@ from neuron_context import (
     Message,
     TokenizerCounter,
     ToolResultClearingStrategy,
-    ToolUse,
     create_agent,
     default_stack,
 )
@@ -163,15 +163,6 @@ class TestBudget:
         assert Overflow(None, 8_000, "").budget(10_000) == 8_000 - 800
 
 
-def _history(turns: int) -> list[Message]:
-    messages = [Message.user("Read every module and fix the bug")]
-    for turn in range(turns):
-        use = ToolUse(id=f"c{turn}", name="read_file", input={"path": f"src/m{turn}.py"})
-        messages.append(Message.assistant(tool_uses=[use]))
-        messages.append(Message.tool_result(use.id, f"def f{turn}():\n    return {turn}\n" * 60))
-    return messages
-
-
 class Refusing:
     """A scripted provider refusing the first ``times`` calls with ``error``, then
     answering; it records what each call was sent (counted exactly)."""
@@ -207,7 +198,7 @@ class TestLoop:
         script = Refusing(error)
         stack = default_stack(1_000_000)  # far above what the provider accepts
         agent = create_agent(FunctionProvider(script), options=AgentOptions(context=stack))
-        agent.state.messages = _history(30)
+        agent.state.messages = history(30)
         result = await agent.run("go on")
         assert result.text == "fixed"
         assert len(script.sent) == 2
@@ -219,7 +210,7 @@ class TestLoop:
         assert learned.max_tokens < script.sent[0]
         # A later run compacts to the learned budget before it calls: no refusal.
         script.times = 0
-        agent.state.messages = [*agent.state.messages, *_history(30)[1:]]
+        agent.state.messages = [*agent.state.messages, *history(30)[1:]]
         await agent.run("and the rest")
         assert script.sent[2] <= learned.max_tokens
 
@@ -231,7 +222,7 @@ class TestLoop:
         agent = create_agent(
             FunctionProvider(script), options=AgentOptions(context=default_stack(1_000_000))
         )
-        before = _history(30)
+        before = history(30)
         agent.state.messages = list(before)
         with pytest.raises(ContextOverflowError) as caught:
             await agent.run("go on")
@@ -245,7 +236,7 @@ class TestLoop:
         """An agent with no context strategy recovers with a default_stack."""
         script = Refusing(anthropic_error())
         agent = create_agent(FunctionProvider(script))
-        agent.state.messages = _history(30)
+        agent.state.messages = history(30)
         assert (await agent.run("go on")).text == "fixed"
         assert script.sent[1] < script.sent[0]
 
@@ -257,7 +248,7 @@ class TestLoop:
         script = Refusing(anthropic_error())
         clearing = ToolResultClearingStrategy(3, 1_000_000, store=store)
         agent = create_agent(FunctionProvider(script), options=AgentOptions(context=clearing))
-        agent.state.messages = _history(30)
+        agent.state.messages = history(30)
         assert (await agent.run("go on")).text == "fixed"
         learned = agent._learned
         assert isinstance(learned, DefaultStack)
@@ -290,7 +281,7 @@ class TestSDKProviders:
         agent = create_agent(
             flavour.make(server), options=AgentOptions(context=default_stack(1_000_000))
         )
-        agent.state.messages = _history(30)
+        agent.state.messages = history(30)
         result = await agent.run("go on")
         assert result.text == "fixed"
         first, second = (len(str(r.body)) for r in server.requests)

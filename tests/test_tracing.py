@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -605,6 +605,39 @@ class TestCalibration:
         plain = create_agent(FunctionProvider(reply)).run_sync("Hello.")
         (event,) = [e for e in plain.events if isinstance(e, ModelCalled)]
         assert event.calibration_factor is None
+
+    def test_a_stream_read_in_part_is_no_error(self, spans: InMemorySpanExporter) -> None:
+        """An Agents SDK stream whose reader stops after its first event ends its
+        ``model_request`` span without an error."""
+        pytest.importorskip("agents")
+        from types import SimpleNamespace
+
+        from agents.models.interface import Model
+
+        from neuron_context.ext.openai_agents import CallModelInputFilter
+
+        class Streaming(Model):
+            async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+                raise NotImplementedError
+
+            async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+                for _ in range(3):
+                    yield SimpleNamespace(type="response.output_text.delta")
+
+        model: Any = CallModelInputFilter(default_stack(10**6)).wrap(Streaming())
+
+        async def read_one() -> None:
+            stream = model.stream_response(
+                None, [{"role": "user", "content": "hi"}], None, [], None, [], None
+            )
+            async for _event in stream:
+                break
+            await stream.aclose()
+
+        anyio.run(read_one)
+        (span,) = [s for s in ours(spans) if s.name == "model_request CallModelInputFilter"]
+        assert span.status.status_code is StatusCode.UNSET
+        assert "error.type" not in (span.attributes or {})
 
 
 _FACTOR = "neuron_context.calibration.factor"

@@ -27,7 +27,14 @@ worse:
 The provider's reported input tokens calibrate the counter in every caller
 (:func:`calibrate`, when the counter is a :class:`~neuron_context.CalibratedCounter`): the
 count a refusal states, and the usage of the reply :func:`resend` returns when the caller
-says how to read it.
+says how to read it. What a reply's usage taught the counter (a :class:`Calibration`: the
+report, the counter's estimate before it learned, the factor after) is recorded on the
+span the caller passes: the loop's ``chat`` span, an adapter's ``model_request`` span; the
+loop's ``ModelCalled`` event carries the factor too.
+
+:func:`resend` is the one description of the step; :func:`resend_sync` runs that same
+coroutine to its end in the calling thread (a synchronous ``send`` and ``recover`` never
+suspend it), so the two cannot drift apart.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ import anyio
 from .._version import __version__
 
 if TYPE_CHECKING:
-    from .._compaction.recovery import Calibration
     from .._messages.content import ToolResult, ToolUse
     from .._messages.message import Message
     from .._run.tools import Tool
@@ -104,6 +103,17 @@ class _Outcome(Protocol):
     def cancelled(self) -> bool: ...
 
 
+class _Calibration(Protocol):
+    """What :meth:`Span.calibrated` reads of a calibration (the recovery step's)."""
+
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def estimated_tokens(self) -> int: ...
+    @property
+    def factor(self) -> float: ...
+
+
 class Span:
     """One span, or nothing (without the API, or when the span records nothing)."""
 
@@ -152,7 +162,7 @@ class Span:
         if attributes:
             self.set(attributes)
 
-    def calibrated(self, calibration: Calibration) -> None:
+    def calibrated(self, calibration: _Calibration) -> None:
         """Record what the provider's reported input tokens taught the counter: the
         report (``gen_ai.usage.input_tokens``), the counter's estimate of the same
         request before it learned, and the factor after."""
@@ -233,6 +243,8 @@ def _span(
         token = COMPACTING.set(True) if compacting else None
         try:
             yield span
+        except GeneratorExit:  # a stream's reader stopped early: not a failure
+            raise
         except BaseException as exc:
             if not span._failed:
                 span.fail("cancelled" if _is_cancellation(exc) else type(exc).__name__, exc)
