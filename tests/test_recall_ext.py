@@ -256,3 +256,42 @@ class TestOpenAIAgents:
         )
         result = anyio.run(lambda: Runner.run(agent, "What does a.py say?", run_config=config))
         assert result.final_output == FIRST_LINE
+
+
+class TestOneSchema:
+    """Every recall tool is made from one read function: the same arguments, types and
+    defaults in each framework, and the same descriptions where the framework keeps
+    them (read from that function's docstring)."""
+
+    def test_the_same_arguments_everywhere(self) -> None:
+        pytest.importorskip("langchain")
+        pytest.importorskip("pydantic_ai")
+        pytest.importorskip("agents")
+        from neuron_context.ext.langchain import recall_tool as langchain_tool
+        from neuron_context.ext.openai_agents import recall_tool as agents_tool
+        from neuron_context.ext.pydantic_ai import recall_tool as pydantic_ai_tool
+        from neuron_context.stores import recall_tool
+
+        store = MemoryStore()
+        ours: dict[str, Any] = dict(recall_tool(store).input_schema["properties"])  # type: ignore[arg-type]
+        schemas = {
+            "pydantic-ai": pydantic_ai_tool(store).function_schema.json_schema["properties"],
+            "agents": agents_tool(store).params_json_schema["properties"],
+            "langchain": langchain_tool(store).args,
+        }
+        shapes = _shapes(ours)
+        assert list(shapes) == ["key", "start_line", "end_line", "query", "regex"]
+        assert all(ours[name]["description"] for name in ours)
+        for framework, properties in schemas.items():
+            shown = {
+                k: (v.get("anyOf") or v.get("type"), v["default"]) for k, v in properties.items()
+            }
+            assert shown == shapes, framework
+            if framework != "langchain":  # LangChain's tool keeps only the description
+                described = {k: v["description"] for k, v in properties.items()}
+                assert described == {k: v["description"] for k, v in ours.items()}, framework
+
+
+def _shapes(properties: dict[str, Any]) -> dict[str, tuple[object, object]]:
+    """Each argument's type and default, as a JSON schema's properties say them."""
+    return {name: (p.get("anyOf") or p.get("type"), p["default"]) for name, p in properties.items()}
