@@ -30,6 +30,7 @@ from .._blocking import run_blocking
 from .._compaction.recovery import Attempt, Calibration, Recompacted, observe, resend
 from .._compaction.refusal import Overflow
 from .._compaction.reporting import compact_history, recompact_history
+from .._counting.calibrated import CalibratedCounter
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._counting.request import RequestCounter
@@ -379,7 +380,7 @@ def _calibrate(
 ) -> Calibration | None:
     """The reply's reported input tokens fed to the run's counter through the recovery
     step's calibration, as every adapter's are, and recorded on the model call's span."""
-    if completed.usage is None:
+    if completed.usage is None or not isinstance(context.counter, CalibratedCounter):
         return None
     sent = Attempt(
         request, read=lambda: messages, system_prompt=request.system_prompt, tools=request.tools
