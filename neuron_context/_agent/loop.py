@@ -27,7 +27,8 @@ import anyio
 
 from .. import _tracing as tracing
 from .._blocking import run_blocking
-from .._compaction.recovery import Attempt, Calibration, Recompacted, observe, resend
+from .._compaction.calibration import Calibration
+from .._compaction.recovery import Attempt, Recompacted, observe, resend
 from .._compaction.refusal import Overflow
 from .._compaction.reporting import compact_history, recompact_history
 from .._counting.calibrated import CalibratedCounter

@@ -14,9 +14,10 @@ a malformed result does) and one cost:
   :mod:`neuron_context.overflow`.
 - ``recovery``: the resend-with-recovery step (``resend``, ``resend_sync``) every caller
   sends through: refused as too long, recompact (never below the system prompt, tools
-  and newest request) and send once more (``resend_sync`` runs the same step); the
-  provider's reported input tokens calibrate the counter (``calibrate``), and what they
-  taught it (a :class:`Calibration`) is recorded on the model call's span.
+  and newest request) and send once more (``resend_sync`` runs the same step).
+- ``calibration``: the provider's reported input tokens calibrate the counter
+  (``calibrate``), and what they taught it (a ``Calibration``) is recorded on the model
+  call's span.
 - ``reporting``: the loop's compaction of its history (and its recompaction after a
   refusal), reported as the run's events.
 

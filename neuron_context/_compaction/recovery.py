@@ -24,23 +24,18 @@ worse:
 - the caller's history is kept as it was whenever the recovery raises (the loop replaces
   its history only when the retry is answered; the adapters never edit the framework's).
 
-The provider's reported input tokens calibrate the counter in every caller
-(:func:`calibrate`, when the counter is a :class:`~neuron_context.CalibratedCounter`): the
-count a refusal states, and the usage of the reply :func:`resend` returns when the caller
-says how to read it. What a reply's usage taught the counter (a :class:`Calibration`: the
-report, the counter's estimate before it learned, the factor after) is recorded on the
-span the caller passes: the loop's ``chat`` span, an adapter's ``model_request`` span; the
-loop's ``ModelCalled`` event carries the factor too.
-
-:func:`resend` is the one description of the step; :func:`resend_sync` runs that same
-coroutine to its end in the calling thread (a synchronous ``send`` and ``recover`` never
-suspend it), so the two cannot drift apart.
+The provider's reported input tokens calibrate the counter in every caller, through
+:mod:`~neuron_context._compaction.calibration` (when the counter is a
+:class:`~neuron_context.CalibratedCounter`): the count a refusal states, and the usage of
+the reply :func:`resend` returns when the caller says how to read it, recorded on the span
+the caller passes. :func:`resend_sync` runs :func:`resend`'s own coroutine to its end (a
+synchronous ``send`` and ``recover`` never suspend it): one description of the step.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import attrs
 
@@ -53,6 +48,7 @@ from .._messages.message import Message, Role, ToolDefinition
 from .._stores.store import Store
 from .._strategies.default import DefaultStack, default_stack
 from .._strategies.strategy import ContextStrategy
+from .calibration import Calibration, calibrate
 from .refusal import Overflow, context_overflow
 from .step import StepReport, StepResult, budget_of, compact_step
 
@@ -61,9 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Attempt",
-    "Calibration",
     "Recompacted",
-    "calibrate",
     "floor",
     "observe",
     "recompact",
@@ -107,63 +101,11 @@ class Recompacted:
     """The budget it was recompacted to."""
 
 
-@attrs.frozen
-class Calibration:
-    """What one report of the provider's input tokens taught a
-    :class:`~neuron_context.CalibratedCounter`: the figure the loop's ``ModelCalled``
-    event and the model call's span show."""
-
-    input_tokens: int
-    """The provider's reported input tokens for the request."""
-    estimated_tokens: int
-    """The counter's count of the same request before it learned from the report."""
-    factor: float
-    """The counter's calibration factor after learning from it."""
-
-
 def refused(exc: BaseException) -> Overflow | None:
     """The overflow ``exc`` reports, unless it is already the recovery's own error."""
     if isinstance(exc, ContextOverflowError):
         return None
     return context_overflow(exc)
-
-
-def calibrate(
-    counter: BaseCounter,
-    messages: Sequence[Message] | Callable[[], Sequence[Message]],
-    reported: object,
-    *,
-    system_prompt: str | None = None,
-    tools: Sequence[ToolDefinition] = (),
-    label: str = "model call",
-    span: Span | None = None,
-) -> Calibration | None:
-    """Feed ``counter`` the provider's ``reported`` input tokens for a request of
-    ``messages`` (or a function giving them), ``system_prompt`` and ``tools``, when it is
-    a :class:`~neuron_context.CalibratedCounter` and the report is a count > 0; what it
-    learned (``None`` when it learned nothing) is logged at DEBUG and recorded on
-    ``span`` (the model call's), the one place every caller shows it."""
-    if not isinstance(counter, CalibratedCounter):
-        return None
-    if isinstance(reported, bool) or not isinstance(reported, int) or reported <= 0:
-        return None
-    conversation = messages() if callable(messages) else messages
-    sent = [Message.system(system_prompt), *conversation] if system_prompt else conversation
-    estimated = counter.estimate_messages(sent) + counter.estimate_tools(tools)
-    if not counter.observe(sent, reported, tools=tools):
-        return None
-    learned = Calibration(reported, estimated, counter.factor)
-    logger.debug(
-        "%s: the provider counted %d input tokens, the counter %d; calibration factor %.4f",
-        label,
-        reported,
-        estimated,
-        learned.factor,
-        extra={"input_tokens": reported, "estimated_tokens": estimated, "factor": learned.factor},
-    )
-    if span is not None:
-        span.calibrated(learned)
-    return learned
 
 
 def shrunk(strategy: ContextStrategy | None, budget: int, counter: BaseCounter) -> ContextStrategy:
@@ -305,9 +247,10 @@ def observe(
     span: Span | None = None,
 ) -> Calibration | None:
     """Feed ``counter`` the provider's ``reported`` input tokens for the answered
-    ``attempt`` (see :func:`calibrate`; the attempt is read as ours only when the counter
-    calibrates): what a caller whose reply reports its usage later (a stream, at its
-    end) calls itself. A failure to read the attempt is logged, never raised."""
+    ``attempt`` (see :mod:`~neuron_context._compaction.calibration`; the attempt is read
+    as ours only when the counter calibrates): what a caller whose reply reports its
+    usage later (a stream, at its end) calls itself. A failure to read the attempt is
+    logged, never raised."""
     if not isinstance(counter, CalibratedCounter) or attempt.read is None:
         return None
     try:
@@ -325,6 +268,19 @@ def observe(
         return None
 
 
+def _learn(
+    counter: BaseCounter | None,
+    attempt: Attempt[R],
+    response: T,
+    usage: Callable[[T], object] | None,
+    *,
+    label: str,
+    span: Span | None,
+) -> None:
+    if usage is not None and isinstance(counter, CalibratedCounter):
+        observe(counter, attempt, usage(response), label=label, span=span)
+
+
 async def resend(
     send: Callable[[R], Awaitable[T]],
     attempt: Attempt[R],
@@ -338,7 +294,7 @@ async def resend(
     """``send(attempt.request)``; refused as too long: ``recover`` makes the smaller
     attempt (:func:`recompact` underneath) and it is sent once more. With ``counter``
     and ``usage`` (what reads the provider's input tokens from a reply), the answered
-    attempt calibrates the counter, recorded on ``span`` (see :func:`calibrate`).
+    attempt calibrates the counter, recorded on ``span`` (see :func:`observe`).
 
     The one description of the step: :func:`resend_sync` runs it too.
 
@@ -358,8 +314,7 @@ async def resend(
             error.status_code = error.status_code or _status(exc)
             raise error from exc
     else:
-        if usage is not None and isinstance(counter, CalibratedCounter):
-            observe(counter, attempt, usage(response), label=label, span=span)
+        _learn(counter, attempt, response, usage, label=label, span=span)
         return response
     try:
         response = await send(retry.request)
@@ -368,8 +323,7 @@ async def resend(
         if again is None:
             raise
         raise again from exc
-    if usage is not None and isinstance(counter, CalibratedCounter):
-        observe(counter, retry, usage(response), label=label, span=span)
+    _learn(counter, retry, response, usage, label=label, span=span)
     return response
 
 
@@ -389,8 +343,8 @@ def resend_sync(
     async def sending(request: R) -> T:
         return send(request)
 
-    async def recovering(overflow: Overflow, refused: Attempt[R]) -> Attempt[R]:
-        return recover(overflow, refused)
+    async def recovering(overflow: Overflow, given: Attempt[R]) -> Attempt[R]:
+        return recover(overflow, given)
 
     step = resend(
         sending, attempt, recovering, counter=counter, usage=usage, label=label, span=span
@@ -404,7 +358,7 @@ def _run_at_once(coroutine: Coroutine[Any, Any, T]) -> T:
     try:
         coroutine.send(None)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        return cast("T", done.value)
     coroutine.close()
     msg = "the recovery step suspended while run synchronously"
     raise RuntimeError(msg)

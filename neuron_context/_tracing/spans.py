@@ -104,7 +104,8 @@ class _Outcome(Protocol):
 
 
 class _Calibration(Protocol):
-    """What :meth:`Span.calibrated` reads of a calibration (the recovery step's)."""
+    """What :meth:`Span.calibrated` reads of a calibration (see
+    :mod:`neuron_context._compaction.calibration`)."""
 
     @property
     def input_tokens(self) -> int: ...
