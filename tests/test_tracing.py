@@ -546,6 +546,26 @@ class TestModelCallSpans:
         assert span.status.status_code is StatusCode.ERROR
         assert (span.attributes or {})["error.type"] == "ConnectionError"
 
+    async def test_a_failure_without_text(self, spans: InMemorySpanExporter) -> None:
+        """A provider's exception whose ``__str__`` raises: the caller gets our
+        ProviderError chained to it (not the error of its ``__str__``), and the span is an
+        error with the exception's class."""
+
+        class Unprintable(Exception):  # noqa: N818 - a user's name
+            def __str__(self) -> str:
+                msg = "no text for you"
+                raise RuntimeError(msg)
+
+        def down(request: CompletionRequest) -> str:
+            raise Unprintable
+
+        with pytest.raises(ProviderError) as caught:
+            await create_agent(FunctionProvider(down)).run("Hello.")
+        assert isinstance(caught.value.__cause__, Unprintable)
+        (span,) = ours(spans, "chat")
+        assert span.status.status_code is StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == "Unprintable"
+
 
 class TestCalibration:
     """What the provider's reported input tokens teach a ``CalibratedCounter``, in our

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from .._errors import described
 from .._version import __version__
 
 if TYPE_CHECKING:
@@ -136,10 +137,13 @@ class Span:
             return
         self._failed = True
         self._span.set_attribute("error.type", error_type)
-        description = f"{type(exception).__name__}: {exception}" if exception else error_type
+        description = described(exception) if exception is not None else error_type
         self._span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, description))
         if exception is not None and error_type != "cancelled":
-            self._span.record_exception(exception)
+            # The SDK reads the exception's text: one that cannot give it keeps its type
+            # on the span, and the failure traced is never replaced by another.
+            with contextlib.suppress(Exception):
+                self._span.record_exception(exception)
 
     def reply(self, response: CompletionResponse) -> None:
         """Record a model's reply: finish reason as the provider sent it, the model and
