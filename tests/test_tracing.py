@@ -575,14 +575,14 @@ class TestCalibration:
     @pytest.mark.parametrize("caller", CALLERS)
     def test_on_the_model_calls_span(self, spans: InMemorySpanExporter, caller: Any) -> None:
         """Each framework's own test model answering with usage: one span of ours holds
-        the report (``gen_ai.usage.input_tokens``), the counter's estimate of the same
+        the report (``neuron_context.calibration.input_tokens``), the counter's estimate of the same
         request before it learned, and the factor it learned (the loop's ``chat`` span;
         an adapter's ``model_request`` span)."""
         counter = CalibratedCounter(TokenCounter())
         caller(Provider("", times=0), history(), default_stack(10**6, counter=counter), NEWEST)
         (span,) = [s for s in ours(spans) if _FACTOR in (s.attributes or {})]
         attributes = span.attributes or {}
-        reported = attributes["gen_ai.usage.input_tokens"]
+        reported = attributes["neuron_context.calibration.input_tokens"]
         # pydantic-ai's function model reports no usage for a stream: it counts one itself
         assert reported == REPORTED or getattr(caller, "keywords", {}) == {"streamed": True}
         estimated = attributes["neuron_context.calibration.estimated_tokens"]

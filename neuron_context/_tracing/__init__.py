@@ -36,8 +36,10 @@ The spans follow the OpenTelemetry GenAI semantic conventions (which are still a
   It is not the current span (a stream's events run outside it), and it carries no
   ``gen_ai.operation.name``: the framework's own instrumentation traces the inference.
 - The calibration, on the ``chat`` span of the loop and the ``model_request`` span of an
-  adapter (the one calibration step every caller runs): ``gen_ai.usage.input_tokens``
-  (the provider's report), ``neuron_context.calibration.estimated_tokens`` (the
+  adapter (the one calibration step every caller runs):
+  ``neuron_context.calibration.input_tokens`` (the provider's report; the inference's own
+  chat span carries it as ``gen_ai.usage.input_tokens``),
+  ``neuron_context.calibration.estimated_tokens`` (the
   counter's count of the same request before it learned) and
   ``neuron_context.calibration.factor`` (its factor after).
 - ``execute_tool {name}`` (``INTERNAL``), one per tool call, around the whole middleware

@@ -169,11 +169,13 @@ class Span:
 
     def calibrated(self, calibration: _Calibration) -> None:
         """Record what the provider's reported input tokens taught the counter: the
-        report (``gen_ai.usage.input_tokens``), the counter's estimate of the same
-        request before it learned, and the factor after."""
+        report (``neuron_context.calibration.input_tokens``: not the conventions'
+        ``gen_ai.usage.input_tokens``, which the chat span of the inference carries, so a
+        backend summing usage over spans counts it once), the counter's estimate of the
+        same request before it learned, and the factor after."""
         self.set(
             {
-                "gen_ai.usage.input_tokens": calibration.input_tokens,
+                "neuron_context.calibration.input_tokens": calibration.input_tokens,
                 "neuron_context.calibration.estimated_tokens": calibration.estimated_tokens,
                 "neuron_context.calibration.factor": calibration.factor,
             }
