@@ -304,14 +304,19 @@ class Plan:
         )
 
     def assemble(self, summaries: Sequence[Message]) -> list[Part]:
-        """The output, in the input's order: the system messages, the task, the summaries,
-        the newest request (when older than the cut), then the kept recent part."""
+        """The output, in the input's order: the system messages, the task, the summaries
+        (where the first earlier summary stood, even before the task; else after the
+        task), the newest request (when older than the cut), then the kept recent part."""
         parts: list[Part] = []
         placed = not summaries
         for index in range(self.cut):
             message = self.messages[index]
             if message.role is Role.SYSTEM:
                 parts.append(Part("system", message))
+                continue
+            if message.is_compaction and not placed:  # where the earlier summaries stood
+                parts.extend(Part("summary", m) for m in summaries)
+                placed = True
                 continue
             if index in self.pinned:
                 kind = "task" if index == self.task else "request"
