@@ -189,6 +189,17 @@ class TestDefaultStackWithSchedule:
         """default_stack has no schedule unless given one."""
         assert default_stack(1000).schedule is None
 
+    def test_it_lowers_the_decided_target_to_its_turns(self) -> None:
+        """With a schedule, the decided target is lowered so that its turns of growth
+        fit below the budget, never below its floor."""
+        counter = TokenCounter()
+        messages = session(30)
+        plain = default_stack(2000, counter=counter).compaction_target(messages)
+        schedule = CacheSchedule(min_turns=8, floor=0.3, clock=None)
+        scheduled = default_stack(2000, counter=counter, schedule=schedule)
+        target = scheduled.compaction_target(messages)
+        assert 0.3 * 2000 * 0.95 <= target < plain
+
     def test_over_the_budget_it_compacts_warm_or_cold(self) -> None:
         """A request that would not fit is compacted, whatever the cache."""
         counter = TokenCounter()

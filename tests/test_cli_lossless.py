@@ -148,12 +148,23 @@ class TestAnthropic:
     def test_compacted_request_keeps_system_blocks_and_breakpoints(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """The default stack drops the exchanges: the system block list keeps its
+        """The default stack at a 60% target drops the exchanges: the system block list keeps its
         breakpoint, and the text that shared a turn with a dropped result keeps its own."""
         request = _anthropic_request()
         source = _write(tmp_path / "in.json", json.dumps(request))
         out = tmp_path / "out.json"
-        result = run(capsys, monkeypatch, "compact", source, "--max-tokens", "150", "-o", out)
+        result = run(
+            capsys,
+            monkeypatch,
+            "compact",
+            source,
+            "--max-tokens",
+            "150",
+            "-o",
+            out,
+            "--strategy",
+            "default:target=0.6",
+        )
         assert result.code == 0, result.err
         written = json.loads(out.read_text(encoding="utf-8"))
         assert written["system"] == request["system"]

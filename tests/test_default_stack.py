@@ -424,7 +424,7 @@ class TestCompaction:
         the summary space beside it (``DELTA_SHARE``); an earlier summary that leaves it
         less is merged with the new one into one."""
         counter = TokenCounter()
-        stack = default_stack(3000, counter=counter)
+        stack = default_stack(3000, counter=counter, target=0.6)
         first = await stack.compact(session(60))
         (earlier,) = [m for m in first if m.is_compaction]
         grown = [*first]
@@ -720,3 +720,127 @@ def _step_calls(messages: list[Message]) -> set[str]:
         if message.role is Role.ASSISTANT:
             return {use.id for use in message.tool_uses}
     return set()
+
+
+def _room(messages: list[Message], counter: BaseCounter, budget: int) -> tuple[int, int]:
+    """The cost of the system messages and the room they leave of ``budget`` (no reserve)."""
+    systems = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
+    return systems, budget - systems
+
+
+def _turn(counter: BaseCounter, turn: int, output: str) -> int:
+    """What one turn of :func:`session` costs."""
+    result = Message.tool_result(f"c{turn}", f"{output} in src/module_{turn}.py")
+    return counter.estimate_messages([call(f"c{turn}", f"src/module_{turn}.py"), result])
+
+
+class TestDecidedTarget:
+    """With no target given, the space a compaction leaves below the budget is decided
+    from the conversation's growth per turn."""
+
+    def test_slow_growth_keeps_the_base_share(self) -> None:
+        """Turns small against the budget: the target is 55% of the room."""
+        counter = TokenCounter()
+        messages = session(20, output="x" * 40)
+        stack = default_stack(20_000, counter=counter, reserve=0.0)
+        systems, room = _room(messages, counter, 20_000)
+        assert stack.compaction_target(messages) == systems + int(room * 0.55)
+
+    def test_whole_turns_of_room(self) -> None:
+        """The target rises to leave as many whole turns of room as 55% would leave."""
+        counter = TokenCounter()
+        messages = session(20)
+        growth = _turn(counter, 19, "x" * 400)
+        budget = 1_000 + counter.estimate_messages(messages[:1])
+        stack = default_stack(budget, counter=counter, reserve=0.0)
+        systems, room = _room(messages, counter, budget)
+        turns = int(0.45 * room / growth)
+        assert turns >= 2
+        target = stack.compaction_target(messages)
+        assert target > systems + int(room * 0.55)
+        assert turns * growth <= budget - target < (turns + 1) * growth
+
+    def test_a_turn_bigger_than_the_room_keeps_the_most(self) -> None:
+        """When not one turn fits the room at 55%, the next call compacts anyway: the
+        compaction keeps 90% of the room."""
+        counter = TokenCounter()
+        messages = session(20, output="x" * 4_000)
+        stack = default_stack(1_500, counter=counter, reserve=0.0)
+        systems, room = _room(messages, counter, 1_500)
+        assert stack.compaction_target(messages) == systems + int(room * 0.9)
+
+    def test_a_given_target_is_obeyed(self) -> None:
+        """A target given by the user is the share the compaction brings the history to."""
+        counter = TokenCounter()
+        messages = session(20, output="x" * 4_000)
+        stack = default_stack(1_500, counter=counter, reserve=0.0, target=0.4)
+        systems, room = _room(messages, counter, 1_500)
+        assert stack.target == 0.4
+        assert default_stack(1_500).target is None
+        assert stack.compaction_target(messages) == systems + int(room * 0.4)
+
+    @pytest.mark.anyio
+    async def test_a_compaction_meets_the_decided_target(self) -> None:
+        """The compacted history costs at most the decided target."""
+        counter = TokenCounter()
+        messages = session(60)
+        stack = default_stack(3_000, counter=counter)
+        target = stack.compaction_target(messages)
+        output = await stack.compact(messages)
+        assert cost(output, counter) <= target
+
+    @given(
+        messages=well_formed_conversations(max_turns=14),
+        counter=counters(),
+        extra=st.integers(0, 4_000),
+        given_target=st.none() | st.sampled_from([0.05, 0.3, 0.6, 1.0]),
+    )
+    def test_within_the_room_obeyed_and_deterministic(
+        self,
+        messages: list[Message],
+        counter: TokenCounter,
+        extra: int,
+        given_target: float | None,
+    ) -> None:
+        """A decided target is between 55% and 90% of the room the system messages leave
+        (so below the budget); a given one is that share; the same history gives the
+        same target."""
+        systems, _ = _room(messages, counter, 0)
+        budget = systems + 1 + extra
+        stack = default_stack(budget, counter=counter, reserve=0.0, target=given_target)
+        target = stack.compaction_target(messages)
+        room = budget - systems
+        if given_target is None:
+            assert systems + int(room * 0.55) <= target <= systems + int(room * 0.9) < budget
+        else:
+            assert target == systems + int(room * given_target)
+        again = default_stack(budget, counter=counter, reserve=0.0, target=given_target)
+        assert again.compaction_target(list(messages)) == target
+
+    @given(messages=well_formed_conversations(max_turns=14), counter=counters())
+    @pytest.mark.anyio
+    async def test_compaction_is_deterministic(
+        self, messages: list[Message], counter: TokenCounter
+    ) -> None:
+        """Two stacks given the same history compact it to the same output."""
+        budget = max(1, counter.estimate_messages(messages) // 2)
+        first = await default_stack(budget, counter=counter).compact(messages)
+        second = await default_stack(budget, counter=counter).compact(list(messages))
+        assert first == second
+
+
+class TestOrder:
+    """The output keeps the input's order."""
+
+    @pytest.mark.anyio
+    async def test_an_earlier_summary_before_the_task_stays_before_it(self) -> None:
+        """A history that starts with a summary (another strategy's) keeps its summaries
+        before the task, where it stood."""
+        counter = TokenCounter()
+        earlier = Message(role=Role.USER, content=(Compaction(content="- read a.py: x=1"),))
+        messages = session(40)
+        messages.insert(1, earlier)
+        output = await default_stack(2_000, counter=counter).compact(messages)
+        first = next(i for i, m in enumerate(output) if m.is_compaction)
+        task = next(i for i, m in enumerate(output) if m.text == "Fix the bug in app.py")
+        assert first < task

@@ -6,8 +6,9 @@ they fit together, once, so a user states the budget once. Why each piece is the
 
 - **A target below the trigger (hysteresis).** Compacting exactly to the budget makes the
   next turn compact again, and every compaction rewrites the prompt, so the provider's
-  prompt cache misses. Compacting to ``target`` x the budget leaves room for turns to
-  grow before the next compaction.
+  prompt cache misses. Compacting below it leaves room for turns to grow before the next
+  compaction: to ``target`` x the budget when given, else to a share decided per
+  compaction from the conversation's measured growth (:mod:`.headroom`).
 - **The task and the newest request pinned.** An agent session is often one request
   followed by hundreds of tool turns: the request is the job, so it is kept as a message,
   never summarized. The newest request is what the user wants now: kept too. Both are
@@ -59,6 +60,7 @@ from ..._validators import bool_, instance_of, number, one_of, optional, positiv
 from ...providers._base import Provider
 from ..strategy import BudgetedStrategy, check_token_count
 from .fit import InProgress, fit
+from .headroom import decided_target
 from .offloading import Found, assemble, offload, placeholder, unindexed, with_store
 from .plan import Part, Plan
 from .schedule import CacheSchedule, growth_per_turn
@@ -110,10 +112,12 @@ class DefaultStack(BudgetedStrategy):
         default=None, kw_only=True, validator=optional(instance_of(Provider, "a Provider"))
     )
     """Writes the summaries (``None``: the offline :class:`ExtractiveSummarizer`)."""
-    target: float = attrs.field(
-        default=0.6, kw_only=True, validator=number(minimum=0.05, maximum=1.0)
+    target: float | None = attrs.field(
+        default=None, kw_only=True, validator=optional(number(minimum=0.05, maximum=1.0))
     )
-    """Compaction brings the history down to this share of the budget."""
+    """Compaction brings the history down to this share of the budget (``None``: a share
+    decided per compaction from the conversation's growth per turn, see
+    :mod:`neuron_context._strategies.default.headroom`)."""
     recent: float = attrs.field(default=0.35, kw_only=True, validator=number(minimum=0, maximum=1))
     """The share of the target's free space given to recent messages kept as they are;
     the summary fills the rest."""
@@ -179,8 +183,8 @@ class DefaultStack(BudgetedStrategy):
         limit = self._limit(systems)
         if token_count > limit or schedule is None or not cold:
             return token_count > limit
-        target = systems + scale(limit - systems, self.target)
         growth = growth_per_turn(messages, self.counter.cost_table(messages).costs())
+        target = self._target(systems, limit, growth)
         target = schedule.target(target, limit, self._floor(systems, limit), growth)
         own = 0.0
         if self.summarizer is not None:  # the summarizer reads it all, writes the summary
@@ -204,8 +208,38 @@ class DefaultStack(BudgetedStrategy):
 
     def _floor(self, systems: int, limit: int) -> int:
         """The lowest a :attr:`schedule` may bring the history down to, in tokens."""
-        share = min(self.target, self.schedule.floor if self.schedule is not None else 1.0)
+        share = self.schedule.floor if self.schedule is not None else 1.0
+        if self.target is not None:
+            share = min(self.target, share)
         return systems + scale(limit - systems, share)
+
+    def compaction_target(self, messages: Sequence[Message]) -> int:
+        """The tokens a compaction of ``messages`` brings them down to: :attr:`target`
+        of the room the system messages leave (the budget less the reserve), or the
+        share decided from the conversation's growth per turn; with a :attr:`schedule`,
+        as it lowers that. The plan may give the summary more, up to the budget, when
+        the pinned requests and the kept messages fill it."""
+        costs = self.counter.cost_table(messages).costs()
+        systems = sum(c for c, m in zip(costs, messages, strict=True) if m.role is Role.SYSTEM)
+        return self._goal(messages, costs, systems, self._limit(systems))[0]
+
+    def _goal(
+        self, messages: Sequence[Message], costs: Sequence[int], systems: int, limit: int
+    ) -> tuple[int, float]:
+        """The target (see :meth:`compaction_target`) and the growth per turn it was
+        decided from."""
+        growth = growth_per_turn(messages, costs)
+        target = self._target(systems, limit, growth)
+        if self.schedule is not None:
+            target = self.schedule.target(target, limit, self._floor(systems, limit), growth)
+        return target, growth
+
+    def _target(self, systems: int, limit: int, growth: float) -> int:
+        """What a compaction brings the history down to, in tokens: :attr:`target` of
+        the room when given, else the share decided from ``growth`` (tokens a turn)."""
+        if self.target is None:
+            return decided_target(systems, limit, growth)
+        return systems + scale(limit - systems, self.target)
 
     # -- compacting ---------------------------------------------------------------------
 
@@ -249,26 +283,24 @@ class DefaultStack(BudgetedStrategy):
             if message.role is Role.SYSTEM
         )
         limit = self._limit(systems)
-        target = systems + scale(limit - systems, self.target)
+        costs = table.costs()
+        target, growth = self._goal(messages, costs, systems, limit)
         before = table.total + self._headings(messages)  # what a provider receives
-        if self.schedule is not None:
-            costs = table.costs()
-            growth = growth_per_turn(messages, costs)
-            target = self.schedule.target(target, limit, self._floor(systems, limit), growth)
-            if before > limit and store is None:  # the tail alone, when cutting it is enough
-                share = scale(scale(target - systems, self.recent), _TAIL_SHARE)
-                headings = self._headings(messages)
-                cut = self.schedule.cut_tail(
-                    messages,
-                    costs,
-                    self.counter,
-                    limit=limit - headings,
-                    share=share,
-                    growth=growth,
-                )
-                if cut is not None:
-                    log_compaction("DefaultStack", self.counter, messages, cut, {"tail_only": True})
-                    return cut, self.counter.estimate_messages(cut) + self._headings(cut), limit
+        # The tail alone, when cutting it is enough.
+        if self.schedule is not None and before > limit and store is None:
+            share = scale(scale(target - systems, self.recent), _TAIL_SHARE)
+            headings = self._headings(messages)
+            cut = self.schedule.cut_tail(
+                messages,
+                costs,
+                self.counter,
+                limit=limit - headings,
+                share=share,
+                growth=growth,
+            )
+            if cut is not None:
+                log_compaction("DefaultStack", self.counter, messages, cut, {"tail_only": True})
+                return cut, self.counter.estimate_messages(cut) + self._headings(cut), limit
         if before <= target:
             return list(messages), before, limit
         # With a store, room is kept for the index (see .offloading): above the target
@@ -384,7 +416,7 @@ def default_stack(
     *,
     counter: BaseCounter | None = None,
     summarizer: Provider | None = None,
-    target: float = 0.6,
+    target: float | None = None,
     recent: float = 0.35,
     reserve: float = 0.05,
     strict: bool = False,
@@ -409,6 +441,10 @@ def default_stack(
             LLM summarizer that fails falls back to the offline one.
         target: the share of the budget a compaction brings the history down to, so
             the next turns do not compact again (the provider's prompt cache survives).
+            ``None`` (the default): decided per compaction from the conversation's
+            growth per turn: the highest share that leaves as many whole turns of room
+            as 55% would, up to 90% when not one turn fits (see the docs of the
+            default stack).
         recent: the share of the space below the target kept as recent messages, as
             they are; the summary fills the rest.
         reserve: the share of the budget kept free for what a provider's rendering adds

@@ -1,0 +1,68 @@
+"""How far below its budget a :class:`~neuron_context.DefaultStack` compaction goes.
+
+The space a compaction leaves between the history and the budget is the room the next
+turns grow into before the next compaction; everything below it is what the history
+keeps. Deeper keeps less and reads fewer cached tokens; each compaction rewrites the
+prompt from its first changed message on (a prompt-cache miss of about its own size).
+Unless the user gives a ``target``, the stack decides it per compaction from the
+conversation's measured growth (``growth_per_turn`` of :mod:`.schedule`: the mean cost of
+its last turns), in whole turns:
+
+- **The same turns, no wasted space.** At :data:`BASE_SHARE` of the budget the room
+  holds ``k`` whole turns of growth; the target rises to the highest point that still
+  leaves room for those ``k`` turns (with :data:`TURN_MARGIN`): the loop compacts as
+  often as it would at the base share, each time keeping what the partial turn's space
+  holds. Growth that is small against the budget leaves the target at the base share:
+  there the input bill is the cached prompt read on every call, and a higher target makes
+  every read bigger without keeping more of what the next step uses (measured; see
+  docs/strategies/default-stack.md).
+- **A turn bigger than the room.** When not one turn fits the room at the base share,
+  the next call compacts again whatever the target below it, so the compaction keeps as
+  much as it can: :data:`CEILING_SHARE` of the budget.
+- **No measure yet** (fewer than two turns): the base share.
+
+A :class:`~neuron_context.strategies.CacheSchedule`, when set, lowers the decided target
+further so that its ``min_turns`` turns fit (tight when calls grow fast and the cache is
+priced), as it lowers a given one.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..._numbers import scale
+
+__all__ = ["BASE_SHARE", "CEILING_SHARE", "TURN_MARGIN", "decided_share", "decided_target"]
+
+BASE_SHARE = 0.55
+"""The least share of the room (what the system messages leave of the budget less the
+reserve) a decided target brings the history down to, and where the turns are counted."""
+CEILING_SHARE = 0.9
+"""The most share of the room a decided target keeps (a turn bigger than the room)."""
+TURN_MARGIN = 1.05
+"""The room left per turn, in measured turns: growth varies from turn to turn."""
+
+
+def decided_share(room: int, growth: float) -> float:
+    """The share of ``room`` tokens a compaction keeps when a conversation grows by
+    ``growth`` tokens a turn (see the module docstring); in
+    ``[BASE_SHARE, CEILING_SHARE]``, :data:`BASE_SHARE` when either is not positive."""
+    if room <= 0 or not growth > 0:
+        return BASE_SHARE
+    try:
+        turn = growth / room  # a turn's share of the room
+    except OverflowError:  # a room beyond a float's range: a turn is nothing beside it
+        return BASE_SHARE
+    if turn == 0:
+        return BASE_SHARE
+    turns = math.floor((1 - BASE_SHARE) / turn) if math.isfinite(turn) else 0
+    if turns == 0:
+        return CEILING_SHARE
+    return min(CEILING_SHARE, max(BASE_SHARE, 1 - TURN_MARGIN * turns * turn))
+
+
+def decided_target(systems: int, limit: int, growth: float) -> int:
+    """The target in tokens for a history whose system messages cost ``systems`` under a
+    ``limit`` (the budget less the reserve), growing by ``growth`` tokens a turn."""
+    room = max(0, limit - systems)
+    return systems + scale(room, decided_share(room, growth))
