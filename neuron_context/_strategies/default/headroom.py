@@ -17,8 +17,8 @@ its last turns), in whole turns:
   every read bigger without keeping more of what the next step uses (measured; see
   docs/strategies/default-stack.md).
 - **A turn bigger than the room.** When not one turn fits the room at the base share,
-  the next call compacts again whatever the target below it, so the compaction keeps as
-  much as it can: :data:`CEILING_SHARE` of the budget.
+  the next call compacts again at any target from the base share up, so the compaction
+  keeps as much as it can: :data:`CEILING_SHARE` of the budget.
 - **No measure yet** (fewer than two turns): the base share.
 
 A :class:`~neuron_context.strategies.CacheSchedule`, when set, lowers the decided target
