@@ -31,8 +31,6 @@ from typing import TypeAlias
 
 from .._errors import ConfigurationError, show
 from .._messages.message import Message
-from .._summary.transcript import entries_of, render_entries
-from ..formats._native import from_dict, to_dict
 
 __all__ = [
     "KEY_LENGTH",
@@ -98,6 +96,8 @@ def encode(content: object, where: str = "Store.put") -> str:
     Raises:
         ConfigurationError: ``content`` is neither a ``str`` nor a list of ``Message``.
     """
+    from ..formats._native import to_dict  # on first use: the import stays light
+
     checked = _check(content, where)
     data: object = {"text": checked} if isinstance(checked, str) else to_dict(checked)
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -105,6 +105,8 @@ def encode(content: object, where: str = "Store.put") -> str:
 
 def decode(text: str) -> Content:
     """The content :func:`encode` wrote as ``text`` (equal to what was put)."""
+    from ..formats._native import from_dict  # on first use: the import stays light
+
     data = json.loads(text)
     if isinstance(data, dict) and set(data) == {"text"} and isinstance(data["text"], str):
         return data["text"]
@@ -124,6 +126,8 @@ def content_key(content: object) -> str:
 def render(content: Content) -> str:
     """``content`` as text for a model: a text as it is, messages as a transcript (one
     header line per entry, its text indented: the summarizer's format)."""
+    from .._summary.transcript import entries_of, render_entries  # on first use
+
     if isinstance(content, str):
         return content
     return render_entries(entries_of(content))
