@@ -479,13 +479,11 @@ def _pydantic_ai_messages(size: int) -> tuple[ModelMessage, ...]:
     return tuple(to_pydantic_ai(workload("transcripts", size).messages))
 
 
-class PydanticAILoop(Loop):
-    """``pydantic_ai.Agent(FunctionModel(...), tools=[read_file])``, called with
-    ``run(question, message_history=history)`` awaited on ``event_loop`` (what ``run_sync``
-    does on a loop of its own, which it leaves open), the history kept its
-    ``all_messages()``; with a strategy,
-    ``capabilities=[ProcessHistory(HistoryProcessor(strategy))]``. pydantic-ai keeps what a
-    processor returns as the run's history, so there a compaction persists in the loop."""
+class _PydanticAIAgent(Loop):
+    """One ``pydantic_ai.Agent(FunctionModel(...), tools=[read_file])`` awaited on
+    ``event_loop``; with a strategy,
+    ``capabilities=[ProcessHistory(HistoryProcessor(strategy))]``. Its model calls the tool
+    once, then answers the tool's result; :attr:`last` is what it received last."""
 
     def __init__(
         self, size: int, strategy: ContextStrategy | None, event_loop: asyncio.AbstractEventLoop
@@ -497,8 +495,6 @@ class PydanticAILoop(Loop):
         self.agent: PydanticAgent[None, str] = PydanticAgent(
             FunctionModel(self._reply), tools=[read_file], capabilities=capabilities
         )
-        self.history: list[ModelMessage] = list(_pydantic_ai_messages(size))
-        self.start = len(self.history)
 
     def _reply(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         self.last = messages
@@ -508,6 +504,20 @@ class PydanticAILoop(Loop):
         call_id = self._call_id()
         call = ToolCallPart("read_file", {"path": f"src/{call_id}.py"}, tool_call_id=call_id)
         return ModelResponse(parts=[call])
+
+
+class PydanticAILoop(_PydanticAIAgent):
+    """The agent called with ``run(question, message_history=history)`` (what ``run_sync``
+    does on a loop of its own, which it leaves open), the history kept its
+    ``all_messages()``. pydantic-ai keeps what a processor returns as the run's history, so
+    there a compaction persists in the loop."""
+
+    def __init__(
+        self, size: int, strategy: ContextStrategy | None, event_loop: asyncio.AbstractEventLoop
+    ) -> None:
+        super().__init__(size, strategy, event_loop)
+        self.history: list[ModelMessage] = list(_pydantic_ai_messages(size))
+        self.start = len(self.history)
 
     def _invoke(self, text: str) -> object:
         run = self.agent.run(text, message_history=self.history)
@@ -524,7 +534,7 @@ class PydanticAILoop(Loop):
         return from_pydantic_ai(self.last)
 
 
-class PydanticAIUsers(Loop):
+class PydanticAIUsers(_PydanticAIAgent):
     """One ``pydantic_ai.Agent`` (one ``HistoryProcessor``) serving ``users`` conversations,
     as a web service's one agent serves all its users: each :meth:`turn` is the next user's
     run, in rotation, with that user's history (each run names its conversation,
@@ -538,13 +548,7 @@ class PydanticAIUsers(Loop):
         users: int,
         event_loop: asyncio.AbstractEventLoop,
     ) -> None:
-        super().__init__(size, strategy)
-        self.event_loop = event_loop
-        self.last: list[ModelMessage] = []
-        capabilities = [] if strategy is None else [ProcessHistory(HistoryProcessor(strategy))]
-        self.agent: PydanticAgent[None, str] = PydanticAgent(
-            FunctionModel(self._reply), tools=[read_file], capabilities=capabilities
-        )
+        super().__init__(size, strategy, event_loop)
         first, *rest = workload("transcripts", size).messages
         self.histories: list[list[ModelMessage]] = [
             to_pydantic_ai([Message.system(f"[user {user}] {first.text}"), *rest])
@@ -554,15 +558,6 @@ class PydanticAIUsers(Loop):
         """What the model received at the last model call of each run, by user."""
         self.start = len(self.histories[0])
         self._next = 0
-
-    def _reply(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        self.last = messages
-        request = messages[-1]
-        if isinstance(request, ModelRequest) and isinstance(request.parts[-1], ToolReturnPart):
-            return ModelResponse(parts=[TextPart(ANSWER)])
-        call_id = self._call_id()
-        call = ToolCallPart("read_file", {"path": f"src/{call_id}.py"}, tool_call_id=call_id)
-        return ModelResponse(parts=[call])
 
     def _invoke(self, text: str) -> object:
         user = self._next % len(self.histories)
