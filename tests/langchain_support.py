@@ -77,6 +77,13 @@ class ReadingChatModel(ScriptedChatModel):
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
+def tool_call(name: str, args: dict[str, Any], id_: str) -> AIMessage:
+    """An assistant message calling tool ``name`` with ``args`` (call id ``id_``)."""
+    return AIMessage(
+        content="", tool_calls=[{"name": name, "args": args, "id": id_, "type": "tool_call"}]
+    )
+
+
 def script(calls: int) -> Iterator[AIMessage]:
     """The scripted replies: ``calls`` turns calling ``read_file`` (``f0.py``, ...), then
     the answer ``done``."""

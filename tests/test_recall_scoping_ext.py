@@ -25,15 +25,10 @@ class TestLangChain:
         from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
         from langchain_core.tools import tool
         from langchain_support import FunctionChatModel
+        from langchain_support import tool_call as call
         from langgraph.checkpoint.memory import InMemorySaver
 
         from neuron_context.ext.langchain import ContextMiddleware, recall_tool
-
-        def call(name: str, args: dict[str, Any], id_: str) -> AIMessage:
-            return AIMessage(
-                content="",
-                tool_calls=[{"name": name, "args": args, "id": id_, "type": "tool_call"}],
-            )
 
         def reply(messages: list[BaseMessage]) -> AIMessage:
             results = [m for m in messages if isinstance(m, ToolMessage)]
