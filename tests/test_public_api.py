@@ -319,6 +319,8 @@ class TestNamespaces:
         exported = list(module.__all__)
         assert exported == sorted(exported, key=_ruff_key)
         assert len(set(exported)) == len(exported)
+        for attribute in exported:  # a lazy name is bound on first use: use each once
+            getattr(module, attribute)
         public = {
             attribute
             for attribute, value in vars(module).items()
