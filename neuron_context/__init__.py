@@ -110,9 +110,6 @@ __all__ = [
 
 import typing as _typing
 
-from ._counting.counter import BaseCounter as BaseCounter
-from ._counting.heuristic import TokenCounter as TokenCounter
-from ._counting.tokenizer import TokenizerCounter as TokenizerCounter
 from ._errors import CompactionError as CompactionError
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import InvalidConversationError as InvalidConversationError
@@ -137,15 +134,6 @@ from ._messages.message import ToolDefinition as ToolDefinition
 from ._messages.wellformed import repair as repair
 from ._messages.wellformed import start_on_user as start_on_user
 from ._messages.wellformed import validate as validate
-from ._strategies.clearing import ToolResultClearingStrategy as ToolResultClearingStrategy
-from ._strategies.composite import CompositeStrategy as CompositeStrategy
-from ._strategies.composite import FallbackStrategy as FallbackStrategy
-from ._strategies.images import StripProcessedImagesStrategy as StripProcessedImagesStrategy
-from ._strategies.strategy import ContextStrategy as ContextStrategy
-from ._strategies.strip import StripToolCallsStrategy as StripToolCallsStrategy
-from ._strategies.summarization import SummarizationStrategy as SummarizationStrategy
-from ._strategies.superseded import SupersededToolCallsStrategy as SupersededToolCallsStrategy
-from ._strategies.window import SlidingWindowStrategy as SlidingWindowStrategy
 from ._version import __version__ as __version__
 
 if _typing.TYPE_CHECKING:
@@ -163,6 +151,9 @@ if _typing.TYPE_CHECKING:
     from ._agent.options import AgentOptions as AgentOptions
     from ._agent.options import AgentResult as AgentResult
     from ._counting.calibrated import CalibratedCounter as CalibratedCounter
+    from ._counting.counter import BaseCounter as BaseCounter
+    from ._counting.heuristic import TokenCounter as TokenCounter
+    from ._counting.tokenizer import TokenizerCounter as TokenizerCounter
     from ._injection.injector import InjectionRule as InjectionRule
     from ._injection.injector import InjectionTrigger as InjectionTrigger
     from ._injection.injector import SystemInjector as SystemInjector
@@ -187,7 +178,16 @@ if _typing.TYPE_CHECKING:
     from ._stores.redis import RedisStore as RedisStore
     from ._stores.sqlite import SQLiteStore as SQLiteStore
     from ._stores.store import Store as Store
+    from ._strategies.clearing import ToolResultClearingStrategy as ToolResultClearingStrategy
+    from ._strategies.composite import CompositeStrategy as CompositeStrategy
+    from ._strategies.composite import FallbackStrategy as FallbackStrategy
     from ._strategies.default import default_stack as default_stack
+    from ._strategies.images import StripProcessedImagesStrategy as StripProcessedImagesStrategy
+    from ._strategies.strategy import ContextStrategy as ContextStrategy
+    from ._strategies.strip import StripToolCallsStrategy as StripToolCallsStrategy
+    from ._strategies.summarization import SummarizationStrategy as SummarizationStrategy
+    from ._strategies.superseded import SupersededToolCallsStrategy as SupersededToolCallsStrategy
+    from ._strategies.window import SlidingWindowStrategy as SlidingWindowStrategy
     from .providers import AnthropicProvider as AnthropicProvider
     from .providers import CompletionRequest as CompletionRequest
     from .providers import CompletionResponse as CompletionResponse
@@ -202,6 +202,18 @@ if not _typing.TYPE_CHECKING:  # a type checker reads the imports above instead
         __name__,
         globals(),
         {
+            "BaseCounter": "._counting.counter",
+            "TokenCounter": "._counting.heuristic",
+            "TokenizerCounter": "._counting.tokenizer",
+            "ToolResultClearingStrategy": "._strategies.clearing",
+            "CompositeStrategy": "._strategies.composite",
+            "FallbackStrategy": "._strategies.composite",
+            "StripProcessedImagesStrategy": "._strategies.images",
+            "ContextStrategy": "._strategies.strategy",
+            "StripToolCallsStrategy": "._strategies.strip",
+            "SummarizationStrategy": "._strategies.summarization",
+            "SupersededToolCallsStrategy": "._strategies.superseded",
+            "SlidingWindowStrategy": "._strategies.window",
             "Agent": "._agent.loop",
             "AgentMiddleware": "._middleware.types",
             "AgentOptions": "._agent.options",

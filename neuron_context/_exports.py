@@ -14,11 +14,12 @@ asks it for the name). As for httpx and trio, ``typing.get_type_hints(cls)`` the
 class's string annotations in its public module, where the names that module does not
 export are missing: pass the private module's namespace as ``globalns`` to resolve them.
 
-**Names loaded on first use.** ``import neuron_context`` loads the messages, the
-counters and the strategies; the agent loop, the middlewares, the providers, the stores
-and the public namespaces are loaded when first asked for (:func:`lazy`: the PEP 562
-module ``__getattr__`` and ``__dir__``), so a program that only counts and compacts
-never pays for asyncio, anyio or the middlewares. ``from neuron_context import Agent``,
+**Names loaded on first use.** ``import neuron_context`` loads the messages and the
+errors; the counters, the strategies, the agent loop, the middlewares, the providers,
+the stores and the public namespaces are loaded when first asked for (:func:`lazy`: the
+PEP 562 module ``__getattr__`` and ``__dir__``), so a program pays for what it uses: one
+that only counts never loads a strategy, one that compacts never pays for asyncio, anyio
+or the middlewares. ``from neuron_context import Agent``,
 ``dir()``, ``__all__`` and ``import *`` behave as if every name were bound at import;
 type checkers read the names from the modules' ``if TYPE_CHECKING:`` imports.
 """
