@@ -278,8 +278,18 @@ class TestUsageErrors:
     def test_bad_number(
         self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """A budget that is not a number is one line."""
+        """A budget that is not a number is one line, naming a pasted blob by its start and
+        length rather than echoing it."""
         result = run(capsys, monkeypatch, "compact", "--demo", "--max-tokens", "9" * 5000)
         assert result.code == 2
         assert result.err.startswith("neuron-context: error: argument --max-tokens: invalid int")
         assert result.err.count("\n") == 1
+        assert f"'{'9' * 40}...' (5,000 characters)" in result.err
+        assert len(result.err) < 200
+
+    def test_short_bad_value_is_quoted_whole(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A bad value of a line's length is echoed as typed."""
+        result = run(capsys, monkeypatch, "compact", "--demo", "--max-tokens", "x" * 80)
+        assert f"invalid int value: '{'x' * 80}' (see" in result.err

@@ -9,6 +9,7 @@ and stack specs (``--strategy``, see :mod:`.spec`).
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import NoReturn
 
@@ -16,6 +17,9 @@ from ..formats._transcripts.files import FORMATS
 from .spec import KINDS
 
 __all__ = ["UsageError", "parser", "version"]
+
+_QUOTED = re.compile(r"'([^'\n]{81,})'")
+"""A quoted value in argparse's message longer than a line's worth of characters."""
 
 _STEPS = ", ".join(
     f"{k}" + (f":{v[0]}=N" if v and v[0] == "keep" else "") for k, v in KINDS.items()
@@ -38,6 +42,14 @@ def version() -> str:
         return "unknown"
 
 
+def _clipped(message: str) -> str:
+    """argparse's ``message`` with each quoted value over 80 characters cut to its first
+    40 and its length: a pasted blob in a bad argument is named, not echoed."""
+    return _QUOTED.sub(
+        lambda m: f"'{m.group(1)[:40]}...' ({len(m.group(1)):,} characters)", message
+    )
+
+
 class UsageError(Exception):
     """A usage error argparse found; :func:`~neuron_context._cli.app.main` prints it on one
     line (argparse's own report is the usage block and the error)."""
@@ -45,7 +57,7 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        msg = f"{message} (see {self.prog} --help)"
+        msg = f"{_clipped(message)} (see {self.prog} --help)"
         raise UsageError(msg)
 
 
