@@ -227,6 +227,38 @@ class TestCompactionSpans:
         )
         assert len(recorder.calls) == 1
 
+    @pytest.mark.anyio
+    async def test_a_recovery_records_the_refusal(self, spans: InMemorySpanExporter) -> None:
+        """The recovery step's compaction span says what the refusal stated (its count and
+        the window) and the budget compacted to; a compaction the trigger started says
+        nothing of a refusal."""
+        refusals = [RuntimeError("prompt is too long: 210000 tokens > 200000 maximum")]
+
+        def refusing(request: Any) -> Any:
+            if refusals:
+                raise refusals.pop()
+            return answer("fixed")
+
+        agent = create_agent(
+            FunctionProvider(refusing), options=AgentOptions(context=default_stack(1_000_000))
+        )
+        await agent.run(long_history())
+        (span,) = ours(spans, "compact_context")
+        attributes = span.attributes or {}
+        assert attributes["neuron_context.compaction.caller"] == "overflow"
+        assert attributes["neuron_context.overflow.input_tokens"] == 210_000
+        assert attributes["neuron_context.overflow.limit"] == 200_000
+        budget = attributes["neuron_context.overflow.budget"]
+        assert isinstance(budget, int)
+        assert attributes["neuron_context.compaction.tokens_after"] <= budget
+        spans.clear()
+        small = create_agent(
+            scripted([answer("ok")]), options=AgentOptions(context=default_stack(600))
+        )
+        await small.run(long_history())
+        (span,) = ours(spans, "compact_context")
+        assert not any(k.startswith("neuron_context.overflow.") for k in span.attributes or {})
+
 
 def long_history(turns: int = 12) -> list[Message]:
     """A system prompt, a task, and ``turns`` tool exchanges with large results."""

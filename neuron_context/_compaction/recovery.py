@@ -53,7 +53,7 @@ from .refusal import Overflow, context_overflow
 from .step import StepReport, StepResult, budget_of, compact_step
 
 if TYPE_CHECKING:
-    from .._tracing.spans import Span
+    from .._tracing.spans import Attributes, Span
 
 __all__ = [
     "Attempt",
@@ -142,6 +142,17 @@ def floor(
     return counter.count(kept, system_prompt, tools)
 
 
+def _stated(overflow: Overflow, budget: int) -> Attributes:
+    """What the recovery's compaction span records of the refusal: the counts it stated
+    (those it stated) and the budget they gave, in the counter's tokens."""
+    stated: dict[str, int] = {"neuron_context.overflow.budget": budget}
+    if overflow.tokens is not None:
+        stated["neuron_context.overflow.input_tokens"] = overflow.tokens
+    if overflow.limit is not None:
+        stated["neuron_context.overflow.limit"] = overflow.limit
+    return stated
+
+
 def _too_small(overflow: Overflow, budget: int, fixed: int) -> ContextOverflowError:
     msg = (
         f"the request cannot be made to fit the window the provider's refusal shows: it "
@@ -216,6 +227,7 @@ async def recompact(
         errors="raise",
         report=report,
         label=label,
+        traced=lambda: _stated(overflow, budget),
     )
     newest = _newest_user(messages)
     if newest is not None and not any(m is newest or m == newest for m in result.messages):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import anyio
 import attrs
@@ -57,6 +57,9 @@ from .._messages.wellformed import pending_start, repair, start_on_user, validat
 from .._prefix import shared_prefix
 from .._stores.batch import offloading
 from .._strategies.strategy import ContextStrategy
+
+if TYPE_CHECKING:
+    from .._tracing.spans import Attributes
 
 __all__ = [
     "Errors",
@@ -221,6 +224,7 @@ async def compact_step(
     errors: Errors = "keep",
     report: StepReport | None = None,
     label: str = "compaction",
+    traced: Callable[[], Attributes] | None = None,
 ) -> StepResult:
     """Compact the conversation ``messages`` with ``strategy`` if its trigger fires.
 
@@ -237,6 +241,8 @@ async def compact_step(
         errors: what a failure does (see the module docstring).
         report: told when a compaction starts and how it ended.
         label: who compacts, for the log lines (a middleware's name, ``"context"``).
+        traced: further attributes of the step's span (the recovery step's refusal),
+            read only when a span is recorded.
 
     Raises:
         NeuronContextError: the compaction failed and ``errors="raise"``.
@@ -284,7 +290,7 @@ async def compact_step(
 
     held = pending_start(messages)
     body = messages if held is None else messages[:held]
-    with tracing.compaction(name, label, tokens, before) as span:
+    with tracing.compaction(name, label, tokens, before, traced) as span:
 
         def tell(outcome: StepResult) -> StepResult:
             """Say how the step ended: to its span, then to ``report``."""

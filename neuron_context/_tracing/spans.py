@@ -9,7 +9,7 @@ import contextlib
 import contextvars
 import functools
 import importlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -336,9 +336,14 @@ def tool_call(use: ToolUse, tool: Tool | None) -> AbstractContextManager[Span]:
 
 
 def compaction(
-    strategy: str, caller: str, tokens: int, messages: int
+    strategy: str,
+    caller: str,
+    tokens: int,
+    messages: int,
+    extra: Callable[[], Attributes] | None = None,
 ) -> AbstractContextManager[Span]:
-    """The span of one compaction (a context manager yielding a :class:`Span`)."""
+    """The span of one compaction (a context manager yielding a :class:`Span`);
+    ``extra`` gives further attributes (called only when a span is recorded)."""
     api = active()
     if api is None:
         return _NOTHING
@@ -348,5 +353,6 @@ def compaction(
         "neuron_context.compaction.caller": caller,
         "neuron_context.compaction.tokens_before": tokens,
         "neuron_context.compaction.messages_before": messages,
+        **(extra() if extra is not None else {}),
     }
     return _span(api, f"compact_context {strategy}", "INTERNAL", attributes, compacting=True)
