@@ -3,7 +3,6 @@ the task and the user's words kept, compaction to a target below the trigger."""
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import Literal
@@ -286,51 +285,6 @@ class TestCompaction:
         head = text[: text.index("\n[... ")]
         return head, names.group(1).split(" \u00b7 ")
 
-    async def cut_result(self, value: object, budget: int) -> list[str]:
-        """The names the marker of ``value`` shows, cut as the step in progress (a JSON
-        result condensed to an index and still too long)."""
-        head, names = await self.cut_text(json.dumps(value), budget)
-        assert head.startswith("[condensed: ")
-        return names
-
-    @pytest.mark.anyio
-    async def test_a_cut_index_names_its_values_in_order(self) -> None:
-        """The marker of a cut index names what it cut by the index's own values, in
-        order (``name=Action Camera``, each row whole), not by its keys (``product_id``)
-        or the pieces of a row."""
-        variants = {
-            str(6_700_049_080 + i): {"item_id": str(6_700_049_080 + i), "price": 400 + i}
-            for i in range(60)
-        }
-        product = {"name": "Action Camera", "product_id": "3377618313", "variants": variants}
-        shown = await self.cut_result(product, 400)
-        rows = {f"{6_700_049_080 + i}|{400 + i}" for i in range(60)}
-        firsts = ["name=Action Camera", "product_id=3377618313", "variants: item_id|price"]
-        index = [*firsts, *sorted(rows)]
-        assert all(name in index for name in shown), shown
-        assert shown == [name for name in index if name in shown]  # in the index's order
-        assert "product_id" not in shown
-
-    @pytest.mark.anyio
-    async def test_a_cut_row_is_named_whole(self) -> None:
-        """A table row whose cells hold ``", "`` (an address) is one name."""
-        orders = [
-            {"order_id": f"#W{4_000_000 + i}", "address": f"{100 + i} Oak St, Austin, TX"}
-            for i in range(60)
-        ]
-        rows = {f"#W{4_000_000 + i}|{100 + i} Oak St, Austin, TX" for i in range(60)}
-        names = await self.cut_result({"user_id": "mia_li_3668", "orders": orders}, 400)
-        assert all(name in rows for name in names), names
-
-    @pytest.mark.anyio
-    async def test_no_piece_of_a_value_is_named(self) -> None:
-        """Where the cut starts or ends inside a long line of the index, the value it
-        cuts in two is not named: its piece would read as another value."""
-        value = {f"field_{i}": 6_589_665_742 + i * 7_919 for i in range(300)}
-        whole = {f"field_{i}={6_589_665_742 + i * 7_919}" for i in range(300)}
-        names = await self.cut_result(value, 400)
-        assert all(name in whole for name in names), names
-
     @pytest.mark.anyio
     @pytest.mark.parametrize("budget", [210, 299, 412, 500])
     async def test_the_first_whole_value_after_the_head_is_named(self, budget: int) -> None:
@@ -346,31 +300,6 @@ class TestCompaction:
         start = text.index(head.rstrip(" ")) + len(head.rstrip(" "))
         after = [n for n in numbers if text.index(f"order {n} ") + 6 >= start]
         assert shown[0] == after[0], (head[-40:], shown[:3], after[:3])
-
-    @pytest.mark.anyio
-    @pytest.mark.parametrize("budget", [282, 315, 336, 400])
-    async def test_a_long_row_cut_in_two_is_not_named(self, budget: int) -> None:
-        """A row of the index longer than a listing's (kept in part by the head) is not
-        named by the piece the cut holds, whatever its cells hold (``", "``): a name
-        with ``|`` is a whole row or the table's header."""
-        cells = [f"c{j}" for j in range(12)]
-        rows = [
-            {
-                "id": f"HAT{100 + i}",
-                "city": f"Paris, FR{i}",
-                "tags": ["window", "aisle", f"t{i}"],
-                **{cell: f"value {j}, x{i}" for j, cell in enumerate(cells)},
-            }
-            for i in range(30)
-        ]
-        whole = {
-            f"HAT{100 + i}|Paris, FR{i}|window, aisle, t{i}|"
-            + "|".join(f"value {j}, x{i}" for j in range(12))
-            for i in range(30)
-        }
-        whole.add("items: id|city|tags|" + "|".join(cells))
-        names = await self.cut_result(rows, budget)
-        assert all(name in whole for name in names if "|" in name), names
 
     @pytest.mark.anyio
     async def test_nothing_to_do_returns_an_equal_list(self) -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "SEPARATOR",
     "condensed_marker",
     "fitting",
+    "gap_marker",
     "is_truncated",
     "marker",
     "pieces",
@@ -70,6 +71,16 @@ def marker(
     return f"\n[... {what} cut{note} ...]\n"
 
 
+def gap_marker(count: int, unit: str, *, reference: str = "") -> str:
+    """The line that stands where ``count`` segments of a text (``unit``: ``lines`` or
+    ``items``) were cut between segments that are kept: short, since a choice of
+    segments has a gap between each two (``[... 12 items cut ...]``); ``reference`` as
+    :func:`marker`'s."""
+    what = f"{count:,} {unit if count != 1 else unit.removesuffix('s')}"
+    note = f"; {reference}" if reference else ""
+    return f"[... {what} cut{note} ...]"
+
+
 def condensed_marker(chars: int, tokens: int, *, short: bool = False) -> str:
     """The line before a condensed rendering of ``chars`` characters (``tokens``);
     ``short``: the tokens alone (``[condensed: about 649 tokens as an index]``)."""
@@ -85,9 +96,10 @@ _MARKER = re.compile(
     r"\[\.\.\. (?:[\d,]+ lines? )?\((?:[\d,]+ characters, )?about [\d,]+ tokens\) cut"
     r"(?:, naming [^\n]*)?(?:; [^\n]*)? \.\.\.\]"
     r"|\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?:;[^\n]*)? \.\.\.\]"
+    r"|\[\.\.\. [\d,]+ (?:lines?|items?) cut(?:; [^\n]*)? \.\.\.\]"
 )
-"""What :func:`marker` writes (and the shorter marker of earlier releases, which a stored
-history may hold)."""
+"""What :func:`marker` and :func:`gap_marker` write (and the shorter marker of earlier
+releases, which a stored history may hold)."""
 
 
 def is_truncated(text: str) -> bool:

@@ -14,6 +14,17 @@ many as a share of the space allows::
 
 (the marker, and the names it shows: :mod:`neuron_context._messages.markers`).
 
+A caller that can weigh what a text holds (:data:`~neuron_context._messages.segments.Weigh`)
+gets, for a JSON result, a choice of its segments instead
+(:mod:`neuron_context._messages.segments`): the records worth most kept whole with their
+keys, in their order, a short marker in each gap, or the rows of its condensed index
+under their headers when those hold more in the same space. Such a result is cut in the
+middle only when no choice of whole segments fills a third of its space (one record
+bigger than the space, a string holding a whole file). A text that is not JSON keeps
+the cut in the middle, its marker naming the facts of the cut lines, each among the
+words of its line: on the agent transcripts we measure, choosing whole lines of a
+listing or a log kept less of what the next step used than naming those facts did.
+
 Everything here is priced by the caller's counter, so "fits" means what the budget
 means. Images, documents and thinking (signed by the provider) are left as they are; tool
 uses, ids and flags are never touched, so truncation keeps a conversation well formed.
@@ -29,11 +40,19 @@ import attrs
 from .content import ContentBlock, Image, Text, ToolResult
 from .markers import condensed_marker, fitting, marker, pieces, tight, whole
 from .message import Message
+from .segments import Weigh, choose_segments
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
     from .._counting.counter import BaseCounter
 
-__all__ = ["HEAD_SHARE", "Condense", "Describe", "truncate_message", "truncate_text"]
+__all__ = [
+    "HEAD_SHARE",
+    "Condense",
+    "Describe",
+    "Weigh",
+    "truncate_message",
+    "truncate_text",
+]
 
 Condense: TypeAlias = Callable[[str], str]
 """Given a text, a shorter rendering that keeps every value it holds (a JSON result as
@@ -70,6 +89,7 @@ def truncate_text(
     *,
     describe: Describe | None = None,
     condense: Condense | None = None,
+    weigh: Weigh | None = None,
     reference: str = "",
 ) -> str:
     """``text`` if it costs at most ``max_tokens``, else its head and tail around a
@@ -85,12 +105,28 @@ def truncate_text(
             has one, that rendering (after a :func:`condensed_marker`) is what is kept,
             and cut if it still costs too much (its marker then names the rendering's
             own values, :func:`pieces`, when ``describe`` is given).
+        weigh: given a segment of the text, the names an agent may reuse of it; when
+            given and the text is JSON, its segments worth most are kept whole instead
+            (:func:`~neuron_context._messages.segments.choose_segments`; of its
+            ``condense`` rendering when that keeps more), and it is cut in the middle
+            only when no choice of them fills a third of ``max_tokens``.
         reference: where the whole text can be read back (``recall: <key>``), written
             in the marker whatever else it leaves out.
     """
     cost = counter.estimate_text(text)
     if cost <= max_tokens:
         return text
+    if weigh is not None:
+        chosen = _chosen(
+            text,
+            max_tokens,
+            counter,
+            weigh=weigh,
+            condense=condense,
+            reference=reference,
+        )
+        if chosen:
+            return chosen
     if condense is not None:
         short = condense(text)
         if short:
@@ -107,6 +143,37 @@ def truncate_text(
             if body and counter.estimate_text(line + body) <= max_tokens:
                 return line + body
     return _truncated(text, max_tokens, counter, describe, reference)
+
+
+def _chosen(
+    text: str,
+    max_tokens: int,
+    counter: BaseCounter,
+    *,
+    weigh: Weigh,
+    condense: Condense | None,
+    reference: str,
+) -> str:
+    """The segments of ``text`` worth most that fit ``max_tokens``, or of its condensed
+    rendering (after a :func:`condensed_marker`) when that keeps more worth in the same
+    space (its rows under their header hold more values than the objects they render);
+    ``""`` when neither has a choice or ``text`` is not JSON (its cut lines are named
+    by their facts, each among the words of its line)."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return ""
+    best = choose_segments(text, max_tokens, counter, weigh=weigh, reference=reference)
+    short = condense(text) if condense is not None else ""
+    if short:
+        line = condensed_marker(
+            len(text), counter.estimate_text(text), short=tight(max_tokens, counter)
+        )
+        space = max_tokens - counter.estimate_text(line)
+        index = choose_segments(short, space, counter, weigh=weigh, reference=reference)
+        if index.text and index.worth > best.worth:
+            candidate = line + index.text
+            if counter.estimate_text(candidate) <= max_tokens:
+                return candidate
+    return best.text
 
 
 def _truncated(
@@ -238,8 +305,10 @@ def _shrink(
     block: ContentBlock,
     share: float,
     counter: BaseCounter,
+    *,
     describe: Describe | None,
     condense: Condense | None,
+    weigh: Weigh | None,
 ) -> ContentBlock:
     if isinstance(block, Text):
         limit = int(counter.estimate_text(block.text) * share)
@@ -250,7 +319,7 @@ def _shrink(
             if isinstance(item, Text):
                 limit = int(counter.estimate_text(item.text) * share)
                 text = truncate_text(
-                    item.text, limit, counter, describe=describe, condense=condense
+                    item.text, limit, counter, describe=describe, condense=condense, weigh=weigh
                 )
                 items.append(Text(text=text))
             else:
@@ -266,13 +335,14 @@ def truncate_message(
     *,
     describe: Describe | None = None,
     condense: Condense | None = None,
+    weigh: Weigh | None = None,
 ) -> Message:
     """``message`` if it costs at most ``max_tokens``, else a copy whose texts (text and
     tool-result text) are cut in proportion to their size until it fits, or are as short
     as they can be. Its role, tool uses, ids and flags are unchanged, and so is thinking
-    (a provider checks its signature). ``describe`` and ``condense`` are
-    :func:`truncate_text`'s (``condense`` applies to tool results only: a user's or
-    the assistant's words are never rewritten)."""
+    (a provider checks its signature). ``describe``, ``condense`` and ``weigh`` are
+    :func:`truncate_text`'s (``condense`` and ``weigh`` apply to tool results only: a
+    user's or the assistant's words are never rewritten, only cut)."""
     cost = counter.estimate_message(message)
     if cost <= max_tokens:
         return message
@@ -283,7 +353,8 @@ def truncate_message(
     best = message
     for _ in range(8):
         content = tuple(
-            _shrink(block, share, counter, describe, condense) for block in message.content
+            _shrink(block, share, counter, describe=describe, condense=condense, weigh=weigh)
+            for block in message.content
         )
         candidate = attrs.evolve(message, content=content)
         candidate_cost = counter.estimate_message(candidate)

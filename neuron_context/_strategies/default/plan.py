@@ -35,6 +35,7 @@ from ..._messages.truncation import truncate_message
 from ..._numbers import scale
 from ..._summary.facts import condense, facts
 from ..._summary.scan import is_notice, mentioned
+from .reuse import reuse
 
 __all__ = ["Part", "Plan", "describe_cut", "is_request", "step_in_progress", "water_level"]
 
@@ -132,7 +133,10 @@ def _tail(
 ) -> list[Message]:
     """The kept part from ``cut``, in ``space`` tokens: the pinned requests as pinned,
     the step in progress cut to its own water level (it is cut last), the other messages
-    to the level of what it leaves."""
+    to the level of what it leaves. A tool result above
+    its level keeps the segments of it an agent may reuse most (:func:`~.reuse.reuse`:
+    its records, rows and lines, whole and in order); the words of a user or the
+    assistant are cut in the middle."""
     free = [
         i
         for i in range(cut, len(messages))
@@ -152,7 +156,9 @@ def _tail(
             tail.append(message)
         else:
             tail.append(
-                truncate_message(message, cap, counter, describe=describe_cut, condense=condense)
+                truncate_message(
+                    message, cap, counter, describe=describe_cut, condense=condense, weigh=reuse
+                )
             )
     return tail
 
@@ -279,7 +285,13 @@ class Plan:
         # With nothing to summarize, the kept part may fill all the space left.
         tail_space = space if previous or summarized else rest
         tail = _tail(
-            messages, costs, cut, pinned=pinned, step=step, space=tail_space, counter=counter
+            messages,
+            costs,
+            cut,
+            pinned=pinned,
+            step=step,
+            space=tail_space,
+            counter=counter,
         )
         fixed = system_cost + counter.estimate_messages([m for i, m in pinned.items() if i < cut])
         fixed += counter.estimate_messages([m for m in tail if m.role is not Role.SYSTEM])

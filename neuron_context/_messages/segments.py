@@ -1,0 +1,264 @@
+"""Segment choice: a text too big for its space cut to the whole segments that hold its
+facts, kept verbatim in their order, with a short marker in each gap.
+
+A cut in the middle keeps a head and a tail and loses everything between, however much of
+it the next step needs (the reservation in the middle of a list, the failing test above
+the summary). An agent reuses facts, and facts live in segments: an element of a JSON
+result (a record with its keys), a row of a table under its header, a line of a listing
+or a log. So the text is split into segments
+(:func:`~neuron_context._messages.partition.partition`), each is weighed by the
+caller (:data:`Weigh`: what an agent reuses of it: identifiers and numbers with their
+labels, definitions, errors, paths), and the best that fit are kept, the head and the
+tail first among equals (the head says what the text is, the tail how it ended)::
+
+    {"reservations": [{"reservation_id": "MFRB94", "status": "confirmed", ...},
+    [... 12 items cut ...]
+    {"reservation_id": "PUNERT", "status": "cancelled", ...}]}
+
+A kept segment keeps what gives it its meaning: a JSON element is kept with the openers of
+the containers around it (``{"reservations": [``: the key it stands under), a table row
+with its header, an indented line with the line it is indented under.
+
+Everything is linear-ish in the text: one scan for its segments, one weighing and one
+pricing of each segment (the caller's, bounded by the segment's length), one heap of the
+segments (each checked again at most :data:`_RECHECKS` times as the names it holds are
+kept by others), and the output is priced by the caller's counter and shrunk until it
+costs no more than its cap. A text with no segments worth keeping (one long line, a JSON string of
+a whole file) gets ``""``: the caller cuts it in the middle instead.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, TypeAlias
+
+import attrs
+
+from .markers import gap_marker
+from .partition import Partition, partition
+
+if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
+    from .._counting.counter import BaseCounter
+
+__all__ = ["Choice", "Weigh", "choose_segments"]
+
+Weigh: TypeAlias = Callable[[str], Mapping[str, float]]
+"""Given a segment's text, the names an agent may reuse of it, each with its weight (a
+name held by two segments is worth something only in the first one kept)."""
+
+_SPLIT = 4
+"""A segment longer than ``1/_SPLIT`` of the characters that fit is split into its own
+segments (a JSON element into its elements, a long line at spaces)."""
+_HEAD, _TAIL = 0.15, 0.10
+"""The shares of the space where the first and the last segments are preferred."""
+_EDGE = 3.0
+"""How much more a segment at the head or the tail is worth than one in the middle."""
+_BASE = 0.25
+"""What any segment is worth (a line at the head says what the text is, even with no
+name in it)."""
+_ANCESTORS = 8
+"""The most enclosing segments (openers, headers) kept with a segment."""
+_ENOUGH = 0.35
+"""The least share of the space the kept segments must fill (else ``""``)."""
+_TRIES = 8
+_RECHECKS = 3
+"""How many times a segment's worth is checked again as the names it holds are kept."""
+
+
+@attrs.frozen
+class Choice:
+    """What :func:`choose_segments` kept of a text."""
+
+    text: str
+    """The kept segments and the markers of the gaps (``""``: no choice)."""
+    worth: float
+    """What the names the kept segments hold weigh together (each name once)."""
+
+
+def choose_segments(
+    text: str,
+    max_tokens: int,
+    counter: BaseCounter,
+    *,
+    weigh: Weigh,
+    reference: str = "",
+) -> Choice:
+    """``text`` if it costs at most ``max_tokens``, else the segments of it worth most
+    that fit, verbatim and in order, a :func:`~neuron_context._messages.markers.gap_marker`
+    in each gap (the first one with ``reference``), costing at most ``max_tokens``; no
+    text when the segments that fit would fill less than a third of it (the caller cuts the
+    text in the middle instead)."""
+    cost = counter.estimate_text(text)
+    if max_tokens <= 0 or not text:
+        return Choice("", 0.0)
+    density = cost / len(text)  # tokens per character
+    parts = partition(text, max(64, int(max_tokens / density) // _SPLIT))
+    starts = parts.starts
+    count = len(starts) - 1
+    pieces = [text[starts[i] : starts[i + 1]] for i in range(count)]
+    names = [weigh(piece) for piece in pieces]
+    if cost <= max_tokens:
+        return Choice(text, _worth(names, range(count)))
+    costs = [max(1, c) for c in counter.estimate_texts(pieces)]
+    mark = counter.estimate_text(gap_marker(9_999, parts.unit) + "\n\n")
+    extra = counter.estimate_text(f"; {reference}") if reference else 0
+    kept, order = _greedy(
+        names,
+        costs,
+        edge=_edges(costs, max_tokens),
+        fillers={*parts.closers, *parts.closers.values()},  # never kept for themselves
+        parts=parts,
+        mark=mark,
+        space=max_tokens - extra,
+    )
+    for _ in range(_TRIES):
+        if sum(costs[i] for i in range(count) if kept[i]) < _ENOUGH * max_tokens:
+            break
+        out = _assemble(text, parts, kept, costs, reference)
+        over = counter.estimate_text(out) - max_tokens
+        if over <= 0:
+            return Choice(out, _worth(names, (i for i in range(count) if kept[i])))
+        # Drop the segments kept last by the overshoot (not one a kept segment needs:
+        # a header goes with its last row), then what needed them.
+        drop = int(over * 1.1) + 1
+        needed = {parts.parents[i] for i in range(count) if kept[i]}
+        for index in reversed(order):
+            if drop <= 0:
+                break
+            if kept[index] and index not in needed:
+                kept[index] = False
+                drop -= costs[index]
+        _orphans(kept, parts)
+    return Choice("", 0.0)
+
+
+def _worth(names: list[Mapping[str, float]], indices: Iterable[int]) -> float:
+    seen: dict[str, float] = {}
+    for index in indices:
+        seen.update(names[index])
+    return sum(seen.values())
+
+
+def _edges(costs: list[int], space: int) -> list[float]:
+    """How much more each segment is worth for where it stands: the first segments
+    within :data:`_HEAD` of ``space`` (what the text is) and the last within
+    :data:`_TAIL` (how it ended) more than those in the middle."""
+    count = len(costs)
+    edge = [1.0] * count
+    used = 0
+    for index in range(count):
+        if used > _HEAD * space:
+            break
+        edge[index] = _EDGE * 2  # the head: first among equals
+        used += costs[index]
+    used = 0
+    for index in range(count - 1, -1, -1):
+        if used > _TAIL * space:
+            break
+        edge[index] = max(edge[index], _EDGE)
+        used += costs[index]
+    return edge
+
+
+def _greedy(
+    names: list[Mapping[str, float]],
+    costs: list[int],
+    *,
+    edge: list[float],
+    fillers: set[int],
+    parts: Partition,
+    mark: int,
+    space: int,
+) -> tuple[list[bool], list[int]]:
+    """The segments kept and the order they were taken in: the one worth most per token
+    first, a name worth something only in the first kept segment that holds it (a
+    lazy greedy: a segment's worth is checked again when it comes up, at most
+    :data:`_RECHECKS` times), each with the segments it needs (its enclosing openers,
+    up to :data:`_ANCESTORS`, and their closers), while they and the markers of the
+    gaps fit ``space``."""
+    parents, closers = parts.parents, parts.closers
+    count = len(costs)
+    kept = [False] * count
+    covered: set[str] = set()
+
+    def score(index: int) -> float:
+        fresh = sum(w for name, w in names[index].items() if name not in covered)
+        return (fresh + _BASE) * edge[index] / costs[index]
+
+    heap = [(-score(i), i, 0) for i in range(count) if i not in fillers]
+    heapq.heapify(heap)
+    order: list[int] = []
+    used = mark  # the text is one gap
+    while heap:
+        _, index, checks = heapq.heappop(heap)
+        if kept[index]:
+            continue
+        if checks < _RECHECKS and heap:
+            now = score(index)
+            if now < -heap[0][0]:
+                heapq.heappush(heap, (-now, index, checks + 1))
+                continue
+        chain = [index]
+        parent = parents[index]
+        while parent >= 0 and not kept[parent] and len(chain) <= _ANCESTORS:
+            chain.append(parent)
+            if parent in closers:
+                chain.append(closers[parent])
+            parent = parents[parent]
+        members = set(chain)
+        price = sum(costs[i] for i in chain)
+        for member in chain:  # each member splits, ends or fills a gap
+            left = member > 0 and not kept[member - 1] and member - 1 not in members
+            right = member < count - 1 and not kept[member + 1] and member + 1 not in members
+            price += mark * ((left and right) - (not left and not right))
+        if used + price > space:
+            continue
+        used += price
+        for member in chain:
+            kept[member] = True
+            covered.update(names[member])
+        order.append(index)
+    return kept, order
+
+
+def _orphans(kept: list[bool], parts: Partition) -> None:
+    """Unkeep the segments whose parent is no longer kept (in order: a parent comes
+    before the segments that need it), and the openers left with nothing inside."""
+    for index, parent in enumerate(parts.parents):
+        if kept[index] and parent >= 0 and not kept[parent]:
+            kept[index] = False
+    inside = [False] * len(kept)
+    for index, parent in enumerate(parts.parents):
+        if kept[index] and parent >= 0 and parts.closers.get(parent) != index:
+            inside[parent] = True
+    for opener, closer in parts.closers.items():
+        if opener and not inside[opener]:
+            kept[opener] = kept[closer] = False
+
+
+def _assemble(
+    text: str, parts: Partition, kept: list[bool], costs: list[int], reference: str
+) -> str:
+    starts = parts.starts
+    out: list[str] = []
+    index = 0
+    count = len(kept)
+    first = True
+    while index < count:
+        if kept[index]:
+            out.append(text[starts[index] : starts[index + 1]])
+            index += 1
+            continue
+        end = index
+        while end < count and not kept[end]:
+            end += 1
+        line = gap_marker(end - index, parts.unit, reference=reference if first else "")
+        first = False
+        if out and not out[-1].endswith("\n"):
+            line = "\n" + line
+        if end < count or not out:
+            line += "\n"
+        out.append(line)
+        index = end
+    return "".join(out)

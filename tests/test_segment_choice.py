@@ -1,0 +1,211 @@
+"""A recent tool result too big for its share: ``default_stack`` keeps the segments of a
+JSON result an agent reuses (records with their keys, or rows under their header), in
+their order, with a marker in each gap, and never more than its cap."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import counters, json_values, texts
+
+from neuron_context import (
+    BaseCounter,
+    Message,
+    TokenCounter,
+    ToolUse,
+    default_stack,
+    validate,
+)
+from neuron_context._messages.segments import choose_segments
+
+_MARKER = re.compile(r"\n?\[\.\.\. [^\n]* cut[^\n]* \.\.\.\]\n?|\[condensed: [^\n]*\]\n")
+"""Any marker a cut writes (a gap's, a cut in the middle's, a condensed rendering's)."""
+
+
+def _step(result: str) -> list[Message]:
+    use = ToolUse(id="p1", name="get_details", input={"id": "3377618313"})
+    return [
+        Message.user("Look it up."),
+        Message.assistant(tool_uses=[use]),
+        Message.tool_result("p1", result),
+    ]
+
+
+async def _cut(result: str, budget: int, counter: BaseCounter | None = None) -> str:
+    """``result`` as ``default_stack`` keeps it as the step in progress in ``budget``."""
+    counter = counter or TokenCounter()
+    messages = _step(result)
+    output = await default_stack(budget, counter=counter).compact(messages)
+    assert counter.estimate_messages(output) <= budget
+    validate(output)
+    assert output[-2] == messages[-2]  # the call, its id and input untouched
+    assert output[-1].tool_results[0].tool_use_id == "p1"
+    return output[-1].tool_results[0].text
+
+
+def _pieces(cut: str) -> list[str]:
+    return [piece for piece in _MARKER.split(cut) if piece.strip()]
+
+
+def _in_order(pieces: list[str], text: str) -> bool:
+    position = 0
+    for piece in pieces:
+        found = text.find(piece, position)
+        if found < 0:
+            return False
+        position = found + len(piece)
+    return True
+
+
+def _labelled(cut: str, key: str, value: object) -> bool:
+    """Whether ``cut`` shows ``value`` under ``key``: a JSON pair, a ``key=value`` of an
+    index, or a cell of a row under a header naming ``key``."""
+    if f'"{key}": {json.dumps(value)}' in cut or f"{key}={value}" in cut:
+        return True
+    header = ""
+    for line in cut.split("\n"):
+        if "|" in line and ": " in line.split("|")[0]:
+            header = line.split(": ", 1)[1]
+        elif "|" in line and header and str(value) in line.split("|"):
+            return key in header.split("|")
+    return False
+
+
+class TestSegmentChoice:
+    """The cut of a recent JSON result keeps whole records with their keys."""
+
+    @pytest.mark.anyio
+    async def test_a_record_in_the_middle_is_kept_with_its_keys(self) -> None:
+        """A record holding ids and prices, in the middle of records that hold none, is
+        kept with its keys (a pair, or a row under its header), never as a bare value:
+        a cut in the middle keeps the head and the tail and only names it."""
+        bland = [{"note": "nothing here", "kind": "plain", "flag": False} for _ in range(60)]
+        found = {
+            "reservation_id": "MFRB94",
+            "flight_number": "HAT170",
+            "price": 1286,
+            "date": "2024-05-16",
+            "legs": [{"origin": "JFK", "destination": "LAX"}],
+        }
+        value = {"user_id": "mia_li_3668", "items": [*bland[:30], found, *bland[30:]]}
+        cut = await _cut(json.dumps(value), 300)
+        assert _labelled(cut, "reservation_id", "MFRB94"), cut
+        assert _labelled(cut, "price", 1286), cut
+        assert "naming" not in cut
+
+    @pytest.mark.anyio
+    async def test_a_nested_result_is_cut_at_its_records(self) -> None:
+        """In a nested JSON result, a kept record stands whole after the key that holds
+        its list (``"reservations": [``), each gap a short marker."""
+        reservations = [
+            {"reservation_id": f"R{i:05d}X", "status": "confirmed", "price": 1000 + i}
+            for i in range(80)
+        ]
+        text = json.dumps({"user": {"user_id": "mia_li_3668"}, "reservations": reservations})
+        cut = await _cut(text, 300)
+        if not cut.startswith("[condensed"):
+            assert '"reservations": [' in cut
+            kept = re.findall(r'\{"reservation_id": [^}]*\}', cut)
+            assert kept
+            assert all(json.loads(record) in reservations for record in kept)
+        assert re.search(r"\[\.\.\. [\d,]+ (?:items|lines) cut \.\.\.\]", cut), cut
+
+    @pytest.mark.anyio
+    async def test_every_kept_value_keeps_its_key(self) -> None:
+        """Of an object of 300 fields, every number kept is whole and beside its key."""
+        value = {f"field_{i}": 6_589_665_742 + i * 7_919 for i in range(300)}
+        cut = await _cut(json.dumps(value), 400)
+        shown = re.findall(r"(?<![\w.])\d{10}(?!\w)", cut)
+        assert len(shown) > 20
+        for number in shown:
+            field = (int(number) - 6_589_665_742) // 7_919
+            assert _labelled(cut, f"field_{field}", int(number)), number
+
+    @pytest.mark.anyio
+    async def test_rows_are_kept_whole_in_order_under_their_header(self) -> None:
+        """A list of records of one shape is kept as whole records or as whole rows
+        under their header, in the order of the result, the first and the last kept."""
+        orders = [
+            {"order_id": f"#W{4_000_000 + i}", "address": f"{100 + i} Oak St, Austin, TX"}
+            for i in range(60)
+        ]
+        cut = await _cut(json.dumps({"user_id": "mia_li_3668", "orders": orders}), 400)
+        kept = [int(n) for n in re.findall(r"#W(\d{7})", cut)]
+        assert kept == sorted(kept)
+        assert kept[0] == 4_000_000
+        assert kept[-1] == 4_000_059
+        for number in kept:
+            address = f"{100 + number - 4_000_000} Oak St, Austin, TX"
+            assert _labelled(cut, "order_id", f"#W{number}") or f"#W{number}|{address}" in cut
+            assert address in cut
+        assert "naming" not in cut
+
+    @pytest.mark.anyio
+    async def test_a_text_keeps_its_cut_in_the_middle(self) -> None:
+        """A text that is not JSON is cut in the middle, its marker naming the facts of
+        what was cut (segment choice is for JSON results)."""
+        lines = [f"order {6_589_752_851 + i * 7_919} shipped to W{i}" for i in range(300)]
+        cut = await _cut("\n".join(lines), 400)
+        assert cut.startswith(lines[0])
+        assert "naming" in cut
+
+
+class TestSegmentChoiceProperties:
+    """Whatever the text and the budget, the cut fits and keeps the text verbatim."""
+
+    @pytest.mark.anyio
+    @given(
+        lines=st.lists(texts(max_size=60), max_size=80),
+        budget=st.integers(min_value=120, max_value=800),
+    )
+    async def test_a_text_keeps_verbatim_pieces_in_order(
+        self, lines: list[str], budget: int
+    ) -> None:
+        """Any text, any budget: the cut costs no more than the budget allows, and
+        what it keeps is the text's own, in its order."""
+        text = "\n".join(lines)
+        cut = await _cut(text, budget)
+        assert _in_order(_pieces(cut), text)
+
+    @pytest.mark.anyio
+    @given(
+        value=st.lists(json_values(), max_size=60)
+        | st.dictionaries(st.text(max_size=8), json_values(), max_size=60),
+        indent=st.sampled_from([None, 1]),
+        budget=st.integers(min_value=120, max_value=800),
+    )
+    async def test_a_json_result_fits(self, value: object, indent: int | None, budget: int) -> None:
+        """Any JSON result, compact or indented, any budget: the output fits and stays
+        well formed, and a cut that is not condensed keeps the text's own pieces."""
+        text = json.dumps(value, indent=indent)
+        cut = await _cut(text, budget)
+        if not cut.startswith("[condensed"):
+            assert _in_order(_pieces(cut), text)
+
+
+def _words(segment: str) -> dict[str, float]:
+    return {word: 1.0 for word in segment.split() if any(c.isdigit() for c in word)}
+
+
+class TestChooseSegments:
+    """The choice itself, on any text: within its cap, verbatim, in order."""
+
+    @given(
+        text=st.lists(texts(max_size=80), max_size=60).map("\n".join)
+        | json_values().map(json.dumps)
+        | st.lists(json_values(), max_size=40).map(lambda v: json.dumps(v, indent=2)),
+        cap=st.integers(min_value=0, max_value=400),
+        counter=counters(),
+    )
+    def test_within_its_cap_verbatim_in_order(
+        self, text: str, cap: int, counter: TokenCounter
+    ) -> None:
+        """Any text, any cap: the choice costs at most the cap, and between its
+        markers is the text's own, in its order."""
+        chosen = choose_segments(text, cap, counter, weigh=_words)
+        assert counter.estimate_text(chosen.text) <= cap
+        assert _in_order(_pieces(chosen.text), text)
