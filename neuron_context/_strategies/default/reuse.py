@@ -21,6 +21,7 @@ an anchored pattern bounded by its length, as :mod:`neuron_context._summary.scan
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..._summary.facts_text import calls, definition, is_code_name, is_salient, key_value
@@ -46,6 +47,24 @@ _WORD = 100
 """The longest token weighed (a longer run is data, not a name)."""
 
 
+_NAME, _NUMBERED, _DOTTED, _OTHER = range(4)
+
+
+@functools.lru_cache(maxsize=8192)
+def _kind(word: str) -> int:
+    """What a token is: a name (a path, a salient token), a number of three digits or
+    more, a dotted word that may be a call, or nothing to note (cached: a result
+    repeats its values from record to record)."""
+    if "/" in word:
+        last = word.rsplit("/", 1)[-1]
+        return _NAME if word.count("/") >= 2 or is_file_name(last) else _OTHER
+    if is_salient(word):
+        return _NAME
+    if _NUMBER.fullmatch(word) is not None:
+        return _NUMBERED if sum(c.isdigit() for c in word) >= 3 else _OTHER
+    return _DOTTED if "." in word else _OTHER
+
+
 def reuse(segment: str) -> dict[str, float]:
     """The names an agent may reuse of ``segment``, each with its weight (``{}`` for
     nothing it would quote)."""
@@ -56,17 +75,14 @@ def reuse(segment: str) -> dict[str, float]:
         word = match.group().strip(_TRIM)
         if not 3 <= len(word) <= _WORD or text.startswith(_KEY_ENDS, match.end()):
             continue  # a key names a value, it is not one
-        if "/" in word:
-            last = word.rsplit("/", 1)[-1]
-            if word.count("/") >= 2 or is_file_name(last):
-                found[word] = 1.0
-        elif is_salient(word):
+        kind = _kind(word)
+        if kind == _NAME:
             found[word] = 1.0
-        elif "." in word and calls(word, text, match.start()):
+        elif kind == _NUMBERED:
+            numbers.append(word)
+        elif kind == _DOTTED and calls(word, text, match.start()):
             # A call through an object: its code names (getElementById).
             found.update((part, 1.0) for part in word.split(".") if is_code_name(part))
-        elif _NUMBER.fullmatch(word) is not None and sum(c.isdigit() for c in word) >= 3:
-            numbers.append(word)
     end = segment.find("\n", 0, _LINE)
     line = segment[: end if end >= 0 else _LINE]
     gutter = _GUTTER.match(line)
