@@ -50,7 +50,7 @@ def partition(text: str, split: int) -> Partition:
     allows: a JSON object or array into its elements (an element longer than ``split``
     into its own, under its opener), else into lines (a table's rows under their header,
     an indented line under the line it is indented in; a line longer than ``split`` at
-    spaces)."""
+    spaces, its pieces under its first)."""
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and len(text) <= _JSON_MAX:
         try:
@@ -173,10 +173,13 @@ def _line_partition(text: str, split: int) -> Partition:
             if indents and indent > 0:
                 parent = indents[-1][1]
             indents.append((indent, len(starts)))
+        first = len(starts)
         starts.append(position)
         parents.append(parent)
         cut = position + split
-        while cut < end:  # a long line: in pieces, cut at spaces (a word is never cut)
+        # A long line in pieces, cut at spaces (a word is never cut), each kept only
+        # with the line's first piece (what the line is about: its id, its key).
+        while cut < end:
             space = text.rfind(" ", cut - split // 2, cut)
             if space < 0:
                 space = text.find(" ", cut, end - 1)
@@ -184,7 +187,7 @@ def _line_partition(text: str, split: int) -> Partition:
                     break
             cut = space + 1
             starts.append(cut)
-            parents.append(-1)
+            parents.append(first)
             cut += split
         position = end
     if not starts:

@@ -253,7 +253,10 @@ def _assemble(
         end = index
         while end < count and not kept[end]:
             end += 1
-        line = gap_marker(end - index, parts.unit, reference=reference if first else "")
+        cut = end - index
+        if parts.unit == "lines":  # pieces of a long line are one line
+            cut = max(1, text.count("\n", starts[index], starts[end] - 1) + 1)
+        line = gap_marker(cut, parts.unit, reference=reference if first else "")
         first = False
         if out and not out[-1].endswith("\n"):
             line = "\n" + line
