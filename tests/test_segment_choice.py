@@ -209,3 +209,18 @@ class TestChooseSegments:
         chosen = choose_segments(text, cap, counter, weigh=_words)
         assert counter.estimate_text(chosen.text) <= cap
         assert _in_order(_pieces(chosen.text), text)
+
+    def test_a_piece_of_a_long_line_keeps_its_start(self) -> None:
+        """A line longer than a quarter of the space is kept in pieces cut at spaces,
+        and a piece is kept only with the line's start (what the line is about)."""
+        lines = [
+            f"reservation_id=R{i:04d}X " + " ".join(f"HAT{i}{j:03d}" for j in range(60))
+            for i in range(20)
+        ]
+        text = "\n".join(lines)
+        chosen = choose_segments(text, 300, TokenCounter(), weigh=_words)
+        kept = _pieces(chosen.text)
+        assert kept
+        for piece in kept:
+            line = next(line for line in lines if piece.strip("\n").split("\n")[0] in line)
+            assert line[:20] in chosen.text
