@@ -192,6 +192,9 @@ class TestTestsUsePublicNames:
             # The item-by-item offload: its entries' page bounds and the index's carried
             # lines are what it tests, below the strategies that use them.
             "tests/test_offload_index.py",
+            # The choice of a JSON result's segments: its cap and verbatim-order invariants
+            # are what it tests, below default_stack's cut that uses it.
+            "tests/test_segment_choice.py",
             # Counts the pydantic-ai reader's conversions (a fleet worker reads only what
             # is new), which no public name shows.
             "tests/test_ext_pydantic_ai_fleet.py",
