@@ -38,6 +38,7 @@ from neuron_context import (
     ToolUse,
     create_agent,
     default_stack,
+    formats,
 )
 from neuron_context.events import OffloadFailed
 from neuron_context.stores import content_key
@@ -375,31 +376,57 @@ def test_nothing_is_lost(name: str, messages: list[Message], share: float) -> No
 def _replay(path: Path, share: float) -> tuple[int, int, int, int]:
     """An agent loop over one transcript with default_stack and a store, the budget the
     system messages plus ``share`` of the rest: (calls, texts lost from the request,
-    texts unrecoverable, calls over a budget that holds the system messages, the newest
-    request and the step in progress: the step is kept over a budget that does not)."""
-    counter = TokenCounter()
+    texts unrecoverable where the budget has room for a reference, calls over a budget
+    that holds the system messages, the newest request and the step in progress: the
+    step is kept over a budget that does not).
+
+    Counted in o200k tokens, as a production agent counts: a BPE tokenizer prices keys
+    unevenly (a real key costs 5 to 16 tokens), which the character heuristic hides."""
+    counter = TokenizerCounter.from_encoding("o200k_base")
     messages = load_transcript(path)
     systems = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
     budget = systems + int((counter.estimate_messages(messages) - systems) * share)
     store = MemoryStore()
     stack = default_stack(budget, counter=counter, store=store)
     history: list[Message] = []
+    gone: set[str] = set()  # removed where the budget had no room for a reference
     calls = lost = unrecovered = over = 0
     for index, message in enumerate(messages):
         if message.role is Role.ASSISTANT and index > 0:
             calls += 1
+            previous = history
             if stack.should_compact(history, stack.token_estimate(history)):
                 history = anyio.run(stack.compact, history)
+            before = messages[:index]
             if counter.estimate_messages(history) > budget:
-                before = messages[:index]
                 step = [before[i] for i in step_in_progress(before)]
                 requests = [m for m in before if m.role is Role.USER and not m.is_compaction]
                 needed = systems + counter.estimate_messages([*requests[-1:], *step])
                 over += needed <= budget
-            lost += len(unrecoverable(messages[:index], history, None))
-            unrecovered += len(unrecoverable(messages[:index], history, store, transitive=False))
+            lost += len(set(unrecoverable(before, history, None)))
+            missing = set(unrecoverable(before, history, store, transitive=False)) - gone
+            if missing and _no_room(previous, budget, counter):
+                gone |= missing  # compacted without a store: lost for good
+            else:
+                unrecovered += len(missing)
         history.append(message)
     return calls, lost, unrecovered, over
+
+
+def _no_room(history: list[Message], budget: int, counter: TokenizerCounter) -> bool:
+    """Whether default_stack without a store compacts ``history`` to an output that has
+    no room for the shortest reference (``[recall: <key>]``, its key as costly as any
+    can be) even with its task gone (a task gives way to a reference): the one case
+    where a compaction with a store is the one without it."""
+    output = anyio.run(default_stack(budget, counter=counter).compact, history)
+    heading = counter.estimate_text(formats.SUMMARY_HEADING + "\n")
+    cost = counter.estimate_messages(output) + heading * sum(m.is_compaction for m in output)
+    pinned = [m for m in output if m.role is not Role.SYSTEM]
+    requests = [m for m in pinned if m.role is Role.USER and not m.is_compaction]
+    if len(requests) > 1 and pinned[0] is requests[0]:
+        cost -= counter.estimate_message(requests[0])  # the task
+    reference = Message(role=Role.USER, content=(Compaction(content="[recall: 1a2b3c4d5e6f7a8b]"),))
+    return cost + heading + counter.estimate_message(reference) > budget
 
 
 @requires_transcripts
@@ -412,12 +439,28 @@ class TestNothingLostOnTranscripts:
     def test_every_text_recoverable_within_budget(self, share: float) -> None:
         """At 10%, 25% and 50% of each transcript (beyond its system messages), every text
         the history held before a call is in that call's request or behind a key the
-        request shows (no chain of keys), and no request is over a budget that holds
-        the system messages, the newest request and the step in progress."""
+        request shows (no chain of keys) wherever the budget holds the system messages,
+        the newest request, the step in progress and the shortest reference (where it
+        does not, the compaction is the one without a store), and no request is over a
+        budget that holds the system messages, the newest request and the step in
+        progress."""
         totals = [_replay(path, share) for path in transcript_paths()]
         calls, lost, unrecovered, over = (sum(column) for column in zip(*totals, strict=True))
         assert calls > 1_000
         assert lost > 0  # the budgets do force compaction
+        assert (unrecovered, over) == (0, 0)
+
+    def test_tight_budgets_priced_in_bpe_tokens(self) -> None:
+        """The customer-service transcripts at 10%: a few hundred tokens beside a long
+        system prompt, where the shortest reference is all that fits and its key is
+        priced as a BPE tokenizer counts it (a key costs 5 to 16 o200k tokens): every
+        text is still in the request or behind a key it shows, wherever a reference
+        has room."""
+        paths = [path for path in transcript_paths() if path.name.startswith("tau")]
+        totals = [_replay(path, 0.1) for path in paths]
+        calls, lost, unrecovered, over = (sum(column) for column in zip(*totals, strict=True))
+        assert calls > 300
+        assert lost > 0
         assert (unrecovered, over) == (0, 0)
 
 

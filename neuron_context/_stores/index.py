@@ -29,6 +29,7 @@ from .batch import offloading
 from .entries import INDEX_HEADING, PAGE_TOKENS, Entry, entries_of
 from .offload import offload, short_reference, spare
 from .rollup import roll_up
+from .serialized import COSTLIEST_KEY
 from .store import Store
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
@@ -39,7 +40,7 @@ __all__ = ["index_placeholder", "index_reference", "index_text", "with_reference
 _LONG_LINE = Entry(
     'assistant: "Let me check the configuration loader for the e…" → read_file '
     "src/package/config_loader.py (12,345 tokens)",
-    "0123456789abcdef",
+    COSTLIEST_KEY,
 )
 """A long index line, as the placeholder prices each line (a longer one makes the
 index roll up sooner, never exceed its room)."""

@@ -23,7 +23,7 @@ from .._messages.content import Text
 from .._messages.message import Message, Role
 from .entries import Entry
 from .offload import _stored
-from .serialized import KEY_LENGTH, Content, content_key
+from .serialized import COSTLIEST_KEY, Content, content_key
 from .store import Store
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
@@ -126,4 +126,4 @@ def roll_up(
 
 def _longest() -> Entry:
     """A roll-up line as long as any: what stage 2 prices before it knows the counts."""
-    return Entry(f"earlier: {10**6:,} entries, {10**9:,} tokens", "f" * KEY_LENGTH)
+    return Entry(f"earlier: {10**6:,} entries, {10**9:,} tokens", COSTLIEST_KEY)

@@ -33,6 +33,7 @@ from .._errors import ConfigurationError, show
 from .._messages.message import Message
 
 __all__ = [
+    "COSTLIEST_KEY",
     "KEY_LENGTH",
     "Content",
     "content_key",
@@ -51,6 +52,11 @@ Content: TypeAlias = "list[Message] | str"
 
 KEY_LENGTH = 16
 """Hex digits of a key."""
+
+COSTLIEST_KEY = "1a2b3c4d5e6f7a8b"
+"""A key as costly as any, for pricing a reference before its key exists: digits and
+letters alternating, which a BPE tokenizer splits at every change (16 tokens in o200k,
+where a real key averages 9; a character-based counter prices every key alike)."""
 
 _KEY_SHAPE = re.compile(f"[0-9a-f]{{{KEY_LENGTH}}}")
 

@@ -16,11 +16,11 @@ in the order of what the next model call needs least:
    further: a task that fits is never dropped to keep more of a longer request; a task
    that cannot fit even cut (images cannot be cut) gives way to the newest request;
 5. with a store, a kept step that leaves no room for the reference to what the output
-   lost takes the task (cut, then gone: the reference reaches it) where that makes the
-   output fit, before the reference would go; when the budget cannot hold the step in
-   progress even with the task gone and the newest request at its floor (a kept step
-   never cuts a request further), the output
-   keeps them over budget (``in_progress="keep"``, the default: a model that no longer
+   lost takes the task (cut, or gone when that leaves less than its floor: the
+   reference reaches it) where that makes the output fit, before the reference would
+   go; when the budget cannot hold the step in progress even with the task gone and
+   the newest request at its floor (a kept step never cuts a request further), the
+   output keeps them over budget (``in_progress="keep"``, the default: a model that no longer
    sees the call it just made would make it again; the agent loop reports a
    ``CompactionOverBudget`` event), or the compaction raises
    :class:`~neuron_context.errors.ContextOverflowError` (``in_progress="raise"``).
@@ -175,9 +175,12 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     if stepping and 0 < excess <= task_cost and any(p.kind == "reference" for p in parts):
         # The reference reaches everything the output lost, the task with it: where the
         # task's room makes the output fit, the task gives way before the reference
-        # would (a compaction without it loses them all).
+        # would (a compaction without it loses them all). Cut below its floor, it is
+        # a marker with next to nothing of the task: it goes.
         cut("task")
-        if excess > 0:
+        if excess > 0 or any(
+            p.kind == "task" and costs[i] < _MIN_TRUNCATED for i, p in enumerate(parts)
+        ):
             drop({id(p) for p in parts if p.kind == "task"})
     if not stepping:
         cut("request")

@@ -30,7 +30,7 @@ from ..._numbers import scale
 from ..._stores.entries import PAGE_TOKENS, is_index
 from ..._stores.index import index_placeholder, index_reference
 from ..._stores.offload import short_reference
-from ..._stores.serialized import KEY_LENGTH
+from ..._stores.serialized import COSTLIEST_KEY
 from ..._stores.store import Store
 from .plan import Part, Plan
 
@@ -100,7 +100,7 @@ def placeholder(
     if store is None:
         return None
     if short:
-        return reference_message(short_reference("f" * KEY_LENGTH))
+        return reference_message(short_reference(COSTLIEST_KEY))
     line = counter.estimate_message(index_placeholder(2)) - counter.estimate_message(
         index_placeholder(1)
     )
