@@ -129,11 +129,28 @@ def test_the_index_fits_its_room(messages: list[Message], room: int, kind: str) 
         text = block.content
         assert COUNTER.estimate_message(index) <= room or text.startswith("[recall: ")
         assert unrecoverable(messages, [index], store, transitive=False) == []
-        for what, key in _lines([index]):
+        for number, (what, key) in enumerate(_lines([index])):
             content = store.get(key)
             assert content is not None
-            if what.startswith("earlier:") and "(" in what:  # a group: one page
+            # A group is one page; only the first line may roll up all that is older.
+            if what.startswith("earlier:") and (number > 0 or "(" in what):
                 assert COUNTER.estimate_messages(content) <= PAGE_TOKENS  # type: ignore[arg-type]
+
+
+def test_terse_lines_before_a_roll_up_beyond_a_page() -> None:
+    """Where the page-sized groups' lines do not fit the room, the oldest go terse (a
+    group's without its names) before any entry holds more than a page."""
+    store = MemoryStore()
+    index = index_reference(store, _session(12, 40), COUNTER, "test", room=100)
+    assert index is not None
+    lines = _lines([index])
+    assert len(lines) > 1
+    assert lines[0][0].startswith("earlier: ")
+    assert "(" not in lines[0][0].split("tokens", 1)[1]  # terse: no names
+    for _, key in lines:
+        content = store.get(key)
+        assert isinstance(content, list)
+        assert COUNTER.estimate_messages(content) <= PAGE_TOKENS
 
 
 def test_earlier_lines_are_carried_unchanged() -> None:

@@ -2,14 +2,18 @@
 
 An index line costs about 30 tokens whatever its entry holds, so an index of small
 entries outgrows its room long before the entries are large. Rolling up keeps every
-removed text behind a key the index shows, in two stages, oldest first, until the lines
-fit:
+removed text behind a key the index shows, in three stages, oldest first, until the
+lines fit:
 
 1. consecutive entries join into groups of up to a page
    (:data:`GROUP_TOKENS`): one line, ``earlier: 5
    entries, 1,843 tokens (read_file a.py; grep TODO; …)``, and still one recall page;
-2. when the groups do not fit either, the oldest lines join into one entry holding all
-   their messages, whatever its size (``earlier: 40 entries, 52,314 tokens``).
+2. when the groups do not fit, the oldest lines go terse (``earlier: 5 entries, 1,843
+   tokens``; an entry's label cut to :data:`_TERSE` characters): a line costs about
+   half, and every entry is still one page;
+3. when the terse lines do not fit either, the oldest lines join into one entry holding
+   all their messages, whatever its size (``earlier: 40 entries, 52,314 tokens``): a
+   recall of it comes a page at a time, and a search finds what it holds.
 
 The content of a line carried from an earlier index is read back only when it rolls up.
 """
@@ -18,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
+
+import attrs
 
 from .._messages.content import Text
 from .._messages.message import Message, Role
@@ -37,6 +43,9 @@ what rendering a transcript adds (tool calls as JSON, headers)."""
 
 _NAMES = 40
 """Characters of a group's line naming what it holds."""
+
+_TERSE = 24
+"""Characters of an entry's label in a terse line."""
 
 
 def _messages(store: Store, entries: Sequence[Entry]) -> list[Message] | None:
@@ -81,7 +90,7 @@ def roll_up(
     pages: bool = True,
 ) -> list[Entry] | None:
     """``entries`` rolled up until ``fits`` them (see the module; without ``pages``,
-    stage 2 alone), or ``None`` when not
+    stage 3 alone), or ``None`` when not
     even one line fits or a carried entry cannot be read. The joined entries are new
     (their content set: the caller puts them)."""
     entries = list(entries)
@@ -112,7 +121,18 @@ def roll_up(
             return None
         entries[start:end] = [group]
         start += 1
-    # Stage 2: the oldest lines into one, until the rest fits beside it.
+    # Stage 2: the fewest oldest lines terse that make the lines fit (all when none do).
+    if pages and not fits(entries):
+        terse = [_terse(entry) for entry in entries]
+        low, high = 1, len(entries)  # the answer is in [low, high]
+        while low < high:
+            middle = (low + high) // 2
+            if fits([*terse[:middle], *entries[middle:]]):
+                high = middle
+            else:
+                low = middle + 1
+        entries = [*terse[:low], *entries[low:]]
+    # Stage 3: the oldest lines into one, until the rest fits beside it.
     split = 0
     while not fits(entries[split:] if split == 0 else [_longest(), *entries[split:]]):
         split += 1
@@ -124,6 +144,19 @@ def roll_up(
     return None if one is None else [one, *entries[split:]]
 
 
+def _terse(entry: Entry) -> Entry:
+    """``entry`` with a shorter line: a group's without the names of what it holds, an
+    entry's with its label cut to :data:`_TERSE` characters (its size kept)."""
+    if entry.rolled:
+        what = entry.what.split(" (", 1)[0]
+    else:
+        label, _, size = entry.what.rpartition(" (")
+        if not label or len(label) <= _TERSE:
+            return entry
+        what = f"{label[: _TERSE - 1]}… ({size}"
+    return attrs.evolve(entry, what=what)
+
+
 def _longest() -> Entry:
-    """A roll-up line as long as any: what stage 2 prices before it knows the counts."""
+    """A roll-up line as long as any: what stage 3 prices before it knows the counts."""
     return Entry(f"earlier: {10**6:,} entries, {10**9:,} tokens", COSTLIEST_KEY)
