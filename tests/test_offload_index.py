@@ -4,6 +4,7 @@ own key, and the output's index names each with its key."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -153,6 +154,37 @@ def test_terse_lines_before_a_roll_up_beyond_a_page() -> None:
         assert COUNTER.estimate_messages(content) <= PAGE_TOKENS
 
 
+def _orders(count: int) -> list[Message]:
+    """A customer-service session: each turn looks an order up (a JSON result)."""
+    messages = [Message.user("Where are my orders?")]
+    for turn in range(count):
+        use = ToolUse(id=f"o{turn}", name="get_order", input={"order_id": f"#W{turn}00"})
+        messages.append(Message.assistant("", tool_uses=[use]))
+        order = {"order_id": f"#W{turn}00", "status": "delivered", "total": 54.1 + turn}
+        messages.append(Message.tool_result(f"o{turn}", json.dumps(order)))
+    return messages
+
+
+def test_a_line_shows_the_facts_its_entry_holds() -> None:
+    """Where the room allows, an entry's line shows the first facts of its result with
+    their labels; where it does not, the oldest lines lose their facts first, before
+    any entry rolls up."""
+    messages = _orders(6)
+    roomy = index_reference(MemoryStore(), messages, COUNTER, "test", room=PAGE_TOKENS)
+    assert roomy is not None
+    lines = [what for what, _ in _lines([roomy])]
+    assert lines[1] == "assistant: get_order #W000 (31 tokens): " + (
+        "order_id=#W000, status=delivered, total=54.1"
+    )
+    room = COUNTER.estimate_message(roomy) - 10
+    tight = index_reference(MemoryStore(), messages, COUNTER, "test", room=room)
+    assert tight is not None
+    shown = [what for what, _ in _lines([tight])]
+    assert len(shown) == len(lines)
+    assert "order_id=" not in shown[1]
+    assert shown[-1] == lines[-1]
+
+
 def test_earlier_lines_are_carried_unchanged() -> None:
     """An index removed again is carried line by line (its keys neither read nor
     written again), and the new entries follow it."""
@@ -214,6 +246,9 @@ def test_same_content_same_key_across_compactions() -> None:
 
 
 def test_the_instructions_say_what_an_index_line_is() -> None:
-    """RECALL_INSTRUCTIONS tells a model what to do with an index line."""
+    """RECALL_INSTRUCTIONS tells a model what to do with an index line: its facts are
+    there to use, its key to recall for more."""
     assert "index" in RECALL_INSTRUCTIONS
     assert "recall: <key>" in RECALL_INSTRUCTIONS
+    assert "order_id=W123" in RECALL_INSTRUCTIONS
+    assert "used as it is" in RECALL_INSTRUCTIONS

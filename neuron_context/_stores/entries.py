@@ -33,7 +33,16 @@ from .serialized import KEY_LENGTH, Content, content_key
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
     from .._counting.counter import BaseCounter
 
-__all__ = ["INDEX_HEADING", "PAGE_TOKENS", "SEGMENT_TOKENS", "Entry", "entries_of", "is_index"]
+__all__ = [
+    "FACT_CHARS",
+    "INDEX_HEADING",
+    "PAGE_TOKENS",
+    "SEGMENT_TOKENS",
+    "Entry",
+    "entries_of",
+    "facts_of",
+    "is_index",
+]
 
 PAGE_TOKENS = 2_000
 """A recall page: no entry is larger, bar an indivisible block."""
@@ -48,10 +57,17 @@ INDEX_HEADING = "[original messages, one entry per line, oldest first — recall
 _QUOTE = 48
 """Characters of a message quoted in its index line."""
 
+FACT_CHARS = 100
+"""The most characters of facts an index line shows."""
+
+_FACTS = 8
+"""The most facts read for an index line."""
+
 _LINE = re.compile(rf"^- (.+) — recall: ([0-9a-f]{{{KEY_LENGTH}}})$", re.MULTILINE)
 _REFERENCE = re.compile(rf"\[(?:([^\[\]\n]*?) — )?recall: ([0-9a-f]{{{KEY_LENGTH}}})\]")
 _EARLIER = re.compile(r"^earlier: ([\d,]+) entries, ([\d,]+) tokens")
 _TOKENS = re.compile(r"([\d,]+) tokens\b")
+_WITH_FACTS = re.compile(r"^(.*\([\d,]+ tokens\)): (.+)$")
 
 
 @attrs.frozen
@@ -66,10 +82,14 @@ class Entry:
     """How many entries it stands for (more for an ``earlier:`` roll-up)."""
     tokens: int = 0
     """What its content costs (0 when not known: a carried reference)."""
+    facts: str = ""
+    """A few facts its content holds, each with its label (``reservation_id=MFRB94,
+    price=1286``), shown after what it holds where the index has room for them."""
 
     def line(self) -> str:
         """The entry's index line."""
-        return f"- {self.what} — recall: {self.key}"
+        facts = f": {self.facts}" if self.facts else ""
+        return f"- {self.what}{facts} — recall: {self.key}"
 
     @property
     def rolled(self) -> bool:
@@ -142,11 +162,36 @@ def _segments(text: str, counter: BaseCounter) -> list[tuple[int, int, str]]:
     return pieces
 
 
-def _text_entries(what: str, text: str, counter: BaseCounter) -> list[Entry]:
-    """A text as one entry, or as page-sized segments when longer than a page."""
+def facts_of(text: str) -> str:
+    """The first facts of ``text`` (a tool's output) with their labels, as
+    :func:`~neuron_context._summary.facts.facts` orders them (definitions, key/value
+    pairs, salient tokens), within :data:`FACT_CHARS` characters; none of a line's
+    segments (too long for a line)."""
+    from .._summary.facts import facts  # on first use: the summary room is higher
+
+    shown: list[str] = []
+    used = 0
+    for fact in facts(text, limit=_FACTS):
+        if fact.line or "\n" in fact.text:
+            continue
+        if used + len(fact.text) > FACT_CHARS:
+            break
+        shown.append(fact.text)
+        used += len(fact.text) + 2
+    return ", ".join(shown)
+
+
+def _text_entries(
+    what: str, text: str, counter: BaseCounter, *, facts: bool = False
+) -> list[Entry]:
+    """A text as one entry, or as page-sized segments when longer than a page (with
+    ``facts``, each line shows the facts of its text)."""
     cost = counter.estimate_text(text)
     if cost <= SEGMENT_TOKENS:
-        return [Entry(f"{what} ({_tokens(cost)})", content_key(text), text, tokens=cost)]
+        noted = facts_of(text) if facts else ""
+        return [
+            Entry(f"{what} ({_tokens(cost)})", content_key(text), text, tokens=cost, facts=noted)
+        ]
     pieces = _segments(text, counter)
     total = text.count("\n") + (0 if text.endswith("\n") else 1)
     found = []
@@ -159,14 +204,23 @@ def _text_entries(what: str, text: str, counter: BaseCounter) -> list[Entry]:
                 content_key(piece),
                 piece,
                 tokens=tokens,
+                facts=facts_of(piece) if facts else "",
             )
         )
     return found
 
 
-def _messages_entry(what: str, content: list[Message], counter: BaseCounter) -> Entry:
+def _messages_entry(
+    what: str, content: list[Message], counter: BaseCounter, *, facts: str = ""
+) -> Entry:
     tokens = counter.estimate_messages(content)
-    return Entry(f"{what} ({_tokens(tokens)})", content_key(content), content, tokens=tokens)
+    return Entry(
+        f"{what} ({_tokens(tokens)})", content_key(content), content, tokens=tokens, facts=facts
+    )
+
+
+def _results_text(messages: Sequence[Message]) -> str:
+    return "\n".join(r.text for message in messages for r in message.tool_results)
 
 
 def _carried(message: Message) -> Iterator[Entry]:
@@ -183,7 +237,10 @@ def _carried(message: Message) -> Iterator[Entry]:
             what, key = found.groups()
             earlier = _EARLIER.match(what)
             count = int(earlier.group(1).replace(",", "")) if earlier else 1
-            yield Entry(what, key, entries=count, tokens=_tokens_in(what))
+            facts = ""
+            if earlier is None and (split := _WITH_FACTS.match(what)) is not None:
+                what, facts = split.groups()
+            yield Entry(what, key, entries=count, tokens=_tokens_in(what), facts=facts)
         shown = set()
         for found in _REFERENCE.finditer(text):
             what = (found.group(1) or "offloaded content").strip()
@@ -217,11 +274,11 @@ def _result_entries(result: ToolResult, use: ToolUse | None, counter: BaseCounte
     exchange.append(Message(role=Role.TOOL, content=(result,)))
     tokens = counter.estimate_messages(exchange)
     if tokens <= SEGMENT_TOKENS or any(isinstance(item, Image) for item in result.content):
-        return [_messages_entry(what, exchange, counter)]
+        return [_messages_entry(what, exchange, counter, facts=facts_of(result.text))]
     found: list[Entry] = []
     for item in result.content:
         if isinstance(item, Text):
-            found.extend(_text_entries(what, item.text, counter))
+            found.extend(_text_entries(what, item.text, counter, facts=True))
     return found
 
 
@@ -283,7 +340,8 @@ def entries_of(
             if end > index + 1 and plain and counter.estimate_messages(group) <= SEGMENT_TOKENS:
                 for member in group[1:]:  # a cut result's reference, carried
                     found.extend(_carried(member))
-                found.append(_messages_entry(_label(message), group, counter))
+                noted = facts_of(_results_text(group[1:]))
+                found.append(_messages_entry(_label(message), group, counter, facts=noted))
                 index = end
                 continue
         found.extend(_message_entries(message, uses, counter))

@@ -94,6 +94,8 @@ def roll_up(
     even one line fits or a carried entry cannot be read. The joined entries are new
     (their content set: the caller puts them)."""
     entries = list(entries)
+    if not fits(entries):  # stage 0: the oldest lines without their facts
+        entries = _fewest(entries, lambda e: attrs.evolve(e, facts=""), fits)
     start = 0
     while pages and not fits(entries):
         # Stage 1: the oldest run of small entries not rolled yet, joined up to a page.
@@ -123,15 +125,7 @@ def roll_up(
         start += 1
     # Stage 2: the fewest oldest lines terse that make the lines fit (all when none do).
     if pages and not fits(entries):
-        terse = [_terse(entry) for entry in entries]
-        low, high = 1, len(entries)  # the answer is in [low, high]
-        while low < high:
-            middle = (low + high) // 2
-            if fits([*terse[:middle], *entries[middle:]]):
-                high = middle
-            else:
-                low = middle + 1
-        entries = [*terse[:low], *entries[low:]]
+        entries = _fewest(entries, _terse, fits)
     # Stage 3: the oldest lines into one, until the rest fits beside it.
     split = 0
     while not fits(entries[split:] if split == 0 else [_longest(), *entries[split:]]):
@@ -144,6 +138,24 @@ def roll_up(
     return None if one is None else [one, *entries[split:]]
 
 
+def _fewest(
+    entries: list[Entry],
+    change: Callable[[Entry], Entry],
+    fits: Callable[[Sequence[Entry]], bool],
+) -> list[Entry]:
+    """``entries`` with the fewest oldest of them changed by ``change`` that make them
+    fit (all when none do): a binary search, a changed line costing no more."""
+    changed = [change(entry) for entry in entries]
+    low, high = 1, len(entries)  # the answer is in [low, high]
+    while low < high:
+        middle = (low + high) // 2
+        if fits([*changed[:middle], *entries[middle:]]):
+            high = middle
+        else:
+            low = middle + 1
+    return [*changed[:low], *entries[low:]]
+
+
 def _terse(entry: Entry) -> Entry:
     """``entry`` with a shorter line: a group's without the names of what it holds, an
     entry's with its label cut to :data:`_TERSE` characters (its size kept)."""
@@ -151,10 +163,8 @@ def _terse(entry: Entry) -> Entry:
         what = entry.what.split(" (", 1)[0]
     else:
         label, _, size = entry.what.rpartition(" (")
-        if not label or len(label) <= _TERSE:
-            return entry
-        what = f"{label[: _TERSE - 1]}… ({size}"
-    return attrs.evolve(entry, what=what)
+        what = f"{label[: _TERSE - 1]}… ({size}" if len(label) > _TERSE else entry.what
+    return attrs.evolve(entry, what=what, facts="")
 
 
 def _longest() -> Entry:
