@@ -20,6 +20,7 @@ from neuron_context import (
     Compaction,
     MemoryStore,
     Message,
+    Role,
     SQLiteStore,
     Store,
     TokenCounter,
@@ -29,7 +30,7 @@ from neuron_context import (
 from neuron_context._stores.entries import PAGE_TOKENS, SEGMENT_TOKENS, entries_of, is_index
 from neuron_context._stores.index import index_reference
 from neuron_context._stores.serialized import Content
-from neuron_context.stores import RECALL_INSTRUCTIONS
+from neuron_context.stores import RECALL_INSTRUCTIONS, recall
 
 COUNTER = TokenCounter()
 _LINE = re.compile(r"^- (.+) — recall: ([0-9a-f]{16})$", re.MULTILINE)
@@ -183,6 +184,37 @@ def test_a_line_shows_the_facts_its_entry_holds() -> None:
     assert len(shown) == len(lines)
     assert "order_id=" not in shown[1]
     assert shown[-1] == lines[-1]
+
+
+def test_a_roll_up_beyond_a_page_starts_with_its_directory() -> None:
+    """An entry of more than a page (the oldest lines rolled into one) comes back from
+    a recall starting with the lines of the entries it holds, each with a key that
+    recalls that entry alone."""
+    store = MemoryStore()
+    index = index_reference(store, _session(12, 400), COUNTER, "test", room=60)
+    assert index is not None
+    key = re.findall(r"recall: ([0-9a-f]{16})", index.content[0].content)[0]  # type: ignore[union-attr]
+    page = recall(store, key)
+    assert not page.is_error
+    listed = re.findall(r"^\s*- (.+) — recall: ([0-9a-f]{16})$", page.text, re.MULTILINE)
+    assert len(listed) > 5
+    for what, part in listed:
+        content = store.get(part)
+        assert content is not None, what
+        if isinstance(content, str):
+            assert COUNTER.estimate_text(content) <= PAGE_TOKENS
+        else:
+            assert COUNTER.estimate_messages(content) <= PAGE_TOKENS
+
+
+def test_a_recalled_summary_shows_its_text() -> None:
+    """A summary (or an index) offloaded as an entry comes back from a recall as
+    ``summary:`` and its text, in its place among the messages."""
+    store = MemoryStore()
+    summary = Message(role=Role.USER, content=(Compaction(content="## Goal\nBook HAT170"),))
+    key = store.put([Message.user("Hi"), summary, Message.assistant("Booked.")])
+    page = recall(store, key)
+    assert page.text == "user:\n  Hi\nsummary:\n  ## Goal\n  Book HAT170\nassistant:\n  Booked."
 
 
 def test_earlier_lines_are_carried_unchanged() -> None:

@@ -85,6 +85,8 @@ class Entry:
     facts: str = ""
     """A few facts its content holds, each with its label (``reservation_id=MFRB94,
     price=1286``), shown after what it holds where the index has room for them."""
+    holds: tuple[Entry, ...] = ()
+    """The new entries a roll-up beyond a page lists in its directory: put with it."""
 
     def line(self) -> str:
         """The entry's index line."""

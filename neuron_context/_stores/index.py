@@ -100,8 +100,9 @@ def index_reference(
         if rolled is None:
             return None
         for entry in rolled:
-            if entry.content is not None and offload(store, entry.content, strategy) is None:
-                return None
+            for part in (*entry.holds, entry):
+                if part.content is not None and offload(store, part.content, strategy) is None:
+                    return None
     if short:
         return Message(
             role=Role.USER, content=(Compaction(content=short_reference(rolled[0].key)),)

@@ -12,8 +12,9 @@ lines fit:
    tokens``; an entry's label cut to :data:`_TERSE` characters): a line costs about
    half, and every entry is still one page;
 3. when the terse lines do not fit either, the oldest lines join into one entry holding
-   all their messages, whatever its size (``earlier: 40 entries, 52,314 tokens``): a
-   recall of it comes a page at a time, and a search finds what it holds.
+   all their messages, whatever its size (``earlier: 40 entries, 52,314 tokens``),
+   after their directory (each line with its key; each entry is put under its own key
+   too): a recall of it starts with what is where, and a search finds what it holds.
 
 The content of a line carried from an earlier index is read back only when it rolls up.
 """
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .._messages.content import Text
+from .._messages.content import Compaction, Text
 from .._messages.message import Message, Role
 from .entries import Entry
 from .offload import _stored
@@ -35,7 +36,7 @@ from .store import Store
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
     from .._counting.counter import BaseCounter
 
-__all__ = ["GROUP_TOKENS", "roll_up"]
+__all__ = ["DIRECTORY_HEADING", "GROUP_TOKENS", "roll_up"]
 
 GROUP_TOKENS = 1_500
 """What a group of entries holds at most (by the stack's counter): a recall page less
@@ -46,6 +47,9 @@ _NAMES = 40
 
 _TERSE = 24
 """Characters of an entry's label in a terse line."""
+
+DIRECTORY_HEADING = "[the entries this one holds, oldest first — recall a key to read one:"
+"""The first line of the directory that starts an entry of more than a page."""
 
 
 def _messages(store: Store, entries: Sequence[Entry]) -> list[Message] | None:
@@ -68,7 +72,10 @@ def _messages(store: Store, entries: Sequence[Entry]) -> list[Message] | None:
 def _joined(
     store: Store, entries: Sequence[Entry], counter: BaseCounter, *, named: bool
 ) -> Entry | None:
-    """One entry holding ``entries`` (stored; its line names them when ``named``)."""
+    """One entry holding ``entries`` (stored): a group of a page, its line naming
+    them (``named``); or, beyond a page, one that starts with their directory (each
+    entry's line and key: a recall's first page says what is where, and each entry is
+    in the store under its own key too, :attr:`Entry.holds`)."""
     messages = _messages(store, entries)
     if not messages:
         return None
@@ -78,7 +85,21 @@ def _joined(
     if named:
         names = "; ".join(entry.what.rsplit(" (", 1)[0] for entry in entries)
         what += f" ({names if len(names) <= _NAMES else names[: _NAMES - 1] + '…'})"
-    return Entry(what, content_key(messages), messages, entries=count, tokens=tokens)
+        return Entry(what, content_key(messages), messages, entries=count, tokens=tokens)
+    lines = "\n".join(entry.line() for entry in entries)
+    directory = Message(
+        role=Role.USER,
+        content=(Compaction(content=f"{DIRECTORY_HEADING}\n{lines}\n]"),),
+    )
+    content = [directory, *messages]
+    return Entry(
+        what,
+        content_key(content),
+        content,
+        entries=count,
+        tokens=tokens,
+        holds=tuple(entry for entry in entries if entry.content is not None),
+    )
 
 
 def roll_up(

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import TypeAlias
 
 from .._errors import ConfigurationError, show
+from .._messages.content import Compaction
 from .._messages.message import Message
 
 __all__ = [
@@ -131,9 +132,27 @@ def content_key(content: object) -> str:
 
 def render(content: Content) -> str:
     """``content`` as text for a model: a text as it is, messages as a transcript (one
-    header line per entry, its text indented: the summarizer's format)."""
-    from .._summary.transcript import entries_of, render_entries  # on first use
+    header line per entry, its text indented: the summarizer's format), a summary or
+    an index among them as ``summary:`` and its text (the summarizer's transcript
+    leaves summaries out; a recall shows what was put)."""
+    from .._summary.transcript import INDENT, entries_of, render_entries  # on first use
 
     if isinstance(content, str):
         return content
-    return render_entries(entries_of(content))
+    parts: list[str] = []
+    run: list[Message] = []
+    for message in content:
+        if not message.is_compaction:
+            run.append(message)
+            continue
+        if run:
+            parts.append(render_entries(entries_of(run)))
+            run = []
+        for block in message.content:
+            if isinstance(block, Compaction):
+                text = block.content.split("\n")
+                lines = (INDENT + line if line.strip() else "" for line in text)
+                parts.append("\n".join(["summary:", *lines]))
+    if run:
+        parts.append(render_entries(entries_of(run)))
+    return "\n".join(part for part in parts if part)
