@@ -27,8 +27,15 @@ from neuron_context import (
     ToolUse,
     default_stack,
 )
-from neuron_context._stores.entries import PAGE_TOKENS, SEGMENT_TOKENS, entries_of, is_index
+from neuron_context._stores.entries import (
+    INDEX_HEADING,
+    PAGE_TOKENS,
+    SEGMENT_TOKENS,
+    entries_of,
+    is_index,
+)
 from neuron_context._stores.index import index_reference
+from neuron_context._stores.rollup import DIRECTORY_HEADING
 from neuron_context._stores.serialized import Content
 from neuron_context.stores import RECALL_INSTRUCTIONS, recall
 
@@ -215,6 +222,40 @@ def test_a_recalled_summary_shows_its_text() -> None:
     key = store.put([Message.user("Hi"), summary, Message.assistant("Booked.")])
     page = recall(store, key)
     assert page.text == "user:\n  Hi\nsummary:\n  ## Goal\n  Book HAT170\nassistant:\n  Booked."
+
+
+def test_groups_of_an_earlier_index_join_again() -> None:
+    """Groups an earlier index made join their neighbours into groups of up to a page
+    when the lines outgrow the room, before anything rolls up beyond a page."""
+    store = MemoryStore()
+    pairs = [
+        [Message.user(f"Note {n}: order W{n}00 is late."), Message.assistant("Noted.")]
+        for n in range(4)
+    ]
+    groups = []
+    for number, pair in enumerate(pairs):
+        key = store.put(pair)
+        groups.append(f"- earlier: 2 entries, {20 + number} tokens (note {number}) — recall: {key}")
+    earlier = Message(
+        role=Role.USER,
+        content=(Compaction(content="\n".join([INDEX_HEADING, *groups, "]"])),),
+    )
+    index = index_reference(store, [earlier, *_orders(2)], COUNTER, "test", room=60)
+    assert index is not None
+    lines = _lines([index])
+    assert lines
+    for _, key in lines:
+        content = store.get(key)
+        assert isinstance(content, list)
+        assert COUNTER.estimate_messages(content) <= PAGE_TOKENS
+        assert not any(
+            DIRECTORY_HEADING in block.content
+            for message in content
+            for block in message.content
+            if isinstance(block, Compaction)
+        )
+    removed = [message for pair in pairs for message in pair]
+    assert unrecoverable([*removed, *_orders(2)], [index], store, transitive=False) == []
 
 
 def test_earlier_lines_are_carried_unchanged() -> None:

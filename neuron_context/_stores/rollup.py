@@ -2,19 +2,21 @@
 
 An index line costs about 30 tokens whatever its entry holds, so an index of small
 entries outgrows its room long before the entries are large. Rolling up keeps every
-removed text behind a key the index shows, in three stages, oldest first, until the
+removed text behind a key the index shows, in four stages, oldest first, until the
 lines fit:
 
-1. consecutive entries join into groups of up to a page
-   (:data:`GROUP_TOKENS`): one line, ``earlier: 5
-   entries, 1,843 tokens (read_file a.py; grep TODO; …)``, and still one recall page;
-2. when the groups do not fit, the oldest lines go terse (``earlier: 5 entries, 1,843
-   tokens``; an entry's label cut to :data:`_TERSE` characters): a line costs about
-   half, and every entry is still one page;
-3. when the terse lines do not fit either, the oldest lines join into one entry holding
-   all their messages, whatever its size (``earlier: 40 entries, 52,314 tokens``),
-   after their directory (each line with its key; each entry is put under its own key
-   too): a recall of it starts with what is where, and a search finds what it holds.
+1. the oldest lines go without their facts (``order_id=W123, total=54.1``), the
+   newest keeping theirs;
+2. consecutive entries smaller than a page (groups of an earlier index too) join into
+   groups of up to a page (:data:`GROUP_TOKENS`): one line, ``earlier: 5 entries,
+   1,843 tokens (read_file a.py; grep TODO; …)``, and still one recall page;
+3. the oldest lines go terse (``earlier: 5 entries, 1,843 tokens``; an entry's label
+   cut to :data:`_TERSE` characters): a line costs about half, and every entry is
+   still one page;
+4. the oldest lines join into one entry holding all their messages, whatever its size
+   (``earlier: 40 entries, 52,314 tokens``), after their directory (each line with its
+   key; each entry is put under its own key too): a recall of it starts with what is
+   where, and a search finds what it holds.
 
 The content of a line carried from an earlier index is read back only when it rolls up.
 """
@@ -111,24 +113,22 @@ def roll_up(
     pages: bool = True,
 ) -> list[Entry] | None:
     """``entries`` rolled up until ``fits`` them (see the module; without ``pages``,
-    stage 3 alone), or ``None`` when not
+    stages 1 and 4 alone), or ``None`` when not
     even one line fits or a carried entry cannot be read. The joined entries are new
     (their content set: the caller puts them)."""
     entries = list(entries)
-    if not fits(entries):  # stage 0: the oldest lines without their facts
+    if not fits(entries):  # Stage 1: the oldest lines without their facts
         entries = _fewest(entries, lambda e: attrs.evolve(e, facts=""), fits)
     start = 0
     while pages and not fits(entries):
-        # Stage 1: the oldest run of small entries not rolled yet, joined up to a page.
-        while start < len(entries) and (
-            entries[start].rolled or not 0 < entries[start].tokens <= GROUP_TOKENS
-        ):
+        # Stage 2: the oldest run of entries smaller than a page (groups too), joined
+        # up to a page.
+        while start < len(entries) and not 0 < entries[start].tokens <= GROUP_TOKENS:
             start += 1
         end = start
         total = 0
         while (
             end < len(entries)
-            and not entries[end].rolled
             and entries[end].tokens > 0
             and total + entries[end].tokens <= GROUP_TOKENS
         ):
@@ -144,10 +144,10 @@ def roll_up(
             return None
         entries[start:end] = [group]
         start += 1
-    # Stage 2: the fewest oldest lines terse that make the lines fit (all when none do).
+    # Stage 3: the fewest oldest lines terse that make the lines fit (all when none do).
     if pages and not fits(entries):
         entries = _fewest(entries, _terse, fits)
-    # Stage 3: the oldest lines into one, until the rest fits beside it.
+    # Stage 4: the oldest lines into one, until the rest fits beside it.
     split = 0
     while not fits(entries[split:] if split == 0 else [_longest(), *entries[split:]]):
         split += 1
@@ -189,5 +189,5 @@ def _terse(entry: Entry) -> Entry:
 
 
 def _longest() -> Entry:
-    """A roll-up line as long as any: what stage 3 prices before it knows the counts."""
+    """A roll-up line as long as any: what stage 4 prices before it knows the counts."""
     return Entry(f"earlier: {10**6:,} entries, {10**9:,} tokens", COSTLIEST_KEY)
