@@ -200,7 +200,7 @@ def test_a_roll_up_beyond_a_page_starts_with_its_directory() -> None:
     store = MemoryStore()
     index = index_reference(store, _session(12, 400), COUNTER, "test", room=60)
     assert index is not None
-    key = re.findall(r"recall: ([0-9a-f]{16})", index.content[0].content)[0]  # type: ignore[union-attr]
+    key = _lines([index])[0][1]
     page = recall(store, key)
     assert not page.is_error
     listed = re.findall(r"^\s*- (.+) — recall: ([0-9a-f]{16})$", page.text, re.MULTILINE)
