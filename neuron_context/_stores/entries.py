@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
@@ -62,6 +62,10 @@ FACT_CHARS = 100
 
 _FACTS = 8
 """The most facts read for an index line."""
+
+_READ = 2_000
+"""Characters of a text read for its line's facts (the first facts are near its start,
+and a whole long result would cost a compaction a scan of it)."""
 
 _LINE = re.compile(rf"^- (.+) — recall: ([0-9a-f]{{{KEY_LENGTH}}})$", re.MULTILINE)
 _REFERENCE = re.compile(rf"\[(?:([^\[\]\n]*?) — )?recall: ([0-9a-f]{{{KEY_LENGTH}}})\]")
@@ -165,15 +169,15 @@ def _segments(text: str, counter: BaseCounter) -> list[tuple[int, int, str]]:
 
 
 def facts_of(text: str) -> str:
-    """The first facts of ``text`` (a tool's output) with their labels, as
-    :func:`~neuron_context._summary.facts.facts` orders them (definitions, key/value
-    pairs, salient tokens), within :data:`FACT_CHARS` characters; none of a line's
-    segments (too long for a line)."""
+    """The first facts of ``text`` (a tool's output; its first :data:`_READ`
+    characters) with their labels, as :func:`~neuron_context._summary.facts.facts`
+    orders them (definitions, key/value pairs, salient tokens), within
+    :data:`FACT_CHARS` characters; none of a line's segments (too long for a line)."""
     from .._summary.facts import facts  # on first use: the summary room is higher
 
     shown: list[str] = []
     used = 0
-    for fact in facts(text, limit=_FACTS):
+    for fact in facts(text[:_READ], limit=_FACTS):
         if fact.line or "\n" in fact.text:
             continue
         if used + len(fact.text) > FACT_CHARS:
@@ -183,46 +187,46 @@ def facts_of(text: str) -> str:
     return ", ".join(shown)
 
 
+Noted: TypeAlias = "dict[str, str]"
+"""The keys of the new entries whose line may show facts, and the text they come from
+(a tool's output): noted for the newest entries only (see :func:`entries_of`)."""
+
+
 def _text_entries(
-    what: str, text: str, counter: BaseCounter, *, facts: bool = False
+    what: str, text: str, counter: BaseCounter, noted: Noted | None = None
 ) -> list[Entry]:
-    """A text as one entry, or as page-sized segments when longer than a page (with
-    ``facts``, each line shows the facts of its text)."""
+    """A text as one entry, or as page-sized segments when longer than a page (each
+    a tool's output whose facts its line may show, with ``noted``)."""
     cost = counter.estimate_text(text)
     if cost <= SEGMENT_TOKENS:
-        noted = facts_of(text) if facts else ""
-        return [
-            Entry(f"{what} ({_tokens(cost)})", content_key(text), text, tokens=cost, facts=noted)
-        ]
+        key = content_key(text)
+        if noted is not None:
+            noted[key] = text
+        return [Entry(f"{what} ({_tokens(cost)})", key, text, tokens=cost)]
     pieces = _segments(text, counter)
     total = text.count("\n") + (0 if text.endswith("\n") else 1)
     found = []
     for first, last, piece in pieces:
         lines = f"line {first}" if first == last else f"lines {first}-{last}"
         tokens = counter.estimate_text(piece)
+        key = content_key(piece)
+        if noted is not None:
+            noted[key] = piece
         found.append(
-            Entry(
-                f"{what}, {lines} of {total:,} ({_tokens(tokens)})",
-                content_key(piece),
-                piece,
-                tokens=tokens,
-                facts=facts_of(piece) if facts else "",
-            )
+            Entry(f"{what}, {lines} of {total:,} ({_tokens(tokens)})", key, piece, tokens=tokens)
         )
     return found
 
 
 def _messages_entry(
-    what: str, content: list[Message], counter: BaseCounter, *, facts: str = ""
+    what: str, content: list[Message], counter: BaseCounter, noted: Noted | None = None
 ) -> Entry:
+    """One entry of ``content`` (its results' facts noted, with ``noted``)."""
     tokens = counter.estimate_messages(content)
-    return Entry(
-        f"{what} ({_tokens(tokens)})", content_key(content), content, tokens=tokens, facts=facts
-    )
-
-
-def _results_text(messages: Sequence[Message]) -> str:
-    return "\n".join(r.text for message in messages for r in message.tool_results)
+    key = content_key(content)
+    if noted is not None:
+        noted[key] = "\n".join(r.text for message in content for r in message.tool_results)
+    return Entry(f"{what} ({_tokens(tokens)})", key, content, tokens=tokens)
 
 
 def _carried(message: Message) -> Iterator[Entry]:
@@ -268,7 +272,9 @@ def _is_reference_only(result: ToolResult) -> bool:
     )
 
 
-def _result_entries(result: ToolResult, use: ToolUse | None, counter: BaseCounter) -> list[Entry]:
+def _result_entries(
+    result: ToolResult, use: ToolUse | None, counter: BaseCounter, noted: Noted
+) -> list[Entry]:
     """A tool result's entries: with its call when it fits a page, else its texts in
     segments (an image result, indivisible, with its call whatever its size)."""
     what = describe_call(use) or "tool result"
@@ -276,16 +282,16 @@ def _result_entries(result: ToolResult, use: ToolUse | None, counter: BaseCounte
     exchange.append(Message(role=Role.TOOL, content=(result,)))
     tokens = counter.estimate_messages(exchange)
     if tokens <= SEGMENT_TOKENS or any(isinstance(item, Image) for item in result.content):
-        return [_messages_entry(what, exchange, counter, facts=facts_of(result.text))]
+        return [_messages_entry(what, exchange, counter, noted)]
     found: list[Entry] = []
     for item in result.content:
         if isinstance(item, Text):
-            found.extend(_text_entries(what, item.text, counter, facts=True))
+            found.extend(_text_entries(what, item.text, counter, noted))
     return found
 
 
 def _message_entries(
-    message: Message, uses: dict[str, ToolUse], counter: BaseCounter
+    message: Message, uses: dict[str, ToolUse], counter: BaseCounter, noted: Noted
 ) -> list[Entry]:
     """The entries of one removed message (see the module)."""
     if message.role is Role.TOOL:
@@ -294,7 +300,7 @@ def _message_entries(
             if isinstance(block, ToolResult):
                 if _is_reference_only(block):
                     continue  # carried as a line
-                found.extend(_result_entries(block, uses.get(block.tool_use_id), counter))
+                found.extend(_result_entries(block, uses.get(block.tool_use_id), counter, noted))
         return found
     whole = [message]
     tokens = counter.estimate_messages(whole)
@@ -313,12 +319,20 @@ def _message_entries(
 
 
 def entries_of(
-    removed: Sequence[Message], counter: BaseCounter, *, everything: Sequence[Message] = ()
+    removed: Sequence[Message],
+    counter: BaseCounter,
+    *,
+    everything: Sequence[Message] = (),
+    facts: int = 0,
 ) -> list[Entry]:
     """The index lines of ``removed``, oldest first, each key once (see the module):
-    new entries with their content, carried ones without. ``everything``: the whole
-    input, where the calls of removed results are found."""
+    new entries with their content, carried ones without; the newest ``facts`` new
+    entries of a tool's output with their facts (:func:`facts_of`: an index shows the
+    newest lines' facts, and reading the others' would cost a scan of every removed
+    result). ``everything``: the whole input, where the calls of removed results are
+    found."""
     uses = {use.id: use for message in (everything or removed) for use in message.tool_uses}
+    noted: Noted = {}
     found: list[Entry] = []
     index = 0
     while index < len(removed):
@@ -342,11 +356,10 @@ def entries_of(
             if end > index + 1 and plain and counter.estimate_messages(group) <= SEGMENT_TOKENS:
                 for member in group[1:]:  # a cut result's reference, carried
                     found.extend(_carried(member))
-                noted = facts_of(_results_text(group[1:]))
-                found.append(_messages_entry(_label(message), group, counter, facts=noted))
+                found.append(_messages_entry(_label(message), group, counter, noted))
                 index = end
                 continue
-        found.extend(_message_entries(message, uses, counter))
+        found.extend(_message_entries(message, uses, counter, noted))
         index += 1
     seen: set[str] = set()
     unique = []
@@ -354,4 +367,11 @@ def entries_of(
         if entry.key not in seen:
             seen.add(entry.key)
             unique.append(entry)
+    for position in range(len(unique) - 1, -1, -1):
+        if facts <= 0:
+            break
+        entry = unique[position]
+        if entry.content is not None and entry.key in noted:
+            unique[position] = attrs.evolve(entry, facts=facts_of(noted[entry.key]))
+            facts -= 1
     return unique

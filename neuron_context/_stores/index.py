@@ -46,6 +46,10 @@ _LONG_LINE = Entry(
 index roll up sooner, never exceed its room)."""
 
 
+_LINE_TOKENS = 30
+"""Fewer tokens than an index line that shows facts costs."""
+
+
 def _text(entries: Sequence[Entry]) -> str:
     return "\n".join([INDEX_HEADING, *(entry.line() for entry in entries)]) + "\n]"
 
@@ -81,7 +85,8 @@ def index_reference(
     if not removed:
         return None
     with offloading():
-        entries = entries_of(removed, counter, everything=everything)
+        lines = 0 if short else room // _LINE_TOKENS  # the most lines that could show facts
+        entries = entries_of(removed, counter, everything=everything, facts=lines)
         if not entries:
             return None
         spare(store, [*kept, _index_message(entries)])
