@@ -349,9 +349,11 @@ class TestCompaction:
     @pytest.mark.anyio
     async def test_earlier_summaries_stay_until_the_new_one_is_squeezed(self) -> None:
         """A compaction keeps the earlier summary as it was (the prompt up to it is
-        unchanged: the provider's cache serves it) while the new summary has a tenth of
-        the summary space beside it (``DELTA_SHARE``); an earlier summary that leaves it
-        less is merged with the new one into one."""
+        unchanged: the provider's cache serves it, and nothing it holds is lost) while
+        the new summary has a tenth of the summary space beside it (``DELTA_SHARE``),
+        above the target if need be, up to most of the room between the target and
+        the budget (``SUMMARY_HEADROOM``); an earlier summary that leaves it less is merged with the new one into
+        one, below the target."""
         counter = TokenCounter()
         stack = default_stack(3000, counter=counter, target=0.6)
         first = await stack.compact(session(60))
@@ -367,14 +369,17 @@ class TestCompaction:
         assert len(summaries) == 2
         assert summaries[0] is earlier
         assert second[: second.index(earlier) + 1] == grown[: grown.index(earlier) + 1]
-        # Earlier summaries that leave the new one a ninth of the space stay; ones that
-        # leave it a twentieth are merged with it into one.
+        # Earlier summaries that leave the new one its share below the ceiling stay
+        # (at 1,150 facts, above the target); ones that do not are merged with it into one.
         rest = grown[grown.index(earlier) + 1 :]
-        for facts, kept in ((600, True), (680, False)):
+        target = stack.compaction_target(grown)
+        for facts, kept in ((400, True), (1150, True), (1200, False)):
             big = Message(role=Role.USER, content=(Compaction(content="- fact " * facts),))
             output = await stack.compact([grown[0], grown[1], big, *rest])
             assert len([m for m in output if m.is_compaction]) == (2 if kept else 1)
             assert (big in output) is kept
+            assert cost(output, counter) <= (3000 if kept else target)
+            assert (cost(output, counter) > target) is (facts == 1150)  # 400: below it
 
     @pytest.mark.anyio
     async def test_an_unreachable_budget_is_compacted_once(

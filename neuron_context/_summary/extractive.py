@@ -23,7 +23,7 @@ abandoned, its result discarded). Every scan of untrusted text is linear (see
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from typing import Any
 
 import anyio.to_thread
@@ -42,7 +42,7 @@ from ..providers._base import (
     TokenUsage,
 )
 from .agent_plan import plan_block
-from .facts import Fact
+from .facts import CHUNK, STRIDE, Fact, chunks
 from .facts import render as render_facts
 from .findings import DECISIONS_QUOTED, Findings, find
 from .format import (
@@ -56,9 +56,10 @@ from .format import (
     REQUEST_CLOSE,
     REQUEST_OPEN,
 )
-from .previous import carried_sections
+from .previous import SEGMENT_BREAK, carried_sections
 from .scan import clip, is_notice
 from .sections import Item, fit
+from .shown import repeats
 from .source import Source, source_of
 
 __all__ = ["ExtractiveSummarizer"]
@@ -69,33 +70,12 @@ _MIN_READ = 200_000
 _TIER = 1_000_000
 """Ranks within the artifacts: carried lines, then what the calls touched by tier (see
 ``findings.tier``), then mentions (each tier newest first)."""
-_CHUNK = 160
-"""Characters of facts per item: a result's facts are taken a chunk at a time."""
-_STRIDE = 4
-"""How far down the ranking each further chunk of one result's facts goes: the newest
-result's second chunk comes after the first chunks of the four results before it."""
 
 
-_LINE_BREAK = "\n  "
-"""What sets a segment of a result's line apart from the facts before it: a line of its
-own, under its call."""
-
-
-def _chunks(noted: list[Fact]) -> list[list[Fact]]:
-    """``noted`` in chunks of about :data:`_CHUNK` characters; a segment of a line is a
-    chunk of its own."""
-    chunks: list[list[Fact]] = []
-    chunk: list[Fact] = []
-    size = 0
-    for fact in noted:
-        if chunk and (fact.line or chunk[-1].line or size + len(fact.text) > _CHUNK):
-            chunks.append(chunk)
-            chunk, size = [], 0
-        chunk.append(fact)
-        size += len(fact.text) + 2
-    if chunk:
-        chunks.append(chunk)
-    return chunks
+def _repeatable(fact: Fact) -> bool:
+    """Whether ``fact`` says the same wherever it is noted: a line as it stands (a pair
+    or a row says something of its own record)."""
+    return fact.line
 
 
 def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -180,8 +160,16 @@ class ExtractiveSummarizer(Provider):
             Message.assistant(summary), stop_reason=StopReason.END_TURN, usage=usage
         )
 
-    def summarize(self, request: CompletionRequest) -> str:
-        """The summary text for ``request`` (what :meth:`complete` answers)."""
+    def summarize(self, request: CompletionRequest, *, shown: Set[str] = frozenset()) -> str:
+        """The summary text for ``request`` (what :meth:`complete` answers).
+
+        Args:
+            request: what to summarize, and in how many tokens (``max_tokens``).
+            shown: the telling words the rest of the request the summary goes into
+                already shows (see ``neuron_context._summary.shown``): a fact of a
+                result whose every telling word is among them is left out, as it would
+                only repeat them.
+        """
         budget = request.max_tokens or _DEFAULT_BUDGET
         chars = max(_MIN_READ, self.read_per_token * budget)
         source = source_of(request.messages)
@@ -194,12 +182,16 @@ class ExtractiveSummarizer(Provider):
             max_mentions=self.max_mentions,
         )
         requests = self._requests(source, budget, chars)
-        return fit(self._items(source, found, requests), budget, self.counter)
+        return fit(self._items(source, found, requests, shown), budget, self.counter)
 
     # -- extraction ---------------------------------------------------------------------
 
     def _items(
-        self, source: Source, found: Findings, requests: list[tuple[int, str]]
+        self,
+        source: Source,
+        found: Findings,
+        requests: list[tuple[int, str]],
+        shown: Set[str],
     ) -> list[Item]:
         limit = self.line_chars
         items: list[Item] = []
@@ -230,11 +222,12 @@ class ExtractiveSummarizer(Provider):
         for line in carried.pop(ARTIFACTS, []):
             if not index.carry(line):
                 add(ARTIFACTS, 0, line)
+        self._carried_facts(carried.pop(FACTS, []), len(found.facts), shown, add)
         for section, lines in carried.items():
             if section == NEXT and found.acted:
                 continue
-            # Goal lines keep what came first; newer decisions, facts and errors win.
-            base = 0 if section == GOAL else _TIER * 10 if section == FACTS else 10_000
+            # Goal lines keep what came first; newer decisions and errors win.
+            base = 0 if section == GOAL else 10_000
             for position, line in enumerate(lines):
                 add(section, base + position, line)
         for position, text in enumerate(quoted):
@@ -255,13 +248,13 @@ class ExtractiveSummarizer(Provider):
         width = 0
         for position, mention in enumerate(mentions[: self.max_mentions]):
             rank = 4 * _TIER + position
-            if width and width + len(mention) <= _CHUNK:
+            if width and width + len(mention) <= CHUNK:
                 add(ARTIFACTS, rank, mention, order=len(items), continues=SEPARATOR)
                 width += len(mention) + 2
             else:
                 add(ARTIFACTS, rank, f"Mentioned: {mention}")
                 width = len(mention) + 12
-        self._facts(found, add)
+        self._facts(found, shown, add)
         for position, line in enumerate(found.errors):
             add(ERRORS, position, line)
         if found.said:
@@ -273,23 +266,51 @@ class ExtractiveSummarizer(Provider):
         return items
 
     @staticmethod
-    def _facts(found: Findings, add: Callable[..., None]) -> None:
+    def _facts(found: Findings, shown: Set[str], add: Callable[..., None]) -> None:
         """The facts of the results, newest first, a chunk of each result at a time:
         each result's first chunk before the later chunks of the newer ones (see
-        ``_STRIDE``); a result's pairs share a line, and each segment of a line of it
+        ``facts.STRIDE``); a result's pairs share a line, and each segment of a line of it
         (:attr:`Fact.line`) is a chunk on a line of its own, under its call."""
+        noted_before: set[str] = set()
         for position, group in enumerate(found.facts):
-            # A fact its call already names (the id it looked up) is not repeated.
-            noted = [fact for fact in group.facts if fact.text not in group.label]
-            for number, chunk in enumerate(_chunks(noted)):
+            # A fact its call already names (the id it looked up), a line a newer result
+            # noted (a file read again), or what the rest of the request shows, is not
+            # repeated.
+            noted = [
+                fact
+                for fact in group.facts
+                if fact.text not in group.label
+                and not (_repeatable(fact) and fact.text in noted_before)
+                and not repeats(fact.text, shown)
+            ]
+            noted_before.update(fact.text for fact in noted if _repeatable(fact))
+            for number, chunk in enumerate(chunks(noted)):
                 text = render_facts(chunk)
                 order = (position + 1) * 100_000 + number
-                rank = _TIER + position + number * _STRIDE
+                rank = _TIER + position + number * STRIDE
                 if number == 0:
                     add(FACTS, rank, f"{group.label}: {text}", order=order)
                 else:
-                    separator = _LINE_BREAK if chunk[0].line else "; " if chunk[0].group else ", "
+                    separator = SEGMENT_BREAK if chunk[0].line else "; " if chunk[0].group else ", "
                     add(FACTS, rank, text, order=order, continues=separator)
+
+    @staticmethod
+    def _carried_facts(
+        lines: list[str], newer: int, shown: Set[str], add: Callable[..., None]
+    ) -> None:
+        """The previous summary's facts lines (newest first), ranked as the results
+        older than the ``newer`` ones just read: a line's head and each segment under
+        it are chunks of one result, taken in turn with the newer results' chunks (see
+        ``facts.STRIDE``), each verbatim; a segment that the rest of the request shows
+        is left out."""
+        for position, line in enumerate(lines, start=newer):
+            order = (position + 1) * 100_000
+            head, *segments = line.split(SEGMENT_BREAK)
+            add(FACTS, _TIER + position, head, order=order)
+            kept = [text for text in segments if not repeats(text, shown)]
+            for number, text in enumerate(kept, start=1):
+                rank = _TIER + position + number * STRIDE
+                add(FACTS, rank, text, order=order + number, continues=SEGMENT_BREAK)
 
     def _requests(self, source: Source, budget: int, chars: int) -> list[tuple[int, str]]:
         """``(rank, text)`` of the user's requests that could be quoted, oldest first:

@@ -47,8 +47,13 @@ from .facts_json import VALUE, Braced, Table, leaves
 from .facts_text import calls, definition, is_code_name, is_salient, key_value
 from .scan import is_data
 
-__all__ = ["SEGMENT", "Fact", "condense", "facts", "render", "segment"]
+__all__ = ["CHUNK", "SEGMENT", "STRIDE", "Fact", "chunks", "condense", "facts", "render", "segment"]
 
+CHUNK = 160
+"""Characters of facts per summary item: a result's facts are taken a chunk at a time."""
+STRIDE = 4
+"""How far down a summary's ranking each further chunk of one result's facts goes: the
+newest result's second chunk comes after the first chunks of the four results before it."""
 SEGMENT = 160
 """The most characters of a line a fact shows (a window around its name when longer)."""
 
@@ -86,6 +91,27 @@ class Fact:
     line: bool = False
     """Whether it is a segment of a line of the text as it stands (rendered on a line
     of its own)."""
+    header: bool = False
+    """Whether it is a table's header (its key and columns): it says nothing without
+    the row after it."""
+
+
+def chunks(noted: list[Fact]) -> list[list[Fact]]:
+    """``noted`` in chunks of about :data:`CHUNK` characters: a segment of a line is a
+    chunk of its own, and a table's header shares its chunk with its first row."""
+    found: list[list[Fact]] = []
+    chunk: list[Fact] = []
+    size = 0
+    for fact in noted:
+        closes = fact.line or chunk[-1].line or size + len(fact.text) > CHUNK if chunk else False
+        if closes and not chunk[-1].header:
+            found.append(chunk)
+            chunk, size = [], 0
+        chunk.append(fact)
+        size += len(fact.text) + 2
+    if chunk:
+        found.append(chunk)
+    return found
 
 
 def render(found: list[Fact], *, lines: bool = False) -> str:
@@ -192,7 +218,8 @@ class _Collector:
             group = group or starts
             before = len(self.found)
             if isinstance(leaf, Table):
-                self.found.append(Fact(f"{key or 'items'}: {'|'.join(leaf.columns)}", True))
+                header = f"{key or 'items'}: {'|'.join(leaf.columns)}"
+                self.found.append(Fact(header, group=True, header=True))
                 for row in leaf.rows:
                     if self.full:
                         return

@@ -7,7 +7,11 @@ from .agent_plan import PLAN_CLOSE, PLAN_OPEN
 from .format import FACTS, GOAL, HEADINGS, PLAN, REQUEST_CLOSE, REQUEST_OPEN
 from .scan import clip
 
-__all__ = ["carried_sections"]
+__all__ = ["SEGMENT_BREAK", "carried_sections"]
+
+SEGMENT_BREAK = "\n  "
+"""What sets a segment of a result's line (a line of the result as it stands) apart from
+the facts before it in a summary: a line of its own, indented under its call."""
 
 
 def carried_sections(
@@ -15,7 +19,10 @@ def carried_sections(
 ) -> tuple[dict[int, list[str]], list[str], list[str]]:
     """The previous summary's lines by section (unknown headings and text: the goal),
     its quoted user requests and its plans (oldest first), verbatim. Its facts lines
-    are carried whole (each is one result's index)."""
+    are carried whole, each with the segments indented under it (each is one result's
+    index), the newest first: ``previous`` may hold several summaries, oldest first
+    (a section heading that does not follow the one before starts the next), and each
+    lists its results newest first."""
     carried: dict[int, list[str]] = {}
     quoted: list[str] = []
     plans: list[str] = []
@@ -23,28 +30,21 @@ def carried_sections(
         return carried, quoted, plans
     titles = {heading.removeprefix("## ").casefold(): i for i, heading in enumerate(HEADINGS)}
     section = GOAL
-    quote: list[str] | None = None
-    plan: list[str] | None = None
+    facts: list[list[str]] = [[]]  # by summary, oldest first
+    block: list[str] | None = None  # a quoted request or a plan, being read
+    into: list[str] = quoted
+    close = ""
     for raw in previous.split("\n"):
-        if quote is not None:
-            if raw == REQUEST_CLOSE:
-                quoted.append("\n".join(quote))
-                quote = None
+        if block is not None:
+            if raw == close:
+                into.append("\n".join(block))
+                block = None
             else:
-                quote.append(raw)
+                block.append(raw)
             continue
-        if plan is not None:
-            if raw == PLAN_CLOSE:
-                plans.append("\n".join(plan))
-                plan = None
-            else:
-                plan.append(raw)
-            continue
-        if raw == REQUEST_OPEN:
-            quote = []
-            continue
-        if raw == PLAN_OPEN:
-            plan = []
+        if raw in (REQUEST_OPEN, PLAN_OPEN):
+            block = []
+            into, close = (quoted, REQUEST_CLOSE) if raw == REQUEST_OPEN else (plans, PLAN_CLOSE)
             continue
         line = raw.strip()
         if not line:
@@ -52,12 +52,24 @@ def carried_sections(
         if line.startswith("#"):
             title = line.lstrip("#").strip().casefold()
             if title in titles:
+                if titles[title] <= section and facts[-1]:
+                    facts.append([])  # the next summary
                 section = titles[title]
                 continue
+        if section == FACTS and raw.startswith(SEGMENT_BREAK[1:]) and facts[-1]:
+            facts[-1][-1] += SEGMENT_BREAK + line  # a segment, under its result's line
+            continue
         if line.startswith(("- ", "* ")):
             line = line[2:].strip()
-        if line and section != PLAN:
-            carried.setdefault(section, []).append(line if section == FACTS else clip(line, limit))
-    if quote:  # an unclosed quote: keep its words as a request
-        quoted.append("\n".join(quote))
+        if not line or section == PLAN:
+            continue
+        if section == FACTS:
+            facts[-1].append(line)
+        else:
+            carried.setdefault(section, []).append(clip(line, limit))
+    if block and into is quoted:  # an unclosed quote: keep its words as a request
+        quoted.append("\n".join(block))
+    newest_first = [line for lines in reversed(facts) for line in lines]
+    if newest_first:
+        carried[FACTS] = newest_first
     return carried, quoted, plans

@@ -21,9 +21,12 @@ they fit together, once, so a user states the budget once. Why each piece is the
   artifacts touched and the errors met. An LLM summarizer that fails falls back to the
   offline one, so the budget still holds.
 - **Earlier summaries kept as they are** while the new one still has a fair share of the
-  space beside them (``summaries.DELTA_SHARE``), so the prompt up to them is unchanged and the
-  provider's prompt cache still serves it on the call after a compaction; when they
-  leave too little room, all are merged into one.
+  space beside them (``summaries.DELTA_SHARE``), so the prompt up to them is unchanged, the
+  provider's prompt cache still serves it on the call after a compaction, and nothing
+  they hold is lost; above the target if need be, up to ``summaries.SUMMARY_HEADROOM`` of the
+  room between the target and the budget (a merge would rewrite the prompt and drop
+  what no longer fits). When even that leaves too little room, all are merged into one
+  below the target. A new summary leaves out the facts the kept messages already show.
 - **Recent messages as they are,** from a safe cut (a tool use is never separated from
   its result), a single huge tool result cut in the middle rather than taking the whole
   space.
@@ -368,9 +371,11 @@ class DefaultStack(BudgetedStrategy):
         return summaries
 
     async def _summaries(self, plan: Plan, target: int) -> list[Message]:
-        """The summaries before the kept part, sized to the space left (see
+        """The summaries before the kept part, sized to the space left below ``target``
+        (earlier ones kept as they are: below the budget's limit, see
         :meth:`~neuron_context._strategies.default.summaries.SummaryWriter.summaries`)."""
-        return await self._writer.summaries(plan, target)
+        limit = self._limit(_leading_system_cost(plan.messages, self.counter))
+        return await self._writer.summaries(plan, target, limit)
 
     def _fit(
         self, parts: list[Part], messages: Sequence[Message], plan: Plan, limit: int

@@ -11,6 +11,7 @@ cache still serves the prompt up to them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,12 +25,13 @@ from ..._messages.message import Message, Role
 from ..._numbers import scale
 from ..._summary.extractive import ExtractiveSummarizer
 from ..._summary.format import SUMMARY_HEADING
+from ..._summary.shown import shown_words
 from ...providers._base import CompletionRequest, Provider
 from ..summarization import SummarizationStrategy
 from .fit import message_overhead
 from .plan import Plan
 
-__all__ = ["DELTA_SHARE", "MIN_SUMMARY", "SummaryWriter"]
+__all__ = ["DELTA_SHARE", "MIN_SUMMARY", "NEW_SHARE", "SUMMARY_HEADROOM", "SummaryWriter"]
 
 MIN_SUMMARY = 48
 """Tokens below which a summary is not worth writing."""
@@ -41,6 +43,18 @@ summary would be squeezed: replayed on the shared transcripts, 0.1 keeps as much
 the next step uses as 0.3 did (more at 10% and 50%) with 0.4 points more prompt-cache
 reuse at 25%; at 0.05 or 0 the new summaries get too little room (25%: 90.4%, 90.5%
 against 90.7% of the next step's evidence)."""
+SUMMARY_HEADROOM = 0.85
+"""The share of the room between the target and the limit (the budget less the reserve)
+that earlier summaries kept as they are may take beside a new one, rather than be
+merged below the target (a merge rewrites the prompt from the first summary on and
+drops what no longer fits). Replayed on the shared transcripts at 25% (next-step
+evidence kept with its meaning, input bill): 0 (merging at the target) 88.5%, 3.47M;
+0.5 89.3%, 3.62M; 0.75 89.7%, 3.54M; 0.85 90.1%, 3.54M; 1.0 89.7%, 3.66M; at 50%, 0.85
+keeps 96.6% against 95.7% at 0.75 (the summaries of a long exploration no longer
+squeezed when a big step in progress is kept)."""
+NEW_SHARE = 0.4
+"""The share of the summary space a new summary gets beside earlier summaries kept above
+the target (see :meth:`SummaryWriter.summaries`)."""
 
 
 class SummaryWriter:
@@ -81,32 +95,54 @@ class SummaryWriter:
             msg = f"DefaultStack.summary_options: {exc}"
             raise ConfigurationError(msg) from exc
 
-    async def summaries(self, plan: Plan, target: int) -> list[Message]:
-        """The summaries before the kept part, sized to the space left.
+    async def summaries(self, plan: Plan, target: int, limit: int | None = None) -> list[Message]:
+        """The summaries before the kept part, sized to the space left below ``target``
+        (and, for earlier summaries kept as they are, :data:`SUMMARY_HEADROOM` of the
+        room up to ``limit``).
 
         Earlier summaries stay as they are while a new summary of the newly summarized
         messages still has a fair share of the space beside them: the prompt up to and
         including them is then unchanged, so the provider's prompt cache serves it on
-        the call after a compaction too. When they leave too little, all are merged into
-        one (the earlier ones handed to the summarizer as the previous summary).
+        the call after a compaction too, and nothing they hold is lost. Into
+        :data:`SUMMARY_HEADROOM` of the room above the target (none when ``limit`` is
+        ``None``) they may stay above it, the new
+        summary then getting :data:`NEW_SHARE` of the space; when even that leaves too
+        little, all are merged into one in the space below the target (the earlier
+        ones handed to the summarizer as the previous summary). A fact that the kept
+        messages (or the earlier summaries kept beside it) already show is not
+        repeated in the new summary.
         """
         overhead = message_overhead(self.counter) + self.heading
         space = target - plan.fixed_cost - overhead
+        roomy = space
+        if limit is not None:
+            ceiling = target + scale(max(0, limit - target), SUMMARY_HEADROOM)
+            roomy = max(space, ceiling - plan.fixed_cost - overhead)
         kept = self.counter.estimate_messages(plan.previous) + self.heading * sum(
             1 for m in plan.previous if m.is_compaction
         )
+        beside = [*plan.pinned.values(), *plan.tail]
         if not plan.summarized:
-            return list(plan.previous) if kept <= space + overhead else []
+            if kept <= roomy + overhead:
+                return list(plan.previous)
+            return await self.summary(list(plan.previous), space, shown=shown_words(beside))
         if self.options.get("cache_aligned"):
             # The agent's own prefix, as its last call sent it, so the cache serves it.
             return await self.summary(list(plan.messages[: plan.cut]), space)
-        if plan.previous and space - kept >= max(MIN_SUMMARY, scale(space, DELTA_SHARE)):
-            new = await self.summary(plan.summarized, space - kept)
-            return [*plan.previous, *new]
-        return await self.summary([*plan.previous, *plan.summarized], space)
+        fair = max(MIN_SUMMARY, scale(space, DELTA_SHARE))
+        if plan.previous and max(space, kept + fair) <= roomy:
+            share = min(roomy - kept, max(space - kept, scale(space, NEW_SHARE)))
+            shown = shown_words([*plan.previous, *beside])
+            return [*plan.previous, *await self.summary(plan.summarized, share, shown=shown)]
+        shown = shown_words(beside)
+        return await self.summary([*plan.previous, *plan.summarized], space, shown=shown)
 
-    async def summary(self, source: list[Message], space: int) -> list[Message]:
-        """One summary of ``source`` in ``space`` tokens (none when it does not fit).
+    async def summary(
+        self, source: list[Message], space: int, *, shown: frozenset[str] = frozenset()
+    ) -> list[Message]:
+        """One summary of ``source`` in ``space`` tokens (none when it does not fit);
+        ``shown``: the telling words of what the request holds beside it (the offline
+        summarizer leaves out the facts that would only repeat them).
 
         An LLM summarizer is asked through a :class:`SummarizationStrategy` (its request,
         retries and checks); the offline one is handed the messages themselves, so its
@@ -124,9 +160,8 @@ class SummaryWriter:
             else:
                 return [m for m in result if m.is_compaction][:1]
         request = CompletionRequest(source, max_tokens=space)
-        text = await anyio.to_thread.run_sync(
-            self.offline.summarize, request, abandon_on_cancel=True
-        )
+        summarize = functools.partial(self.offline.summarize, request, shown=shown)
+        text = await anyio.to_thread.run_sync(summarize, abandon_on_cancel=True)
         text = text.strip()
         if not text:  # nothing worth a summary was found
             logger.info("DefaultStack: no summary written (nothing to summarize)")

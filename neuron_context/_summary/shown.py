@@ -1,0 +1,79 @@
+"""What the rest of a request already shows, so a summary beside it does not repeat it.
+
+A summary shares its request with the messages kept as they are (the pinned requests, the
+recent part). A fact noted in the summary that the kept part already shows, each telling
+word of it (an id, a number, a code name, a date), costs summary space and keeps nothing
+the request did not hold: the kept messages hold the same words on their own lines, with
+their own labels. :func:`shown_words` collects the words of the kept messages once
+(linear in their text); :func:`repeats` tells a summary line or fact whose every telling
+word is among them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Set
+
+from .._messages.message import Message
+from .facts_text import is_salient
+from .transcript import message_entries
+
+__all__ = ["repeats", "shown_words"]
+
+_WORD = re.compile(r"[\w$.@#+-]+")
+_TRIM = ".,;:!?'\"`()[]{}<>-+#@$"
+_CUT = "[... "
+"""How a truncation marker's line starts (see ``neuron_context._messages.markers``)."""
+_SHORTEST = 3
+"""Words shorter than this are not telling (``id``, ``to``, ``1``)."""
+
+
+def _words(text: str) -> Iterable[str]:
+    for match in _WORD.finditer(text):
+        word = match.group().strip(_TRIM)
+        if len(word) >= _SHORTEST:
+            yield word
+
+
+def _telling(word: str) -> bool:
+    """A word that says something on its own: it holds a digit, or is salient."""
+    return any(c.isdigit() for c in word) or is_salient(word)
+
+
+def shown_words(messages: Iterable[Message]) -> frozenset[str]:
+    """The telling words of ``messages`` where a name stands with what it is: the
+    user's texts, tool calls' arguments and tool results (not the assistant's prose,
+    nor a truncation marker's line, which lists names without what they are); each as
+    it stands and, when dotted, by its parts."""
+    found: set[str] = set()
+    for message in messages:
+        for entry in message_entries(message, _unnamed):
+            if entry.kind == "assistant":
+                continue  # prose: a name in it may stand without what it is
+            for line in entry.text.split("\n"):
+                if line.startswith(_CUT):
+                    continue  # a cut's marker: the names it lists stand without labels
+                for word in _words(line):
+                    if _telling(word):
+                        found.add(word)
+                        if "." in word:
+                            found.update(part for part in word.split(".") if part)
+    return frozenset(found)
+
+
+def repeats(text: str, shown: Set[str]) -> bool:
+    """Whether ``text`` (a summary line or fact) has a telling word and every one is in
+    ``shown``; ``False`` when ``shown`` is empty."""
+    if not shown:
+        return False
+    telling = False
+    for word in _words(text):
+        if _telling(word):
+            if word not in shown:
+                return False
+            telling = True
+    return telling
+
+
+def _unnamed(_: object) -> str:
+    return ""

@@ -1,0 +1,186 @@
+"""What a summary keeps of earlier summaries and of the results it reads (issue 32)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+import anyio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neuron_context import (
+    Compaction,
+    CompletionRequest,
+    ExtractiveSummarizer,
+    Message,
+    Role,
+    TokenCounter,
+    ToolUse,
+    default_stack,
+)
+
+FACTS = "## Facts"
+
+
+def summary(text: str) -> Message:
+    """A summary message holding ``text``."""
+    return Message(role=Role.USER, content=(Compaction(content=text),))
+
+
+def read(use_id: str, path: str, result: str) -> list[Message]:
+    """A ``read_file`` call on ``path`` and its ``result``."""
+    call = ToolUse(id=use_id, name="read_file", input={"path": path})
+    return [Message.assistant(tool_uses=[call]), Message.tool_result(use_id, result)]
+
+
+def summarize(
+    messages: Sequence[Message], max_tokens: int, shown: frozenset[str] = frozenset()
+) -> str:
+    """The offline summary of ``messages`` in ``max_tokens``."""
+    request = CompletionRequest(list(messages), max_tokens=max_tokens)
+    if not shown:
+        return ExtractiveSummarizer().summarize(request)
+    return ExtractiveSummarizer().summarize(request, shown=shown)
+
+
+def facts_of(text: str) -> str:
+    """The facts section of a summary (``""``: none)."""
+    if FACTS not in text:
+        return ""
+    return text.split(FACTS, 1)[1].split("\n## ", 1)[0]
+
+
+def listing(name: str, functions: int) -> str:
+    """A numbered listing defining ``functions`` functions of module ``name``."""
+    lines = []
+    for number in range(functions):
+        at = 1 + 3 * number
+        lines += [
+            f"{at:>6}→def {name}_step_{number}(value_{number}):",
+            f"{at + 1:>6}→    return helper_{name}_{number}(value_{number})",
+            f"{at + 2:>6}→",
+        ]
+    return "\n".join(lines)
+
+
+class TestCarriedFacts:
+    """An earlier summary's facts lines, carried into the next summary."""
+
+    def test_segments_stay_under_their_result(self) -> None:
+        """A carried facts line keeps the segments indented under it, verbatim and in
+        their place (not as lines of their own, cut from their call)."""
+        earlier = summary(
+            "## Facts\n- Read src/app.py: 12→def load_config(path):\n"
+            "  40→class ConfigError(Exception):\n  77→MAX_RETRIES = 5"
+        )
+        text = summarize([earlier, Message.user("go on"), Message.assistant("ok")], 400)
+        assert (
+            "- Read src/app.py: 12→def load_config(path):\n"
+            "  40→class ConfigError(Exception):\n  77→MAX_RETRIES = 5"
+        ) in text
+
+    def test_the_newest_summary_comes_first(self) -> None:
+        """Of two earlier summaries, the newer one's facts are carried first: where
+        only one line fits, it is the newer one's."""
+        older = summary("## Facts\n- get_order order_id=W100: status=shipped, total=120.50")
+        newer = summary("## Facts\n- get_order order_id=W200: status=pending, total=80.25")
+        messages = [older, newer, Message.user("and now?"), Message.assistant("checking")]
+        alone = [
+            facts_of(text)
+            for text in (summarize(messages, budget) for budget in range(20, 80))
+            if ("W100" in text) != ("W200" in text)
+        ]
+        assert alone
+        assert all("W200" in facts for facts in alone)
+
+    def test_older_results_keep_their_first_facts(self) -> None:
+        """An older result's first facts make the summary before a newer result's
+        later ones: every listing read is named by its first definition."""
+        messages: list[Message] = [Message.user("Map the modules.")]
+        for number in range(6):
+            name = f"mod{number}"
+            messages += read(f"c{number}", f"src/{name}.py", listing(name, 40))
+        text = summarize(messages, 700)
+        for number in range(6):
+            assert f"def mod{number}_step_0(value_0):" in text
+
+    @settings(max_examples=50, deadline=None)
+    @given(
+        lines=st.lists(
+            st.tuples(
+                st.from_regex(r"[a-z_]{3,12} [a-z_]{3,12}=[A-Z0-9]{4,8}", fullmatch=True),
+                st.lists(
+                    st.from_regex(r"[0-9]{1,3}→[a-z_(): ]{4,30}[a-z)]", fullmatch=True),
+                    max_size=3,
+                ),
+            ),
+            min_size=1,
+            max_size=8,
+        ),
+        budget=st.integers(min_value=20, max_value=600),
+    )
+    def test_a_carried_line_is_verbatim(
+        self, lines: list[tuple[str, list[str]]], budget: int
+    ) -> None:
+        """Whatever the space, each facts line carried from an earlier summary is one
+        of its lines or segments as it was, and the summary fits."""
+        earlier = "\n".join(
+            f"- {head}" + "".join(f"\n  {segment}" for segment in segments)
+            for head, segments in lines
+        )
+        pieces = {head for head, _ in lines} | {s for _, segments in lines for s in segments}
+        text = summarize([summary(f"{FACTS}\n{earlier}"), Message.user("next")], budget)
+        assert TokenCounter().estimate_text(text) <= budget
+        for line in facts_of(text).strip("\n").split("\n"):
+            if line:
+                assert line.removeprefix("- ").removeprefix("  ") in pieces
+
+
+class TestTables:
+    """A JSON result's list of objects, noted as a table."""
+
+    def test_a_header_is_never_alone(self) -> None:
+        """A table's header comes with its first row, whatever the space: columns
+        without a row say nothing."""
+        columns = [f"scheduled_column_number_{i}" for i in range(8)]
+        rows = [{c: f"V{i}{j}X" for j, c in enumerate(columns)} for i in range(5)]
+        result = json.dumps({"flights": rows})
+        messages = [Message.user("Find flights."), *read("c1", "flights.json", result)]
+        header = "flights: " + "|".join(columns)
+        for budget in range(60, 400, 20):
+            text = summarize(messages, budget)
+            if header in text:
+                assert re.search(re.escape(header) + r"; V0", text), budget
+
+
+class TestShown:
+    """Facts the rest of the request already shows are not repeated."""
+
+    def test_a_shown_fact_is_left_out(self) -> None:
+        """A line of a result whose every telling word the request shows elsewhere is
+        left out; a line with one new word stays."""
+        result = "10→    total = compute_total(order_items)\n11→    tax = apply_tax(total_2024)"
+        messages = [Message.user("Check the totals."), *read("c1", "src/bill.py", result)]
+        plain = summarize(messages, 400)
+        assert "compute_total(order_items)" in plain
+        shown = frozenset({"compute_total", "order_items", "apply_tax"})
+        text = summarize(messages, 400, shown=shown)
+        assert "compute_total(order_items)" not in text
+        assert "apply_tax(total_2024)" in text
+
+    def test_a_kept_result_is_not_summarized_again(self) -> None:
+        """``default_stack``: a listing read again in the kept part is not repeated in
+        the summary of the older read."""
+        code = listing("billing", 30)
+        messages: list[Message] = [Message.system("You code."), Message.user("Fix billing.")]
+        messages += read("c1", "src/billing.py", code)
+        for number in range(2, 12):
+            messages += read(f"c{number}", f"docs/page_{number}.md", "notes " * 150)
+        messages += read("c99", "src/billing.py", code)
+        stack = default_stack(4000, counter=TokenCounter(), target=0.5)
+        output = anyio.run(stack.compact, messages)
+        (written,) = [m for m in output if m.is_compaction]
+        assert messages[-1] in output
+        assert "billing_step_" not in written.text
