@@ -95,17 +95,6 @@ class TestCarriedFacts:
         assert alone
         assert all("W200" in facts for facts in alone)
 
-    def test_older_results_keep_their_first_facts(self) -> None:
-        """An older result's first facts make the summary before a newer result's
-        later ones: every listing read is named by its first definition."""
-        messages: list[Message] = [Message.user("Map the modules.")]
-        for number in range(6):
-            name = f"mod{number}"
-            messages += read(f"c{number}", f"src/{name}.py", listing(name, 40))
-        text = summarize(messages, 700)
-        for number in range(6):
-            assert f"def mod{number}_step_0(value_0):" in text
-
     @settings(max_examples=50, deadline=None)
     @given(
         lines=st.lists(

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from .agent_plan import is_plan_tool, plan_of
-from .facts import STRIDE, Fact, chunks, facts, render
+from .facts import Fact, facts, render
 from .scan import argument_text, artifact_of, error_line, is_notice, mentioned
 from .transcript import Entry
 
@@ -148,11 +148,8 @@ class _Reader:
     index_costs: list[int] = attrs.Factory(lambda: [0, 0, 0])  # by tier
     said_count: int = 0  # mentions in the conversation that the index does not name
     all_count: int = 0  # the same, with those only in tool output
-    facts_room: _FactsRoom = attrs.field(init=False)
+    facts_cost: int = 0
     unlabelled: dict[str, FactGroup] = attrs.Factory(dict)  # results whose call is unread
-
-    def __attrs_post_init__(self) -> None:
-        self.facts_room = _FactsRoom(self.cost)
 
     def complete(self) -> bool:
         found = self.found
@@ -162,7 +159,7 @@ class _Reader:
             and self.errors_cost > self.budget
             and self.index_costs[0] > self.budget
             and self.said_count >= self.max_mentions
-            and self.facts_room.spent > self.budget
+            and self.facts_cost > self.budget
         )
 
     def read(self, entry: Entry, text: str) -> None:
@@ -189,7 +186,7 @@ class _Reader:
 
     def _facts(self, entry: Entry, text: str) -> None:
         """Note the facts of a result until they alone would fill the budget."""
-        if self.facts_room.spent > self.budget:
+        if self.facts_cost > self.budget:
             return
         found = facts(text)
         if not found:
@@ -198,7 +195,7 @@ class _Reader:
         self.found.facts.append(group)
         if entry.id:
             self.unlabelled.setdefault(entry.id, group)
-        self.facts_room.add(found)
+        self.facts_cost += self.cost(render(found))
 
     def _label(self, entry: Entry, arguments: str) -> None:
         """Name the results of a call after it; note the plan the newest plan call wrote."""
@@ -256,44 +253,6 @@ class _Reader:
             if value not in found.mentioned and value not in found.in_output:
                 found.in_output[value] = None
                 self.all_count += value not in found.index
-
-
-class _FactsRoom:
-    """What the facts chunks a summary ranks before the next older result's first chunk
-    cost, results added newest first. A summary takes each result's facts a chunk at a
-    time, each further chunk :data:`~.facts.STRIDE` results down the ranking, so the
-    first chunk of the result at position ``P`` comes after the chunks ``k`` of the
-    newer results ``p`` with ``p + STRIDE * k <= P``: once those alone cost more than
-    the budget, no older result's facts can make the summary. Each chunk is priced
-    when it is first counted, and counted once (the work is bounded by the budget)."""
-
-    __slots__ = ("_cost", "_pending", "position", "spent")
-
-    def __init__(self, cost: Callable[[str], int]) -> None:
-        self._cost = cost
-        # By phase (a result's position modulo STRIDE): each result with chunks still
-        # uncounted, and the next one.
-        self._pending: list[list[tuple[list[list[Fact]], int]]] = [[] for _ in range(STRIDE)]
-        self.position = 0
-        self.spent = 0
-
-    def add(self, noted: list[Fact]) -> None:
-        """Add the next older result's facts ``noted``."""
-        position = self.position
-        pieces = chunks(noted)
-        self.spent += self._cost(render(pieces[0]))
-        # The newer results whose next chunk now ranks before the next older result's
-        # first one: those at p with p + STRIDE * k == position + 1.
-        phase = self._pending[(position + 1) % STRIDE]
-        waiting: list[tuple[list[list[Fact]], int]] = []
-        for chunked, at in phase:
-            self.spent += self._cost(render(chunked[at]))
-            if at + 1 < len(chunked):
-                waiting.append((chunked, at + 1))
-        phase[:] = waiting
-        if len(pieces) > 1:
-            self._pending[position % STRIDE].append((pieces, 1))
-        self.position = position + 1
 
 
 def _ends(text: str, chars: int) -> str:

@@ -5,12 +5,13 @@ recent part). A fact noted in the summary that the kept part already shows, each
 word of it (an id, a number, a code name, a date), costs summary space and keeps nothing
 the request did not hold: the kept messages hold the same words on their own lines, with
 their own labels. :func:`shown_words` collects the words of the kept messages once
-(linear in their text); :func:`repeats` tells a summary line or fact whose every telling
-word is among them.
+(linear in their text, no word judged); :func:`repeats` tells a summary line or fact
+whose every telling word is among them.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Set
 
@@ -35,29 +36,31 @@ def _words(text: str) -> Iterable[str]:
             yield word
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _telling(word: str) -> bool:
     """A word that says something on its own: it holds a digit, or is salient."""
     return any(c.isdigit() for c in word) or is_salient(word)
 
 
 def shown_words(messages: Iterable[Message]) -> frozenset[str]:
-    """The telling words of ``messages`` where a name stands with what it is: the
-    user's texts, tool calls' arguments and tool results (not the assistant's prose,
-    nor a truncation marker's line, which lists names without what they are); each as
-    it stands and, when dotted, by its parts."""
+    """The words of ``messages`` (of three characters or more) where a name stands
+    with what it is: the user's texts, tool calls' arguments and tool results (not the
+    assistant's prose, nor a truncation marker's line, which lists names without what
+    they are); each as it stands and, when dotted, by its parts."""
     found: set[str] = set()
     for message in messages:
         for entry in message_entries(message, _unnamed):
             if entry.kind == "assistant":
                 continue  # prose: a name in it may stand without what it is
-            for line in entry.text.split("\n"):
-                if line.startswith(_CUT):
-                    continue  # a cut's marker: the names it lists stand without labels
-                for word in _words(line):
-                    if _telling(word):
-                        found.add(word)
-                        if "." in word:
-                            found.update(part for part in word.split(".") if part)
+            text = entry.text
+            if _CUT not in text:
+                found.update(_words(text))
+                continue
+            for line in text.split("\n"):
+                if not line.startswith(_CUT):  # a cut's marker lists names without labels
+                    found.update(_words(line))
+    dotted = [word for word in found if "." in word]
+    found.update(part for word in dotted for part in word.split(".") if part)
     return frozenset(found)
 
 
@@ -68,10 +71,11 @@ def repeats(text: str, shown: Set[str]) -> bool:
         return False
     telling = False
     for word in _words(text):
-        if _telling(word):
-            if word not in shown:
+        if word not in shown:
+            if _telling(word):
                 return False
-            telling = True
+        elif not telling:
+            telling = _telling(word)
     return telling
 
 
