@@ -47,11 +47,12 @@ SUMMARY_HEADROOM = 0.85
 """The share of the room between the target and the limit (the budget less the reserve)
 that earlier summaries kept as they are may take beside a new one, rather than be
 merged below the target (a merge rewrites the prompt from the first summary on and
-drops what no longer fits). Replayed on the shared transcripts at 25% (next-step
-evidence kept with its meaning, input bill): 0 (merging at the target) 88.5%, 3.47M;
-0.5 89.3%, 3.62M; 0.75 89.7%, 3.54M; 0.85 90.1%, 3.54M; 1.0 89.7%, 3.66M; at 50%, 0.85
-keeps 96.6% against 95.7% at 0.75 (the summaries of a long exploration no longer
-squeezed when a big step in progress is kept)."""
+drops what no longer fits). Replayed on the shared transcripts at 25%, before the
+segment choice of recent results (next-step evidence kept with its meaning, input
+bill): 0 (merging at the target) 88.5%, 3.47M; 0.5 89.3%, 3.62M; 0.75 89.7%, 3.54M;
+0.85 90.1%, 3.54M; 1.0 89.7%, 3.66M; at 50%, 0.85 keeps 96.6% against 95.7% at 0.75
+(the summaries of a long exploration no longer squeezed when a big step in progress is
+kept)."""
 NEW_SHARE = 0.4
 """The share of the summary space a new summary gets beside earlier summaries kept above
 the target (see :meth:`SummaryWriter.summaries`)."""
