@@ -29,16 +29,10 @@ _SHORTEST = 3
 """Words shorter than this are not telling (``id``, ``to``, ``1``)."""
 
 
-def _words(text: str) -> Iterable[str]:
-    for match in _WORD.finditer(text):
-        word = match.group().strip(_TRIM)
-        if len(word) >= _SHORTEST:
-            yield word
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def _telling(word: str) -> bool:
-    """A word that says something on its own: it holds a digit, or is salient."""
+    """A word that says something on its own: it holds a digit, or is salient (a pure
+    function of the word, judged once: the same names recur from turn to turn)."""
     return any(c.isdigit() for c in word) or is_salient(word)
 
 
@@ -47,18 +41,19 @@ def shown_words(messages: Iterable[Message]) -> frozenset[str]:
     with what it is: the user's texts, tool calls' arguments and tool results (not the
     assistant's prose, nor a truncation marker's line, which lists names without what
     they are); each as it stands and, when dotted, by its parts."""
-    found: set[str] = set()
+    raw: set[str] = set()  # the words as found: each distinct one is trimmed once
     for message in messages:
         for entry in message_entries(message, _unnamed):
             if entry.kind == "assistant":
                 continue  # prose: a name in it may stand without what it is
             text = entry.text
             if _CUT not in text:
-                found.update(_words(text))
+                raw.update(_WORD.findall(text))
                 continue
             for line in text.split("\n"):
                 if not line.startswith(_CUT):  # a cut's marker lists names without labels
-                    found.update(_words(line))
+                    raw.update(_WORD.findall(line))
+    found = {word for word in (w.strip(_TRIM) for w in raw) if len(word) >= _SHORTEST}
     dotted = [word for word in found if "." in word]
     found.update(part for word in dotted for part in word.split(".") if part)
     return frozenset(found)
@@ -70,7 +65,10 @@ def repeats(text: str, shown: Set[str]) -> bool:
     if not shown:
         return False
     telling = False
-    for word in _words(text):
+    for found in _WORD.findall(text):
+        word = found.strip(_TRIM)
+        if len(word) < _SHORTEST:
+            continue
         if word not in shown:
             if _telling(word):
                 return False
