@@ -352,8 +352,8 @@ class TestCompaction:
         unchanged: the provider's cache serves it, and nothing it holds is lost) while
         the new summary has a tenth of the summary space beside it (``DELTA_SHARE``),
         above the target if need be, up to most of the room between the target and
-        the budget (``SUMMARY_HEADROOM``); an earlier summary that leaves it less is merged with the new one into
-        one, below the target."""
+        the budget (``SUMMARY_HEADROOM``); an earlier summary that leaves it less is
+        merged with the new one into one, below the target."""
         counter = TokenCounter()
         stack = default_stack(3000, counter=counter, target=0.6)
         first = await stack.compact(session(60))
@@ -629,6 +629,40 @@ class TestProperties:
             after = first_non_system(output)
             assert after is None or after.role is Role.USER
         assert counter.estimate_messages(output) <= counter.estimate_messages(messages)
+
+    @given(
+        messages=well_formed_conversations(max_turns=14),
+        counter=counters(),
+        earlier=st.lists(st.integers(1, 300), min_size=1, max_size=3),
+        extra=st.integers(0, 2000),
+    )
+    @pytest.mark.anyio
+    async def test_earlier_summaries_kept_verbatim_within_budget(
+        self, messages: list[Message], counter: TokenCounter, earlier: list[int], extra: int
+    ) -> None:
+        """Earlier summaries of any size, kept above the target or merged: the output
+        fits, and an earlier summary is in it as it was or not at all."""
+        users = [i for i, m in enumerate(messages) if m.role is Role.USER]
+        assume(users)
+        summaries = [
+            Message(
+                role=Role.USER,
+                content=(Compaction(content="".join(f"- fact_{k}=V{n}{k}\n" for k in range(n))),),
+            )
+            for n in earlier
+        ]
+        at = users[0] + 1
+        history = [*messages[:at], *summaries, *messages[at:]]
+        newest = max(counter.estimate_message(messages[i]) for i in users)
+        systems = [m for m in messages if m.role is Role.SYSTEM]
+        steps = [history[i] for i in step_in_progress(history)]
+        budget = counter.estimate_messages([*systems, *steps]) + newest + 64 + extra
+        output = await default_stack(budget, counter=counter, reserve=0.0).compact(history)
+        validate(output)
+        assert cost(output, counter) <= budget
+        kept = [m for m in output if m.is_compaction]
+        for summary in summaries:
+            assert summary in kept or all(summary.text != m.text for m in kept)
 
     @given(messages=well_formed_conversations(max_turns=14), counter=counters())
     @pytest.mark.anyio
