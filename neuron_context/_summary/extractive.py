@@ -117,7 +117,9 @@ class ExtractiveSummarizer(Provider):
     messages, or the one a rendered request carries) is carried into the same sections
     (its text under other headings goes to the goal; quoted requests stay verbatim; its
     index follows the new one, and an artifact acted on again moves up with its new
-    latest action), so incremental summaries keep the user's words.
+    latest action; its facts lines, verbatim with the segments under them, the newest
+    summary's first, rank as results older than the new ones), so incremental summaries
+    keep the user's words and what the tools told.
     The summary fits ``request.max_tokens`` (1024 when ``None``) as measured by
     ``counter`` and fills it: sections take turns to add their most important remaining
     item, goal first, until the next one does not fit.

@@ -5,8 +5,11 @@ messages it keeps, in exactly the space they leave: the offline
 :class:`~neuron_context.ExtractiveSummarizer` on the messages themselves, or an LLM
 summarizer through a :class:`~neuron_context.SummarizationStrategy` (falling back to the
 offline one when it fails). Earlier summaries stay as they are while the new one has a
-fair share of the space beside them (:data:`DELTA_SHARE`), so the provider's prompt
-cache still serves the prompt up to them.
+fair share of the space beside them (:data:`DELTA_SHARE`), above the target if need be
+(:data:`SUMMARY_HEADROOM` of the room up to the budget), so the provider's prompt cache
+still serves the prompt up to them and nothing they hold is lost to a merge. A new
+summary leaves out what the messages kept beside it already show
+(:mod:`neuron_context._summary.shown`).
 """
 
 from __future__ import annotations
