@@ -135,6 +135,43 @@ class TestDefaultCounter:
         assert output[1] == messages[1]  # the task kept
 
 
+class TestTrigger:
+    """When the stack compacts: what a provider receives against the budget."""
+
+    def test_counts_the_headings_of_the_summaries_in_front(self) -> None:
+        """The summaries a compaction left at the front render with a heading each that
+        the count of the messages does not price: with a system prompt that leaves little
+        free (so the reserve is small), a history under the limit by its count but over
+        it with the headings compacts; the same history with the summaries' text as plain
+        user messages does not."""
+        counter = TokenCounter()
+        system = Message.system("rule " * 2_000)
+        summaries = [
+            Message(role=Role.USER, content=(Compaction(content=f"Summary {n}: " + "x" * 40),))
+            for n in range(6)
+        ]
+        messages = [
+            system,
+            Message.user("The task."),
+            *summaries,
+            Message.user("Now this."),
+            Message.assistant("On it."),
+        ]
+        heading = counter.estimate_text(HEADING)
+        headings = heading * len(summaries)
+        total = counter.estimate_messages(messages)
+        stack = default_stack(total + headings // 2, counter=counter, reserve=0.0)
+        assert not stack.should_compact(messages[:1], counter.estimate_messages(messages[:1]))
+        assert stack.should_compact(messages, total)
+        plain = [
+            system,
+            Message.user("The task."),
+            *(Message.user(s.text) for s in summaries),
+            *messages[-2:],
+        ]
+        assert not stack.should_compact(plain, counter.estimate_messages(plain))
+
+
 class TestCompaction:
     """What a compaction keeps."""
 

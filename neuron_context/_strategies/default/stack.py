@@ -63,6 +63,7 @@ from ..._validators import bool_, instance_of, number, one_of, optional, positiv
 from ...providers._base import Provider
 from ..strategy import BudgetedStrategy, check_token_count
 from .fit import InProgress, fit
+from .front import leading_summaries, leading_system_cost
 from .headroom import decided_target
 from .offloading import Found, assemble, offload, placeholder, unindexed, with_store
 from .plan import Part, Plan
@@ -173,16 +174,21 @@ class DefaultStack(BudgetedStrategy):
         return self.max_tokens - scale(max(0, self.max_tokens - systems), self.reserve)
 
     def should_compact(self, messages: Sequence[Message], token_count: int) -> bool:
-        """Whether ``token_count`` is over the budget less the reserve (or, with a
+        """Whether ``token_count``, with the headings of the summaries a compaction put
+        at the front of ``messages``, is over the budget less the reserve (or, with a
         :attr:`schedule`, worth compacting early because the cache has gone cold)."""
         token_count = check_token_count(token_count, "DefaultStack")
         schedule = self.schedule
         if schedule is not None:
             schedule.tick()
         cold = schedule is not None and schedule.cold()
+        # What a provider receives: the headings of the summaries a compaction put in
+        # front too (a compaction prices them; the reserve alone does not cover them
+        # once earlier summaries pile up).
+        token_count += self._front_headings(messages)
         if not cold and token_count <= scale(self.max_tokens, 1 - self.reserve):
-            return False  # under even the smallest limit: no need to look at the messages
-        systems = _leading_system_cost(messages, self.counter)
+            return False  # under even the smallest limit: no need to look further
+        systems = leading_system_cost(messages, self.counter)
         limit = self._limit(systems)
         if token_count > limit or schedule is None or not cold:
             return token_count > limit
@@ -196,7 +202,8 @@ class DefaultStack(BudgetedStrategy):
 
     def token_estimate(self, messages: Sequence[Message]) -> int:
         """The exact count wherever :meth:`should_compact` compares it with the budget:
-        over ``max_tokens * (1 - reserve)``, the lowest limit, this is
+        over ``max_tokens * (1 - reserve)``, the lowest limit, less the headings of the
+        summaries in front (which :meth:`should_compact` adds), this is
         ``counter.estimate_messages(messages)``; at or below it, it may be a bound
         between that count and that limit (the counter's
         :meth:`~neuron_context.BaseCounter.bound_messages`: the exact default counter
@@ -207,7 +214,8 @@ class DefaultStack(BudgetedStrategy):
         ``stack.counter.estimate_messages(messages)``."""
         if self.schedule is not None:
             return self.counter.estimate_messages(messages)
-        return self.counter.bound_messages(messages, scale(self.max_tokens, 1 - self.reserve))
+        lowest = scale(self.max_tokens, 1 - self.reserve) - self._front_headings(messages)
+        return self.counter.bound_messages(messages, max(0, lowest))
 
     def _floor(self, systems: int, limit: int) -> int:
         """The lowest a :attr:`schedule` may bring the history down to, in tokens."""
@@ -338,6 +346,12 @@ class DefaultStack(BudgetedStrategy):
     def _heading(self) -> int:
         return self.counter.estimate_text(SUMMARY_HEADING + "\n")
 
+    def _front_headings(self, messages: Sequence[Message]) -> int:
+        """What the headings of the summaries at the front of ``messages`` add when
+        rendered (O(the front), not of the history: see :func:`~.front.leading_summaries`)."""
+        found = leading_summaries(messages)
+        return self._heading * found if found else 0
+
     def _headings(self, messages: Sequence[Message]) -> int:
         """What the headings of the summaries in ``messages`` add when rendered."""
         return self._heading * sum(1 for m in messages if m.is_compaction)
@@ -374,7 +388,7 @@ class DefaultStack(BudgetedStrategy):
         """The summaries before the kept part, sized to the space left below ``target``
         (earlier ones kept as they are: below the budget's limit, see
         :meth:`~neuron_context._strategies.default.summaries.SummaryWriter.summaries`)."""
-        limit = self._limit(_leading_system_cost(plan.messages, self.counter))
+        limit = self._limit(leading_system_cost(plan.messages, self.counter))
         return await self._writer.summaries(plan, target, limit)
 
     def _fit(
@@ -404,13 +418,3 @@ class DefaultStack(BudgetedStrategy):
         if self.strict:
             raise BudgetExceededError(msg, excess=excess, max_tokens=self.max_tokens)
         logger.warning(msg, extra={"tokens_after": cost, "max_tokens": self.max_tokens})
-
-
-def _leading_system_cost(messages: Sequence[Message], counter: BaseCounter) -> int:
-    """The cost of the system messages at the start of ``messages`` (O(their number))."""
-    leading: list[Message] = []
-    for message in messages:
-        if message.role is not Role.SYSTEM:
-            break
-        leading.append(message)
-    return counter.estimate_messages(leading)
