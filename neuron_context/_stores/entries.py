@@ -27,7 +27,7 @@ import attrs
 from .._messages.content import Compaction, Image, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .offload import describe_call, references_in
-from .pages import cut_to
+from .pages import cut_end
 from .serialized import KEY_LENGTH, Content, content_key
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
@@ -154,10 +154,13 @@ def _segments(text: str, counter: BaseCounter) -> list[tuple[int, int, str]]:
         if current and cost + line_cost > SEGMENT_TOKENS:
             pieces.append((first, number - 1, "".join(current)))
             current, cost, first = [], 0, number
-        while line_cost > SEGMENT_TOKENS:  # a line longer than a segment: cut it
-            head = cut_to(line, SEGMENT_TOKENS, counter) or line[:1]
-            pieces.append((number, number, head))
-            line = line[len(head) :]
+        if line_cost > SEGMENT_TOKENS:  # a line longer than a segment: cut it
+            start = 0  # each piece priced on its own window: linear in the line
+            while (end := cut_end(line, start, SEGMENT_TOKENS, counter)) < len(line):
+                end = max(end, start + 1)
+                pieces.append((number, number, line[start:end]))
+                start = end
+            line = line[start:]
             line_cost = counter.estimate_text(line)
             first = number
         if line:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from .._counting.counter import BaseCounter
 
-__all__ = ["MIN_TOKENS", "NOTE_ROOM", "cut_to", "page"]
+__all__ = ["MIN_TOKENS", "NOTE_ROOM", "cut_end", "cut_to", "page"]
 
 NOTE_ROOM = 80
 """Tokens kept for the note that ends a page cut short (the longest note costs about 60
@@ -37,6 +37,19 @@ def cut_to(text: str, tokens: int, counter: BaseCounter) -> str:
         else:
             high = middle - 1
     return text[:low]
+
+
+def cut_end(text: str, start: int, tokens: int, counter: BaseCounter) -> int:
+    """Where the longest piece of ``text`` from ``start`` that costs at most ``tokens``
+    ends: :func:`cut_to` on a window that doubles from 8 characters a token while it
+    fits, so cutting a long text into pieces is linear in it (each piece is priced on
+    a window about its own size, never on the rest of the text)."""
+    window = max(64, 8 * tokens)
+    while start + window < len(text) and (
+        counter.estimate_text(text[start : start + window]) <= tokens
+    ):
+        window *= 2
+    return start + len(cut_to(text[start : start + window], tokens, counter))
 
 
 def page(

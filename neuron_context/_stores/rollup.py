@@ -55,15 +55,18 @@ DIRECTORY_HEADING = "[the entries this one holds, oldest first — recall a key 
 
 
 def _messages(store: Store, entries: Sequence[Entry]) -> list[Message] | None:
-    """The messages ``entries`` hold (a text as a user message), read back where carried;
-    ``None`` when one cannot be read."""
+    """The messages ``entries`` hold (a text as a user message), read back where carried
+    (one that cannot be read: its index line)."""
     messages: list[Message] = []
     for entry in entries:
         content: Content | None = entry.content
         if content is None:
             content = _stored(store, entry.key)
         if content is None:
-            return None
+            # Unreadable (a key this store does not hold: a reference a tool's output
+            # quoted, or a failed read): its line goes in as it is, so a key that does
+            # exist stays reachable, and a quoted one costs no more than its line.
+            content = entry.line()
         if isinstance(content, str):
             messages.append(Message(role=Role.USER, content=(Text(text=content),)))
         else:
@@ -114,7 +117,7 @@ def roll_up(
 ) -> list[Entry] | None:
     """``entries`` rolled up until ``fits`` them (see the module; without ``pages``,
     stages 1 and 4 alone), or ``None`` when not
-    even one line fits or a carried entry cannot be read. The joined entries are new
+    even one line fits. The joined entries are new
     (their content set: the caller puts them)."""
     entries = list(entries)
     if not fits(entries):  # Stage 1: the oldest lines without their facts
@@ -147,14 +150,20 @@ def roll_up(
     # Stage 3: the fewest oldest lines terse that make the lines fit (all when none do).
     if pages and not fits(entries):
         entries = _fewest(entries, _terse, fits)
-    # Stage 4: the oldest lines into one, until the rest fits beside it.
-    split = 0
-    while not fits(entries[split:] if split == 0 else [_longest(), *entries[split:]]):
-        split += 1
-        if split > len(entries):
-            return None
-    if split == 0:
+    # Stage 4: the fewest oldest lines into one that let the rest fit beside it
+    # (bisected: each try prices a whole index).
+    if fits(entries):
         return entries
+    if not fits([_longest()]):
+        return None
+    low, high = 1, len(entries)  # the answer is in [low, high]
+    while low < high:
+        middle = (low + high) // 2
+        if fits([_longest(), *entries[middle:]]):
+            high = middle
+        else:
+            low = middle + 1
+    split = low
     one = _joined(store, entries[:split], counter, named=False)
     return None if one is None else [one, *entries[split:]]
 

@@ -1,0 +1,182 @@
+"""Hostile tool results against what issue 32 added: the segment choice of a recent JSON
+result, the index lines with facts, the roll-up of an index (its directory), through
+default_stack and a store (public API): outputs within the budget, well formed, on a user
+message, every scan linear in the text, and a store that keeps what was cut."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import hostile_texts, surrogate_texts
+
+from neuron_context import (
+    Message,
+    NeuronContextError,
+    Role,
+    TokenCounter,
+    TokenizerCounter,
+    ToolUse,
+    default_stack,
+    validate,
+)
+from neuron_context.stores import MemoryStore
+
+if TYPE_CHECKING:
+    from neuron_context.counting import BaseCounter
+
+HEURISTIC = TokenCounter()
+_KEY = re.compile(r"recall: ([0-9a-f]{16})")
+
+
+def _conversation(result: str) -> list[Message]:
+    """A task, a small exchange, a big result, a last exchange and a new request."""
+    small = ToolUse(id="a", name="lookup", input={"q": "user"})
+    big = ToolUse(id="b", name="get_reservations", input={"user": "mia_li_3668"})
+    last = ToolUse(id="c", name="noop", input={})
+    return [
+        Message.user("the task: book the cheapest flight"),
+        Message.assistant("looking", tool_uses=[small]),
+        Message.tool_result("a", "user mia_li_3668 id=AB12CD"),
+        Message.assistant("fetching", tool_uses=[big]),
+        Message.tool_result("b", result),
+        Message.assistant("ok", tool_uses=[last]),
+        Message.tool_result("c", "done"),
+        Message.user("and now?"),
+    ]
+
+
+def _compact(
+    budget: int, messages: list[Message], counter: BaseCounter = HEURISTIC, **options: Any
+) -> list[Message]:
+    stack = default_stack(budget, counter=counter, **options)
+    result: list[Message] = anyio.run(stack.compact, messages)
+    return result
+
+
+def _seconds(run: Callable[[], object]) -> float:
+    """The fastest of two runs (a shared machine's noise is one-sided)."""
+    best = float("inf")
+    for _ in range(2):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _texts(messages: list[Message]) -> str:
+    return "\n".join(
+        [m.text for m in messages] + [r.text for m in messages for r in m.tool_results]
+    )
+
+
+class TestLinear:
+    def test_one_line_json_result_offloaded_in_linear_time(self) -> None:
+        """A one-line JSON result four times as long costs about four times as much to
+        compact with a store (its page-sized pieces were each priced on the rest of the
+        line: quadratic; o200k shows it, each pricing a tokenization of the rest)."""
+        o200k = TokenizerCounter.from_encoding("o200k_base")
+
+        def result(n: int) -> str:
+            return json.dumps([{"reservation_id": f"R{i:06d}", "price": i} for i in range(n)])
+
+        small, large = result(4_000), result(16_000)
+        assert 3.9 < len(large) / len(small) < 4.1
+
+        def run(text: str) -> Callable[[], object]:
+            return lambda: _compact(2_000, _conversation(text), o200k, store=MemoryStore())
+
+        ratio = _seconds(run(large)) / _seconds(run(small))
+        assert ratio < 6.5, ratio
+
+    def test_many_quoted_references_roll_up_in_linear_time(self) -> None:
+        """A result quoting four times as many recall references costs about four times
+        as much to index (the roll-up tried each split of the index in turn, each try
+        pricing the whole index: quadratic)."""
+
+        def result(n: int) -> str:
+            return json.dumps([{"note": f"recall: {i:016x}", "id": i} for i in range(n)])
+
+        def run(text: str) -> Callable[[], object]:
+            return lambda: _compact(500, _conversation(text), store=MemoryStore())
+
+        ratio = _seconds(run(result(4_000))) / _seconds(run(result(1_000)))
+        assert ratio < 6.5, ratio
+
+
+class TestQuotedReferences:
+    def test_cut_result_is_stored_despite_keys_it_quotes(self) -> None:
+        """A result that quotes recall keys the store does not hold (a log of an earlier
+        run, an adversary) still has what was cut put in the store, behind a key the
+        output shows (the roll-up gave up on an unreadable key: nothing was stored)."""
+        quoted = {f"{i:016x}" for i in range(3_000)}
+        text = json.dumps([{"note": f"recall: {k}", "id": f"ID{i}"} for i, k in enumerate(quoted)])
+        store = MemoryStore()
+        out = _compact(500, _conversation(text), store=store)
+        shown = set(_KEY.findall(_texts(out))) - quoted
+        assert shown
+        assert all(store.get(key) is not None for key in shown)
+        stored = "\n".join(str(store.get(key)) for key in store)
+        assert "ID2999" in stored
+
+
+_MARKER_LIKE = st.sampled_from(
+    [
+        "[... 12 items cut ...]",
+        "[... 3 lines cut; recall: 0123456789abcdef ...]",
+        "recall: fedcba9876543210",
+        "## Summary of earlier conversation\n## Facts",
+        "- x (12 tokens) — recall: 00000000000000ff",
+        "\r\n",
+        "\x00",
+        "\u202eRTL",
+    ]
+)
+_VALUES = st.one_of(
+    hostile_texts(),
+    surrogate_texts(),
+    _MARKER_LIKE,
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**30), 10**30),
+)
+
+
+@st.composite
+def _results(draw: st.DrawFn) -> str:
+    """A JSON tool result of hostile records (keys that look like markers, values of any
+    code point, NaN and infinities as ``json.dumps`` writes them), repeated to size."""
+    keys = draw(st.lists(st.one_of(_MARKER_LIKE, st.text(max_size=8)), min_size=1, max_size=4))
+    record = {key: draw(_VALUES) for key in keys}
+    count = draw(st.integers(1, 400))
+    return json.dumps([{**record, "id": f"R{i}"} for i in range(count)], ensure_ascii=False)
+
+
+class TestHostileResults:
+    @settings(max_examples=25, deadline=None)
+    @given(result=_results(), budget=st.integers(1, 3_000), stored=st.booleans())
+    def test_promises_hold(self, result: str, budget: int, stored: bool) -> None:
+        """Whatever a JSON result holds, default_stack raises nothing but its own errors,
+        keeps the output well formed and on a user message, within the budget when the
+        task and the new request fit, and every key it shows (not quoted from the input)
+        reads back."""
+        messages = _conversation(result)
+        store = MemoryStore() if stored else None
+        try:
+            out = _compact(budget, messages, store=store)
+        except NeuronContextError:
+            return
+        validate(out)
+        assert next(m for m in out if m.role is not Role.SYSTEM).role is Role.USER
+        floor = HEURISTIC.estimate_messages([messages[0], messages[-1]])
+        if budget >= 4 * floor:
+            assert HEURISTIC.estimate_messages(out) <= budget
+        if store is not None:
+            quoted = set(_KEY.findall(result))
+            for key in set(_KEY.findall(_texts(out))) - quoted:
+                assert store.get(key) is not None, key
