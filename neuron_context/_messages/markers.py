@@ -90,22 +90,39 @@ def condensed_marker(chars: int, tokens: int, *, short: bool = False) -> str:
     return f"[condensed: {size} shown as an index of their values]\n"
 
 
-_MARKER = re.compile(
+_MARKER_HEAD = re.compile(
     r"\[condensed: [\d,]+ characters \(about [\d,]+ tokens\) shown as an index of their values\]|"
     r"\[condensed: about [\d,]+ tokens as an index\]|"
     r"\[\.\.\. (?:[\d,]+ lines? )?\((?:[\d,]+ characters, )?about [\d,]+ tokens\) cut"
-    r"(?:, naming [^\n]*)?(?:; [^\n]*)? \.\.\.\]"
-    r"|\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?:;[^\n]*)? \.\.\.\]"
-    r"|\[\.\.\. [\d,]+ (?:lines?|items?) cut(?:; [^\n]*)? \.\.\.\]"
+    r"(?P<named>, naming |; )?"
+    r"|\[\.\.\. [\d,]+ characters \(about [\d,]+ tokens\) cut(?P<old>;)?"
+    r"|\[\.\.\. [\d,]+ (?:lines?|items?) cut(?P<gap>; )?"
 )
 """What :func:`marker` and :func:`gap_marker` write (and the shorter marker of earlier
-releases, which a stored history may hold)."""
+releases, which a stored history may hold), up to its note: a marker with a note ends
+at the last ``" ...]"`` of its line, found once per line (a pattern that scanned to the
+line's end from each head would be quadratic in a line of heads)."""
+_MARKER_END = " ...]"
 
 
 def is_truncated(text: str) -> bool:
     """Whether ``text`` holds a :func:`marker`: it was cut already, and cutting it again
-    would only cut the marker (strategies that truncate skip such texts)."""
-    return _MARKER.search(text) is not None
+    would only cut the marker (strategies that truncate skip such texts). Linear in
+    ``text``."""
+    line_end = last = -1
+    for found in _MARKER_HEAD.finditer(text):
+        end = found.end()
+        if found.lastgroup is None:  # a condensed marker, or one without a note
+            if found.group().endswith("]") or text.startswith(_MARKER_END, end):
+                return True
+            continue
+        if end > line_end:
+            line_end = text.find("\n", end)
+            line_end = len(text) if line_end < 0 else line_end
+            last = text.rfind(_MARKER_END, end, line_end)
+        if last >= end:
+            return True
+    return False
 
 
 def pieces(cut: str) -> list[str]:
