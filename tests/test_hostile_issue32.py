@@ -246,3 +246,73 @@ class TestMarkerLookalikes:
         out: list[Message] = anyio.run(strategy.compact, messages)
         untouched = out[4].tool_results[0].text == messages[4].tool_results[0].text
         assert untouched == (_ORACLE.search(text) is not None)
+
+
+_GAP = re.compile(r"^\[\.\.\. [\d,]+ (?:lines?|items?) cut(?:; [^\n]*)? \.\.\.\]$", re.MULTILINE)
+
+
+class TestChosenSegments:
+    @settings(max_examples=15, deadline=None)
+    @given(
+        values=st.lists(_VALUES, min_size=1, max_size=6),
+        count=st.integers(20, 600),
+        indent=st.sampled_from([None, 2]),
+        ascii_only=st.booleans(),
+        budget=st.sampled_from([400, 1_000, 3_000]),
+    )
+    def test_kept_segments_are_verbatim_and_in_order(
+        self,
+        values: list[Any],
+        count: int,
+        indent: int | None,
+        ascii_only: bool,
+        budget: int,
+    ) -> None:
+        """A recent JSON result of hostile records cut to a choice of its segments keeps
+        each verbatim and in its order, whatever the records hold."""
+        records = [
+            {"[... 3 items cut ...]": values[i % len(values)], "id": f"ID{i}", "n": {"v": i}}
+            for i in range(count)
+        ]
+        text = json.dumps({"reservations": records}, indent=indent, ensure_ascii=ascii_only)
+        out = _compact(budget, _conversation(text))
+        (kept,) = [r.text for m in out for r in m.tool_results if r.tool_use_id == "b"] or [text]
+        if kept == text or not _GAP.search(kept) or kept.startswith("[condensed"):
+            return  # whole, or cut in the middle: not a choice of segments
+        position = 0
+        for part in _GAP.split(kept):
+            piece = part.strip("\n")
+            if piece:
+                found = text.find(piece, position)
+                assert found >= 0, piece[:80]
+                position = found + len(piece)
+
+
+class TestScopedLoop:
+    @settings(max_examples=10, deadline=None)
+    @given(
+        results=st.lists(st.one_of(_results(), hostile_texts()), min_size=3, max_size=25),
+        budget=st.sampled_from([300, 800, 2_000]),
+    )
+    def test_every_key_shown_reads_back_in_its_scope_only(
+        self, results: list[str], budget: int
+    ) -> None:
+        """A loop compacting a conversation into a scoped store shows only keys its own
+        scope reads back, none of which another scope can read, whatever its tools
+        returned (keys that look like markers, quoted references, any code point)."""
+        base = MemoryStore()
+        mine, other = base.scoped("mine"), base.scoped("other")
+        stack = default_stack(budget, counter=HEURISTIC, store=mine)
+        history = [Message.user("the task")]
+        quoted: set[str] = set()
+        for number, result in enumerate(results):
+            use = ToolUse(id=f"c{number}", name="get", input={"n": number})
+            history += [Message.assistant("", tool_uses=[use]), Message.tool_result(use.id, result)]
+            quoted.update(_KEY.findall(result))
+            if HEURISTIC.estimate_messages(history) > budget:
+                history = anyio.run(stack.compact, history)
+                validate(history)
+                for key in set(_KEY.findall(_texts(history))) - quoted:
+                    assert mine.get(key) is not None, key
+                    assert other.get(key) is None, key
+        assert list(other) == []
