@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from strategies import hostile_texts, surrogate_texts
 
 from neuron_context import (
+    Compaction,
     Message,
     NeuronContextError,
     Role,
@@ -316,3 +317,22 @@ class TestScopedLoop:
                     assert mine.get(key) is not None, key
                     assert other.get(key) is None, key
         assert list(other) == []
+
+
+class TestEarlierSummaries:
+    def test_a_facts_line_of_many_segments_is_read_in_linear_time(self) -> None:
+        """An earlier summary whose facts line has four times as many segments under it
+        costs about four times as much to carry (each segment was appended to the line
+        read so far: quadratic, 41 s for 400,000 segments)."""
+
+        def messages(segments: int) -> list[Message]:
+            lines = "".join(f"\n  seg ID{i} x" for i in range(segments))
+            earlier = Message(
+                role=Role.USER, content=(Compaction(content=f"## Facts\n- get: a=1{lines}"),)
+            )
+            conversation = _conversation('{"a": 1}')
+            return [conversation[0], earlier, *conversation[1:]]
+
+        small, large = messages(60_000), messages(240_000)
+        ratio = _seconds(lambda: _compact(3_000, large)) / _seconds(lambda: _compact(3_000, small))
+        assert ratio < 6.5, ratio

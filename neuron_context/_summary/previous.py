@@ -30,7 +30,7 @@ def carried_sections(
         return carried, quoted, plans
     titles = {heading.removeprefix("## ").casefold(): i for i, heading in enumerate(HEADINGS)}
     section = GOAL
-    facts: list[list[str]] = [[]]  # by summary, oldest first
+    facts: list[list[list[str]]] = [[]]  # by summary, oldest first: each line's parts
     block: list[str] | None = None  # a quoted request or a plan, being read
     into: list[str] = quoted
     close = ""
@@ -57,19 +57,19 @@ def carried_sections(
                 section = titles[title]
                 continue
         if section == FACTS and raw.startswith(SEGMENT_BREAK[1:]) and facts[-1]:
-            facts[-1][-1] += SEGMENT_BREAK + line  # a segment, under its result's line
+            facts[-1][-1].append(line)  # a segment, under its result's line (joined once)
             continue
         if line.startswith(("- ", "* ")):
             line = line[2:].strip()
         if not line or section == PLAN:
             continue
         if section == FACTS:
-            facts[-1].append(line)
+            facts[-1].append([line])
         else:
             carried.setdefault(section, []).append(clip(line, limit))
     if block and into is quoted:  # an unclosed quote: keep its words as a request
         quoted.append("\n".join(block))
-    newest_first = [line for lines in reversed(facts) for line in lines]
+    newest_first = [SEGMENT_BREAK.join(parts) for lines in reversed(facts) for parts in lines]
     if newest_first:
         carried[FACTS] = newest_first
     return carried, quoted, plans
