@@ -18,6 +18,8 @@ from strategies import hostile_texts, surrogate_texts
 
 from neuron_context import (
     Compaction,
+    CompletionRequest,
+    ExtractiveSummarizer,
     Message,
     NeuronContextError,
     Role,
@@ -335,4 +337,23 @@ class TestEarlierSummaries:
 
         small, large = messages(60_000), messages(240_000)
         ratio = _seconds(lambda: _compact(3_000, large)) / _seconds(lambda: _compact(3_000, small))
+        assert ratio < 6.5, ratio
+
+    def test_many_quoted_requests_are_fitted_in_linear_time(self) -> None:
+        """An earlier summary quoting four times as many user requests costs about four
+        times as much to summarize again (each request pinned first was removed from
+        its section's list one by one: quadratic)."""
+
+        def request(quotes: int) -> CompletionRequest:
+            text = "".join(
+                f"<user_request>\nplease do ID{i}\n</user_request>\n" for i in range(quotes)
+            )
+            earlier = Message(role=Role.USER, content=(Compaction(content=text),))
+            return CompletionRequest([earlier, Message.user("next")], max_tokens=1_500)
+
+        summarizer = ExtractiveSummarizer()
+        small, large = request(60_000), request(240_000)
+        ratio = _seconds(lambda: summarizer.summarize(large)) / _seconds(
+            lambda: summarizer.summarize(small)
+        )
         assert ratio < 6.5, ratio

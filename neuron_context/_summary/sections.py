@@ -107,8 +107,9 @@ def fit(items: Sequence[Item], budget: int, counter: BaseCounter) -> str:
     # The task and the newest request go first: the user's own words are what a
     # session cannot lose, so no other section's turn may take their space.
     goal = by_section.get(GOAL, [])
-    for item in [i for i in goal if i.verbatim and i.rank <= _PINNED_RANK]:
-        goal.remove(item)
+    pinned = [i for i in goal if i.verbatim and i.rank <= _PINNED_RANK]
+    goal[:] = [i for i in goal if not (i.verbatim and i.rank <= _PINNED_RANK)]  # one pass
+    for item in pinned:
         place(GOAL, item)
     taken = dict.fromkeys(by_section, 0)
     # Sections share the rest of the space by weight: the next item comes from the
