@@ -357,3 +357,33 @@ class TestEarlierSummaries:
             lambda: summarizer.summarize(small)
         )
         assert ratio < 6.5, ratio
+
+
+_LINES = re.compile(r"lines? ([\d,]+)(?:-([\d,]+))? of ([\d,]+)")
+
+
+class TestIndexLines:
+    @settings(max_examples=10, deadline=None)
+    @given(separator=st.sampled_from(["\r", "\u2028", "\x0c", "\x85", "\x1c", "\r\n", "\n"]))
+    def test_line_numbers_are_within_the_text(self, separator: str) -> None:
+        """The index lines of a long result name lines within it, numbered as recall and
+        search number them (at "\\n"): a progress bar's "\\r"-separated output read "lines
+        1-258 of 2" (its segments were numbered by ``splitlines``)."""
+        text = separator.join(f"downloading {i}% of pkg{i}" for i in range(3_000)) + "\ndone\n"
+        messages = [Message.user("the task")]
+        use = ToolUse(id="x", name="pip_install", input={"package": "a"})
+        messages += [Message.assistant("", tool_uses=[use]), Message.tool_result("x", text)]
+        for number in range(6):
+            use = ToolUse(id=f"y{number}", name="read", input={"n": number})
+            messages += [
+                Message.assistant("", tool_uses=[use]),
+                Message.tool_result(use.id, "small " * 300),
+            ]
+        messages.append(Message.user("next"))
+        out = _compact(3_000, messages, store=MemoryStore())
+        total = text.count("\n")
+        found = _LINES.findall(_texts(out))
+        assert found
+        for first, last, of in found:
+            assert int(of.replace(",", "")) == total
+            assert int((last or first).replace(",", "")) <= total

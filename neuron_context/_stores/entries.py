@@ -147,7 +147,9 @@ def _segments(text: str, counter: BaseCounter) -> list[tuple[int, int, str]]:
     cost = 0
     first = 1
     number = 0
-    for whole in text.splitlines(keepends=True):
+    # Lines end at "\n" alone, as recall and search number them (``splitlines`` also
+    # breaks at "\r", "\x0c", "\u2028"...: a progress bar's output read "lines 1-258 of 2").
+    for whole in re.findall(r"[^\n]*\n|[^\n]+", text):
         number += 1
         line = whole
         line_cost = counter.estimate_text(line)
