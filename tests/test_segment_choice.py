@@ -153,6 +153,19 @@ class TestSegmentChoice:
         assert cut.startswith(lines[0])
         assert "naming" in cut
 
+    @pytest.mark.anyio
+    async def test_a_log_in_brackets_is_text(self) -> None:
+        """A text that starts like JSON but is not (a log of ``[branch sha]`` lines) is
+        cut in the middle too, not chosen from line by line."""
+        lines = [
+            f"[main {i * 2_654_435_761 % 16**7:07x}] fix order W{i} total {i * 7}"
+            for i in range(300)
+        ]
+        cut = await _cut("\n".join(lines), 400)
+        assert cut.startswith(lines[0])
+        assert "naming" in cut
+        assert not re.search(r"\[\.\.\. \d+ (lines|items) cut", cut)
+
 
 class TestSegmentChoiceProperties:
     """Whatever the text and the budget, the cut fits and keeps the text verbatim."""

@@ -74,6 +74,8 @@ class Choice:
     """The kept segments and the markers of the gaps (``""``: no choice)."""
     worth: float
     """What the names the kept segments hold weigh together (each name once)."""
+    unit: str = ""
+    """What its segments are: ``items`` (a JSON text's elements) or ``lines``."""
 
 
 def choose_segments(
@@ -87,7 +89,7 @@ def choose_segments(
     """``text`` if it costs at most ``max_tokens``, else the segments of it worth most
     that fit, verbatim and in order, a :func:`~neuron_context._messages.markers.gap_marker`
     in each gap (the first one with ``reference``), costing at most ``max_tokens``; no
-    text when the segments that fit would fill less than a third of it (the caller cuts the
+    text when the segments that fit would fill less than 35% of it (the caller cuts the
     text in the middle instead)."""
     cost = counter.estimate_text(text)
     if max_tokens <= 0 or not text:
@@ -99,7 +101,7 @@ def choose_segments(
     pieces = [text[starts[i] : starts[i + 1]] for i in range(count)]
     names = [weigh(piece) for piece in pieces]
     if cost <= max_tokens:
-        return Choice(text, _worth(names, range(count)))
+        return Choice(text, _worth(names, range(count)), parts.unit)
     costs = [max(1, c) for c in counter.estimate_texts(pieces)]
     mark = counter.estimate_text(gap_marker(9_999, parts.unit) + "\n\n")
     extra = counter.estimate_text(f"; {reference}") if reference else 0
@@ -118,7 +120,7 @@ def choose_segments(
         out = _assemble(text, parts, kept, costs, reference)
         over = counter.estimate_text(out) - max_tokens
         if over <= 0:
-            return Choice(out, _worth(names, (i for i in range(count) if kept[i])))
+            return Choice(out, _worth(names, (i for i in range(count) if kept[i])), parts.unit)
         # Drop the segments kept last by the overshoot (not one a kept segment needs:
         # a header goes with its last row), then what needed them.
         drop = int(over * 1.1) + 1

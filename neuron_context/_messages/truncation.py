@@ -19,7 +19,7 @@ gets, for a JSON result, a choice of its segments instead
 (:mod:`neuron_context._messages.segments`): the records worth most kept whole with their
 keys, in their order, a short marker in each gap, or the rows of its condensed index
 under their headers when those hold more in the same space. Such a result is cut in the
-middle only when no choice of whole segments fills a third of its space (one record
+middle only when no choice of whole segments fills 35% of its space (one record
 bigger than the space, a string holding a whole file). A text that is not JSON keeps
 the cut in the middle, its marker naming the facts of the cut lines, each among the
 words of its line: on the agent transcripts we measure, choosing whole lines of a
@@ -109,7 +109,7 @@ def truncate_text(
             given and the text is JSON, its segments worth most are kept whole instead
             (:func:`~neuron_context._messages.segments.choose_segments`; of its
             ``condense`` rendering when that keeps more), and it is cut in the middle
-            only when no choice of them fills a third of ``max_tokens``.
+            only when no choice of them fills 35% of ``max_tokens``.
         reference: where the whole text can be read back (``recall: <key>``), written
             in the marker whatever else it leaves out.
     """
@@ -162,6 +162,8 @@ def _chosen(
     if text.lstrip()[:1] not in ("{", "["):
         return ""
     best = choose_segments(text, max_tokens, counter, weigh=weigh, reference=reference)
+    if best.unit != "items":  # a log line in brackets, not JSON: cut in the middle
+        return ""
     short = condense(text) if condense is not None else ""
     if short:
         line = condensed_marker(
