@@ -9,6 +9,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 
 import anyio
 import pytest
@@ -353,8 +354,10 @@ class TestEventLoop:
         class Slow(ExtractiveSummarizer):
             """The offline summarizer, finishing only once the test releases it."""
 
-            def summarize(self, request: CompletionRequest) -> str:
-                summary = super().summarize(request)
+            def summarize(
+                self, request: CompletionRequest, *, shown: AbstractSet[str] = frozenset()
+            ) -> str:
+                summary = super().summarize(request, shown=shown)
                 release.wait(30.0)
                 returned.set()
                 return summary

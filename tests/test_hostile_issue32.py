@@ -64,13 +64,18 @@ def _compact(
     return result
 
 
+_LINEAR = 10
+"""The most four times the input may cost against the input: linear work costs about 4x,
+quadratic 16x; the margin between is for a shared, noisy machine and fixed costs."""
+
+
 def _seconds(run: Callable[[], object]) -> float:
-    """The fastest of two runs (a shared machine's noise is one-sided)."""
+    """The least CPU time of three runs (a shared machine's noise is one-sided)."""
     best = float("inf")
-    for _ in range(2):
-        start = time.perf_counter()
+    for _ in range(3):
+        start = time.process_time()
         run()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best
 
 
@@ -97,7 +102,7 @@ class TestLinear:
             return lambda: _compact(2_000, _conversation(text), o200k, store=MemoryStore())
 
         ratio = _seconds(run(large)) / _seconds(run(small))
-        assert ratio < 6.5, ratio
+        assert ratio < _LINEAR, ratio
 
     def test_many_quoted_references_roll_up_in_linear_time(self) -> None:
         """A result quoting four times as many recall references costs about four times
@@ -111,7 +116,7 @@ class TestLinear:
             return lambda: _compact(500, _conversation(text), store=MemoryStore())
 
         ratio = _seconds(run(result(4_000))) / _seconds(run(result(1_000)))
-        assert ratio < 6.5, ratio
+        assert ratio < _LINEAR, ratio
 
 
 class TestQuotedReferences:
@@ -228,9 +233,9 @@ class TestMarkerLookalikes:
         text = "[... 1 lines cut; " * 20_000
         messages = _conversation(text)
         strategy = TruncateLargeResultsStrategy(max_result_tokens=100, keep_recent=0)
-        start = time.perf_counter()
+        start = time.process_time()
         out: list[Message] = anyio.run(strategy.compact, messages)
-        assert time.perf_counter() - start < 3
+        assert time.process_time() - start < 10  # 35 s before
         validate(out)
 
     @settings(max_examples=200, deadline=None)
@@ -337,7 +342,7 @@ class TestEarlierSummaries:
 
         small, large = messages(60_000), messages(240_000)
         ratio = _seconds(lambda: _compact(3_000, large)) / _seconds(lambda: _compact(3_000, small))
-        assert ratio < 6.5, ratio
+        assert ratio < _LINEAR, ratio
 
     def test_many_quoted_requests_are_fitted_in_linear_time(self) -> None:
         """An earlier summary quoting four times as many user requests costs about four
@@ -356,7 +361,7 @@ class TestEarlierSummaries:
         ratio = _seconds(lambda: summarizer.summarize(large)) / _seconds(
             lambda: summarizer.summarize(small)
         )
-        assert ratio < 6.5, ratio
+        assert ratio < _LINEAR, ratio
 
 
 _LINES = re.compile(r"lines? ([\d,]+)(?:-([\d,]+))? of ([\d,]+)")
