@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -24,7 +22,6 @@ from neuron_context import (
     NeuronContextError,
     Role,
     TokenCounter,
-    TokenizerCounter,
     ToolUse,
     default_stack,
     validate,
@@ -64,19 +61,27 @@ def _compact(
     return result
 
 
-_LINEAR = 10
-"""The most four times the input may cost against the input: linear work costs about 4x,
-quadratic 16x; the margin between is for a shared, noisy machine and fixed costs."""
+class _Tally(TokenCounter):
+    """The heuristic, adding up the characters it is asked to price (``PRICED``): a
+    count of the work a compaction gives its counter, the same on any machine."""
+
+    def estimate_text(self, text: str) -> int:
+        PRICED[0] += len(text)
+        return super().estimate_text(text)
 
 
-def _seconds(run: Callable[[], object]) -> float:
-    """The least CPU time of three runs (a shared machine's noise is one-sided)."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.process_time()
-        run()
-        best = min(best, time.process_time() - start)
-    return best
+PRICED = [0]
+
+_LINEAR = 8
+"""The most four times the input may cost in characters priced against the input: linear
+work prices about 4x (4.1 and 4.5 here), quadratic 16x (11.6 and 14.9 before the fixes).
+The time these cases take is in benches/test_bench_linear.py."""
+
+
+def _priced(budget: int, text: str, **options: Any) -> int:
+    PRICED[0] = 0
+    _compact(budget, _conversation(text), _Tally(), **options)
+    return PRICED[0]
 
 
 def _texts(messages: list[Message]) -> str:
@@ -86,36 +91,32 @@ def _texts(messages: list[Message]) -> str:
 
 
 class TestLinear:
-    def test_one_line_json_result_offloaded_in_linear_time(self) -> None:
+    def test_one_line_json_result_offloaded_in_linear_work(self) -> None:
         """A one-line JSON result four times as long costs about four times as much to
-        compact with a store (its page-sized pieces were each priced on the rest of the
-        line: quadratic; o200k shows it, each pricing a tokenization of the rest)."""
-        o200k = TokenizerCounter.from_encoding("o200k_base")
+        price when compacted with a store (its page-sized pieces were each priced on
+        the rest of the line: quadratic)."""
 
         def result(n: int) -> str:
             return json.dumps([{"reservation_id": f"R{i:06d}", "price": i} for i in range(n)])
 
         small, large = result(4_000), result(16_000)
         assert 3.9 < len(large) / len(small) < 4.1
-
-        def run(text: str) -> Callable[[], object]:
-            return lambda: _compact(2_000, _conversation(text), o200k, store=MemoryStore())
-
-        ratio = _seconds(run(large)) / _seconds(run(small))
+        ratio = _priced(2_000, large, store=MemoryStore()) / _priced(
+            2_000, small, store=MemoryStore()
+        )
         assert ratio < _LINEAR, ratio
 
-    def test_many_quoted_references_roll_up_in_linear_time(self) -> None:
+    def test_many_quoted_references_roll_up_in_linear_work(self) -> None:
         """A result quoting four times as many recall references costs about four times
-        as much to index (the roll-up tried each split of the index in turn, each try
-        pricing the whole index: quadratic)."""
+        as much to price when indexed (the roll-up tried each split of the index in turn,
+        each try pricing the whole index: quadratic)."""
 
         def result(n: int) -> str:
             return json.dumps([{"note": f"recall: {i:016x}", "id": i} for i in range(n)])
 
-        def run(text: str) -> Callable[[], object]:
-            return lambda: _compact(500, _conversation(text), store=MemoryStore())
-
-        ratio = _seconds(run(result(4_000))) / _seconds(run(result(1_000)))
+        ratio = _priced(500, result(4_000), store=MemoryStore()) / _priced(
+            500, result(1_000), store=MemoryStore()
+        )
         assert ratio < _LINEAR, ratio
 
 
@@ -226,17 +227,17 @@ _MARKER_PIECES = (
 
 
 class TestMarkerLookalikes:
-    def test_a_line_of_marker_heads_is_scanned_in_linear_time(self) -> None:
+    def test_a_line_of_marker_heads_is_truncated(self) -> None:
         """A result holding marker heads with no end on one line (``[... 1 lines cut;``
-        repeated) is checked for a marker in linear time (the pattern scanned to the
-        line's end from each head: 35 s for 360 KB)."""
+        repeated, 360 KB) is not a cut text, so it is truncated (checking it took 35 s
+        when the one pattern scanned to the line's end from each head; the time of four
+        times the input against the input is in benches/test_bench_linear.py)."""
         text = "[... 1 lines cut; " * 20_000
         messages = _conversation(text)
         strategy = TruncateLargeResultsStrategy(max_result_tokens=100, keep_recent=0)
-        start = time.process_time()
         out: list[Message] = anyio.run(strategy.compact, messages)
-        assert time.process_time() - start < 10  # 35 s before
         validate(out)
+        assert len(out[4].tool_results[0].text) < len(text) // 10
 
     @settings(max_examples=200, deadline=None)
     @given(st.lists(st.sampled_from(_MARKER_PIECES), max_size=12).map("".join))
@@ -327,41 +328,36 @@ class TestScopedLoop:
 
 
 class TestEarlierSummaries:
-    def test_a_facts_line_of_many_segments_is_read_in_linear_time(self) -> None:
-        """An earlier summary whose facts line has four times as many segments under it
-        costs about four times as much to carry (each segment was appended to the line
-        read so far: quadratic, 41 s for 400,000 segments)."""
-
-        def messages(segments: int) -> list[Message]:
-            lines = "".join(f"\n  seg ID{i} x" for i in range(segments))
-            earlier = Message(
-                role=Role.USER, content=(Compaction(content=f"## Facts\n- get: a=1{lines}"),)
-            )
-            conversation = _conversation('{"a": 1}')
-            return [conversation[0], earlier, *conversation[1:]]
-
-        small, large = messages(60_000), messages(240_000)
-        ratio = _seconds(lambda: _compact(3_000, large)) / _seconds(lambda: _compact(3_000, small))
-        assert ratio < _LINEAR, ratio
-
-    def test_many_quoted_requests_are_fitted_in_linear_time(self) -> None:
-        """An earlier summary quoting four times as many user requests costs about four
-        times as much to summarize again (each request pinned first was removed from
-        its section's list one by one: quadratic)."""
-
-        def request(quotes: int) -> CompletionRequest:
-            text = "".join(
-                f"<user_request>\nplease do ID{i}\n</user_request>\n" for i in range(quotes)
-            )
-            earlier = Message(role=Role.USER, content=(Compaction(content=text),))
-            return CompletionRequest([earlier, Message.user("next")], max_tokens=1_500)
-
-        summarizer = ExtractiveSummarizer()
-        small, large = request(60_000), request(240_000)
-        ratio = _seconds(lambda: summarizer.summarize(large)) / _seconds(
-            lambda: summarizer.summarize(small)
+    def test_a_facts_line_of_many_segments_is_carried(self) -> None:
+        """An earlier summary whose facts line has 240,000 segments under it is carried
+        within the budget, its facts line first (each segment was appended to the line
+        read so far: quadratic, 41 s for 400,000; the time of four times the input
+        against the input is in benches/test_bench_linear.py)."""
+        lines = "".join(f"\n  seg ID{i} x" for i in range(240_000))
+        earlier = Message(
+            role=Role.USER, content=(Compaction(content=f"## Facts\n- get: a=1{lines}"),)
         )
-        assert ratio < _LINEAR, ratio
+        conversation = _conversation('{"a": 1}')
+        out = _compact(3_000, [conversation[0], earlier, *conversation[1:]])
+        validate(out)
+        assert HEURISTIC.estimate_messages(out) <= 3_000
+        assert "get: a=1" in _texts(out) + "".join(
+            b.content for m in out for b in m.content if isinstance(b, Compaction)
+        )
+
+    def test_many_quoted_requests_are_fitted(self) -> None:
+        """An earlier summary quoting 240,000 user requests is summarized again within
+        its budget, the newest request kept (each request pinned first was removed from
+        its section's list one by one: quadratic; the time of four times the input
+        against the input is in benches/test_bench_linear.py)."""
+        text = "".join(
+            f"<user_request>\nplease do ID{i}\n</user_request>\n" for i in range(240_000)
+        )
+        earlier = Message(role=Role.USER, content=(Compaction(content=text),))
+        request = CompletionRequest([earlier, Message.user("next")], max_tokens=1_500)
+        summary = ExtractiveSummarizer().summarize(request)
+        assert HEURISTIC.estimate_text(summary) <= 1_500
+        assert "ID239999" in summary
 
 
 _LINES = re.compile(r"lines? ([\d,]+)(?:-([\d,]+))? of ([\d,]+)")

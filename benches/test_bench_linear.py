@@ -1,0 +1,130 @@
+"""Hostile inputs that once cost quadratic time, at one size and four times it.
+
+Each case is a :func:`~workloads.paired` run (CPU time, back to back in rotating order,
+the median of the per-round ratios): ``small`` is the baseline and ``large`` the same
+input four times as long, so ``ratio_large`` is about 4 for linear work and 16 for
+quadratic. Target: under 10 for every case (measured 3.4 to 4.6 on a 2-core machine under load).
+
+The cases, each a quadratic path that was fixed (``tests/test_hostile_issue32.py`` checks
+their outputs, and counts the characters priced where a counter does the work):
+
+- ``json-line-offload``: a one-line JSON result offloaded into page-sized pieces with a
+  store, counted in o200k tokens (each piece was priced on the rest of the line);
+- ``quoted-references``: a result quoting thousands of recall references, whose index
+  rolls up (each split of the index was tried in turn, each pricing the whole index);
+- ``marker-heads``: ``is_truncated`` through ``TruncateLargeResultsStrategy`` on a line of
+  marker heads with no end (the one pattern scanned to the line's end from each head);
+- ``facts-segments``: an earlier summary's facts line with many segments under it,
+  carried by ``default_stack`` (each segment was appended to the line read so far);
+- ``quoted-requests``: an earlier summary quoting many user requests, summarized again
+  (each pinned request left its section's list one by one).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import anyio
+import pytest
+from workloads import Benchmark, Contenders, paired
+
+from neuron_context import (
+    Compaction,
+    CompletionRequest,
+    ExtractiveSummarizer,
+    Message,
+    Role,
+    TokenCounter,
+    TokenizerCounter,
+    ToolUse,
+    default_stack,
+)
+from neuron_context.counting import BaseCounter
+from neuron_context.stores import MemoryStore
+from neuron_context.strategies import TruncateLargeResultsStrategy
+
+ROUNDS = 3
+"""Rounds per case: each round runs both sizes once (seconds each at the large size)."""
+
+
+def _conversation(result: str) -> list[Message]:
+    """A task, a small exchange, a big result, a last exchange and a new request."""
+    small = ToolUse(id="a", name="lookup", input={"q": "user"})
+    big = ToolUse(id="b", name="get_reservations", input={"user": "mia_li_3668"})
+    last = ToolUse(id="c", name="noop", input={})
+    return [
+        Message.user("the task: book the cheapest flight"),
+        Message.assistant("looking", tool_uses=[small]),
+        Message.tool_result("a", "user mia_li_3668 id=AB12CD"),
+        Message.assistant("fetching", tool_uses=[big]),
+        Message.tool_result("b", result),
+        Message.assistant("ok", tool_uses=[last]),
+        Message.tool_result("c", "done"),
+        Message.user("and now?"),
+    ]
+
+
+def _compact(
+    budget: int, messages: list[Message], counter: BaseCounter, **options: object
+) -> object:
+    stack = default_stack(budget, counter=counter, **options)  # type: ignore[arg-type]
+    return anyio.run(stack.compact, messages)
+
+
+def _json_line_offload(scale: int) -> Callable[[], object]:
+    o200k = TokenizerCounter.from_encoding("o200k_base")
+    text = json.dumps([{"reservation_id": f"R{i:06d}", "price": i} for i in range(4_000 * scale)])
+    messages = _conversation(text)
+    return lambda: _compact(2_000, messages, o200k, store=MemoryStore())
+
+
+def _quoted_references(scale: int) -> Callable[[], object]:
+    text = json.dumps([{"note": f"recall: {i:016x}", "id": i} for i in range(1_000 * scale)])
+    messages = _conversation(text)
+    return lambda: _compact(500, messages, TokenCounter(), store=MemoryStore())
+
+
+def _marker_heads(scale: int) -> Callable[[], object]:
+    messages = _conversation("[... 1 lines cut; " * (5_000 * scale))
+    strategy = TruncateLargeResultsStrategy(max_result_tokens=100, keep_recent=0)
+    return lambda: anyio.run(strategy.compact, messages)
+
+
+def _facts_segments(scale: int) -> Callable[[], object]:
+    lines = "".join(f"\n  seg ID{i} x" for i in range(60_000 * scale))
+    earlier = Message(role=Role.USER, content=(Compaction(content=f"## Facts\n- get: a=1{lines}"),))
+    conversation = _conversation('{"a": 1}')
+    messages = [conversation[0], earlier, *conversation[1:]]
+    return lambda: _compact(3_000, messages, TokenCounter())
+
+
+def _quoted_requests(scale: int) -> Callable[[], object]:
+    text = "".join(
+        f"<user_request>\nplease do ID{i}\n</user_request>\n" for i in range(60_000 * scale)
+    )
+    earlier = Message(role=Role.USER, content=(Compaction(content=text),))
+    request = CompletionRequest([earlier, Message.user("next")], max_tokens=1_500)
+    summarizer = ExtractiveSummarizer()
+    return lambda: summarizer.summarize(request)
+
+
+CASES: dict[str, Callable[[int], Callable[[], object]]] = {
+    "json-line-offload": _json_line_offload,
+    "quoted-references": _quoted_references,
+    "marker-heads": _marker_heads,
+    "facts-segments": _facts_segments,
+    "quoted-requests": _quoted_requests,
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_four_times_the_input(benchmark: Benchmark, case: str) -> None:
+    """``case`` at its size (``small``) and at four times it (``large``)."""
+    benchmark.group = f"linear {case}"
+    small, large = CASES[case](1), CASES[case](4)
+
+    def make() -> Contenders:
+        return {"small": small, "large": large}
+
+    paired(benchmark, make, rounds=ROUNDS, baseline="small", results=False)
