@@ -3,7 +3,7 @@
 Each case is a :func:`~workloads.paired` run (CPU time, back to back in rotating order,
 the median of the per-round ratios): ``small`` is the baseline and ``large`` the same
 input four times as long, so ``ratio_large`` is about 4 for linear work and 16 for
-quadratic. Target: under 10 for every case (measured 3.4 to 4.6 on a 2-core machine under load).
+quadratic. Target: under 10 for every case (measured 2.9 to 4.8 on a 2-core machine under load).
 
 The cases, each a quadratic path that was fixed (``tests/test_hostile_issue32.py`` checks
 their outputs, and counts the characters priced where a counter does the work):
@@ -18,6 +18,17 @@ their outputs, and counts the characters priced where a counter does the work):
   carried by ``default_stack`` (each segment was appended to the line read so far);
 - ``quoted-requests``: an earlier summary quoting many user requests, summarized again
   (each pinned request left its section's list one by one).
+
+And the scans that must stay linear on any text (their tests check the outputs):
+
+- ``pathological-summary``: the extractive summarizer on runs of one character, tables,
+  markup, dotted names (``tests/test_adversarial_strategies.py``), 12,500 characters each;
+- ``refusal``: a provider's refusal of 50,000 characters of near-matches, read for the
+  numbers it states (``context_overflow``);
+- ``long-history``: ``token_estimate`` and one ``default_stack`` compaction of 5,000
+  tool-exchange messages (the 50,000 of ``tests/test_hostile_scale.py`` at a quarter);
+- ``huge-result``: a 250 kB log as a tool result, compacted with a store;
+- ``search``: ``search`` for one line in a 250 kB entry.
 """
 
 from __future__ import annotations
@@ -41,8 +52,9 @@ from neuron_context import (
     default_stack,
 )
 from neuron_context.counting import BaseCounter
-from neuron_context.stores import MemoryStore
-from neuron_context.strategies import TruncateLargeResultsStrategy
+from neuron_context.overflow import context_overflow
+from neuron_context.stores import MemoryStore, search
+from neuron_context.strategies import SummarizationStrategy, TruncateLargeResultsStrategy
 
 ROUNDS = 3
 """Rounds per case: each round runs both sizes once (seconds each at the large size)."""
@@ -109,12 +121,88 @@ def _quoted_requests(scale: int) -> Callable[[], object]:
     return lambda: summarizer.summarize(request)
 
 
+_PATHOLOGICAL = ("+", "*", "@", "a/", "ab12", "</a", "Error", "a.", ".", "0a", "[")
+
+
+def _pathological_summary(scale: int) -> Callable[[], object]:
+    texts = [piece * (12_500 * scale // len(piece)) for piece in _PATHOLOGICAL]
+    texts.append(("+" + "-" * 98 + "+\n" + "|" + " " * 98 + "|\n") * (62 * scale))
+    summarizer = ExtractiveSummarizer()
+    requests = []
+    for text in texts:
+        call = ToolUse(id="c1", name="bash", input={"command": text[:5000]})
+        messages = [
+            Message.user(text),
+            Message.assistant(text, tool_uses=[call]),
+            Message.tool_result("c1", text),
+            Message.tool_result("c1", text, is_error=True),
+        ]
+        request = SummarizationStrategy(summarizer, 0).summary_request(messages)
+        assert request is not None
+        requests.append(request)
+    return lambda: [summarizer.summarize(request) for request in requests]
+
+
+def _refusal(scale: int) -> Callable[[], object]:
+    n = 12_500 * scale
+    texts = [
+        "prompt is too long: " + "1," * n,
+        "maximum context length is " + "(1 in messages " * (n // 7),
+        "input token count (" + "9" * (2 * n),
+        "exceeds the maximum number of tokens allowed " + "(" * (2 * n),
+        "requested " * (n // 5) + "context_length_exceeded",
+    ]
+    errors = [RuntimeError(text) for text in texts]
+    return lambda: [context_overflow(error) for error in errors]
+
+
+def _long_history(scale: int) -> Callable[[], object]:
+    messages = [Message.user("the task")]
+    i = 0
+    while len(messages) < 1_250 * scale:
+        use = ToolUse(id=f"c{i}", name="read", input={"path": f"f{i}.py"})
+        messages.append(Message.assistant(f"step {i}", tool_uses=[use]))
+        messages.append(Message.tool_result(use.id, f"line {i}\n" * 5))
+        i += 1
+    messages.append(Message.user("next"))
+
+    def run() -> object:
+        stack = default_stack(20_000)
+        stack.token_estimate(messages)
+        return anyio.run(stack.compact, messages)
+
+    return run
+
+
+def _huge_result(scale: int) -> Callable[[], object]:
+    text = "log line with words and numbers 12345\n" * (1_700 * scale)
+    use = ToolUse(id="a", name="cat", input={})
+    messages = [
+        Message.user("task"),
+        Message.assistant("", tool_uses=[use]),
+        Message.tool_result("a", text),
+        Message.user("next"),
+    ]
+    return lambda: _compact(8_000, messages, TokenCounter(), store=MemoryStore())
+
+
+def _search(scale: int) -> Callable[[], object]:
+    store = MemoryStore()
+    store.put("needle here\n" + "hay\n" * (62_500 * scale))
+    return lambda: search(store, "needle")
+
+
 CASES: dict[str, Callable[[int], Callable[[], object]]] = {
     "json-line-offload": _json_line_offload,
     "quoted-references": _quoted_references,
     "marker-heads": _marker_heads,
     "facts-segments": _facts_segments,
     "quoted-requests": _quoted_requests,
+    "pathological-summary": _pathological_summary,
+    "refusal": _refusal,
+    "long-history": _long_history,
+    "huge-result": _huge_result,
+    "search": _search,
 }
 
 

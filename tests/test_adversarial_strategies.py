@@ -1,5 +1,5 @@
 """Hostile input for the strategies and the summarizer (issue 8): a NeuronContextError or
-a correct result, never a raw traceback; linear time on pathological text; a summarizer
+a correct result, never a raw traceback; a bounded summary of pathological text; a summarizer
 that never blocks the event loop past its timeout."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import re
 import threading
-import time
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 
@@ -303,11 +302,12 @@ PATHOLOGICAL = {
 
 
 class TestLinearScans:
-    """The extractive summarizer reads pathological text in linear time."""
+    """The extractive summarizer reads pathological text within its budget."""
 
     @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
-    def test_summarizes_50k_characters_fast(self, name: str) -> None:
-        """A 50,000-character pathological input summarizes in well under a second."""
+    def test_summarizes_50k_characters(self, name: str) -> None:
+        """A 50,000-character pathological input summarizes within its budget (its time,
+        four times the input against the input, is in benches/test_bench_linear.py)."""
         text = PATHOLOGICAL[name]
         call = ToolUse(id="c1", name="bash", input={"command": text[:5000]})
         messages = [
@@ -318,9 +318,9 @@ class TestLinearScans:
         ]
         request = SummarizationStrategy(ExtractiveSummarizer(), 0).summary_request(messages)
         assert request is not None
-        started = time.process_time()
-        ExtractiveSummarizer().summarize(request)
-        assert time.process_time() - started < 0.5
+        summary = ExtractiveSummarizer().summarize(request)
+        assert request.max_tokens is not None
+        assert TokenCounter().estimate_text(summary) <= request.max_tokens
 
 
 class TestEventLoop:

@@ -4,7 +4,6 @@ and concurrent runs; the caller's history stays well formed and complete."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import anyio
@@ -361,9 +360,10 @@ class TestRefusals:
         assert agent.state.messages == [*PRIOR, Message.user(big)]
         assert len(seen) == 1
 
-    def test_a_megabyte_refusal_is_read_quickly(self) -> None:
-        """A refusal of 200 kB text full of near-matches is recognised in a fraction of a
-        second (no regex blow-up)."""
+    def test_a_megabyte_refusal_is_read(self) -> None:
+        """A refusal of 200 kB text full of near-matches is read without a number it does
+        not state (its time, four times the text against the text, is in
+        benches/test_bench_linear.py: no regex blow-up)."""
         texts = [
             "prompt is too long: " + "1," * 100_000,
             "maximum context length is " + "(1 in messages " * 14_000,
@@ -372,9 +372,8 @@ class TestRefusals:
             "requested " * 20_000 + "context_length_exceeded",
         ]
         for text in texts:
-            started = time.perf_counter()
-            context_overflow(Boom(text))
-            assert time.perf_counter() - started < 0.5
+            overflow = context_overflow(Boom(text))
+            assert overflow is None or (overflow.tokens, overflow.limit) == (None, None)
 
 
 class TestConcurrentRuns:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -65,33 +64,23 @@ def _nested(depth: int) -> dict[str, Any]:
 
 
 class TestLongHistories:
-    """default_stack over 100k messages is linear, not quadratic."""
+    """default_stack over 50k messages: within the budget, well formed."""
 
     def test_fifty_thousand_messages(self) -> None:
-        """Estimate and compaction of 50k messages take at most 25x those of 5k
-        (quadratic would be 100x), and the output fits (100k: measured in the report)."""
+        """Estimate and compaction of 50k messages: the output fits and is well formed
+        (their time, four times the history against the history, is in
+        benches/test_bench_linear.py)."""
+        messages = _history(50_000)
         stack = default_stack(20_000)
-        _compact(stack, _history(2_000))  # the tokenizer loaded, the code warm
-
-        def timed(n: int) -> float:
-            messages = _history(n)
-            fresh = default_stack(20_000)
-            started = time.perf_counter()
-            fresh.token_estimate(messages)
-            out = _compact(fresh, messages)
-            elapsed = time.perf_counter() - started
-            assert fresh.token_estimate(out) <= 20_000
-            validate(out)
-            return elapsed
-
-        small = min(timed(5_000) for _ in range(2))
-        large = timed(50_000)
-        assert large < 25 * max(small, 0.02), (small, large)
+        stack.token_estimate(messages)
+        out = _compact(stack, messages)
+        assert stack.token_estimate(out) <= 20_000
+        validate(out)
 
 
 class TestHugeMessages:
     """Megabytes of text in one message: compacted within the budget, offloaded and
-    recallable, in seconds."""
+    recallable."""
 
     @pytest.mark.parametrize("role", ["user", "tool"])
     def test_one_megabyte(self, role: str) -> None:
@@ -110,21 +99,18 @@ class TestHugeMessages:
                 Message.tool_result("a", text),
                 Message.user("next"),
             ]
-        started = time.perf_counter()
         out = _compact(stack, messages)
-        assert time.perf_counter() - started < 20
         assert stack.token_estimate(out) <= 8_000
         validate(out)
         if role == "tool":  # behind the output's keys: whole, or page by page
             assert unrecoverable(messages, out, store) == []
 
     def test_search_of_a_megabyte_entry(self) -> None:
-        """search over a 1 MB entry returns a bounded page quickly."""
+        """search over a 1 MB entry returns a bounded page (its time is in
+        benches/test_bench_linear.py)."""
         store = MemoryStore()
         store.put("needle here\n" + "hay\n" * 250_000)
-        started = time.perf_counter()
         found = search(store, "needle")
-        assert time.perf_counter() - started < 5
         assert "needle" in found.text
         assert len(found.text) < 20_000
 
