@@ -59,6 +59,25 @@ def _lines(messages: list[Message]) -> list[tuple[str, str]]:
     return found
 
 
+_PAGES = re.compile(r"^- earlier, a page each, oldest first: (.+)$", re.MULTILINE)
+
+
+def _page_keys(text: str) -> list[str]:
+    """The keys of the lines of page keys in ``text``, in order."""
+    return [
+        key for line in _PAGES.findall(text) for key in re.findall(r"recall: ([0-9a-f]{16})", line)
+    ]
+
+
+def _size(store: Store, key: str) -> int:
+    """What the entry under ``key`` costs."""
+    content = store.get(key)
+    assert content is not None
+    if isinstance(content, str):
+        return COUNTER.estimate_text(content)
+    return COUNTER.estimate_messages(content)
+
+
 def _session(turns: int, size: int) -> list[Message]:
     """A coding session: each turn a read of a file of ``size`` lines and an answer."""
     messages = [Message.user("Fix the failing test in src/app.py")]
@@ -144,6 +163,8 @@ def test_the_index_fits_its_room(messages: list[Message], room: int, kind: str) 
             # A group is one page; only the first line may roll up all that is older.
             if what.startswith("earlier:") and (number > 0 or "(" in what):
                 assert COUNTER.estimate_messages(content) <= PAGE_TOKENS  # type: ignore[arg-type]
+        for key in _page_keys(text):
+            assert _size(store, key) <= PAGE_TOKENS
 
 
 def test_terse_lines_before_a_roll_up_beyond_a_page() -> None:
@@ -160,6 +181,52 @@ def test_terse_lines_before_a_roll_up_beyond_a_page() -> None:
         content = store.get(key)
         assert isinstance(content, list)
         assert COUNTER.estimate_messages(content) <= PAGE_TOKENS
+
+
+def test_page_keys_before_a_roll_up_beyond_a_page() -> None:
+    """Where not even terse lines fit the room, the oldest entries of a page stand as
+    keys alone on one line, oldest first, before any entry holds more than a page."""
+    store = MemoryStore()
+    messages = _session(12, 40)
+    index = index_reference(store, messages, COUNTER, "test", room=60)
+    assert index is not None
+    assert COUNTER.estimate_message(index) <= 60
+    block = index.content[0]
+    assert isinstance(block, Compaction)
+    keys = _page_keys(block.content)
+    assert len(keys) > 1
+    for key in re.findall(r"recall: ([0-9a-f]{16})", block.content):
+        assert _size(store, key) <= PAGE_TOKENS
+    assert unrecoverable(messages, [index], store, transitive=False) == []
+
+
+def test_page_keys_are_carried_unchanged() -> None:
+    """An index's line of page keys, removed again, keeps its keys in their order
+    without reading their entries, before the new lines."""
+    store = MemoryStore()
+    messages = _session(12, 40)
+    first = index_reference(store, messages[:-8], COUNTER, "test", room=60)
+    assert first is not None
+    block = first.content[0]
+    assert isinstance(block, Compaction)
+    keys = _page_keys(block.content)
+    assert keys
+    reads = store.get
+    read: list[str] = []
+
+    def counting(key: str) -> Content | None:
+        read.append(key)
+        return reads(key)
+
+    store.get = counting  # type: ignore[method-assign]
+    second = index_reference(store, [first, *messages[-8:]], COUNTER, "test", room=PAGE_TOKENS)
+    assert second is not None
+    assert read == []
+    text = second.content[0]
+    assert isinstance(text, Compaction)
+    assert _page_keys(text.content) == keys
+    assert len(_lines([second])) >= 4
+    assert unrecoverable(messages, [second], store, transitive=False) == []
 
 
 def _orders(count: int) -> list[Message]:
@@ -325,3 +392,4 @@ def test_the_instructions_say_what_an_index_line_is() -> None:
     assert "recall: <key>" in RECALL_INSTRUCTIONS
     assert "order_id=W123" in RECALL_INSTRUCTIONS
     assert "used as it is" in RECALL_INSTRUCTIONS
+    assert "'earlier, a page each'" in RECALL_INSTRUCTIONS

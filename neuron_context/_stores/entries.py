@@ -27,6 +27,7 @@ import attrs
 from .._messages.content import Compaction, Image, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .offload import describe_call, references_in
+from .paged import is_pages_line, page_keys, pages_line
 from .pages import cut_end
 from .serialized import KEY_LENGTH, Content, content_key
 
@@ -41,6 +42,7 @@ __all__ = [
     "Entry",
     "entries_of",
     "facts_of",
+    "index_lines",
     "is_index",
 ]
 
@@ -91,9 +93,14 @@ class Entry:
     price=1286``), shown after what it holds where the index has room for them."""
     holds: tuple[Entry, ...] = ()
     """The new entries a roll-up beyond a page lists in its directory: put with it."""
+    paged: bool = False
+    """Whether its line is its key alone, among the page keys
+    (:mod:`~neuron_context._stores.paged`): an entry of at most a page."""
 
     def line(self) -> str:
-        """The entry's index line."""
+        """The entry's index line (a line of page keys with its key alone, ``paged``)."""
+        if self.paged:
+            return pages_line([self.key])
         facts = f": {self.facts}" if self.facts else ""
         return f"- {self.what}{facts} — recall: {self.key}"
 
@@ -101,6 +108,23 @@ class Entry:
     def rolled(self) -> bool:
         """Whether it holds earlier entries rolled up (``earlier: N entries, …``)."""
         return _EARLIER.match(self.what) is not None
+
+
+def index_lines(entries: Sequence[Entry]) -> list[str]:
+    """The lines of ``entries`` in order, each run of paged entries on one line."""
+    lines: list[str] = []
+    run: list[str] = []
+    for entry in entries:
+        if entry.paged:
+            run.append(entry.key)
+            continue
+        if run:
+            lines.append(pages_line(run))
+            run = []
+        lines.append(entry.line())
+    if run:
+        lines.append(pages_line(run))
+    return lines
 
 
 def is_index(message: Message) -> bool:
@@ -244,7 +268,15 @@ def _carried(message: Message) -> Iterator[Entry]:
             text = block.content
         else:
             continue
-        for found in _LINE.finditer(text):
+        shown = set()
+        for line in text.split("\n"):
+            if is_pages_line(line):
+                for key in page_keys(line):
+                    shown.add(key)
+                    yield Entry("earlier page", key, paged=True)
+                continue
+            if (found := _LINE.fullmatch(line)) is None:
+                continue
             what, key = found.groups()
             earlier = _EARLIER.match(what)
             count = int(earlier.group(1).replace(",", "")) if earlier else 1
@@ -252,7 +284,6 @@ def _carried(message: Message) -> Iterator[Entry]:
             if earlier is None and (split := _WITH_FACTS.match(what)) is not None:
                 what, facts = split.groups()
             yield Entry(what, key, entries=count, tokens=_tokens_in(what), facts=facts)
-        shown = set()
         for found in _REFERENCE.finditer(text):
             what = (found.group(1) or "offloaded content").strip()
             shown.add(found.group(2))

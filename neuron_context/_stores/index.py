@@ -11,7 +11,8 @@ holds and its key::
     ]
 
 An index has a room in tokens, priced before the keys exist (:func:`index_placeholder`);
-when its lines do not fit, the oldest entries roll up (:mod:`~neuron_context._stores.rollup`),
+when its lines do not fit, the oldest entries roll up (:mod:`~neuron_context._stores.rollup`:
+into groups of a page, then keys alone on a line of page keys, then one entry),
 so every removed text stays behind a key the output shows. An earlier index that a
 compaction removes again is carried line by line, without reading or writing its
 entries (the keys are content hashes: an entry removed again has the same key), except
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING
 from .._messages.content import Compaction
 from .._messages.message import Message, Role
 from .batch import offloading
-from .entries import INDEX_HEADING, PAGE_TOKENS, Entry, entries_of
+from .entries import INDEX_HEADING, PAGE_TOKENS, Entry, entries_of, index_lines
 from .offload import offload, short_reference, spare
 from .rollup import roll_up
 from .serialized import COSTLIEST_KEY
@@ -51,7 +52,7 @@ _LINE_TOKENS = 30
 
 
 def _text(entries: Sequence[Entry]) -> str:
-    return "\n".join([INDEX_HEADING, *(entry.line() for entry in entries)]) + "\n]"
+    return "\n".join([INDEX_HEADING, *index_lines(entries)]) + "\n]"
 
 
 def _index_message(entries: Sequence[Entry]) -> Message:

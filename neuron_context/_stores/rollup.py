@@ -2,7 +2,7 @@
 
 An index line costs about 30 tokens whatever its entry holds, so an index of small
 entries outgrows its room long before the entries are large. Rolling up keeps every
-removed text behind a key the index shows, in four stages, oldest first, until the
+removed text behind a key the index shows, in five stages, oldest first, until the
 lines fit:
 
 1. the oldest lines go without their facts (``order_id=W123, total=54.1``), the
@@ -13,10 +13,17 @@ lines fit:
 3. the oldest lines go terse (``earlier: 5 entries, 1,843 tokens``; an entry's label
    cut to :data:`_TERSE` characters): a line costs about half, and every entry is
    still one page;
-4. the oldest lines join into one entry holding all their messages, whatever its size
+4. the oldest entries of at most a page give up their words: their keys alone, oldest
+   first, on a line of page keys (:mod:`~neuron_context._stores.paged`), about half a
+   terse line each, and every entry still one page;
+5. the oldest lines join into one entry holding all their messages, whatever its size
    (``earlier: 40 entries, 52,314 tokens``), after their directory (each line with its
    key; each entry is put under its own key too): a recall of it starts with what is
    where, and a search finds what it holds.
+
+The loss of what an agent needs next is flat with the distance, so the room is spent on
+keys before descriptions: a page behind a key the request shows is one recall away, an
+entry beyond a page a recall and a search.
 
 The content of a line carried from an earlier index is read back only when it rolls up.
 """
@@ -30,7 +37,7 @@ import attrs
 
 from .._messages.content import Compaction, Text
 from .._messages.message import Message, Role
-from .entries import Entry
+from .entries import PAGE_TOKENS, Entry
 from .offload import _stored
 from .serialized import COSTLIEST_KEY, Content, content_key
 from .store import Store
@@ -80,7 +87,8 @@ def _joined(
     """One entry holding ``entries`` (stored): a group of a page, its line naming
     them (``named``); or, beyond a page, one that starts with their directory (each
     entry's line and key: a recall's first page says what is where, and each entry is
-    in the store under its own key too, :attr:`Entry.holds`)."""
+    in the store under its own key too, :attr:`Entry.holds`; a page key with its
+    words, where it has them: a directory has no room to save)."""
     messages = _messages(store, entries)
     if not messages:
         return None
@@ -91,7 +99,7 @@ def _joined(
         names = "; ".join(entry.what.rsplit(" (", 1)[0] for entry in entries)
         what += f" ({names if len(names) <= _NAMES else names[: _NAMES - 1] + '…'})"
         return Entry(what, content_key(messages), messages, entries=count, tokens=tokens)
-    lines = "\n".join(entry.line() for entry in entries)
+    lines = "\n".join(attrs.evolve(entry, paged=False).line() for entry in entries)
     directory = Message(
         role=Role.USER,
         content=(Compaction(content=f"{DIRECTORY_HEADING}\n{lines}\n]"),),
@@ -116,7 +124,7 @@ def roll_up(
     pages: bool = True,
 ) -> list[Entry] | None:
     """``entries`` rolled up until ``fits`` them (see the module; without ``pages``,
-    stages 1 and 4 alone), or ``None`` when not
+    stages 1 and 5 alone), or ``None`` when not
     even one line fits. The joined entries are new
     (their content set: the caller puts them)."""
     entries = list(entries)
@@ -150,7 +158,10 @@ def roll_up(
     # Stage 3: the fewest oldest lines terse that make the lines fit (all when none do).
     if pages and not fits(entries):
         entries = _fewest(entries, _terse, fits)
-    # Stage 4: the fewest oldest lines into one that let the rest fit beside it
+    # Stage 4: the fewest oldest entries of a page that make the lines fit as keys alone.
+    if pages and not fits(entries):
+        entries = _fewest(entries, _paged, fits)
+    # Stage 5: the fewest oldest lines into one that let the rest fit beside it
     # (bisected: each try prices a whole index).
     if fits(entries):
         return entries
@@ -197,6 +208,14 @@ def _terse(entry: Entry) -> Entry:
     return attrs.evolve(entry, what=what, facts="")
 
 
+def _paged(entry: Entry) -> Entry:
+    """``entry`` as a key alone on a line of page keys where it is at most a page (its
+    size known), else as it is."""
+    if entry.paged or not 0 < entry.tokens <= PAGE_TOKENS:
+        return entry
+    return attrs.evolve(entry, facts="", paged=True)
+
+
 def _longest() -> Entry:
-    """A roll-up line as long as any: what stage 4 prices before it knows the counts."""
+    """A roll-up line as long as any: what stage 5 prices before it knows the counts."""
     return Entry(f"earlier: {10**6:,} entries, {10**9:,} tokens", COSTLIEST_KEY)
