@@ -229,6 +229,25 @@ def test_page_keys_are_carried_unchanged() -> None:
     assert unrecoverable(messages, [second], store, transitive=False) == []
 
 
+def test_a_system_prompt_that_fills_the_budget_leaves_the_index_two_lines() -> None:
+    """Where the system prompt leaves the index a share of less than a line, its room
+    still holds two: the keys it shows each recall at most a page."""
+    store = MemoryStore()
+    stack = default_stack(1750, counter=COUNTER, store=store)
+    history = [Message.system("You are a careful agent. " * 250)]
+    for message in _session(12, 40):
+        history.append(message)
+        if stack.should_compact(history, stack.token_estimate(history)):
+            history = anyio.run(stack.compact, history)
+    index = next(message for message in history if is_index(message))
+    block = index.content[0]
+    assert isinstance(block, Compaction)
+    keys = re.findall(r"recall: ([0-9a-f]{16})", block.content)
+    assert len(keys) >= 2
+    for key in keys:
+        assert _size(store, key) <= PAGE_TOKENS
+
+
 def _orders(count: int) -> list[Message]:
     """A customer-service session: each turn looks an order up (a JSON result)."""
     messages = [Message.user("Where are my orders?")]
