@@ -248,6 +248,39 @@ def test_a_system_prompt_that_fills_the_budget_leaves_the_index_two_lines() -> N
         assert _size(store, key) <= PAGE_TOKENS
 
 
+def _orders_then_chat() -> list[Message]:
+    """Four order lookups (JSON full of ids and prices), then four long user messages of
+    prose: each entry about a page."""
+    messages = [Message.user("Where are my orders?")]
+    for turn in range(4):
+        use = ToolUse(id=f"o{turn}", name="get_order", input={"order_id": f"#W{turn}00"})
+        messages.append(Message.assistant("", tool_uses=[use]))
+        items = [{"item_id": f"{turn}{n:05d}", "price": 100.5 + n} for n in range(100)]
+        order = {"order_id": f"#W{turn}00", "items": items}
+        messages.append(Message.tool_result(f"o{turn}", json.dumps(order)))
+    prose = "the weather was fine and we walked along the river " * 120
+    messages += [Message.user(prose) for _ in range(4)]
+    return messages
+
+
+def test_what_rolls_up_beyond_a_page_is_what_holds_fewest_ids() -> None:
+    """Where not all page keys fit, the entries that roll up into one beyond a page are
+    those holding the fewest words an agent reuses (ids, numbers, paths), whatever their
+    age: the keys left beside it hold the orders, not the prose."""
+    store = MemoryStore()
+    messages = _orders_then_chat()
+    index = index_reference(store, messages, COUNTER, "test", room=64)
+    assert index is not None
+    block = index.content[0]
+    assert isinstance(block, Compaction)
+    keys = re.findall(r"recall: ([0-9a-f]{16})", block.content)
+    paged = [key for key in keys if _size(store, key) <= PAGE_TOKENS]
+    assert len(paged) < len(keys)  # one entry rolled up beyond a page
+    assert paged
+    assert all("order_id" in str(store.get(key)) for key in paged)
+    assert unrecoverable(messages, [index], store, transitive=False) == []
+
+
 def _orders(count: int) -> list[Message]:
     """A customer-service session: each turn looks an order up (a JSON result)."""
     messages = [Message.user("Where are my orders?")]

@@ -16,20 +16,26 @@ lines fit:
 4. the oldest entries of at most a page give up their words: their keys alone, oldest
    first, on a line of page keys (:mod:`~neuron_context._stores.paged`), about half a
    terse line each, and every entry still one page;
-5. the oldest lines join into one entry holding all their messages, whatever its size
-   (``earlier: 40 entries, 52,314 tokens``), after their directory (each line with its
-   key; each entry is put under its own key too): a recall of it starts with what is
-   where, and a search finds what it holds.
+5. the fewest lines that let the rest fit join into one entry holding all their
+   messages, whatever its size (``earlier: 40 entries, 52,314 tokens``, first), after
+   their directory (each line with its key, oldest first; each entry is put under its
+   own key too): a recall of it starts with what is where, and a search finds what it
+   holds. The lines that join are those whose entries hold the fewest words an agent
+   reuses (ids, numbers, paths, code names: :func:`_worth`; the oldest first among
+   equals, and first of all what is beyond a page already), whatever their age.
 
 The loss of what an agent needs next is flat with the distance, so the room is spent on
-keys before descriptions: a page behind a key the request shows is one recall away, an
-entry beyond a page a recall and a search.
+keys before descriptions, and on the keys of what holds the facts an agent reuses: a
+page behind a key the request shows is one recall away, an entry beyond a page a recall
+and a search.
 
-The content of a line carried from an earlier index is read back only when it rolls up.
+The content of a line carried from an earlier index is read back only when the lines
+do not fit even as page keys (to weigh it in stage 5, and to roll it up).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -61,14 +67,16 @@ DIRECTORY_HEADING = "[the entries this one holds, oldest first — recall a key 
 """The first line of the directory that starts an entry of more than a page."""
 
 
-def _messages(store: Store, entries: Sequence[Entry]) -> list[Message] | None:
+def _messages(
+    store: Store, entries: Sequence[Entry], read: dict[str, Content | None]
+) -> list[Message] | None:
     """The messages ``entries`` hold (a text as a user message), read back where carried
-    (one that cannot be read: its index line)."""
+    (from ``read`` where read already; one that cannot be read: its index line)."""
     messages: list[Message] = []
     for entry in entries:
         content: Content | None = entry.content
         if content is None:
-            content = _stored(store, entry.key)
+            content = read[entry.key] if entry.key in read else _stored(store, entry.key)
         if content is None:
             # Unreadable (a key this store does not hold: a reference a tool's output
             # quoted, or a failed read): its line goes in as it is, so a key that does
@@ -82,14 +90,19 @@ def _messages(store: Store, entries: Sequence[Entry]) -> list[Message] | None:
 
 
 def _joined(
-    store: Store, entries: Sequence[Entry], counter: BaseCounter, *, named: bool
+    store: Store,
+    entries: Sequence[Entry],
+    counter: BaseCounter,
+    *,
+    named: bool,
+    read: dict[str, Content | None] | None = None,
 ) -> Entry | None:
     """One entry holding ``entries`` (stored): a group of a page, its line naming
     them (``named``); or, beyond a page, one that starts with their directory (each
     entry's line and key: a recall's first page says what is where, and each entry is
     in the store under its own key too, :attr:`Entry.holds`; a page key with its
     words, where it has them: a directory has no room to save)."""
-    messages = _messages(store, entries)
+    messages = _messages(store, entries, read or {})
     if not messages:
         return None
     count = sum(entry.entries for entry in entries)
@@ -161,22 +174,29 @@ def roll_up(
     # Stage 4: the fewest oldest entries of a page that make the lines fit as keys alone.
     if pages and not fits(entries):
         entries = _fewest(entries, _paged, fits)
-    # Stage 5: the fewest oldest lines into one that let the rest fit beside it
-    # (bisected: each try prices a whole index).
+    # Stage 5: the fewest lines, those worth least first, into one that let the rest
+    # fit beside it (bisected: each try prices a whole index).
     if fits(entries):
         return entries
     if not fits([_longest()]):
         return None
+    read: dict[str, Content | None] = {}
+    order = sorted(range(len(entries)), key=lambda i: (_worth(store, entries[i], read), i))
+
+    def rest(count: int) -> list[Entry]:
+        folded = set(order[:count])
+        return [entry for i, entry in enumerate(entries) if i not in folded]
+
     low, high = 1, len(entries)  # the answer is in [low, high]
     while low < high:
         middle = (low + high) // 2
-        if fits([_longest(), *entries[middle:]]):
+        if fits([_longest(), *rest(middle)]):
             high = middle
         else:
             low = middle + 1
-    split = low
-    one = _joined(store, entries[:split], counter, named=False)
-    return None if one is None else [one, *entries[split:]]
+    folded = [entries[i] for i in sorted(order[:low])]
+    one = _joined(store, folded, counter, named=False, read=read)
+    return None if one is None else [one, *rest(low)]
 
 
 def _fewest(
@@ -214,6 +234,41 @@ def _paged(entry: Entry) -> Entry:
     if entry.paged or not 0 < entry.tokens <= PAGE_TOKENS:
         return entry
     return attrs.evolve(entry, facts="", paged=True)
+
+
+_WORD = re.compile(r"[\w./@:+#-]+")
+
+
+def _worth(store: Store, entry: Entry, read: dict[str, Content | None]) -> int:
+    """How much of what an agent reuses ``entry`` holds: its distinct words that are not
+    prose (an id, a number, a path, a code name: a digit, an inner capital or a joining
+    character in it); 0 for an entry beyond a page or of unknown size (it rolls up first
+    and is not read). A carried entry is read back (into ``read``)."""
+    if not (entry.paged or 0 < entry.tokens <= PAGE_TOKENS):
+        return 0
+    content = entry.content
+    if content is None:
+        content = read[entry.key] = _stored(store, entry.key)
+    if content is None:
+        return 0
+    texts = [content] if isinstance(content, str) else [_text_of(m) for m in content]
+    return len({word for text in texts for word in _WORD.findall(text) if _reused(word)})
+
+
+def _text_of(message: Message) -> str:
+    """The texts of ``message``: its text, its results' and its calls' inputs."""
+    calls = [str(use.input) for use in message.tool_uses]
+    return "\n".join([message.text, *(r.text for r in message.tool_results), *calls])
+
+
+def _reused(word: str) -> bool:
+    """Whether ``word`` is one an agent reuses rather than prose (see :func:`_worth`)."""
+    word = word.strip(".:-")
+    if len(word) < 3:
+        return False
+    if any(c.isdigit() for c in word):
+        return True
+    return any(c in "_./@#" for c in word) or any(c.isupper() for c in word[1:])
 
 
 def _longest() -> Entry:
