@@ -229,9 +229,9 @@ def test_page_keys_are_carried_unchanged() -> None:
     assert unrecoverable(messages, [second], store, transitive=False) == []
 
 
-def test_a_system_prompt_that_fills_the_budget_leaves_the_index_two_lines() -> None:
-    """Where the system prompt leaves the index a share of less than a line, its room
-    still holds two: the keys it shows each recall at most a page."""
+def test_a_system_prompt_that_fills_the_budget_leaves_the_index_a_page_key() -> None:
+    """Where the system prompt leaves the index a share of about a line, its room
+    still holds a line and a page key: the keys it shows each recall at most a page."""
     store = MemoryStore()
     stack = default_stack(1750, counter=COUNTER, store=store)
     history = [Message.system("You are a careful agent. " * 250)]

@@ -59,10 +59,12 @@ def _index_message(entries: Sequence[Entry]) -> Message:
     return Message(role=Role.USER, content=(Compaction(content=_text(entries)),))
 
 
-def index_placeholder(lines: int) -> Message:
-    """An index of ``lines`` lines as long as any can be: what a strategy prices to keep
-    room for the real one (its keys and counts are known only after the puts)."""
-    return _index_message([_LONG_LINE] * max(0, lines))
+def index_placeholder(lines: int, keys: int = 0) -> Message:
+    """An index of ``lines`` lines as long as any can be, and ``keys`` page keys: what
+    a strategy prices to keep room for the real one (its keys and counts are known only
+    after the puts)."""
+    paged = Entry("", COSTLIEST_KEY, paged=True)
+    return _index_message([_LONG_LINE] * max(0, lines) + [paged] * max(0, keys))
 
 
 def index_reference(

@@ -82,16 +82,17 @@ def reference_message(text: str) -> Message:
 
 
 INDEX_SHARE = 0.15
-"""The most of the budget (beyond the system messages) an index may take, above
-:data:`INDEX_LINES`."""
+"""The most of the budget (beyond the system messages) an index may take, above its
+least room (:data:`INDEX_KEYS`)."""
 
-INDEX_LINES = 2
-"""The lines an index has room for whatever the share (where the input could need
-them): one for the oldest entries rolled up beyond a page, one for page keys beside it.
-A system prompt that fills most of a small budget leaves a share of one line, and then
-everything removed is one entry beyond a page; two lines' room (about 90 tokens) shows
-the newest few pages' keys too (at 10% of the shared transcripts, lost items in one
-page 81% with one line's floor, 90% with two, for 0.2 points of evidence)."""
+INDEX_KEYS = 1
+"""The page keys an index has room for beside one long line whatever the share (where
+the input could need more than a line). A system prompt that fills most of a small
+budget leaves a share of one line, and then everything removed is one entry beyond a
+page; room for a page key too (about 25 tokens more) shows the keys of the pages that
+hold the most ids beside it (at 10% of the shared transcripts, lost items in one page
+85% with one line's room, 95% with a key more, for 0.1 points of evidence; 96% with two
+lines, for 0.2)."""
 
 
 def placeholder(
@@ -104,9 +105,9 @@ def placeholder(
 ) -> Message | None:
     """The message that keeps room for the index (``None`` without a store): as long as
     an index may be (:data:`INDEX_SHARE` of ``space``, the budget beyond the system
-    messages, or :data:`INDEX_LINES` where that is more; no more than the lines
-    ``messages`` could need, since its keys and counts are known only after the puts,
-    and the puts come after the parts are final)."""
+    messages, and at least a line and :data:`INDEX_KEYS` page keys; no more than the
+    lines ``messages`` could need), since its keys and counts are known only after the
+    puts, and the puts come after the parts are final."""
     if store is None:
         return None
     if short:
@@ -114,12 +115,13 @@ def placeholder(
     line = counter.estimate_message(index_placeholder(2)) - counter.estimate_message(
         index_placeholder(1)
     )
-    most = max(
-        INDEX_LINES,
-        (scale(space, INDEX_SHARE) - counter.estimate_message(index_placeholder(0)))
-        // max(1, line),
+    most = (scale(space, INDEX_SHARE) - counter.estimate_message(index_placeholder(0))) // max(
+        1, line
     )
-    return index_placeholder(min(most, _lines(messages)))
+    needed = _lines(messages)
+    if most < 2 and needed > 1:
+        return index_placeholder(1, INDEX_KEYS)
+    return index_placeholder(min(max(1, most), needed))
 
 
 def _lines(messages: Sequence[Message]) -> int:
