@@ -31,7 +31,9 @@ from neuron_context._stores.entries import (
     INDEX_HEADING,
     PAGE_TOKENS,
     SEGMENT_TOKENS,
+    Entry,
     entries_of,
+    index_lines,
     is_index,
 )
 from neuron_context._stores.index import index_reference
@@ -246,6 +248,28 @@ def test_a_system_prompt_that_fills_the_budget_leaves_the_index_a_page_key() -> 
     assert len(keys) >= 2
     for key in keys:
         assert _size(store, key) <= PAGE_TOKENS
+
+
+_entries = st.lists(
+    st.builds(
+        Entry,
+        what=st.sampled_from(["read_file a.py (12 tokens)", "earlier: 3 entries, 900 tokens"]),
+        key=st.binary(min_size=8, max_size=8).map(bytes.hex),
+        paged=st.booleans(),
+    ),
+    unique_by=lambda entry: entry.key,
+    max_size=12,
+)
+
+
+@given(entries=_entries)
+def test_an_index_of_page_keys_reads_back_as_it_was(entries: list[Entry]) -> None:
+    """An index's lines, page keys among them, read back from the index (carried by a
+    later compaction) as the same keys in the same order, the page keys still page keys."""
+    text = "\n".join([INDEX_HEADING, *index_lines(entries)]) + "\n]"
+    index = Message(role=Role.USER, content=(Compaction(content=text),))
+    carried = entries_of([index], COUNTER)
+    assert [(e.key, e.paged) for e in carried] == [(e.key, e.paged) for e in entries]
 
 
 def _orders_then_chat() -> list[Message]:
