@@ -5,7 +5,9 @@ result's facts, ...), each in its section with a rank; :func:`fit` chooses which
 the summary: the task and the newest request first (the user's own words are what a
 session cannot lose), then the sections take turns by weight (the next item comes from
 the section that has spent the least for its weight), so a few long requests cannot
-crowd out the index and space one section leaves goes to the others. An index line that
+crowd out the index and space one section leaves goes to the others; an item too big
+for the room left is passed over for a smaller one after it (never a further chunk of a
+line whose head was left out), so the space is filled. An index line that
 only repeats the label of a facts line chosen beside it (``a.py: Read`` beside
 ``Read a.py: ...``) gives its space back, and the turns go on.
 """
@@ -88,12 +90,13 @@ def fit(items: Sequence[Item], budget: int, counter: BaseCounter) -> str:
     chosen: list[Item] = []
     costs: list[int] = []
     spent = dict.fromkeys(by_section, 0)
+    used = [0]  # what ``chosen`` costs
 
     def place(section: int, item: Item) -> bool:
         """Add ``item`` if it fits (a quoted request cut to fit); whether it did."""
         heading = estimate(f"\n{HEADINGS[section]}\n") if not spent[section] else 0
         cost = heading + estimate(item.rendered() + "\n")
-        room = budget - sum(costs)
+        room = budget - used[0]
         if item.verbatim and (cost > room or cost > verbatim):
             item = _shortened(item, min(room, verbatim), counter)
             cost = heading + estimate(item.rendered() + "\n")
@@ -101,6 +104,7 @@ def fit(items: Sequence[Item], budget: int, counter: BaseCounter) -> str:
             return False
         chosen.append(item)
         costs.append(cost)
+        used[0] += cost
         spent[section] += cost
         return True
 
@@ -111,42 +115,84 @@ def fit(items: Sequence[Item], budget: int, counter: BaseCounter) -> str:
     goal[:] = [i for i in goal if not (i.verbatim and i.rank <= _PINNED_RANK)]  # one pass
     for item in pinned:
         place(GOAL, item)
-    taken = dict.fromkeys(by_section, 0)
     # Sections share the rest of the space by weight: the next item comes from the
     # section that has spent the least for its weight (in priority order on ties),
     # so a few long requests cannot crowd out the index, and space one section
     # leaves goes to the others.
+    heads = _heads(by_section)
+    placed: set[int] = set()
     for _ in range(_REFILLS):
+        taken = dict.fromkeys(by_section, 0)  # each pass looks again at what was passed over
         active = [s for s in _PRIORITY if s in by_section]
         while active:
             section = min(active, key=lambda s: spent[s] / _WEIGHTS[s])
             queue = by_section[section]
-            if taken[section] >= len(queue) or not place(section, queue[taken[section]]):
+            # An item that does not fit is passed over (a smaller one after it may),
+            # and so is a further chunk of a line whose head was not placed.
+            while taken[section] < len(queue):
+                item = queue[taken[section]]
+                taken[section] += 1
+                head = heads.get(id(item))
+                if id(item) in placed or (head is not None and head not in placed):
+                    continue
+                if place(section, item):
+                    placed.add(id(item))
+                    break
+            else:
                 active.remove(section)
-                continue
-            taken[section] += 1
         # An index line that only repeats the label of a result's facts chosen
         # beside it ("a.py: Read" beside "Read a.py: ...") gives its space back.
-        labels = [i.text for i in chosen if i.section == FACTS and not i.continues]
-        repeated = [
-            at
-            for at, item in enumerate(chosen)
-            if item.section == ARTIFACTS and _repeats(item.text, labels)
-        ]
-        if not repeated:
+        freed = _drop_repeated(chosen, costs)
+        if not freed:
             break
-        for at in reversed(repeated):
-            spent[ARTIFACTS] -= costs.pop(at)
-            chosen.pop(at)
+        spent[ARTIFACTS] -= freed
+        used[0] -= freed
+    return _within(chosen, costs, budget, counter)
+
+
+def _within(chosen: list[Item], costs: list[int], budget: int, counter: BaseCounter) -> str:
+    """``chosen`` rendered within ``budget`` (rendering may cost a little more than the
+    items' sum): the last chosen, least important, dropped by the overshoot."""
     while chosen:
         text = _render(chosen)
-        over = estimate(text) - budget
+        over = counter.estimate_text(text) - budget
         if over <= 0:
             return text
-        while chosen and over > 0:  # drop the least important items by the overshoot
+        while chosen and over > 0:
             over -= costs.pop()
             chosen.pop()
     return ""
+
+
+def _drop_repeated(chosen: list[Item], costs: list[int]) -> int:
+    """Drop from ``chosen`` (and ``costs``) each index line that only repeats the label
+    of a facts line chosen beside it; what they cost."""
+    labels = [i.text for i in chosen if i.section == FACTS and not i.continues]
+    repeated = [
+        at
+        for at, item in enumerate(chosen)
+        if item.section == ARTIFACTS and _repeats(item.text, labels)
+    ]
+    freed = 0
+    for at in reversed(repeated):
+        freed += costs.pop(at)
+        chosen.pop(at)
+    return freed
+
+
+def _heads(by_section: dict[int, list[Item]]) -> dict[int, int]:
+    """The head of each further chunk (an item that ``continues`` the line before it in
+    its section's display order): ``id(chunk) -> id(head)``, the nearest item before it
+    that starts a line."""
+    heads: dict[int, int] = {}
+    for queue in by_section.values():
+        head: Item | None = None
+        for item in sorted(queue, key=lambda i: i.order):
+            if not item.continues:
+                head = item
+            elif head is not None:
+                heads[id(item)] = id(head)
+    return heads
 
 
 def _shortened(item: Item, space: int, counter: BaseCounter) -> Item:
