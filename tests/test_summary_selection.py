@@ -24,6 +24,46 @@ def call(use_id: str, name: str, **arguments: object) -> Message:
     return Message.assistant(tool_uses=[ToolUse(id=use_id, name=name, input=arguments)])
 
 
+class TestQueries:
+    def test_a_call_of_a_few_short_values_is_indexed_by_all_of_them(self) -> None:
+        """A search by origin, destination and date touched all three: the index line,
+        the facts' label and the last action name each of them with its key."""
+        session = [
+            Message.user("Find me a flight from Chicago to Philadelphia on May 10."),
+            call("s1", "search_direct_flight", origin="ORD", destination="PHL", date="2024-05-10"),
+            Message.tool_result("s1", json.dumps([{"flight_number": "HAT271", "price": 155}])),
+            Message.assistant("HAT271 is available."),
+        ]
+        text = summarize(session, 1_000)
+        query = "origin=ORD, destination=PHL, date=2024-05-10"
+        assert f"- search_direct_flight {query}: flight_number=HAT271" in text
+        assert f"Last action: search_direct_flight {query}" in text
+
+    def test_other_calls_keep_their_key_argument(self) -> None:
+        """A call with a path, or with a long or nested argument, is indexed as before:
+        by its key argument, or its first argument."""
+        session = [
+            Message.user("Fix the config and tell Bob."),
+            call("r1", "read_file", path="conf/a.toml", encoding="utf-8"),
+            Message.tool_result("r1", "port = 8081\n"),
+            call(
+                "m1",
+                "send_message",
+                to="bob",
+                text="The config on alpha now listens on port 8081, as agreed.",
+            ),
+            Message.tool_result("m1", "sent"),
+            call("b1", "book", user_id="mia_li_3668", flights=[{"number": "HAT170"}]),
+            Message.tool_result("b1", "booked"),
+            Message.assistant("Done."),
+        ]
+        text = summarize(session, 1_000)
+        assert "- conf/a.toml: read_file" in text or "read_file conf/a.toml:" in text
+        assert "to=bob: send_message" in text
+        assert "text=" not in text.split("## Artifacts")[1].split("\n\n")[0]
+        assert "user_id=mia_li_3668: book" in text
+
+
 class TestFilling:
     def test_an_older_result_is_read_beside_a_long_newer_one(self) -> None:
         """A long listing's facts alone would fill the summary, but a summary takes each

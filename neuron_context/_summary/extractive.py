@@ -98,7 +98,9 @@ class ExtractiveSummarizer(Provider):
       with what is done, in progress and next;
     - **Decisions**: the assistant's conclusions before its last message;
     - **Artifacts**: an index of what tool calls touched (a path or URL, else
-      ``key=value`` of the key argument, such as ``command=pytest -q``), newest first
+      ``key=value`` of the key argument, such as ``command=pytest -q``, or of every
+      argument of a query of a few short values, such as ``origin=ORD,
+      destination=PHL, date=2024-05-10``), newest first
       (by the latest call on it), each with the tools that acted on it, the latest
       last (when space is short, paths and URLs come first, then arguments that name
       one); then paths, URLs and commit hashes mentioned in the conversation, then

@@ -207,8 +207,9 @@ def argument_text(arguments: str) -> str:
 
 def artifact_of(arguments: str, limit: int) -> str:
     """What a call touched, from its JSON arguments: the value of its key argument (a
-    path, URL or command) or ``key=value`` of its first string argument; ``""`` when
-    none."""
+    path, URL or command); without one, ``key=value, ...`` of every argument when all
+    are a few short values (a query, see :func:`_query`), else ``key=value`` of its
+    first string argument; ``""`` when none."""
     try:
         parsed = json.loads(arguments)
     except ValueError:
@@ -217,6 +218,10 @@ def artifact_of(arguments: str, limit: int) -> str:
         return clip(arguments, limit) if arguments.strip() else ""
     keys = [k for k in KEY_ARGUMENTS if k in parsed]
     named = len(keys)
+    if not named:
+        query = _query(parsed)
+        if query:
+            return clip(query, min(limit, 2 * _OTHER_ARGUMENT))
     keys += [k for k, v in parsed.items() if isinstance(v, str) and k not in keys]
     for position, key in enumerate(keys):
         value = parsed[key]
@@ -229,6 +234,29 @@ def artifact_of(arguments: str, limit: int) -> str:
             shown = min(limit, _OTHER_ARGUMENT) if position >= named else limit
             return clip(first if key in _BARE else f"{key}={first}", shown)
     return ""
+
+
+def _query(arguments: Mapping[str, object]) -> str:
+    """``key=value, key=value`` of a call whose arguments are all a few short values (a
+    search by origin, destination and date; a lookup by two ids): each of them says
+    what the call touched, none more than the others. ``""`` for any other call."""
+    if not 2 <= len(arguments) <= _QUERY_VALUES:
+        return ""
+    pairs: list[str] = []
+    for key, value in arguments.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            return ""
+        text = str(value).strip()
+        if not text or len(text) > _QUERY_VALUE or "\n" in text:
+            return ""
+        pairs.append(f"{key}={text}")
+    return ", ".join(pairs)
+
+
+_QUERY_VALUES = 6
+"""The most arguments of a call shown whole as a query."""
+_QUERY_VALUE = 40
+"""The longest value of a call shown whole as a query."""
 
 
 def error_line(kind: str, name: str, text: str, limit: int) -> str:
