@@ -66,9 +66,9 @@ class TestQueries:
 
 class TestFilling:
     def test_an_older_result_is_read_beside_a_long_newer_one(self) -> None:
-        """A long listing's facts alone would fill the summary, but a summary takes each
-        result's first chunk before the further chunks of the newer ones: the older
-        result is read, and its first facts make it."""
+        """A long listing's facts alone would fill the summary, but a summary takes the
+        first chunks of the results before it ahead of the listing's further chunks: the
+        older result is read, and its first facts make it."""
         listing = "\n".join(
             f"{n:>6}\u2192def handler_{n}(request_{n}): pass" for n in range(1, 400)
         )

@@ -8,9 +8,10 @@ and stops as soon as nothing older could make it into the summary:
 
 - a section is *full* when the items it has found already cost more than the whole
   budget on their own (the summary takes a section's items in order, so no later item
-  could be taken); for facts, when the results' first chunks do (a summary takes each
-  result's first chunk before the further chunks of the newer ones); for mentions, when
-  ``max_mentions`` are found;
+  could be taken); for facts, each result counts for at most a ``STRIDE``-th of the
+  budget (a summary takes the first chunks of the ``STRIDE`` results before a result's
+  next chunk, so one long listing does not hide the results before it); for mentions,
+  when ``max_mentions`` are found;
 - whatever the sections still want, it reads at most ``chars`` characters of entry text
   (a documented bound: the summarizer's ``read_per_token`` per token of its budget), so
   the work is bounded by the size of the summary, not by the length of the history,
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterable
 import attrs
 
 from .agent_plan import is_plan_tool, plan_of
-from .facts import Fact, chunks, facts, render
+from .facts import STRIDE, Fact, facts, render
 from .scan import argument_text, artifact_of, error_line, is_notice, mentioned
 from .transcript import Entry
 
@@ -187,10 +188,10 @@ class _Reader:
             self._facts(entry, text)
 
     def _facts(self, entry: Entry, text: str) -> None:
-        """Note the facts of a result until their first chunks alone would fill the
-        budget: a summary takes each result's first chunk before the further chunks of
-        the newer ones (see ``facts.STRIDE``), so an older result's first chunk may make
-        it beside a long newer one."""
+        """Note the facts of a result until they alone would fill the budget, each
+        result counting for at most a ``STRIDE``-th of it: a summary takes the first
+        chunks of the ``STRIDE`` results before a result's next chunk (see
+        ``facts.STRIDE``), so the results before a long one are read too."""
         if self.facts_cost > self.budget:
             return
         found = facts(text)
@@ -200,7 +201,7 @@ class _Reader:
         self.found.facts.append(group)
         if entry.id:
             self.unlabelled.setdefault(entry.id, group)
-        self.facts_cost += self.cost(render(chunks(found)[0]))
+        self.facts_cost += min(self.cost(render(found)), self.budget // STRIDE)
 
     def _label(self, entry: Entry, arguments: str) -> None:
         """Name the results of a call after it; note the plan the newest plan call wrote."""

@@ -14,7 +14,7 @@ only repeats the label of a facts line chosen beside it (``a.py: Read`` beside
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -119,26 +119,14 @@ def fit(items: Sequence[Item], budget: int, counter: BaseCounter) -> str:
     # section that has spent the least for its weight (in priority order on ties),
     # so a few long requests cannot crowd out the index, and space one section
     # leaves goes to the others.
-    heads = _heads(by_section)
-    placed: set[int] = set()
+    turn = _Turns(_heads(by_section), place)
     for _ in range(_REFILLS):
         taken = dict.fromkeys(by_section, 0)  # each pass looks again at what was passed over
+        turn.failed.clear()
         active = [s for s in _PRIORITY if s in by_section]
         while active:
             section = min(active, key=lambda s: spent[s] / _WEIGHTS[s])
-            queue = by_section[section]
-            # An item that does not fit is passed over (a smaller one after it may),
-            # and so is a further chunk of a line whose head was not placed.
-            while taken[section] < len(queue):
-                item = queue[taken[section]]
-                taken[section] += 1
-                head = heads.get(id(item))
-                if id(item) in placed or (head is not None and head not in placed):
-                    continue
-                if place(section, item):
-                    placed.add(id(item))
-                    break
-            else:
+            if not _place_next(section, by_section[section], taken, turn):
                 active.remove(section)
         # An index line that only repeats the label of a result's facts chosen
         # beside it ("a.py: Read" beside "Read a.py: ...") gives its space back.
@@ -162,6 +150,39 @@ def _within(chosen: list[Item], costs: list[int], budget: int, counter: BaseCoun
             over -= costs.pop()
             chosen.pop()
     return ""
+
+
+@attrs.define
+class _Turns:
+    """What the turns of :func:`fit` remember: each further chunk's head, what was
+    placed, and the shortest item of each section that did not fit in this pass (only
+    shorter ones are tried after it: the room only shrinks within a pass, so a full
+    summary is not priced item by item to the end of every section)."""
+
+    heads: dict[int, int]
+    place: Callable[[int, Item], bool]
+    placed: set[int] = attrs.Factory(set)
+    failed: dict[int, int] = attrs.Factory(dict)
+
+
+def _place_next(section: int, queue: list[Item], taken: dict[int, int], turn: _Turns) -> bool:
+    """Place the next item of ``section`` that fits (``taken`` counts those looked at);
+    whether one did. An item that does not fit is passed over (a smaller one after it
+    may), and so is a further chunk of a line whose head was not placed."""
+    while taken[section] < len(queue):
+        item = queue[taken[section]]
+        taken[section] += 1
+        head = turn.heads.get(id(item))
+        if id(item) in turn.placed or (head is not None and head not in turn.placed):
+            continue
+        size = len(item.text)
+        if size >= turn.failed.get(section, size + 1):
+            continue
+        if turn.place(section, item):
+            turn.placed.add(id(item))
+            return True
+        turn.failed[section] = size
+    return False
 
 
 def _drop_repeated(chosen: list[Item], costs: list[int]) -> int:
