@@ -159,6 +159,46 @@ def hostile_texts() -> st.SearchStrategy[str]:
     return st.lists(piece, max_size=12).map("".join)
 
 
+_LISTING_LINES = (
+    "def {name}(order_id):",
+    "class {Name}:",
+    "    return {name}(reservation_id={id}, price={number})",
+    "        raise ValueError('{id} not found')",
+    "    {name} = fetch('{id}')",
+    "ERROR {name} failed for {id} at src/app/{name}.py:{number}",
+    "| {id} | {number} | confirmed |",
+    "",
+    "    pass",
+    "{text}",
+)
+
+
+@functools.cache
+def listings() -> st.SearchStrategy[str]:
+    """Texts a tool reads back: lines of code, logs and tables holding names (an id, a
+    number, a code name, a path, an error), indented bodies under their definitions,
+    blank lines and any text between, with or without a numbered gutter (``47→``)."""
+    line = st.builds(
+        lambda template, name, number, text: template.format(
+            name=name,
+            Name=name.title().replace("_", ""),
+            id=f"HAT{number % 1000:03d}",
+            number=number,
+            text=text,
+        ),
+        st.sampled_from(_LISTING_LINES),
+        st.from_regex(r"[a-z]{2,8}_[a-z]{2,8}", fullmatch=True),
+        st.integers(0, 10**7),
+        texts(max_size=60),
+    )
+    numbered = st.booleans()
+    return st.tuples(st.lists(line, max_size=120), numbered).map(
+        lambda drawn: "\n".join(
+            f"{i + 1:>6}→{row}" if drawn[1] else row for i, row in enumerate(drawn[0])
+        )
+    )
+
+
 @functools.cache
 def _base64() -> st.SearchStrategy[str]:
     return st.text(string.ascii_letters + string.digits + "+/", min_size=4, max_size=64)

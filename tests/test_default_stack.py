@@ -548,12 +548,24 @@ class TestWhatTheNextStepNeeds:
 
     @pytest.mark.anyio
     async def test_a_name_in_a_cut_result_keeps_its_words(self) -> None:
-        """The marker of a result cut as the step in progress shows each name it cut
-        with the words of its line (``order 6589752851 shipped``), not alone."""
+        """A result cut as the step in progress shows each name it keeps with the words
+        of its line (``order 6589752851 shipped``), not alone: on a whole line kept, or
+        among the names of its marker."""
         lines = [f"order {6_589_752_851 + i * 7_919} shipped to W{i}" for i in range(300)]
-        _, names = await TestCompaction.cut_text("\n".join(lines), 400)
-        assert names
-        assert all(name in lines for name in names), names
+        use = ToolUse(id="p1", name="get_details", input={"id": "3377618313"})
+        messages = [
+            Message.user("Look it up."),
+            Message.assistant(tool_uses=[use]),
+            Message.tool_result("p1", "\n".join(lines)),
+        ]
+        output = await default_stack(400, counter=TokenCounter()).compact(messages)
+        shown: list[str] = []
+        for line in output[-1].tool_results[0].text.split("\n"):
+            named = re.search(r", naming [\d,]+: (.*?)(?: and [\d,]+ more)? \.\.\.\]", line)
+            shown.extend(named.group(1).split(" \u00b7 ") if named else [line])
+        holding = [piece for piece in shown if re.search(r"\d{10}", piece)]
+        assert len(holding) > 10
+        assert all(piece in lines for piece in holding), holding
 
 
 class TestEmptyRequests:

@@ -1,6 +1,8 @@
 """A recent tool result too big for its share: ``default_stack`` keeps the segments of a
-JSON result an agent reuses (records with their keys, or rows under their header), in
-their order, with a marker in each gap, and never more than its cap."""
+JSON result an agent reuses (records with their keys, or rows under their header), and
+the lines of a text (a definition with its body, a row, an error) unless its cut in the
+middle names more, in their order, with a marker in each gap, and never more than its
+cap."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import counters, json_values, texts
+from strategies import counters, json_values, listings, texts
 
 from neuron_context import (
     BaseCounter,
@@ -22,8 +24,15 @@ from neuron_context import (
 )
 from neuron_context._messages.segments import choose_segments
 
-_MARKER = re.compile(r"\n?\[\.\.\. [^\n]* cut[^\n]* \.\.\.\]\n?|\[condensed: [^\n]*\]\n")
-"""Any marker a cut writes (a gap's, a cut in the middle's, a condensed rendering's)."""
+_MARKER = re.compile(
+    r"\n?\[\.\.\. [^\n]* cut[^\n]* \.\.\.\]\n?|\[condensed: [^\n]*\]\n|(?:\n|\A)…(?:\n|\Z)"
+)
+"""Any marker a cut writes (a gap's, a cut in the middle's, a condensed rendering's, the
+short gap between kept lines)."""
+
+
+_LONG = 64
+"""The shortest line a choice may keep in pieces (the least split of a text's lines)."""
 
 
 def _step(result: str) -> list[Message]:
@@ -145,26 +154,45 @@ class TestSegmentChoice:
         assert "naming" not in cut
 
     @pytest.mark.anyio
-    async def test_a_text_keeps_its_cut_in_the_middle(self) -> None:
-        """A text that is not JSON is cut in the middle, its marker naming the facts of
-        what was cut (segment choice is for JSON results)."""
-        lines = [f"order {6_589_752_851 + i * 7_919} shipped to W{i}" for i in range(300)]
-        cut = await _cut("\n".join(lines), 400)
-        assert cut.startswith(lines[0])
+    async def test_a_listing_keeps_a_definition_as_its_lines(self) -> None:
+        """Of a numbered listing whose only names stand in a definition in its middle,
+        the definition is kept as whole lines, its body with its header, and the gaps
+        are marked (the largest in full, the others short); no marker names it."""
+        body = [f"{i + 1:>6}→    total = total + 1" for i in range(300)]
+        definition = [
+            "   151→def make_pattern_type(reservation_id):",
+            "   152→    price = lookup_price('HAT170', 1286)",
+            "   153→    return PatternType(reservation_id, price)",
+        ]
+        body[150:153] = definition
+        cut = await _cut("\n".join(body), 300)
+        assert "\n".join(definition) in cut.split("\n…\n")[-1] or "\n".join(definition) in cut
+        assert "naming" not in cut
+        assert len(re.findall(r"\[\.\.\. [\d,]+ lines cut \.\.\.\]", cut)) == 1
+        assert cut.startswith(body[0])
+        assert cut.endswith(body[-1])
+
+    @pytest.mark.anyio
+    async def test_a_text_whose_cut_in_the_middle_names_more_keeps_it(self) -> None:
+        """Long lines of prose each naming one path: a few whole lines would keep a few
+        paths, the cut in the middle names many, so the text is cut in the middle."""
+        pad = "the team talked about the change at length before it was merged " * 3
+        lines = [f"{pad}see src/module_{i}/handlers/file_{i}.py {pad}" for i in range(60)]
+        cut = await _cut("\n".join(lines), 300)
         assert "naming" in cut
+        assert sum(f"src/module_{i}/handlers/file_{i}.py" in cut for i in range(60)) > 5
 
     @pytest.mark.anyio
     async def test_a_log_in_brackets_is_text(self) -> None:
         """A text that starts like JSON but is not (a log of ``[branch sha]`` lines) is
-        cut in the middle too, not chosen from line by line."""
+        cut as a text (its lines or its middle), never as JSON items."""
         lines = [
             f"[main {i * 2_654_435_761 % 16**7:07x}] fix order W{i} total {i * 7}"
             for i in range(300)
         ]
         cut = await _cut("\n".join(lines), 400)
         assert cut.startswith(lines[0])
-        assert "naming" in cut
-        assert not re.search(r"\[\.\.\. \d+ (lines|items) cut", cut)
+        assert not re.search(r"\[\.\.\. \d+ items? cut", cut)
 
 
 class TestSegmentChoiceProperties:
@@ -183,6 +211,23 @@ class TestSegmentChoiceProperties:
         text = "\n".join(lines)
         cut = await _cut(text, budget)
         assert _in_order(_pieces(cut), text)
+
+    @pytest.mark.anyio
+    @given(text=listings(), budget=st.integers(min_value=120, max_value=800))
+    async def test_a_listing_fits_and_keeps_its_lines_whole(self, text: str, budget: int) -> None:
+        """Any listing (code, logs, rows holding names), any budget: the cut costs no
+        more than the budget allows and keeps the text's own pieces in order; a cut
+        that chose lines keeps each line whole (but a line too long for a quarter of
+        the space, kept in pieces)."""
+        cut = await _cut(text, budget)
+        assert _in_order(_pieces(cut), text)
+        if "naming" not in cut and " characters" not in cut and "tokens)" not in cut:
+            lines = text.split("\n")
+            for piece in _pieces(cut):
+                for kept in piece.strip("\n").split("\n"):
+                    assert any(
+                        kept == line or (kept in line and len(line) > _LONG) for line in lines
+                    ), kept
 
     @pytest.mark.anyio
     @given(

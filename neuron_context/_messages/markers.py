@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at r
 
 __all__ = [
     "SEPARATOR",
+    "SHORT_GAP",
     "condensed_marker",
     "fitting",
     "gap_marker",
@@ -69,6 +70,12 @@ def marker(
     if reference:
         note = f"{note}; {reference}"
     return f"\n[... {what} cut{note} ...]\n"
+
+
+SHORT_GAP = "…"
+"""A gap between kept lines of a text after its first gap (whose :func:`gap_marker`
+says what a gap is): two tokens, where a listing cut to its definitions has a gap
+every few lines (its line numbers, when it has them, say how many lines each holds)."""
 
 
 def gap_marker(count: int, unit: str, *, reference: str = "") -> str:

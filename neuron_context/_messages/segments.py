@@ -17,7 +17,15 @@ tail first among equals (the head says what the text is, the tail how it ended):
 
 A kept segment keeps what gives it its meaning: a JSON element is kept with the openers of
 the containers around it (``{"reservations": [``: the key it stands under), a table row
-with its header, an indented line with the line it is indented under.
+with its header, an indented line with the line it is indented under (a body line with
+its definition's header). The lines of a text are cut where a gap is every few lines,
+so a gap after the first is a two-token :data:`~neuron_context._messages.markers.SHORT_GAP`
+(the first one says what a gap is)::
+
+    [... 17 lines cut ...]
+        36→      :not_found ->
+    […]
+        55→  def handle_event("clear_selection", _params, socket) do
 
 Everything is linear-ish in the text: one scan for its segments, one weighing and one
 pricing of each segment (the caller's, bounded by the segment's length), one heap of the
@@ -35,7 +43,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
-from .markers import gap_marker
+from .markers import SHORT_GAP, gap_marker
 from .partition import Partition, partition
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
@@ -103,8 +111,12 @@ def choose_segments(
     if cost <= max_tokens:
         return Choice(text, _worth(names, range(count)), parts.unit)
     costs = [max(1, c) for c in counter.estimate_texts(pieces)]
-    mark = counter.estimate_text(gap_marker(9_999, parts.unit) + "\n\n")
+    full = counter.estimate_text(gap_marker(9_999, parts.unit) + "\n\n")
     extra = counter.estimate_text(f"; {reference}") if reference else 0
+    mark = full
+    if parts.unit == "lines":  # one full marker (the largest gap's), short gaps
+        mark = counter.estimate_text(SHORT_GAP + "\n\n")
+        extra += full
     kept, order = _greedy(
         names,
         costs,
@@ -242,14 +254,16 @@ def _orphans(kept: list[bool], parts: Partition) -> None:
 def _assemble(
     text: str, parts: Partition, kept: list[bool], costs: list[int], reference: str
 ) -> str:
+    """The kept segments in order, a marker in each gap: each gap's
+    :func:`~neuron_context._messages.markers.gap_marker` (the first with ``reference``)
+    for items; for lines, the largest gap's (first among equals), the others a
+    :data:`~neuron_context._messages.markers.SHORT_GAP`."""
     starts = parts.starts
-    out: list[str] = []
-    index = 0
     count = len(kept)
-    first = True
+    gaps: list[tuple[int, int, int]] = []  # (first segment, end, how many cut)
+    index = 0
     while index < count:
         if kept[index]:
-            out.append(text[starts[index] : starts[index + 1]])
             index += 1
             continue
         end = index
@@ -258,12 +272,25 @@ def _assemble(
         cut = end - index
         if parts.unit == "lines":  # pieces of a long line are one line
             cut = max(1, text.count("\n", starts[index], starts[end] - 1) + 1)
-        line = gap_marker(cut, parts.unit, reference=reference if first else "")
-        first = False
+        gaps.append((index, end, cut))
+        index = end
+    telling = -1
+    if parts.unit == "lines" and gaps:
+        telling = max(range(len(gaps)), key=lambda g: (gaps[g][2], -g))
+    out: list[str] = []
+    index = 0
+    for number, (start, end, cut) in enumerate(gaps):
+        out.extend(text[starts[i] : starts[i + 1]] for i in range(index, start))
+        if telling < 0 or number == telling:
+            first = number == max(telling, 0)
+            line = gap_marker(cut, parts.unit, reference=reference if first else "")
+        else:
+            line = SHORT_GAP
         if out and not out[-1].endswith("\n"):
             line = "\n" + line
         if end < count or not out:
             line += "\n"
         out.append(line)
         index = end
+    out.extend(text[starts[i] : starts[i + 1]] for i in range(index, count))
     return "".join(out)

@@ -15,15 +15,18 @@ many as a share of the space allows::
 (the marker, and the names it shows: :mod:`neuron_context._messages.markers`).
 
 A caller that can weigh what a text holds (:data:`~neuron_context._messages.segments.Weigh`)
-gets, for a JSON result, a choice of its segments instead
-(:mod:`neuron_context._messages.segments`): the records worth most kept whole with their
-keys, in their order, a short marker in each gap, or the rows of its condensed index
-under their headers when those hold more in the same space. Such a result is cut in the
-middle only when no choice of whole segments fills 35% of its space (one record
-bigger than the space, a string holding a whole file). A text that is not JSON keeps
-the cut in the middle, its marker naming the facts of the cut lines, each among the
-words of its line: on the agent transcripts we measure, choosing whole lines of a
-listing or a log kept less of what the next step used than naming those facts did.
+gets a choice of its segments instead (:mod:`neuron_context._messages.segments`). A JSON
+result keeps the records worth most whole with their keys, in their order, a short marker
+in each gap, or the rows of its condensed index under their headers when those hold more
+in the same space; it is cut in the middle only when no choice of whole segments fills
+35% of its space (one record bigger than the space, a string holding a whole file). A
+text that is not JSON (a listing, a log, a page) keeps whichever holds more of what the
+caller weighs: its lines worth most, whole and in order (a body line with its
+definition's header, a row with its table's), a two-token gap between them; or the cut
+in the middle, whose marker names the facts of the cut lines (ties go to the middle).
+Each wins on some texts: a whole line keeps a name with its meaning (its label, the
+code around it), a marker names more facts in the same space (long lines holding one
+name each). A text of one line has no lines to choose from: it is cut in the middle.
 
 Everything here is priced by the caller's counter, so "fits" means what the budget
 means. Images, documents and thinking (signed by the provider) are left as they are; tool
@@ -106,10 +109,12 @@ def truncate_text(
             and cut if it still costs too much (its marker then names the rendering's
             own values, :func:`pieces`, when ``describe`` is given).
         weigh: given a segment of the text, the names an agent may reuse of it; when
-            given and the text is JSON, its segments worth most are kept whole instead
-            (:func:`~neuron_context._messages.segments.choose_segments`; of its
-            ``condense`` rendering when that keeps more), and it is cut in the middle
-            only when no choice of them fills 35% of ``max_tokens``.
+            given, the text's segments worth most are kept whole instead
+            (:func:`~neuron_context._messages.segments.choose_segments`): a JSON
+            text's (of its ``condense`` rendering when that keeps more) unless no
+            choice of them fills 35% of ``max_tokens``; another text's when its lines
+            hold more of the weighed names than the cut in the middle (its marker's
+            names counted).
         reference: where the whole text can be read back (``recall: <key>``), written
             in the marker whatever else it leaves out.
     """
@@ -123,6 +128,7 @@ def truncate_text(
             counter,
             weigh=weigh,
             condense=condense,
+            describe=describe,
             reference=reference,
         )
         if chosen:
@@ -152,18 +158,23 @@ def _chosen(
     *,
     weigh: Weigh,
     condense: Condense | None,
+    describe: Describe | None,
     reference: str,
 ) -> str:
-    """The segments of ``text`` worth most that fit ``max_tokens``, or of its condensed
-    rendering (after a :func:`condensed_marker`) when that keeps more worth in the same
-    space (its rows under their header hold more values than the objects they render);
-    ``""`` when neither has a choice or ``text`` is not JSON (its cut lines are named
-    by their facts, each among the words of its line)."""
-    if text.lstrip()[:1] not in ("{", "["):
-        return ""
+    """The segments of ``text`` worth most that fit ``max_tokens``: of a JSON text, or
+    of its condensed rendering (after a :func:`condensed_marker`) when that keeps more
+    worth in the same space (its rows under their header hold more values than the
+    objects they render); of another text, its lines, unless its cut in the middle
+    holds as much (:func:`_holds`); ``""`` when there is no choice or the text is one
+    line (the caller cuts the text in the middle)."""
+    if text.lstrip()[:1] not in ("{", "[") and "\n" not in text.strip():
+        return ""  # one line (a paragraph, minified code): no lines to choose from
     best = choose_segments(text, max_tokens, counter, weigh=weigh, reference=reference)
-    if best.unit != "items":  # a log line in brackets, not JSON: cut in the middle
-        return ""
+    if best.unit != "items":  # a text (a log line in brackets too): lines or the middle
+        if not best.text:
+            return ""
+        middle = _truncated(text, max_tokens, counter, describe, reference)
+        return best.text if _holds(best.text, weigh) > _holds(middle, weigh) else middle
     short = condense(text) if condense is not None else ""
     if short:
         line = condensed_marker(
@@ -176,6 +187,17 @@ def _chosen(
             if counter.estimate_text(candidate) <= max_tokens:
                 return candidate
     return best.text
+
+
+def _holds(cut: str, weigh: Weigh) -> float:
+    """What the names ``cut`` shows weigh together (each name once, at its weight on
+    the line that shows it; the names in a marker's line count as shown)."""
+    found: dict[str, float] = {}
+    for line in cut.split("\n"):
+        for name, weight in weigh(line).items():
+            if weight > found.get(name, 0.0):
+                found[name] = weight
+    return sum(found.values())
 
 
 def _truncated(
