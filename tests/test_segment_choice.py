@@ -173,6 +173,23 @@ class TestSegmentChoice:
         assert cut.endswith(body[-1])
 
     @pytest.mark.anyio
+    async def test_a_listing_cut_again_counts_what_was_cut_before(self) -> None:
+        """A listing cut to its lines and then cut again to a smaller cap has no two
+        markers in a row, and its gaps count the lines the first cut left out."""
+        lines = [
+            f'{i + 1:>6}→    total_{i} = lookup("HAT{i:03d}", {i * 7_919})' for i in range(300)
+        ]
+        first = await _cut("\n".join(lines), 600)
+        assert "naming" not in first
+        again = await _cut(first, 250)
+        assert not re.search(r"(?:…|\.\.\.\])\n(?:…|\[\.\.\. )", again), again
+        kept = [line for line in again.split("\n") if line in lines]
+        counted = sum(int(n) for n in re.findall(r"\[\.\.\. (\d+) lines cut", again))
+        assert kept
+        assert counted + len(kept) + again.count("\n…") <= len(lines)
+        assert counted + len(kept) + 2 * again.count("\n…") >= len(lines) - 150
+
+    @pytest.mark.anyio
     async def test_a_text_whose_cut_in_the_middle_names_more_keeps_it(self) -> None:
         """Long lines of prose each naming one path: a few whole lines would keep a few
         paths, the cut in the middle names many, so the text is cut in the middle."""

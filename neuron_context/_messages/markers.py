@@ -27,6 +27,7 @@ __all__ = [
     "is_truncated",
     "marker",
     "pieces",
+    "stands_for",
     "tight",
     "whole",
 ]
@@ -76,6 +77,22 @@ SHORT_GAP = "…"
 """A gap between kept lines of a text after its first gap (whose :func:`gap_marker`
 says what a gap is): two tokens, where a listing cut to its definitions has a gap
 every few lines (its line numbers, when it has them, say how many lines each holds)."""
+
+
+_STANDS = re.compile(r"\[\.\.\. (?:([\d,]+) (?:lines?|items?) )?(?:\(|cut)")
+
+
+def stands_for(line: str) -> int:
+    """How many lines (or items) ``line`` stands for when it is a line a cut wrote (a
+    :func:`marker`, a :func:`gap_marker`, a :data:`SHORT_GAP`: at least one), else 0:
+    a text cut again counts what its earlier cut left out in its own gaps."""
+    body = line.strip()
+    if body == SHORT_GAP:
+        return 1
+    found = _STANDS.match(body)
+    if found is None or not body.endswith(_MARKER_END):
+        return 0
+    return int(found.group(1).replace(",", "")) if found.group(1) else 1
 
 
 def gap_marker(count: int, unit: str, *, reference: str = "") -> str:

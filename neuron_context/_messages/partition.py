@@ -16,6 +16,8 @@ import re
 
 import attrs
 
+from .markers import stands_for
+
 __all__ = ["Partition", "partition"]
 
 _JSON_MAX = 2_000_000
@@ -43,6 +45,9 @@ class Partition:
     closers: dict[int, int] = attrs.field(factory=dict)
     """The segment that closes each JSON opener (``]}``): kept with it, and neither is
     kept for itself (they hold no facts, only the meaning of what they enclose)."""
+    stood: dict[int, int] = attrs.field(factory=dict)
+    """The lines an earlier cut wrote (its markers), each with how many lines it stands
+    for: never kept for itself, nor the line another is indented under."""
 
 
 def partition(text: str, split: int) -> Partition:
@@ -140,9 +145,28 @@ def _titled(line: str) -> bool:
     return colon > 0 and "|" not in line[:colon]
 
 
+def _long_line(text: str, start: int, end: int, split: int) -> list[int]:
+    """Where the pieces after the first of the line ``text[start:end]`` start, when it
+    is longer than ``split``: cut at spaces (a word is never cut), each kept only with
+    the line's first piece (what the line is about: its id, its key)."""
+    found: list[int] = []
+    cut = start + split
+    while cut < end:
+        space = text.rfind(" ", cut - split // 2, cut)
+        if space < 0:
+            space = text.find(" ", cut, end - 1)
+            if space < 0:
+                break
+        cut = space + 1
+        found.append(cut)
+        cut += split
+    return found
+
+
 def _line_partition(text: str, split: int) -> Partition:
     starts: list[int] = []
     parents: list[int] = []
+    stood: dict[int, int] = {}
     indents: list[tuple[int, int]] = []  # (indent, segment) of the enclosing lines
     table_head = -1
     table_bars = 0
@@ -166,7 +190,10 @@ def _line_partition(text: str, split: int) -> Partition:
         table_bars = cells
         gutter = _GUTTER.match(line)
         body = line[gutter.end() :] if gutter is not None else line
-        if parent < 0 and body.strip():
+        stands = stands_for(line) if len(line) < 4 * split else 0
+        if stands:
+            stood[len(starts)] = stands
+        elif parent < 0 and body.strip():
             indent = len(body) - len(body.lstrip(" \t"))
             while indents and indents[-1][0] >= indent:
                 indents.pop()
@@ -176,21 +203,11 @@ def _line_partition(text: str, split: int) -> Partition:
         first = len(starts)
         starts.append(position)
         parents.append(parent)
-        cut = position + split
-        # A long line in pieces, cut at spaces (a word is never cut), each kept only
-        # with the line's first piece (what the line is about: its id, its key).
-        while cut < end:
-            space = text.rfind(" ", cut - split // 2, cut)
-            if space < 0:
-                space = text.find(" ", cut, end - 1)
-                if space < 0:
-                    break
-            cut = space + 1
+        for cut in _long_line(text, position, end, split):
             starts.append(cut)
             parents.append(first)
-            cut += split
         position = end
     if not starts:
         starts.append(0)
         parents.append(-1)
-    return Partition((*starts, len(text)), tuple(parents), "lines")
+    return Partition((*starts, len(text)), tuple(parents), "lines", stood=stood)

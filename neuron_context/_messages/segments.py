@@ -121,7 +121,7 @@ def choose_segments(
         names,
         costs,
         edge=_edges(costs, max_tokens),
-        fillers={*parts.closers, *parts.closers.values()},  # never kept for themselves
+        fillers={*parts.closers, *parts.closers.values(), *parts.stood},  # never for themselves
         parts=parts,
         mark=mark,
         space=max_tokens - extra,
@@ -272,6 +272,7 @@ def _assemble(
         cut = end - index
         if parts.unit == "lines":  # pieces of a long line are one line
             cut = max(1, text.count("\n", starts[index], starts[end] - 1) + 1)
+            cut += sum(parts.stood.get(i, 1) - 1 for i in range(index, end))
         gaps.append((index, end, cut))
         index = end
     telling = -1
