@@ -74,9 +74,10 @@ def marker(
 
 
 SHORT_GAP = "…"
-"""A gap between kept lines of a text after its first gap (whose :func:`gap_marker`
-says what a gap is): two tokens, where a listing cut to its definitions has a gap
-every few lines (its line numbers, when it has them, say how many lines each holds)."""
+"""A gap between kept lines of a text other than its largest (whose :func:`gap_marker`
+says what a gap is and how many lines it holds): a token or two, where a listing cut to
+its definitions has a gap every few lines (its line numbers, when it has them, say how
+many lines each holds)."""
 
 
 _STANDS = re.compile(r"\[\.\.\. (?:([\d,]+) (?:lines?|items?) )?(?:\(|cut)")

@@ -18,14 +18,16 @@ tail first among equals (the head says what the text is, the tail how it ended):
 A kept segment keeps what gives it its meaning: a JSON element is kept with the openers of
 the containers around it (``{"reservations": [``: the key it stands under), a table row
 with its header, an indented line with the line it is indented under (a body line with
-its definition's header). The lines of a text are cut where a gap is every few lines,
-so a gap after the first is a two-token :data:`~neuron_context._messages.markers.SHORT_GAP`
-(the first one says what a gap is)::
+its definition's header). The lines of a text are cut with a gap every few lines, so
+only the largest gap gets a full marker and the others a one-token
+:data:`~neuron_context._messages.markers.SHORT_GAP`; a blank line is never kept for
+itself, nor the marker of an earlier cut (a gap counts the lines that one stood for)::
 
-    [... 17 lines cut ...]
-        36→      :not_found ->
-    […]
-        55→  def handle_event("clear_selection", _params, socket) do
+        1→defmodule SpotterWeb.SubagentLive do
+    …
+       55→  def handle_event("clear_selection", _params, socket) do
+    [... 89 lines cut ...]
+      293→end
 
 Everything is linear-ish in the text: one scan for its segments, one weighing and one
 pricing of each segment (the caller's, bounded by the segment's length), one heap of the
@@ -121,7 +123,12 @@ def choose_segments(
         names,
         costs,
         edge=_edges(costs, max_tokens),
-        fillers={*parts.closers, *parts.closers.values(), *parts.stood},  # never for themselves
+        fillers={  # never kept for themselves: they hold no facts
+            *parts.closers,
+            *parts.closers.values(),
+            *parts.stood,
+            *(i for i in range(count) if parts.unit == "lines" and not pieces[i].strip()),
+        },
         parts=parts,
         mark=mark,
         space=max_tokens - extra,
