@@ -167,11 +167,24 @@ class TestSegmentChoice:
         ]
         body[150:153] = definition
         cut = await _cut("\n".join(body), 300)
-        assert "\n".join(definition) in cut.split("\n…\n")[-1] or "\n".join(definition) in cut
+        assert "\n".join(definition) in cut
         assert "naming" not in cut
         assert len(re.findall(r"\[\.\.\. [\d,]+ lines cut \.\.\.\]", cut)) == 1
         assert cut.startswith(body[0])
         assert cut.endswith(body[-1])
+
+    @pytest.mark.anyio
+    async def test_a_blank_line_is_not_kept_for_itself(self) -> None:
+        """A blank line, or a listing's line number alone, holds no fact: it is kept
+        beside a kept line, never alone between two gaps."""
+        body = [
+            f"{i + 1:>6}→" if i % 3 == 2 else f"{i + 1:>6}→    step_{i} = run('W{i:05d}')"
+            for i in range(300)
+        ]
+        for text in ("\n".join(body), "\n".join(line.split("→", 1)[1] for line in body)):
+            cut = await _cut(text, 300)
+            assert "naming" not in cut
+            assert not re.search(r"(?:…|\.\.\.\])\n(?:\s*\d+→)?\n(?:…|\[\.\.\. )", cut), cut
 
     @pytest.mark.anyio
     async def test_a_listing_cut_again_counts_what_was_cut_before(self) -> None:

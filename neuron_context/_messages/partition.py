@@ -18,7 +18,7 @@ import attrs
 
 from .markers import stands_for
 
-__all__ = ["Partition", "partition"]
+__all__ = ["Partition", "is_blank", "partition"]
 
 _JSON_MAX = 2_000_000
 """The largest text scanned as JSON (a bigger one is read line by line)."""
@@ -143,6 +143,13 @@ def _titled(line: str) -> bool:
     titled (``flights: flight_number|date|price``, a condensed index's table)."""
     colon = line.find(": ", 0, _TITLE)
     return colon > 0 and "|" not in line[:colon]
+
+
+def is_blank(line: str) -> bool:
+    """Whether ``line`` holds nothing but white space, or a listing's line number
+    (``    20→``): a line kept for itself would hold no fact."""
+    gutter = _GUTTER.match(line)
+    return not (line[gutter.end() :] if gutter is not None else line).strip()
 
 
 def _long_line(text: str, start: int, end: int, split: int) -> list[int]:

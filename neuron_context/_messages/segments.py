@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import attrs
 
 from .markers import SHORT_GAP, gap_marker
-from .partition import Partition, partition
+from .partition import Partition, is_blank, partition
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
     from .._counting.counter import BaseCounter
@@ -127,7 +127,7 @@ def choose_segments(
             *parts.closers,
             *parts.closers.values(),
             *parts.stood,
-            *(i for i in range(count) if parts.unit == "lines" and not pieces[i].strip()),
+            *(i for i in range(count) if parts.unit == "lines" and is_blank(pieces[i])),
         },
         parts=parts,
         mark=mark,
