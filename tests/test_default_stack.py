@@ -806,6 +806,32 @@ class TestDecidedTarget:
         output = await stack.compact(messages)
         assert cost(output, counter) <= target
 
+    @pytest.mark.anyio
+    async def test_earlier_summaries_above_the_target_leave_a_turn_free(self) -> None:
+        """Earlier summaries kept as they are above the target stop a measured turn of
+        growth short of the budget (less, and the next call would compact again): of
+        summaries of any size, the ones kept leave a turn free, the others are merged."""
+        counter = TokenCounter()
+        stack = default_stack(3000, counter=counter, reserve=0.0)
+        messages = session(70, output="x" * 1200)
+        turn = _turn(counter, 60, "x" * 1200)
+        assert all(_turn(counter, t, "x" * 1200) == turn for t in range(10, 70))
+        target = stack.compaction_target(messages)
+        kept_above = 0
+        for facts in range(300, 1500, 20):
+            big = Message(role=Role.USER, content=(Compaction(content="- fact " * facts),))
+            output = await stack.compact([*messages[:2], big, *messages[2:]])
+            summaries = [m for m in output if m.is_compaction]
+            sent = counter.estimate_messages(output) + len(summaries) * counter.estimate_text(
+                HEADING
+            )
+            if big in output and sent > target:
+                kept_above += 1
+                assert sent + turn <= 3000
+            else:
+                assert sent <= max(target, 3000 - turn)
+        assert kept_above > 0
+
     @given(
         messages=well_formed_conversations(max_turns=14),
         counter=counters(),

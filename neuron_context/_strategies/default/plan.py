@@ -230,6 +230,9 @@ class Plan:
     """What the output may cost: the target asked for, or more when the pinned requests
     and the kept messages fill it (the summary keeps :data:`_SUMMARY_FLOOR` of the
     room), never more than the hard budget."""
+    free: int = 0
+    """The tokens below the hard budget the output leaves free for the next turn's growth:
+    earlier summaries kept as they are above :attr:`target` stop short of them."""
 
     @classmethod
     def of(
@@ -241,10 +244,12 @@ class Plan:
         recent: float,
         *,
         table: CostTable | None = None,
+        free: int = 0,
     ) -> Plan:
         """Plan the compaction of ``messages`` down to ``target`` tokens (``limit`` is
         the hard budget; both include the system messages), from ``table``, the cost
-        table of ``messages`` (made with ``counter`` when not given)."""
+        table of ``messages`` (made with ``counter`` when not given); ``free``: the
+        tokens below ``limit`` kept free for the next turn (see :attr:`free`)."""
         requests = [i for i, m in enumerate(messages) if is_request(m)]
         task = requests[0] if requests else None
         newest = requests[-1] if requests else None
@@ -313,6 +318,7 @@ class Plan:
             fixed,
             frozenset(step),
             target,
+            max(0, free),
         )
 
     def assemble(self, summaries: Sequence[Message]) -> list[Part]:

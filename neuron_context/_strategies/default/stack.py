@@ -25,8 +25,10 @@ they fit together, once, so a user states the budget once. Why each piece is the
   provider's prompt cache still serves it on the call after a compaction, and nothing
   they hold is lost; above the target if need be, up to ``summaries.SUMMARY_HEADROOM`` of the
   room between the target and the budget (a merge would rewrite the prompt and drop
-  what no longer fits). When even that leaves too little room, all are merged into one
-  below the target. A new summary leaves out the facts the kept messages already show.
+  what no longer fits), short of the last turn of measured growth, which stays free so
+  the next call does not compact again (``headroom.kept_free``). When even that leaves
+  too little room, all are merged into one below the target. A new summary leaves out
+  the facts the kept messages already show.
 - **Recent messages as they are,** from a safe cut (a tool use is never separated from
   its result), a single huge tool result cut in the middle rather than taking the whole
   space.
@@ -64,7 +66,7 @@ from ...providers._base import Provider
 from ..strategy import BudgetedStrategy, check_token_count
 from .fit import InProgress, fit
 from .front import leading_summaries, leading_system_cost
-from .headroom import decided_target
+from .headroom import decided_target, kept_free
 from .offloading import Found, assemble, offload, placeholder, unindexed, with_store
 from .plan import Part, Plan
 from .schedule import CacheSchedule, growth_per_turn
@@ -319,7 +321,15 @@ class DefaultStack(BudgetedStrategy):
         holder = placeholder(store, messages, self.counter, space=limit - systems, short=short)
         room = 0 if holder is None else self._part_cost(Part("reference", holder))
         planned = min(target, limit - room)
-        plan = Plan.of(messages, self.counter, limit, planned, self.recent, table=table)
+        plan = Plan.of(
+            messages,
+            self.counter,
+            limit,
+            planned,
+            self.recent,
+            table=table,
+            free=kept_free(growth),
+        )
         if store is not None:
             plan = unindexed(plan)
         summaries = await self._written(plan, plan.target, written)

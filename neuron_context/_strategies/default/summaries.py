@@ -6,8 +6,9 @@ messages it keeps, in exactly the space they leave: the offline
 summarizer through a :class:`~neuron_context.SummarizationStrategy` (falling back to the
 offline one when it fails). Earlier summaries stay as they are while the new one has a
 fair share of the space beside them (:data:`DELTA_SHARE`), above the target if need be
-(:data:`SUMMARY_HEADROOM` of the room up to the budget), so the provider's prompt cache
-still serves the prompt up to them and nothing they hold is lost to a merge. A new
+(:data:`SUMMARY_HEADROOM` of the room up to the budget, short of the turn of growth the
+plan keeps free), so the provider's prompt cache still serves the prompt up to them and
+nothing they hold is lost to a merge. A new
 summary leaves out what the messages kept beside it already show
 (:mod:`neuron_context._summary.shown`).
 """
@@ -55,7 +56,8 @@ segment choice of recent results (next-step evidence kept with its meaning, inpu
 bill): 0 (merging at the target) 88.5%, 3.47M; 0.5 89.3%, 3.62M; 0.75 89.7%, 3.54M;
 0.85 90.1%, 3.54M; 1.0 89.7%, 3.66M; at 50%, 0.85 keeps 96.6% against 95.7% at 0.75
 (the summaries of a long exploration no longer squeezed when a big step in progress is
-kept)."""
+kept). The last turn of measured growth below the limit stays free whatever the share
+(``Plan.free``, :func:`~.headroom.kept_free`)."""
 NEW_SHARE = 0.4
 """The share of the summary space a new summary gets beside earlier summaries kept above
 the target (see :meth:`SummaryWriter.summaries`)."""
@@ -102,14 +104,16 @@ class SummaryWriter:
     async def summaries(self, plan: Plan, target: int, limit: int | None = None) -> list[Message]:
         """The summaries before the kept part, sized to the space left below ``target``
         (and, for earlier summaries kept as they are, :data:`SUMMARY_HEADROOM` of the
-        room up to ``limit``).
+        room up to ``limit``, short of the plan's :attr:`~.plan.Plan.free` tokens).
 
         Earlier summaries stay as they are while a new summary of the newly summarized
         messages still has a fair share of the space beside them: the prompt up to and
         including them is then unchanged, so the provider's prompt cache serves it on
         the call after a compaction too, and nothing they hold is lost. Into
         :data:`SUMMARY_HEADROOM` of the room above the target (none when ``limit`` is
-        ``None``) they may stay above it, the new
+        ``None``), leaving the plan's :attr:`~.plan.Plan.free` tokens below ``limit``
+        (a turn of growth: less, and the next call compacts again), they may stay above
+        it, the new
         summary then getting :data:`NEW_SHARE` of the space; when even that leaves too
         little, all are merged into one in the space below the target (the earlier
         ones handed to the summarizer as the previous summary). A fact that the kept
@@ -121,6 +125,7 @@ class SummaryWriter:
         roomy = space
         if limit is not None:
             ceiling = target + scale(max(0, limit - target), SUMMARY_HEADROOM)
+            ceiling = max(target, min(ceiling, limit - plan.free))
             roomy = max(space, ceiling - plan.fixed_cost - overhead)
         kept = self.counter.estimate_messages(plan.previous) + self.heading * sum(
             1 for m in plan.previous if m.is_compaction
