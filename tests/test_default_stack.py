@@ -419,6 +419,39 @@ class TestCompaction:
             assert (cost(output, counter) > target) is (facts == 1150)  # 400: below it
 
     @pytest.mark.anyio
+    async def test_a_new_summary_beside_an_earlier_one_is_a_share_of_its_span(self) -> None:
+        """Beside an earlier summary kept as it is, a new summary of a few turns costs at
+        most 30% of the messages it summarizes, however much room the target leaves it
+        (the kept summaries fill the room to the budget no faster than that)."""
+
+        def turns(first: int, last: int) -> list[Message]:
+            out: list[Message] = []
+            for turn in range(first, last):
+                rows = (
+                    f"order_id=W{turn}{j:03d} total={turn}{j}.50 path=src/pkg_{turn}/mod_{j}.py"
+                    for j in range(12)
+                )
+                out += [call(f"c{turn}", f"src/m{turn}.py")]
+                out += [Message.tool_result(f"c{turn}", "\n".join(rows))]
+            return out
+
+        counter = TokenCounter()
+        stack = default_stack(3000, counter=counter, reserve=0.0)
+        task = [Message.system("You are an agent."), Message.user("Fix the orders.")]
+        first = await stack.compact([*task, *turns(0, 40)])
+        (earlier,) = [m for m in first if m.is_compaction]
+        grown = [*first, *turns(40, 44)]
+        output = await stack.compact(grown)
+        kept, new = [m for m in output if m.is_compaction]
+        assert kept is earlier
+        shown = {id(m) for m in output}
+        after = grown[grown.index(earlier) + 1 :]
+        start = next(i for i, m in enumerate(after) if id(m) in shown and m.role is not Role.USER)
+        span = counter.estimate_messages(after[:start])
+        assert span > 0
+        assert counter.estimate_text(new.text) <= 0.3 * span
+
+    @pytest.mark.anyio
     async def test_an_unreachable_budget_is_compacted_once(
         self, caplog: pytest.LogCaptureFixture
     ) -> None:

@@ -35,7 +35,14 @@ from ..summarization import SummarizationStrategy
 from .fit import message_overhead
 from .plan import Plan
 
-__all__ = ["DELTA_SHARE", "MIN_SUMMARY", "NEW_SHARE", "SUMMARY_HEADROOM", "SummaryWriter"]
+__all__ = [
+    "DELTA_SHARE",
+    "MIN_SUMMARY",
+    "NEW_SHARE",
+    "SPAN_SHARE",
+    "SUMMARY_HEADROOM",
+    "SummaryWriter",
+]
 
 MIN_SUMMARY = 48
 """Tokens below which a summary is not worth writing."""
@@ -61,6 +68,16 @@ kept). The last turn of measured growth below the limit stays free whatever the 
 NEW_SHARE = 0.4
 """The share of the summary space a new summary gets beside earlier summaries kept above
 the target (see :meth:`SummaryWriter.summaries`)."""
+SPAN_SHARE = 0.3
+"""The most a new summary beside kept earlier ones may cost, as a share of the messages
+it summarizes (never less than the fair share, :data:`DELTA_SHARE`). The kept summaries
+then grow by at most this share of what the conversation grows by between compactions,
+so they fill the room up to the budget (and are merged) that much more slowly: a
+summary of a few turns given the whole new share keeps nearly all of them and fills
+the room almost as fast as the turns did. Replayed on the shared transcripts at 10%
+(input bill, next-step evidence kept with its meaning): no limit 2.15M, 77.0%; 0.5
+2.15M, 76.5%; 0.4 2.13M, 76.5%; 0.3 2.11M, 77.1%; 0.2 2.11M, 76.3%; at 25% and 50%
+0.3 keeps as much (90.2%, 96.5%) for the same bill (3.54M, 5.02M)."""
 
 
 class SummaryWriter:
@@ -113,8 +130,8 @@ class SummaryWriter:
         :data:`SUMMARY_HEADROOM` of the room above the target (none when ``limit`` is
         ``None``), leaving the plan's :attr:`~.plan.Plan.free` tokens below ``limit``
         (a turn of growth: less, and the next call compacts again), they may stay above
-        it, the new
-        summary then getting :data:`NEW_SHARE` of the space; when even that leaves too
+        it, the new summary then getting :data:`NEW_SHARE` of the space, at most
+        :data:`SPAN_SHARE` of what it summarizes; when even that leaves too
         little, all are merged into one in the space below the target (the earlier
         ones handed to the summarizer as the previous summary). A fact that the kept
         messages (or the earlier summaries kept beside it) already show is not
@@ -141,6 +158,7 @@ class SummaryWriter:
         fair = max(MIN_SUMMARY, scale(space, DELTA_SHARE))
         if plan.previous and max(space, kept + fair) <= roomy:
             share = min(roomy - kept, max(space - kept, scale(space, NEW_SHARE)))
+            share = min(share, max(fair, self._spanned(plan.summarized, share)))
             shown = shown_words([*plan.previous, *beside])
             return [*plan.previous, *await self.summary(plan.summarized, share, shown=shown)]
         shown = shown_words(beside)
@@ -180,6 +198,17 @@ class SummaryWriter:
             logger.info("DefaultStack: no summary written (it would not be smaller)")
             return []
         return [summary]
+
+    def _spanned(self, source: Sequence[Message], share: int) -> int:
+        """:data:`SPAN_SHARE` of what ``source`` costs, or ``share`` when that is less,
+        reading only as much of ``source`` as that takes."""
+        counter = self.counter
+        total = 0
+        for message in source:
+            total += counter.estimate_message(message)
+            if scale(total, SPAN_SHARE) >= share:
+                return share
+        return scale(total, SPAN_SHARE)
 
     def _smaller(self, summary: Message, source: Sequence[Message]) -> bool:
         """Whether ``summary`` costs less than ``source`` (as a summarization strategy
