@@ -421,7 +421,7 @@ class TestCompaction:
     @pytest.mark.anyio
     async def test_a_new_summary_beside_an_earlier_one_is_a_share_of_its_span(self) -> None:
         """Beside an earlier summary kept as it is, a new summary of a few turns costs at
-        most 30% of the messages it summarizes, however much room the target leaves it
+        most 35% of the messages it summarizes, however much room the target leaves it
         (the kept summaries fill the room to the budget no faster than that)."""
 
         def turns(first: int, last: int) -> list[Message]:
@@ -449,7 +449,7 @@ class TestCompaction:
         start = next(i for i, m in enumerate(after) if id(m) in shown and m.role is not Role.USER)
         span = counter.estimate_messages(after[:start])
         assert span > 0
-        assert counter.estimate_text(new.text) <= 0.3 * span
+        assert counter.estimate_text(new.text) <= 0.35 * span
 
     @pytest.mark.anyio
     async def test_an_unreachable_budget_is_compacted_once(
