@@ -865,6 +865,28 @@ class TestDecidedTarget:
                 assert sent <= max(target, 3000 - turn)
         assert kept_above > 0
 
+    @pytest.mark.anyio
+    async def test_a_turn_bigger_than_the_room_is_not_kept_free(self) -> None:
+        """Where one turn is bigger than the room above the target, the next call
+        compacts whatever is kept: earlier summaries still stay above the target (a
+        merge would only lose what they hold)."""
+        counter = TokenCounter()
+        stack = default_stack(3000, counter=counter, reserve=0.0)
+        messages = session(20, output="x" * 6000)
+        target = stack.compaction_target(messages)
+        assert _turn(counter, 15, "x" * 6000) > 3000 - target
+        kept_above = 0
+        for facts in range(100, 700, 20):
+            big = Message(role=Role.USER, content=(Compaction(content="- fact " * facts),))
+            output = await stack.compact([*messages[:2], big, *messages[2:]])
+            summaries = [m for m in output if m.is_compaction]
+            sent = counter.estimate_messages(output) + len(summaries) * counter.estimate_text(
+                HEADING
+            )
+            assert sent <= 3000
+            kept_above += big in output and sent > target
+        assert kept_above > 0
+
     @given(
         messages=well_formed_conversations(max_turns=14),
         counter=counters(),

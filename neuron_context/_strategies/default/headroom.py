@@ -24,13 +24,14 @@ its last turns), in whole turns:
   may bring its output above the target (see :mod:`.summaries`), never into the last
   turn of measured growth below the limit (:func:`kept_free`): an output that leaves less
   than a turn is compacted again on the next call, each time rewriting the prompt after
-  the kept summaries. Replayed on the shared transcripts at 10%, where a turn is a large
-  share of the room, summaries kept up to 85% of the band compact on 468 of 1,426
-  calls (input bill 2.17M) against 449 (2.15M) with a turn kept free, keeping as much
-  of what the next step uses (76.8% and 77.0%; at 25% 90.5% and 90.2%, 50% 96.5% both,
-  bills unchanged). Merging at the target instead compacts 394 times (2.02M) but keeps
-  less at 25% (see ``summaries.SUMMARY_HEADROOM``); so does keeping more turns free (two
-  turns: 2.10M, 75.9% at 10%).
+  the kept summaries. A turn bigger than the room above the target is not kept free:
+  the next call compacts whatever is kept. Replayed on the shared transcripts at 10%,
+  where a turn is a large share of the room, summaries kept up to 85% of the room above
+  the target compacted on 468 of 1,426 calls (input bill 2.17M) against 449 (2.15M) with
+  a turn kept free, with as much of what the next step uses (76.8% and 77.0%); merging at
+  the target instead compacts 394 times (2.02M) but keeps less at 25% (see
+  ``summaries.SUMMARY_HEADROOM``), and two turns kept free kept less at 10% (2.10M,
+  75.9%).
 
 A :class:`~neuron_context.strategies.CacheSchedule`, when set, lowers the decided target
 further so that its ``min_turns`` turns fit (tight when calls grow fast and the cache is
@@ -86,10 +87,12 @@ def decided_target(systems: int, limit: int, growth: float) -> int:
     return systems + scale(room, decided_share(room, growth))
 
 
-def kept_free(growth: float) -> int:
+def kept_free(growth: float, band: int) -> int:
     """The tokens below the limit a compaction's output leaves free for the next turn when
-    a conversation grows by ``growth`` tokens a turn: one turn (0 when ``growth`` is not
-    a positive finite number: no measure yet)."""
-    if not (growth > 0 and math.isfinite(growth)):
+    a conversation grows by ``growth`` tokens a turn and the target leaves ``band``
+    tokens below the limit: one turn; 0 when a turn is bigger than the band (the next
+    call compacts whatever is kept) or ``growth`` is not a positive finite number (no
+    measure yet)."""
+    if not (growth > 0 and math.isfinite(growth)) or growth > band:
         return 0
     return math.ceil(growth)

@@ -328,7 +328,7 @@ class DefaultStack(BudgetedStrategy):
             planned,
             self.recent,
             table=table,
-            free=kept_free(growth),
+            free=kept_free(growth, limit - target),
         )
         if store is not None:
             plan = unindexed(plan)
