@@ -25,11 +25,12 @@ its last turns), in whole turns:
   turn of measured growth below the limit (:func:`kept_free`): an output that leaves less
   than a turn is compacted again on the next call, each time rewriting the prompt after
   the kept summaries. A turn bigger than the room above the target is not kept free:
-  the next call compacts whatever is kept. Replayed on the shared transcripts at 10%,
-  where a turn is a large share of the room, summaries kept up to 85% of the room above
-  the target compacted on 468 of 1,426 calls (input bill 2.17M) against 449 (2.15M) with
-  a turn kept free, with as much of what the next step uses (76.8% and 77.0%); merging at
-  the target instead compacts 394 times (2.02M) but keeps less at 25% (see
+  the next call compacts whatever is kept. Replayed on the shared transcripts at 10%
+  (before the summary filled its space), where a turn is a large share of the room,
+  summaries kept up to 85% of the room above the target compacted on 468 of 1,426 calls
+  (input bill 2.17M) against 449 (2.15M) with a turn kept free, with as much of what the
+  next step uses (76.8% and 77.0%); merging at the target instead compacts 394 times
+  (2.02M) but keeps less at 25% (see
   ``summaries.SUMMARY_HEADROOM``), and two turns kept free kept less at 10% (2.10M,
   75.9%).
 
