@@ -469,3 +469,16 @@ def test_the_instructions_say_what_an_index_line_is() -> None:
     assert "order_id=W123" in RECALL_INSTRUCTIONS
     assert "used as it is" in RECALL_INSTRUCTIONS
     assert "'earlier, a page each'" in RECALL_INSTRUCTIONS
+
+
+def test_a_carried_line_whose_facts_quote_a_token_count() -> None:
+    """A carried index line keeps its own token count and its facts whole when a fact
+    quotes ``(N tokens): `` (the split took the last such form: 5 tokens, and the facts
+    cut after it)."""
+    key = "0123456789abcdef"
+    line = f"- get_log (31 tokens): note=an earlier line (5 tokens): x=1 — recall: {key}"
+    earlier = Message(role=Role.USER, content=(Compaction(content=f"{INDEX_HEADING}\n{line}\n]"),))
+    (entry,) = entries_of([earlier], COUNTER)
+    assert (entry.key, entry.what, entry.tokens) == (key, "get_log (31 tokens)", 31)
+    assert entry.facts == "note=an earlier line (5 tokens): x=1"
+    assert entry.line() == line

@@ -73,7 +73,9 @@ _LINE = re.compile(rf"^- (.+) — recall: ([0-9a-f]{{{KEY_LENGTH}}})$", re.MULTI
 _REFERENCE = re.compile(rf"\[(?:([^\[\]\n]*?) — )?recall: ([0-9a-f]{{{KEY_LENGTH}}})\]")
 _EARLIER = re.compile(r"^earlier: ([\d,]+) entries, ([\d,]+) tokens")
 _TOKENS = re.compile(r"([\d,]+) tokens\b")
-_WITH_FACTS = re.compile(r"^(.*\([\d,]+ tokens\)): (.+)$")
+_WITH_FACTS = re.compile(r"^(.*?\([\d,]+ tokens\)): (.+)$")
+"""A line's description and its facts, split at the first ``(N tokens): `` (a fact may
+quote that form: a summary, a log of an earlier agent)."""
 
 
 @attrs.frozen
