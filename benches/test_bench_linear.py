@@ -10,8 +10,9 @@ their outputs, and counts the characters priced where a counter does the work):
 
 - ``json-line-offload``: a one-line JSON result offloaded into page-sized pieces with a
   store, counted in o200k tokens (each piece was priced on the rest of the line);
-- ``quoted-references``: a result quoting thousands of recall references, whose index
-  rolls up (each split of the index was tried in turn, each pricing the whole index);
+- ``quoted-references``: a result quoting thousands of recall references the store
+  holds, whose index rolls up (each split of the index was tried in turn, each pricing
+  the whole index);
 - ``marker-heads``: ``is_truncated`` through ``TruncateLargeResultsStrategy`` on a line of
   marker heads with no end (the one pattern scanned to the line's end from each head);
 - ``facts-segments``: an earlier summary's facts line with many segments under it,
@@ -92,9 +93,11 @@ def _json_line_offload(scale: int) -> Callable[[], object]:
 
 
 def _quoted_references(scale: int) -> Callable[[], object]:
-    text = json.dumps([{"note": f"recall: {i:016x}", "id": i} for i in range(1_000 * scale)])
+    store = MemoryStore()
+    keys = [store.put(f"an earlier entry {i}") for i in range(1_000 * scale)]
+    text = json.dumps([{"note": f"recall: {k}", "id": i} for i, k in enumerate(keys)])
     messages = _conversation(text)
-    return lambda: _compact(500, messages, TokenCounter(), store=MemoryStore())
+    return lambda: _compact(500, messages, TokenCounter(), store=store)
 
 
 def _marker_heads(scale: int) -> Callable[[], object]:

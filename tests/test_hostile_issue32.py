@@ -107,16 +107,17 @@ class TestLinear:
         assert ratio < _LINEAR, ratio
 
     def test_many_quoted_references_roll_up_in_linear_work(self) -> None:
-        """A result quoting four times as many recall references costs about four times
-        as much to price when indexed (the roll-up tried each split of the index in turn,
-        each try pricing the whole index: quadratic)."""
+        """A result quoting four times as many recall references the store holds costs
+        about four times as much to price when indexed (the roll-up tried each split of
+        the index in turn, each try pricing the whole index: quadratic)."""
 
-        def result(n: int) -> str:
-            return json.dumps([{"note": f"recall: {i:016x}", "id": i} for i in range(n)])
+        def priced(n: int) -> int:
+            store = MemoryStore()
+            keys = [store.put(f"an earlier entry {i}") for i in range(n)]
+            text = json.dumps([{"note": f"recall: {k}", "id": i} for i, k in enumerate(keys)])
+            return _priced(500, text, store=store)
 
-        ratio = _priced(500, result(4_000), store=MemoryStore()) / _priced(
-            500, result(1_000), store=MemoryStore()
-        )
+        ratio = priced(4_000) / priced(1_000)
         assert ratio < _LINEAR, ratio
 
 
@@ -134,6 +135,28 @@ class TestQuotedReferences:
         assert all(store.get(key) is not None for key in shown)
         stored = "\n".join(str(store.get(key)) for key in store)
         assert "ID2999" in stored
+
+    def test_a_quoted_key_the_store_lacks_gets_no_index_line(self) -> None:
+        """An index shows a line for a key a removed result quotes only where the store
+        holds it: a dead key (a log of an earlier run) read back nothing from its line."""
+        store = MemoryStore()
+        live = store.put("what an earlier compaction offloaded: order W100")
+        dead = "0123456789abcdef"
+        messages = [Message.user("the task")]
+        for i in range(6):
+            use = ToolUse(id=f"c{i}", name="read_log", input={"n": i})
+            quoted = f"a log of an earlier run: recall: {dead}\nand recall: {live}\n"
+            body = (quoted if i == 0 else "") + f"line {i} of the log\n" * 60
+            messages += [
+                Message.assistant(f"step {i}", tool_uses=[use]),
+                Message.tool_result(use.id, body),
+            ]
+        messages.append(Message.user("next"))
+        out = _compact(400, messages, store=store)
+        lines = re.findall(r"^- .+ — recall: ([0-9a-f]{16})$", _texts(out), re.MULTILINE)
+        assert live in lines
+        assert dead not in lines
+        assert all(store.get(key) is not None for key in lines)
 
 
 _MARKER_LIKE = st.sampled_from(

@@ -98,6 +98,10 @@ class Entry:
     paged: bool = False
     """Whether its line is its key alone, among the page keys
     (:mod:`~neuron_context._stores.paged`): an entry of at most a page."""
+    quoted: bool = False
+    """Whether it is a key a removed text merely quotes (``recall: <key>`` outside an
+    index line or a reference: a cut's marker, a log of an earlier run): shown only where
+    the store holds it."""
 
     def line(self) -> str:
         """The entry's index line (a line of page keys with its key alone, ``paged``)."""
@@ -293,7 +297,7 @@ def _carried(message: Message) -> Iterator[Entry]:
         for key in references_in(text):  # any other reference (a cut's marker)
             if key not in shown:
                 shown.add(key)
-                yield Entry("offloaded content", key)
+                yield Entry("offloaded content", key, quoted=True)
 
 
 def _tokens_in(what: str) -> int:

@@ -28,7 +28,7 @@ from .._messages.content import Compaction
 from .._messages.message import Message, Role
 from .batch import offloading
 from .entries import INDEX_HEADING, PAGE_TOKENS, Entry, entries_of, index_lines
-from .offload import offload, short_reference, spare
+from .offload import holds, offload, short_reference, spare
 from .rollup import roll_up
 from .serialized import COSTLIEST_KEY
 from .store import Store
@@ -90,6 +90,7 @@ def index_reference(
     with offloading():
         lines = 0 if short else room // _LINE_TOKENS  # the most lines that could show facts
         entries = entries_of(removed, counter, everything=everything, facts=lines)
+        entries = [e for e in entries if not e.quoted or holds(store, e.key)]
         if not entries:
             return None
         spare(store, [*kept, _index_message(entries)])

@@ -30,6 +30,7 @@ __all__ = [
     "OffloadFailure",
     "collect_failures",
     "describe_call",
+    "holds",
     "is_reference",
     "offload",
     "referenced",
@@ -161,6 +162,19 @@ def result_content(result: ToolResult, use: ToolUse | None, *, with_call: bool =
         return result.content[0].text
     messages = [] if use is None else [Message(role=Role.ASSISTANT, content=(use,))]
     return [*messages, Message(role=Role.TOOL, content=(result,))]
+
+
+def holds(store: Store, key: str) -> bool:
+    """Whether ``store`` holds ``key``: ``False`` only when it answers that it does not
+    (a store that is down or fails to answer may hold it: ``True``). Read for the keys a
+    removed text quotes, so that an index shows no line that reads back nothing."""
+    session = current()
+    if session is not None and session.is_down(store._names_of(())[0]):
+        return True
+    try:
+        return store.get(key) is not None
+    except Exception:  # unknown: the line stays, as before the check
+        return True
 
 
 def _stored(store: Store, key: str) -> Content | None:

@@ -78,9 +78,9 @@ def _messages(
         if content is None:
             content = read[entry.key] if entry.key in read else _stored(store, entry.key)
         if content is None:
-            # Unreadable (a key this store does not hold: a reference a tool's output
-            # quoted, or a failed read): its line goes in as it is, so a key that does
-            # exist stays reachable, and a quoted one costs no more than its line.
+            # Unreadable (a failed read, or a key the store no longer holds): its line
+            # goes in as it is, so a key that does exist stays reachable, and a dead
+            # one costs no more than its line.
             content = entry.line()
         if isinstance(content, str):
             messages.append(Message(role=Role.USER, content=(Text(text=content),)))
