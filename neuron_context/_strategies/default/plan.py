@@ -233,6 +233,8 @@ class Plan:
     free: int = 0
     """The tokens below the hard budget the output leaves free for the next turn's growth:
     earlier summaries kept as they are above :attr:`target` stop short of them."""
+    summarized_cost: int = 0
+    """What :attr:`summarized` costs (from the cost table the plan is made from)."""
 
     @classmethod
     def of(
@@ -282,11 +284,16 @@ class Plan:
         cut = _cut_back(messages, start)
         previous: list[Message] = []
         summarized: list[Message] = []
+        summarized_cost = 0
         for index in range(cut):
             message = messages[index]
             if message.role is Role.SYSTEM or index in pinned:
                 continue
-            (previous if message.is_compaction else summarized).append(message)
+            if message.is_compaction:
+                previous.append(message)
+            else:
+                summarized.append(message)
+                summarized_cost += costs[index]
         # With nothing to summarize, the kept part may fill all the space left.
         tail_space = space if previous or summarized else rest
         tail = _tail(
@@ -319,6 +326,7 @@ class Plan:
             frozenset(step),
             target,
             max(0, free),
+            summarized_cost,
         )
 
     def assemble(self, summaries: Sequence[Message]) -> list[Part]:

@@ -160,7 +160,8 @@ class SummaryWriter:
         fair = max(MIN_SUMMARY, scale(space, DELTA_SHARE))
         if plan.previous and max(space, kept + fair) <= roomy:
             share = min(roomy - kept, max(space - kept, scale(space, NEW_SHARE)))
-            share = min(share, max(fair, self._spanned(plan.summarized, share)))
+            spanned = scale(plan.summarized_cost, SPAN_SHARE)  # counted in the plan's table
+            share = min(share, max(fair, spanned))
             shown = shown_words([*plan.previous, *beside])
             return [*plan.previous, *await self.summary(plan.summarized, share, shown=shown)]
         shown = shown_words(beside)
@@ -200,17 +201,6 @@ class SummaryWriter:
             logger.info("DefaultStack: no summary written (it would not be smaller)")
             return []
         return [summary]
-
-    def _spanned(self, source: Sequence[Message], share: int) -> int:
-        """:data:`SPAN_SHARE` of what ``source`` costs, or ``share`` when that is less,
-        reading only as much of ``source`` as that takes."""
-        counter = self.counter
-        total = 0
-        for message in source:
-            total += counter.estimate_message(message)
-            if scale(total, SPAN_SHARE) >= share:
-                return share
-        return scale(total, SPAN_SHARE)
 
     def _smaller(self, summary: Message, source: Sequence[Message]) -> bool:
         """Whether ``summary`` costs less than ``source`` (as a summarization strategy
