@@ -784,6 +784,13 @@ def _turn(counter: BaseCounter, turn: int, output: str) -> int:
     return counter.estimate_messages([call(f"c{turn}", f"src/module_{turn}.py"), result])
 
 
+def _sent(output: list[Message], counter: BaseCounter) -> int:
+    """What ``output`` costs as sent: its messages, and the heading each summary renders
+    with."""
+    summaries = sum(1 for m in output if m.is_compaction)
+    return counter.estimate_messages(output) + summaries * counter.estimate_text(HEADING)
+
+
 class TestDecidedTarget:
     """With no target given, the space a compaction leaves below the budget is decided
     from the conversation's growth per turn."""
@@ -854,10 +861,7 @@ class TestDecidedTarget:
         for facts in range(300, 1500, 20):
             big = Message(role=Role.USER, content=(Compaction(content="- fact " * facts),))
             output = await stack.compact([*messages[:2], big, *messages[2:]])
-            summaries = [m for m in output if m.is_compaction]
-            sent = counter.estimate_messages(output) + len(summaries) * counter.estimate_text(
-                HEADING
-            )
+            sent = _sent(output, counter)
             if big in output and sent > target:
                 kept_above += 1
                 assert sent + turn <= 3000
@@ -879,10 +883,7 @@ class TestDecidedTarget:
         for facts in range(100, 700, 20):
             big = Message(role=Role.USER, content=(Compaction(content="- fact " * facts),))
             output = await stack.compact([*messages[:2], big, *messages[2:]])
-            summaries = [m for m in output if m.is_compaction]
-            sent = counter.estimate_messages(output) + len(summaries) * counter.estimate_text(
-                HEADING
-            )
+            sent = _sent(output, counter)
             assert sent <= 3000
             kept_above += big in output and sent > target
         assert kept_above > 0

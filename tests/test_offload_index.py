@@ -45,6 +45,19 @@ COUNTER = TokenCounter()
 _LINE = re.compile(r"^- (.+) — recall: ([0-9a-f]{16})$", re.MULTILINE)
 
 
+def _reads(store: MemoryStore) -> list[str]:
+    """The keys ``store`` is asked for from now on, in order (its ``get`` counted)."""
+    reads = store.get
+    read: list[str] = []
+
+    def counting(key: str) -> Content | None:
+        read.append(key)
+        return reads(key)
+
+    store.get = counting  # type: ignore[method-assign]
+    return read
+
+
 @contextmanager
 def _store(kind: str) -> Iterator[Store]:
     store: Store = MemoryStore() if kind == "memory" else SQLiteStore(":memory:")
@@ -213,14 +226,7 @@ def test_page_keys_are_carried_unchanged() -> None:
     assert isinstance(block, Compaction)
     keys = _page_keys(block.content)
     assert keys
-    reads = store.get
-    read: list[str] = []
-
-    def counting(key: str) -> Content | None:
-        read.append(key)
-        return reads(key)
-
-    store.get = counting  # type: ignore[method-assign]
+    read = _reads(store)
     second = index_reference(store, [first, *messages[-8:]], COUNTER, "test", room=PAGE_TOKENS)
     assert second is not None
     assert read == []
@@ -410,14 +416,7 @@ def test_earlier_lines_are_carried_unchanged() -> None:
     assert first is not None
     assert is_index(first)
     later = [first, *messages[5:9]]
-    reads = store.get
-    read: list[str] = []
-
-    def counting(key: str) -> Content | None:
-        read.append(key)
-        return reads(key)
-
-    store.get = counting  # type: ignore[method-assign]
+    read = _reads(store)
     second = index_reference(store, later, COUNTER, "test", room=PAGE_TOKENS)
     assert second is not None
     assert read == []
