@@ -219,3 +219,38 @@ def test_four_times_the_input(benchmark: Benchmark, case: str) -> None:
         return {"small": small, "large": large}
 
     paired(benchmark, make, rounds=ROUNDS, baseline="small", results=False)
+
+
+def _listing(size: int) -> str:
+    """A numbered code listing of about ``size`` characters, each line holding names."""
+    lines = []
+    total = 0
+    number = 0
+    while total < size:
+        number += 1
+        line = (
+            f"{number:6d}→    def handle_{number}(self, item_id, value): "
+            f"return self.store.get('K{number:05d}', value) + {number * 7}\n"
+        )
+        lines.append(line)
+        total += len(line)
+    return "".join(lines)
+
+
+def test_a_huge_listing_against_its_middle_cut(benchmark: Benchmark) -> None:
+    """A 2.5 MB listing as a recent result: ``default_stack`` chooses its lines (each
+    weighed for what an agent reuses, on at most a bounded share of them) against the
+    same compaction by ``TruncateLargeResultsStrategy``, which only cuts it in the
+    middle (``ratio_middle`` below 1: the middle cut is cheaper; measured 0.5)."""
+    benchmark.group = "a huge listing cut"
+    counter = TokenCounter()
+    messages = _conversation(_listing(2_500_000))
+    middle = TruncateLargeResultsStrategy(max_result_tokens=3_000, keep_recent=0)
+
+    def make() -> Contenders:
+        return {
+            "ours": lambda: _compact(20_000, messages, counter),
+            "middle": lambda: anyio.run(middle.compact, messages),
+        }
+
+    paired(benchmark, make, rounds=ROUNDS, results=False)

@@ -313,3 +313,20 @@ class TestChooseSegments:
         for piece in kept:
             line = next(line for line in lines if piece.strip("\n").split("\n")[0] in line)
             assert line[:20] in chosen.text
+
+    def test_a_huge_text_is_weighed_on_a_bounded_share(self) -> None:
+        """A listing of 20,000 lines cut to a few hundred tokens has only a few thousand
+        of its lines weighed (those at its ends and those densest with marks of names),
+        and keeps its one line dense with names."""
+        weighed: list[str] = []
+
+        def counting(segment: str) -> dict[str, float]:
+            weighed.append(segment)
+            return _words(segment)
+
+        lines = [f"{i + 1:>6}→    total = total + step" for i in range(20_000)]
+        lines[12_345] = "  12346→    book('HAT170', 'MFRB94', price=1286, seats=[4, 12])"
+        chosen = choose_segments("\n".join(lines), 300, TokenCounter(), weigh=counting)
+        assert len(weighed) <= 2_048
+        assert lines[12_345] in chosen.text
+        assert TokenCounter().estimate_text(chosen.text) <= 300

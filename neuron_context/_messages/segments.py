@@ -29,17 +29,19 @@ itself, nor the marker of an earlier cut (a gap counts the lines that one stood 
     [... 89 lines cut ...]
       293→end
 
-Everything is linear-ish in the text: one scan for its segments, one weighing and one
-pricing of each segment (the caller's, bounded by the segment's length), one heap of the
-segments (each checked again at most :data:`_RECHECKS` times as the names it holds are
-kept by others), and the output is priced by the caller's counter and shrunk until it
-costs no more than its cap. A text with no segments worth keeping (one long line, a JSON string of
-a whole file) gets ``""``: the caller cuts it in the middle instead.
+Everything is linear-ish in the text: one scan for its segments, one pricing of each
+segment, one weighing of each (the caller's, bounded by the segment's length; of a text
+of thousands of segments, of a bounded number of them: :func:`_weighed`), one heap of
+the segments (each checked again at most :data:`_RECHECKS` times as the names it holds
+are kept by others), and the output is priced by the caller's counter and shrunk until
+it costs no more than its cap. A text with no segments worth keeping (one long line, a
+JSON string of a whole file) gets ``""``: the caller cuts it in the middle instead.
 """
 
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -72,6 +74,14 @@ _ANCESTORS = 8
 _ENOUGH = 0.35
 """The least share of the space the kept segments must fill (else ``""``)."""
 _TRIES = 8
+_WEIGHED = 2_048
+"""The most segments weighed by the caller: a text of more (a listing of megabytes)
+has its segments weighed only where their hints are densest (:func:`_weighed`)."""
+_PER_FIT = 4
+"""... or this many times the segments that fit its space, where that is more."""
+_HINT = re.compile(r"\d+|[_/]|[a-z][A-Z]")
+"""What marks the names an agent reuses (ids and numbers, snake_case, paths,
+camelCase), counted by one C scan per segment."""
 _RECHECKS = 3
 """How many times a segment's worth is checked again as the names it holds are kept."""
 
@@ -109,10 +119,11 @@ def choose_segments(
     starts = parts.starts
     count = len(starts) - 1
     pieces = [text[starts[i] : starts[i + 1]] for i in range(count)]
-    names = [weigh(piece) for piece in pieces]
     if cost <= max_tokens:
-        return Choice(text, _worth(names, range(count)), parts.unit)
+        return Choice(text, _worth([weigh(piece) for piece in pieces], range(count)), parts.unit)
     costs = [max(1, c) for c in counter.estimate_texts(pieces)]
+    edge = _edges(costs, max_tokens)
+    names, unweighed = _weighed(pieces, costs, edge, weigh, max_tokens)
     full = counter.estimate_text(gap_marker(9_999, parts.unit) + "\n\n")
     extra = counter.estimate_text(f"; {reference}") if reference else 0
     mark = full
@@ -122,12 +133,13 @@ def choose_segments(
     kept, order = _greedy(
         names,
         costs,
-        edge=_edges(costs, max_tokens),
-        fillers={  # never kept for themselves: they hold no facts
+        edge=edge,
+        fillers={  # never kept for themselves: they hold no facts (or were not weighed)
             *parts.closers,
             *parts.closers.values(),
             *parts.stood,
             *(i for i in range(count) if parts.unit == "lines" and is_blank(pieces[i])),
+            *unweighed,
         },
         parts=parts,
         mark=mark,
@@ -152,6 +164,37 @@ def choose_segments(
                 drop -= costs[index]
         _orphans(kept, parts)
     return Choice("", 0.0)
+
+
+def _weighed(
+    pieces: list[str],
+    costs: list[int],
+    edge: list[float],
+    weigh: Weigh,
+    space: int,
+) -> tuple[list[Mapping[str, float]], set[int]]:
+    """The names of each segment by ``weigh``, and the segments left unweighed (never
+    kept for themselves). A text of more than :data:`_WEIGHED` segments (and more than
+    :data:`_PER_FIT` times those that fit ``space``) has only that many weighed: those
+    at its head and tail, then those where :data:`_HINT` marks are densest per token.
+    The choice keeps a small share of such a text (a listing of megabytes), and
+    weighing every segment of it (each word read and classified) would cost several
+    times its cut in the middle."""
+    count = len(pieces)
+    fit = space * count // max(1, sum(costs))  # the segments that fit, at the mean cost
+    limit = max(_WEIGHED, _PER_FIT * fit)
+    if count <= limit:
+        return [weigh(piece) for piece in pieces], set()
+    hints = _HINT.findall
+    middle = [i for i in range(count) if edge[i] == 1.0]
+    chosen = set(range(count)).difference(middle)  # the head and the tail
+    chosen.update(
+        heapq.nlargest(
+            max(0, limit - len(chosen)), middle, key=lambda i: len(hints(pieces[i])) / costs[i]
+        )
+    )
+    names = [weigh(pieces[i]) if i in chosen else {} for i in range(count)]
+    return names, set(range(count)).difference(chosen)
 
 
 def _worth(names: list[Mapping[str, float]], indices: Iterable[int]) -> float:
