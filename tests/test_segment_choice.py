@@ -71,6 +71,17 @@ def _in_order(pieces: list[str], text: str) -> bool:
     return True
 
 
+def _starts(cut: str, text: str) -> list[int]:
+    """Where each piece ``cut`` keeps starts in ``text`` (in order)."""
+    found: list[int] = []
+    position = 0
+    for piece in _pieces(cut):
+        position = text.index(piece.strip("\n"), position)
+        found.append(position)
+        position += len(piece.strip("\n"))
+    return found
+
+
 def _labelled(cut: str, key: str, value: object) -> bool:
     """Whether ``cut`` shows ``value`` under ``key``: a JSON pair, a ``key=value`` of an
     index, or a cell of a row under a header naming ``key``."""
@@ -330,3 +341,62 @@ class TestChooseSegments:
         assert len(weighed) <= 2_048
         assert lines[12_345] in chosen.text
         assert TokenCounter().estimate_text(chosen.text) <= 300
+
+    def test_a_long_line_is_cut_after_its_sentences(self) -> None:
+        """A paragraph on one line (a page's) is cut into pieces after its sentences, so
+        the piece kept for its name is whole sentences, never a run of words cut from
+        one."""
+        sentences = ["One more step of the plan was discussed at some length by the team."] * 40
+        sentences[23] = "The booking went through under reservation MFRB94 for the two of them."
+        text = "Notes: " + " ".join(sentences)
+        chosen = choose_segments(text, 120, TokenCounter(), weigh=_words)
+        assert sentences[23] in chosen.text
+        assert all(text[at - 2 : at] == ". " for at in _starts(chosen.text, text)[1:])
+
+    def test_a_list_on_one_line_is_cut_after_its_elements(self) -> None:
+        """A list of objects on one line of text (a search's links) is cut into pieces
+        after its elements, so a kept link keeps its title beside its address."""
+        links = [
+            f'{{"title": "Issue {1_000 + i} in the tracker about scrolling", '
+            f'"url": "https://example.org/issues/{1_000 + i}"}}'
+            for i in range(40)
+        ]
+        text = "Links: [" + ", ".join(links) + "]"
+        chosen = choose_segments(text, 150, TokenCounter(), weigh=_words)
+        kept = [link for link in links if link in chosen.text]
+        assert len(kept) >= 2
+        assert all(text[at - 2 : at] == ", " for at in _starts(chosen.text, text)[1:])
+
+    def test_a_line_holding_names_beside_a_kept_one_is_kept_first(self) -> None:
+        """Of lines holding as many names per token, the one beside a kept line is kept
+        first: a hit with its neighbours, as ``grep -C`` shows it."""
+        lines = [f"step {i} ran as planned with nothing to note here" for i in range(120)]
+        for i in range(30, 90, 12):
+            lines[i] = f"booked R{i}A1 and R{i}B2 for the trip"
+            lines[i + 1] = f"charged P{i}C3 on the card for it"
+        chosen = choose_segments("\n".join(lines), 90, TokenCounter(), weigh=_words)
+        kept = [i for i in range(30, 90, 12) if lines[i] in chosen.text]
+        assert kept
+        assert all(f"{lines[i]}\n{lines[i + 1]}" in chosen.text for i in kept)
+
+
+class TestSections:
+    """A text's lines keep their meaning: a line of a section with its heading, a line of
+    a paragraph with the paragraph's first line."""
+
+    def test_a_line_of_a_section_keeps_its_heading_and_paragraph(self) -> None:
+        """Of a markdown page, the one line holding names deep in a section is kept
+        with its section's headings and the first line of its paragraph."""
+        filler = "the text goes on about the topic without naming anything in it"
+        parts = ["# Guide", filler, ""]
+        for section in range(12):
+            parts += [f"## Part {section}", "", "This part covers one more topic.", filler]
+            if section == 7:
+                parts += [filler, "and the booking uses reservation MFRB94 at 1286 dollars."]
+            parts += [filler, ""]
+        text = "\n".join(parts)
+        chosen = choose_segments(text, 120, TokenCounter(), weigh=_words).text
+        assert "reservation MFRB94 at 1286" in chosen
+        before = chosen[: chosen.index("and the booking")]
+        assert "\n## Part 7\n" in before
+        assert before.rfind("This part covers one more topic.") > before.index("## Part 7")

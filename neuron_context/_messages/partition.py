@@ -1,12 +1,21 @@
 """Where a text's segments are: the elements of a JSON result, the lines of a text, and
 what each needs beside it to keep its meaning (the opener holding an element's key, a
-table's header, the line an indented line stands in), for
+table's header, the line an indented line stands in, the heading of a markdown section,
+the first line of a paragraph), for
 :func:`~neuron_context._messages.segments.choose_segments`.
+
+The units are where an agent's facts live: a record under its key, a row under its
+header, a body line under its definition, a line of prose under its paragraph's first
+line and its section's headings (each heading under the one of a higher level). A line
+too long for its space (a paragraph of a web page on one line, a list of links) is cut
+into pieces after its sentences where it can, else after the elements of a list, its
+clauses, at last at a space: a piece kept for its name reads as a whole sentence or a
+whole element (a link's title beside its address), not as words cut from one.
 
 Linear in the text: a JSON text is scanned once, and only once the C parser has accepted
 it (every string the scan meets is closed: a string is skipped by one anchored pattern,
 never rescanned); a text is read line by line, each line once (a long line is split at
-spaces found in a bounded window).
+boundaries found in a bounded window).
 """
 
 from __future__ import annotations
@@ -26,6 +35,11 @@ _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]')
 """A JSON string (skipped whole) or a structural character."""
 _NONSPACE = re.compile(r"\S")
 _TABLE_SEPARATOR = re.compile(r"[\s|:+-]*\Z")
+_BOUNDARIES = (". ", "}, ", "},", "; ", ", ", " ")
+"""Where a long line is cut into pieces, strongest first: after a sentence, after an
+element of a list (a JSON object in a line of text), after a clause, at a space."""
+_HEADING = re.compile(r"(#{1,6}) \S")
+"""A markdown heading: the lines of its section stand under it."""
 _TITLE = 80
 """The longest title before a table's header (``flights: ``)."""
 _GUTTER = re.compile(r"\s*\d{1,7}(?:→|\t|:(?=\S)|\| ?)")
@@ -54,8 +68,10 @@ def partition(text: str, split: int) -> Partition:
     """``text`` split into segments no longer than ``split`` characters where the text
     allows: a JSON object or array into its elements (an element longer than ``split``
     into its own, under its opener), else into lines (a table's rows under their header,
-    an indented line under the line it is indented in; a line longer than ``split`` at
-    spaces, its pieces under its first)."""
+    an indented line under the line it is indented in, a line of a paragraph under its
+    first line, a paragraph's first line under its section's markdown heading; a line
+    longer than ``split`` after its sentences, elements or clauses, or at spaces, its
+    pieces under its first)."""
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and len(text) <= _JSON_MAX:
         try:
@@ -154,27 +170,71 @@ def is_blank(line: str) -> bool:
 
 def _long_line(text: str, start: int, end: int, split: int) -> list[int]:
     """Where the pieces after the first of the line ``text[start:end]`` start, when it
-    is longer than ``split``: cut at spaces (a word is never cut), each kept only with
-    the line's first piece (what the line is about: its id, its key)."""
+    is longer than ``split``: cut at the strongest of :data:`_BOUNDARIES` in the last
+    half of each piece's room (a word is never cut), each piece kept only with the
+    line's first (what the line is about: its id, its key)."""
     found: list[int] = []
     cut = start + split
     while cut < end:
-        space = text.rfind(" ", cut - split // 2, cut)
-        if space < 0:
+        low = cut - split // 2
+        for boundary in _BOUNDARIES:  # the strongest boundary in the window
+            at = text.rfind(boundary, low, cut)
+            if at >= 0:
+                cut = at + len(boundary)
+                break
+        else:
             space = text.find(" ", cut, end - 1)
             if space < 0:
                 break
-        cut = space + 1
+            cut = space + 1
         found.append(cut)
         cut += split
     return found
+
+
+@attrs.define
+class _Outline:
+    """The lines a text's next line may stand under, as the text is read: the lines it
+    is indented in, the markdown headings of its section, its paragraph's first line."""
+
+    indents: list[tuple[int, int]] = attrs.Factory(list)
+    """(indent, segment) of the enclosing lines."""
+    headings: list[tuple[int, int]] = attrs.Factory(list)
+    """(level, segment) of the enclosing headings."""
+    paragraph: int = -1
+    """The first line of the paragraph a line at the margin continues (``-1``: none)."""
+
+    def parent(self, body: str, index: int) -> int:
+        """The line the line ``body`` (segment ``index``, not blank) stands under."""
+        indent = len(body) - len(body.lstrip(" \t"))
+        indents = self.indents
+        while indents and indents[-1][0] >= indent:
+            indents.pop()
+        parent = indents[-1][1] if indents and indent > 0 else -1
+        indents.append((indent, index))
+        heading = _HEADING.match(body)
+        if heading is not None:  # a section: under the heading of a higher level
+            level = len(heading.group(1))
+            while self.headings and self.headings[-1][0] >= level:
+                self.headings.pop()
+            self.paragraph = -1
+            parent = self.headings[-1][1] if self.headings else -1
+            self.headings.append((level, index))
+        elif parent < 0 and indent == 0 and self.paragraph >= 0:
+            parent = self.paragraph  # a line of a paragraph: under its first line
+        elif parent < 0:
+            if indent == 0:
+                self.paragraph = index
+            if self.headings:
+                parent = self.headings[-1][1]  # a line of a section: under its heading
+        return parent
 
 
 def _line_partition(text: str, split: int) -> Partition:
     starts: list[int] = []
     parents: list[int] = []
     stood: dict[int, int] = {}
-    indents: list[tuple[int, int]] = []  # (indent, segment) of the enclosing lines
+    outline = _Outline()
     table_head = -1
     table_bars = 0
     position = 0
@@ -200,13 +260,10 @@ def _line_partition(text: str, split: int) -> Partition:
         stands = stands_for(line) if len(line) < 4 * split else 0
         if stands:
             stood[len(starts)] = stands
-        elif parent < 0 and body.strip():
-            indent = len(body) - len(body.lstrip(" \t"))
-            while indents and indents[-1][0] >= indent:
-                indents.pop()
-            if indents and indent > 0:
-                parent = indents[-1][1]
-            indents.append((indent, len(starts)))
+        elif not body.strip():
+            outline.paragraph = -1
+        elif parent < 0:
+            parent = outline.parent(body, len(starts))
         first = len(starts)
         starts.append(position)
         parents.append(parent)

@@ -22,7 +22,9 @@ in the same space; it is cut in the middle only when no choice of whole segments
 35% of its space (one record bigger than the space, a string holding a whole file). A
 text that is not JSON (a listing, a log, a page) keeps whichever holds more of what the
 caller weighs: its lines worth most, whole and in order (a body line with its
-definition's header, a row with its table's), a one-token gap between them; or the cut
+definition's header, a row with its table's, a line of prose with its paragraph's first
+line and its section's heading, a hit with its neighbours that hold names too; a long
+line in pieces after its sentences or elements), a one-token gap between them; or the cut
 in the middle, whose marker names the facts of the cut lines (ties go to the middle).
 Each wins on some texts: a whole line keeps a name with its meaning (its label, the
 code around it), a marker names more facts in the same space (long lines holding one
