@@ -379,6 +379,31 @@ class TestChooseSegments:
         assert kept
         assert all(f"{lines[i]}\n{lines[i + 1]}" in chosen.text for i in kept)
 
+    @pytest.mark.parametrize("cap", [20, 28, 36])
+    def test_a_record_cut_to_a_fifth_keeps_its_elements(self, cap: int) -> None:
+        """A record on one line cut to a fifth of itself or less still keeps a choice of
+        its elements (its id first) within the cap: the gaps its elements leave are
+        priced as they are written, so the choice is not shrunk to nothing."""
+        record = {
+            "reservation_id": "H8Q05L",
+            "user_id": "sophia_silva_7557",
+            "origin": "JFK",
+            "destination": "ATL",
+            "flight_type": "one_way",
+            "cabin": "basic_economy",
+            "flights": [{"flight_number": "HAT268", "date": "2024-05-24", "price": 74}],
+            "passengers": [{"first_name": "Harper", "last_name": "Silva", "dob": "1990-01-01"}],
+            "created_at": "2024-05-01T10:00:00",
+            "total_baggages": 0,
+            "insurance": "no",
+        }
+        text = json.dumps(record)
+        counter = TokenCounter()
+        chosen = choose_segments(text, cap, counter, weigh=_words)
+        assert chosen.text.startswith('{"reservation_id": "H8Q05L", ')
+        assert counter.estimate_text(chosen.text) <= cap
+        assert _in_order(_pieces(chosen.text), text)
+
 
 class TestSections:
     """A text's lines keep their meaning: a line of a section with its heading, a line of

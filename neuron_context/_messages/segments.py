@@ -286,12 +286,7 @@ def _greedy(
             if parent in closers:
                 chain.append(closers[parent])
             parent = parents[parent]
-        members = set(chain)
-        price = sum(costs[i] for i in chain)
-        for member in chain:  # each member splits, ends or fills a gap
-            left = member > 0 and not kept[member - 1] and member - 1 not in members
-            right = member < count - 1 and not kept[member + 1] and member + 1 not in members
-            price += mark * ((left and right) - (not left and not right))
+        price = sum(costs[i] for i in chain) + mark * _gaps(chain, kept)
         if used + price > space:
             continue
         used += price
@@ -305,6 +300,25 @@ def _greedy(
                     if 0 <= near < count and not kept[near] and near not in fillers:
                         heapq.heappush(heap, (-score(near), near, 0))
     return kept, order
+
+
+def _gaps(chain: list[int], kept: list[bool]) -> int:
+    """How many gaps keeping the segments ``chain`` adds (``-1``: one fewer): each run
+    of them side by side splits the gap it stands in (both of its neighbours cut), ends
+    one (one of them cut: no change) or fills one (none: the text's ends are not cut)."""
+    count = len(kept)
+    members = sorted(set(chain))
+    added = 0
+    start = 0
+    for at in range(len(members)):
+        if at + 1 < len(members) and members[at + 1] == members[at] + 1:
+            continue  # the run goes on
+        low, high = members[start] - 1, members[at] + 1
+        left = low >= 0 and not kept[low]
+        right = high < count and not kept[high]
+        added += (left and right) - (not left and not right)
+        start = at + 1
+    return added
 
 
 def _orphans(kept: list[bool], parts: Partition) -> None:
