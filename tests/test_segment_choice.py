@@ -310,6 +310,25 @@ class TestChooseSegments:
         assert counter.estimate_text(chosen.text) <= cap
         assert _in_order(_pieces(chosen.text), text)
 
+    @pytest.mark.parametrize("end", ["\n", "\r\n"])
+    def test_a_colon_numbered_listing_keeps_a_body_line_with_its_header(self, end: str) -> None:
+        """SWE-agent numbers a listing's lines ``1475:`` and the code's indent follows
+        the colon (with ``\\r\\n`` line ends from its terminal): a kept body line keeps
+        the definition it is indented in, and a numbered blank line (``140:``) is not a
+        line at the margin that the lines after it would stand under."""
+        lines = [f"{i + 1}:        total = total + step" for i in range(300)]
+        lines[139] = "140:"
+        lines[149] = "150:    def run(self):"
+        lines[151] = "152:        step = lookup('W00151', 1151)"
+
+        def names(segment: str) -> dict[str, float]:  # the line's words after its number
+            return _words(segment.partition(":")[2])
+
+        chosen = choose_segments(end.join(lines), 60, TokenCounter(), weigh=names)
+        assert lines[151] in chosen.text
+        assert lines[149] in chosen.text
+        assert "140:" not in chosen.text
+
     def test_a_piece_of_a_long_line_keeps_its_start(self) -> None:
         """A line longer than a quarter of the space is kept in pieces cut at spaces,
         and a piece is kept only with the line's start (what the line is about)."""

@@ -42,8 +42,10 @@ _HEADING = re.compile(r"(#{1,6}) \S")
 """A markdown heading: the lines of its section stand under it."""
 _TITLE = 80
 """The longest title before a table's header (``flights: ``)."""
-_GUTTER = re.compile(r"\s*\d{1,7}(?:→|\t|:(?=\S)|\| ?)")
-"""A numbered listing's line number (``47→``, ``47\\t``): a line's indent is after it."""
+_GUTTER = re.compile(r"\s*\d{1,7}(?:→|\t|:|\| ?)")
+"""A numbered listing's line number (``47→``, ``47\\t``, ``47:``, ``47|``): a line's indent
+is after it, and a line with nothing after it is blank (SWE-agent's ``1461:`` before an
+indented ``1462:        if ...``)."""
 
 
 @attrs.frozen
