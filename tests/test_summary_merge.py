@@ -143,6 +143,33 @@ class TestTables:
             if header in text:
                 assert re.search(re.escape(header) + r"; V0", text), budget
 
+    def test_a_row_keeps_its_header_when_the_request_shows_the_columns(self) -> None:
+        """A row noted in the summary comes under its header even when the rest of the
+        request shows every word of the header (another result with the same keys):
+        cells without their columns say nothing."""
+        columns = ["flight_number", "origin", "destination", "price"]
+        rows = [
+            dict(zip(columns, [f"HAT{i}07", "JFK", "SFO", 100 + i], strict=True)) for i in range(3)
+        ]
+        result = json.dumps({"flights": rows})
+        messages = [Message.user("Find flights."), *read("c1", "flights.json", result)]
+        shown = frozenset({"flights", *columns})
+        text = summarize(messages, 400, shown=shown)
+        header = "flights: " + "|".join(columns)
+        assert re.search(re.escape(header) + r"; HAT007\|", text), text
+
+    def test_a_header_whose_rows_are_all_shown_is_left_out(self) -> None:
+        """A header whose every row the request shows is not noted: columns without a
+        row say nothing."""
+        columns = ["flight_number", "origin", "destination"]
+        rows = [dict(zip(columns, [f"HAT{i}07", "JFK", "SFO"], strict=True)) for i in range(3)]
+        result = json.dumps({"flights": rows, "note": "ORDER_7731"})
+        messages = [Message.user("Find flights."), *read("c1", "flights.json", result)]
+        shown = frozenset({"HAT007", "HAT107", "HAT207", "JFK", "SFO"})
+        text = summarize(messages, 400, shown=shown)
+        assert "ORDER_7731" in text
+        assert "origin|destination" not in text
+
 
 class TestShown:
     """Facts the rest of the request already shows are not repeated."""

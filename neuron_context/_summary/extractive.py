@@ -78,6 +78,33 @@ def _repeatable(fact: Fact) -> bool:
     return fact.line
 
 
+def _noted(found: list[Fact], label: str, before: Set[str], shown: Set[str]) -> list[Fact]:
+    """The facts of one result worth noting: not one its call already names (the id it
+    looked up), a line a newer result noted (a file read again, in ``before``), or what
+    the rest of the request shows. A table's header is noted with the first of its rows
+    noted, whatever the request shows of it (a row says what its cells are only under
+    it), and not at all when none is."""
+    noted: list[Fact] = []
+    header: Fact | None = None  # a table's header, waiting for its first row noted
+    for fact in found:
+        if fact.header:
+            header = fact
+            continue
+        if not fact.row:
+            header = None
+        if (
+            fact.text in label
+            or (_repeatable(fact) and fact.text in before)
+            or repeats(fact.text, shown)
+        ):
+            continue
+        if header is not None:
+            noted.append(header)
+            header = None
+        noted.append(fact)
+    return noted
+
+
 def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     require_int(value, f"{type(instance).__name__}.{attribute.name}", minimum=20)
 
@@ -277,16 +304,7 @@ class ExtractiveSummarizer(Provider):
         (:attr:`Fact.line`) is a chunk on a line of its own, under its call."""
         noted_before: set[str] = set()
         for position, group in enumerate(found.facts):
-            # A fact its call already names (the id it looked up), a line a newer result
-            # noted (a file read again), or what the rest of the request shows, is not
-            # repeated.
-            noted = [
-                fact
-                for fact in group.facts
-                if fact.text not in group.label
-                and not (_repeatable(fact) and fact.text in noted_before)
-                and not repeats(fact.text, shown)
-            ]
+            noted = _noted(group.facts, group.label, noted_before, shown)
             noted_before.update(fact.text for fact in noted if _repeatable(fact))
             for number, chunk in enumerate(chunks(noted)):
                 text = render_facts(chunk)

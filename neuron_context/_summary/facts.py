@@ -94,6 +94,9 @@ class Fact:
     header: bool = False
     """Whether it is a table's header (its key and columns): it says nothing without
     the row after it."""
+    row: bool = False
+    """Whether it is a row of the table whose header is the last one before it: it
+    says what its cells are only under that header."""
 
 
 def chunks(noted: list[Fact]) -> list[list[Fact]]:
@@ -223,7 +226,7 @@ class _Collector:
                 for row in leaf.rows:
                     if self.full:
                         return
-                    self.found.append(Fact(row, True))
+                    self.found.append(Fact(row, True, row=True))
                 group = True  # what follows the table is set apart from its last row
                 continue
             if isinstance(leaf, Braced):
