@@ -171,6 +171,27 @@ class TestTables:
         assert "origin|destination" not in text
 
 
+class TestCutMarkers:
+    """A result cut earlier holds its cut's marker: a list of names without what they
+    are."""
+
+    def test_a_markers_names_are_not_noted(self) -> None:
+        """The names a cut's marker lists are not facts of the result (they stand
+        without their lines); the lines kept around it are."""
+        kept = [f"{n}→    limit_{n:03d} = compute_{n:03d}(rate_{n:03d})" for n in (1, 2, 99)]
+        marker = (
+            "[... 96 lines (4,120 characters, about 1,030 tokens) cut, naming 3: "
+            "23→    ceiling_023 · 47→    floor_047 · HAT7734 ...]"
+        )
+        result = "\n".join([*kept[:2], marker, kept[2]])
+        messages = [Message.user("Check the limits."), *read("c1", "src/limits.py", result)]
+        text = summarize(messages, 2000)
+        for name in ("ceiling_023", "floor_047", "HAT7734"):
+            assert name not in text
+        for name in ("limit_001", "limit_002", "limit_099"):
+            assert name in text
+
+
 class TestShown:
     """Facts the rest of the request already shows are not repeated."""
 

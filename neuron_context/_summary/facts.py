@@ -43,6 +43,7 @@ from collections.abc import Iterator
 
 import attrs
 
+from .._messages.markers import stands_for
 from .facts_json import VALUE, Braced, Table, leaves
 from .facts_text import calls, definition, is_code_name, is_salient, key_value
 from .scan import is_data
@@ -262,6 +263,8 @@ class _Collector:
         pairs: list[str] = []
         self._json_pairs(text)
         for raw in _lines(text):
+            if stands_for(raw):
+                continue  # a cut's marker: names without what they are
             line = raw[:_LINE]
             body = line
             gutter = _GUTTER.match(line)
@@ -284,7 +287,8 @@ class _Collector:
         for raw in _lines(text):
             if self.full:
                 return
-            self._line_tokens(raw)
+            if not stands_for(raw):
+                self._line_tokens(raw)
 
     def _add_segment(self, shown: str) -> None:
         """Note a segment of a line, and the salient names it holds as seen."""
