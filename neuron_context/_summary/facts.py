@@ -25,7 +25,9 @@ them:
    dotted module names, and the code names a call through an object uses:
    ``getElementById`` of ``document.getElementById``).
 
-Paths and URLs are left to the artifact index, which has its own section. Each fact is
+Paths and URLs are left to the artifact index, which has its own section. The lines a
+cut wrote (a truncation marker and the names it lists) are not read: its names stand
+without their lines, a list that says nothing an agent can act on. Each fact is
 noted once (its first occurrence), and everything is bounded: :func:`facts` stops at
 ``limit`` facts, reads a line of at most :data:`_LINE` characters, and every scan is
 linear (runs of word characters found by one character class, each checked with an
@@ -256,7 +258,8 @@ class _Collector:
 
     def text(self, text: str) -> None:
         """The facts of a text that is not JSON: its pairs, then its lines that define
-        something, then its other lines that hold a salient token, each a segment of
+        something, then its other lines that hold a salient token (not the lines a cut
+        wrote, see :func:`~neuron_context._messages.markers.stands_for`), each a segment of
         the line as it stands (see :func:`segment`), so a name keeps what it is beside
         it (``47→def make_pattern_type(ast_t* pattern)``, ``| HAT170 | 08:00 |``)."""
         definitions: list[tuple[str, str]] = []
