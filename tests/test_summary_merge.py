@@ -158,6 +158,36 @@ class TestTables:
         header = "flights: " + "|".join(columns)
         assert re.search(re.escape(header) + r"; HAT007\|", text), text
 
+    @settings(max_examples=60, deadline=None)
+    @given(
+        cells=st.lists(
+            st.tuples(st.from_regex(r"[A-Z]{2}[0-9]{3}", fullmatch=True), st.integers(100, 999)),
+            min_size=2,
+            max_size=8,
+            unique_by=lambda cell: cell[0],
+        ),
+        shown=st.sets(st.sampled_from(["flights", "flight_number", "price", "JFK", "100"])),
+        budget=st.integers(min_value=40, max_value=400),
+    )
+    def test_every_row_stands_under_its_header(
+        self, cells: list[tuple[str, int]], shown: set[str], budget: int
+    ) -> None:
+        """Whatever the request shows and the space, a table's row in a summary stands
+        after its header on the same line, and a header is followed by a row."""
+        rows = [{"flight_number": code, "price": price, "origin": "JFK"} for code, price in cells]
+        result = json.dumps({"flights": rows})
+        messages = [Message.user("Find flights."), *read("c1", "flights.json", result)]
+        text = summarize(messages, budget, shown=frozenset(shown))
+        header = "flights: flight_number|price|origin"
+        for code, price in cells:
+            row = f"{code}|{price}|JFK"
+            for line in text.split("\n"):
+                if row in line:
+                    assert header in line.split(row, 1)[0], line
+        for line in text.split("\n"):
+            if header in line:
+                assert re.search(re.escape(header) + r"; [A-Z]{2}[0-9]{3}\|", line), line
+
     def test_a_header_whose_rows_are_all_shown_is_left_out(self) -> None:
         """A header whose every row the request shows is not noted: columns without a
         row say nothing."""
