@@ -195,6 +195,21 @@ class TestExtractiveSummarizer:
         assert "- bash command=pytest tests/test_cli.py -q: KeyError" in text
         assert "Unanswered user request: Also update docs/usage.md please." in text
 
+    def test_an_error_line_that_announces_says_what_it_announces(self) -> None:
+        """An error line that only announces what follows (``ERROR:``) is noted with the
+        line after it, which says what failed."""
+        said = "Invalid `view_range` parameter: [300, 350]. Its second element is too large."
+        messages = [
+            Message.user("Show lines 300-350 of match.c."),
+            call("c1", "str_replace_editor", path="src/match.c"),
+            Message.tool_result("c1", f"ERROR:\n{said}"),
+            call("c2", "str_replace_editor", path="src/alias.c"),
+            Message.tool_result("c2", "ERROR:\n\nNo such file: src/alias.c", is_error=True),
+        ]
+        errors = summarize(messages).split("## Errors and fixes")[1].split("## Next steps")[0]
+        assert f"str_replace_editor: ERROR: {said}" in errors
+        assert "str_replace_editor failed: ERROR: No such file: src/alias.c" in errors
+
     def test_an_index_line_is_not_repeated_beside_its_facts(self) -> None:
         """``a.py: read_file`` says no more than ``read_file a.py: ...`` beside it: the
         index line gives its space to more facts; one that says more (several tools)

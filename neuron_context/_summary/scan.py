@@ -261,16 +261,29 @@ _QUERY_VALUE = 40
 
 def error_line(kind: str, name: str, text: str, limit: int) -> str:
     """The line that says what failed: the first line of an error result, or the last
-    error line of a result that shows one (a traceback's last line, ``error: ...``)."""
+    error line of a result that shows one (a traceback's last line, ``error: ...``); a
+    line that only announces what follows (``ERROR:``) with the next line that says it."""
     tool = name or "tool"
+    lines = text.split("\n")
     if kind == "error":
-        first = next((line for line in text.split("\n") if line.strip()), "(no output)")
-        return clip(f"{tool} failed: {first}", limit)
+        first = next((at for at, line in enumerate(lines) if line.strip()), -1)
+        said = _said(lines, first) if first >= 0 else "(no output)"
+        return clip(f"{tool} failed: {said}", limit)
     if kind != "result":
         return ""
-    hit = ""
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if _ERROR_LINE.match(stripped) is not None:
-            hit = stripped
-    return clip(f"{tool}: {hit}", limit) if hit else ""
+    hit = -1
+    for at, line in enumerate(lines):
+        if _ERROR_LINE.match(line.strip()) is not None:
+            hit = at
+    return clip(f"{tool}: {_said(lines, hit)}", limit) if hit >= 0 else ""
+
+
+def _said(lines: list[str], at: int) -> str:
+    """``lines[at]``, stripped, with the next line that is not blank when it ends with
+    a colon: what it announces."""
+    line = lines[at].strip()
+    if line.endswith(":"):
+        after = next((n.strip() for n in lines[at + 1 : at + 4] if n.strip()), "")
+        if after:
+            return f"{line} {after}"
+    return line
