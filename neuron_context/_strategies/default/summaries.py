@@ -136,7 +136,7 @@ class SummaryWriter:
         :data:`SPAN_SHARE` of what it summarizes; when even that leaves too
         little, all are merged into one in the space below the target (the earlier
         ones handed to the summarizer as the previous summary). A fact that the kept
-        messages (or the earlier summaries kept beside it) already show is not
+        messages already show (their results, calls and requests) is not
         repeated in the new summary.
         """
         overhead = message_overhead(self.counter) + self.heading
@@ -158,13 +158,16 @@ class SummaryWriter:
             # The agent's own prefix, as its last call sent it, so the cache serves it.
             return await self.summary(list(plan.messages[: plan.cut]), space)
         fair = max(MIN_SUMMARY, scale(space, DELTA_SHARE))
+        # Only the kept messages' words: leaving out of a new summary the facts of the
+        # earlier summaries kept beside it too gained nothing measurable (25% of the
+        # shared transcripts: 90.9% of the next step's evidence against 90.8%, 77.2%
+        # against 77.4% at 10%) and cost 1.7% more input at 25%.
+        shown = shown_words(beside)
         if plan.previous and max(space, kept + fair) <= roomy:
             share = min(roomy - kept, max(space - kept, scale(space, NEW_SHARE)))
             spanned = scale(plan.summarized_cost, SPAN_SHARE)  # counted in the plan's table
             share = min(share, max(fair, spanned))
-            shown = shown_words([*plan.previous, *beside])
             return [*plan.previous, *await self.summary(plan.summarized, share, shown=shown)]
-        shown = shown_words(beside)
         return await self.summary([*plan.previous, *plan.summarized], space, shown=shown)
 
     async def summary(
