@@ -33,9 +33,8 @@ from ..._messages.conversation import next_safe_cut, opens_exchange
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._numbers import scale
-from ..._summary.facts import condense, facts
-from ..._summary.scan import is_notice, mentioned
-from .reuse import reuse
+from ..._summary.scan import is_notice
+from .water import MIN_TRUNCATED, describe_cut, kept_part, water_level
 
 __all__ = ["Part", "Plan", "describe_cut", "is_request", "step_in_progress", "water_level"]
 
@@ -46,12 +45,9 @@ _TASK_WHOLE = 256
 hard budget leaves (requests are short; a long one, such as a pasted document, is cut)."""
 _MESSAGE_SHARE = 0.25
 """The most of the recent space one kept message may take (a huge tool result is cut)."""
-_MIN_TRUNCATED = 48
 _SUMMARY_FLOOR = 0.25
 """The share of the room below the target the step in progress leaves to the summary,
 and that the summary keeps when the pins and the kept messages fill the target."""
-_MARKER_NAMES = 400
-"""The most names a truncation marker counts from the part it cut."""
 
 
 def _pins(
@@ -69,7 +65,7 @@ def _pins(
     pinned: dict[int, Message] = {}
     task_cost = 0
     if task is not None and task != newest:
-        space = max(_MIN_TRUNCATED, scale(room, _PIN_SHARE), min(_TASK_WHOLE, free // 2))
+        space = max(MIN_TRUNCATED, scale(room, _PIN_SHARE), min(_TASK_WHOLE, free // 2))
         pinned[task] = truncate_message(messages[task], space, counter)
         task_cost = counter.estimate_message(pinned[task])
     if newest is not None:
@@ -77,34 +73,10 @@ def _pins(
         # the task's when the task fits beside a request cut to the floor: a short task
         # never gives way to a longer request that must be cut anyway.
         space = max(scale(room, _PIN_SHARE), free)
-        if task_cost and task_cost + _MIN_TRUNCATED <= free:
-            space = max(_MIN_TRUNCATED, min(space, free - task_cost))
+        if task_cost and task_cost + MIN_TRUNCATED <= free:
+            space = max(MIN_TRUNCATED, min(space, free - task_cost))
         pinned[newest] = truncate_message(messages[newest], space, counter)
     return pinned
-
-
-def water_level(costs: Sequence[int], space: int) -> int:
-    """The largest cap ``c`` with ``sum(min(cost, c)) <= space`` (at least the truncation
-    floor): messages above it are cut to it, the others kept whole."""
-    if sum(costs) <= space:
-        return max(costs, default=0)
-    remaining = space
-    ordered = sorted(costs)
-    for position, cost in enumerate(ordered):
-        share = remaining // (len(ordered) - position)
-        if cost > share:
-            return max(_MIN_TRUNCATED, share)
-        remaining -= cost
-    return max(_MIN_TRUNCATED, ordered[-1])  # pragma: no cover - the sum exceeded space
-
-
-def describe_cut(cut: str) -> list[str]:
-    """The names the cut part of a message holds, for its truncation marker: the paths
-    and URLs it mentions, then its facts (see :mod:`neuron_context._summary.facts`)."""
-    found = dict.fromkeys(mentioned(cut))
-    for fact in facts(cut, limit=_MARKER_NAMES):
-        found.setdefault(fact.text)
-    return list(found)[:_MARKER_NAMES]
 
 
 def step_in_progress(messages: Sequence[Message]) -> list[int]:
@@ -119,48 +91,6 @@ def step_in_progress(messages: Sequence[Message]) -> list[int]:
             after = range(index + 1, len(messages))
             return [index, *(i for i in after if messages[i].role is Role.TOOL)]
     return []
-
-
-def _tail(
-    messages: Sequence[Message],
-    costs: Sequence[int],
-    cut: int,
-    *,
-    pinned: dict[int, Message],
-    step: set[int],
-    space: int,
-    counter: BaseCounter,
-) -> list[Message]:
-    """The kept part from ``cut``, in ``space`` tokens: the pinned requests as pinned,
-    the step in progress cut to its own water level (it is cut last), the other messages
-    to the level of what it leaves. A tool result above
-    its level keeps the segments of it an agent may reuse most (:func:`~.reuse.reuse`:
-    its records, rows and lines, whole and in order); the words of a user or the
-    assistant are cut in the middle."""
-    free = [
-        i
-        for i in range(cut, len(messages))
-        if messages[i].role is not Role.SYSTEM and i not in pinned
-    ]
-    first = [costs[i] for i in free if i in step]
-    level_step = water_level(first, space)
-    left = max(0, space - sum(min(cost, level_step) for cost in first))
-    level = water_level([costs[i] for i in free if i not in step], left)
-    tail: list[Message] = []
-    for index in range(cut, len(messages)):
-        message = messages[index]
-        cap = level_step if index in step else level
-        if index in pinned:
-            tail.append(pinned[index])
-        elif message.role is Role.SYSTEM or costs[index] <= cap:
-            tail.append(message)
-        else:
-            tail.append(
-                truncate_message(
-                    message, cap, counter, describe=describe_cut, condense=condense, weigh=reuse
-                )
-            )
-    return tail
 
 
 def _cut_back(messages: Sequence[Message], start: int) -> int:
@@ -266,7 +196,7 @@ class Plan:
         # The step in progress is kept whole while the room allows, the summary keeping
         # at least its floor share when there is anything older to summarize.
         space = max(scale(rest, recent), min(step_cost, scale(rest, 1 - _SUMMARY_FLOOR)))
-        cap = max(_MIN_TRUNCATED, scale(space, _MESSAGE_SHARE))
+        cap = max(MIN_TRUNCATED, scale(space, _MESSAGE_SHARE))
         used = 0
         start = len(messages)
         for index in range(len(messages) - 1, -1, -1):
@@ -296,7 +226,7 @@ class Plan:
                 summarized_cost += costs[index]
         # With nothing to summarize, the kept part may fill all the space left.
         tail_space = space if previous or summarized else rest
-        tail = _tail(
+        tail = kept_part(
             messages,
             costs,
             cut,
