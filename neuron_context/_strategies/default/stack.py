@@ -30,8 +30,9 @@ they fit together, once, so a user states the budget once. Why each piece is the
   too little room, all are merged into one below the target. A new summary leaves out
   the facts the kept messages already show.
 - **Recent messages as they are,** from a safe cut (a tool use is never separated from
-  its result), a single huge tool result cut in the middle rather than taking the whole
-  space.
+  its result), a single huge tool result cut rather than taking the whole space; they
+  get the space the summary does not need, and the step in progress the room above the
+  target too, short of two turns of growth (:func:`.headroom.step_ceiling`).
 - **A hard budget.** If the result is still over the budget, the last resort truncates
   (:mod:`neuron_context._messages.truncation`), then drops the oldest kept messages, then
   cuts the summary and the pinned requests; the newest request is never dropped
@@ -66,7 +67,7 @@ from ...providers._base import Provider
 from ..strategy import BudgetedStrategy, check_token_count
 from .fit import InProgress, fit
 from .front import leading_summaries, leading_system_cost
-from .headroom import decided_target, kept_free
+from .headroom import STEP_TURNS, decided_target, kept_free, step_ceiling
 from .offloading import Found, assemble, offload, placeholder, unindexed, with_store
 from .plan import Part, Plan
 from .schedule import CacheSchedule, growth_per_turn
@@ -321,6 +322,7 @@ class DefaultStack(BudgetedStrategy):
         holder = placeholder(store, messages, self.counter, space=limit - systems, short=short)
         room = 0 if holder is None else self._part_cost(Part("reference", holder))
         planned = min(target, limit - room)
+        turns = STEP_TURNS if self.schedule is None else self.schedule.min_turns
         plan = Plan.of(
             messages,
             self.counter,
@@ -329,6 +331,7 @@ class DefaultStack(BudgetedStrategy):
             self.recent,
             table=table,
             free=kept_free(growth, limit - target),
+            ceiling=step_ceiling(limit - room, growth, limit - target, turns=turns),
         )
         if store is not None:
             plan = unindexed(plan)

@@ -4,10 +4,13 @@ space of its kept recent part among the messages in it: the water level.
 Messages above a common cap (the level) are cut to it, the others kept whole, so no one
 message takes the space of all the others (:func:`water_level`). The step in progress
 (the last assistant message's calls and the results the model has not answered yet) is
-levelled first and on its own, so it is cut last (:func:`kept_part`). A cut tool result
-keeps the segments of it an agent may reuse most (:func:`~.reuse.reuse`: its records,
-rows and lines, whole and in order), the words of a user or the assistant their head and
-tail, and the marker names what was cut (:func:`describe_cut`).
+levelled first and on its own, so it is cut last; it may also take room above the
+target, which the plan gives it when the budget has it (:func:`kept_part`): the next
+call reads it first, and cut to the target's share a big step keeps little of each
+result. A cut tool result keeps the segments of it an agent may reuse most
+(:func:`~.reuse.reuse`: its records, rows and lines, whole and in order), the words of a
+user or the assistant their head and tail, and the marker names what was cut
+(:func:`describe_cut`).
 """
 
 from __future__ import annotations
@@ -61,21 +64,24 @@ def kept_part(
     pinned: dict[int, Message],
     step: set[int],
     space: int,
+    above: int,
     counter: BaseCounter,
-) -> list[Message]:
+) -> tuple[list[Message], int]:
     """The kept part of ``messages`` from ``cut`` (``costs``: each message's), in
-    ``space`` tokens: the pinned requests as ``pinned``, the messages of the ``step`` in
-    progress cut to their own level (they are cut last), the other messages to the level
-    of what they leave."""
+    ``space`` tokens, and what its step in progress takes above them: the pinned
+    requests as ``pinned``, the messages of the ``step`` in progress cut to their own
+    level in the share of ``space`` they would take alone and up to ``above`` tokens
+    more, the other messages to the level of what that share leaves."""
     free = [
         i
         for i in range(cut, len(messages))
         if messages[i].role is not Role.SYSTEM and i not in pinned
     ]
     first = [costs[i] for i in free if i in step]
-    level_step = water_level(first, space)
-    left = max(0, space - sum(min(cost, level_step) for cost in first))
-    level = water_level([costs[i] for i in free if i not in step], left)
+    share = sum(min(cost, water_level(first, space)) for cost in first)
+    level_step = water_level(first, share + above)
+    extra = max(0, sum(min(cost, level_step) for cost in first) - share)
+    level = water_level([costs[i] for i in free if i not in step], max(0, space - share))
     tail: list[Message] = []
     for index in range(cut, len(messages)):
         message = messages[index]
@@ -90,4 +96,4 @@ def kept_part(
                     message, cap, counter, describe=describe_cut, condense=condense, weigh=reuse
                 )
             )
-    return tail
+    return tail, extra

@@ -1,0 +1,152 @@
+"""How default_stack splits its space (issue 32, "the budget used on purpose"): the step in
+progress may be kept above the target, and a summary of a short span gives the kept
+messages the room it does not need."""
+
+from __future__ import annotations
+
+import pytest
+
+from neuron_context import (
+    BaseCounter,
+    Message,
+    Role,
+    TokenCounter,
+    ToolUse,
+    default_stack,
+    validate,
+)
+from neuron_context.strategies import CacheSchedule
+
+HEADING = "[Summary of earlier conversation]\n"
+"""What a provider sees before a summary (the counting rules do not price it)."""
+
+
+def _sent(output: list[Message], counter: BaseCounter) -> int:
+    """What ``output`` costs as sent: its messages, and each summary's heading."""
+    summaries = sum(1 for m in output if m.is_compaction)
+    return counter.estimate_messages(output) + summaries * counter.estimate_text(HEADING)
+
+
+def _work(turns: int) -> list[Message]:
+    """A task, then ``turns`` small reads with their results (a measured growth)."""
+    messages = [Message.system("You are a coding agent."), Message.user("Fix the bug in app.py")]
+    for turn in range(turns):
+        use = ToolUse(id=f"c{turn}", name="read_file", input={"path": f"src/module_{turn}.py"})
+        messages.append(Message.assistant(tool_uses=[use]))
+        messages.append(Message.tool_result(f"c{turn}", "x" * 200 + f" in src/module_{turn}.py"))
+    return messages
+
+
+def _big_step() -> list[Message]:
+    """Four reads the model has not answered yet, each far above its share."""
+    uses = [
+        ToolUse(id=f"r{i}", name="read_file", input={"path": f"lib/part_{i}.py"}) for i in range(4)
+    ]
+    results = [
+        Message.tool_result(
+            f"r{i}",
+            "\n".join(
+                f"def handler_{i}_{j}(order_id='W{i}{j:03}'): return {j}" for j in range(120)
+            ),
+        )
+        for i in range(4)
+    ]
+    return [Message.assistant(tool_uses=uses), *results]
+
+
+def _step_cost(output: list[Message], counter: BaseCounter) -> int:
+    """What the results of :func:`_big_step` cost in ``output``."""
+    return sum(
+        counter.estimate_message(m)
+        for m in output
+        if m.role is Role.TOOL and m.tool_results[0].tool_use_id.startswith("r")
+    )
+
+
+class TestStepAboveTheTarget:
+    """The step in progress is what the next call reads first."""
+
+    @pytest.mark.anyio
+    async def test_takes_the_room_above_the_target_less_two_turns(self) -> None:
+        """A big step in progress is kept above the target, up to the budget less two
+        measured turns of growth, and never beyond it."""
+        counter = TokenCounter()
+        messages = [*_work(20), *_big_step()]
+        turn = counter.estimate_messages(_work(20)[-2:])
+        stack = default_stack(3_000, counter=counter, reserve=0.0)
+        target = stack.compaction_target(messages)
+        output = await stack.compact(messages)
+        validate(output)
+        sent = _sent(output, counter)
+        assert sent > target + 500  # the step took room above the target
+        assert sent + 2 * turn <= 3_000  # two turns of growth stay free
+        assert all(
+            f"r{i}" in {r.tool_use_id for m in output for r in m.tool_results} for i in range(4)
+        )
+
+    @pytest.mark.anyio
+    async def test_a_schedule_keeps_its_turns_free(self) -> None:
+        """With a cache schedule (compacting the whole history, not only the tail), the
+        step stops short of the schedule's turns of growth, not two."""
+        counter = TokenCounter()
+        messages = [*_work(20), *_big_step()]
+        turn = counter.estimate_messages(_work(20)[-2:])
+        schedule = CacheSchedule(clock=None, min_turns=8, tail_first=False)
+        stack = default_stack(3_000, counter=counter, reserve=0.0, schedule=schedule)
+        output = await stack.compact(messages)
+        assert _sent(output, counter) + 8 * turn <= 3_000
+
+    @pytest.mark.anyio
+    async def test_without_a_measured_growth_it_stays_at_the_target(self) -> None:
+        """With no turns before the step (no growth measured), the step is cut to its
+        share below the target, as is anything kept."""
+        counter = TokenCounter()
+        messages = [*_work(0), *_big_step()]
+        stack = default_stack(3_000, counter=counter, reserve=0.0)
+        target = stack.compaction_target(messages)
+        output = await stack.compact(messages)
+        assert _sent(output, counter) <= target
+
+
+def _chat() -> list[Message]:
+    """A few short exchanges, then a lookup the assistant answered, then the newest
+    request: the answer holds what the next step needs."""
+    messages = [
+        Message.system("You are an airline agent."),
+        Message.user("I need to change my booking."),
+    ]
+    for i in range(5):
+        messages.append(Message.assistant(f"Could you tell me more about request {i}, please?"))
+        messages.append(Message.user(f"Sure, here is detail number {i} about my trip."))
+    flights = ", ".join(
+        f'{{"flight_number": "HAT{100 + i}", "date": "2024-05-{10 + i}", "price": {120 + i}}}'
+        for i in range(12)
+    )
+    lookup = ToolUse(id="g1", name="get_reservation_details", input={"reservation_id": "GV1N64"})
+    answer = ", ".join(f"HAT{100 + i} on 2024-05-{10 + i} for ${120 + i}" for i in range(12))
+    return [
+        *messages,
+        Message.assistant(tool_uses=[lookup]),
+        Message.tool_result("g1", f'{{"reservation_id": "GV1N64", "flights": [{flights}]}}'),
+        Message.assistant(f"Here are the details of reservation GV1N64: {answer}"),
+        Message.user("Yes, please proceed with the change."),
+    ]
+
+
+class TestSummaryOfAShortSpan:
+    """A summary needs a share of what it summarizes; the kept messages get the rest."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("budget", [480, 490, 500, 510])
+    async def test_the_recent_answer_is_kept_whole(self, budget: int) -> None:
+        """Just over the budget, the short chat before a lookup is summarized in what it
+        needs and the assistant's answer after the lookup is kept whole, not cut to
+        make room for a summary about as long as the chat."""
+        counter = TokenCounter()
+        messages = _chat()
+        stack = default_stack(budget, counter=counter, reserve=0.0)
+        assert stack.should_compact(messages, counter.estimate_messages(messages))
+        output = await stack.compact(messages)
+        validate(output)
+        assert messages[-2] in output
+        assert _sent(output, counter) <= budget
