@@ -49,8 +49,10 @@ def default_stack(
             growth per turn: the highest share that leaves as many whole turns of room
             as 55% would, up to 90% when not one turn fits (see the docs of the
             default stack).
-        recent: the share of the space below the target kept as recent messages, as
-            they are; the summary fills the rest.
+        recent: the least share of the space below the target kept as recent
+            messages, as they are (more where the summary needs less: the earlier
+            summaries it keeps and 35% of what it summarizes); the summary fills the
+            rest.
         reserve: the share of the budget kept free for what a provider's rendering adds
             to what the counter prices (the summary's heading, spaced-out JSON).
         strict: raise :class:`BudgetExceededError` (a ``CompactionError``) when even the

@@ -126,8 +126,9 @@ class DefaultStack(BudgetedStrategy):
     decided per compaction from the conversation's growth per turn, see
     :mod:`neuron_context._strategies.default.headroom`)."""
     recent: float = attrs.field(default=0.35, kw_only=True, validator=number(minimum=0, maximum=1))
-    """The share of the target's free space given to recent messages kept as they are;
-    the summary fills the rest."""
+    """The least share of the target's free space given to recent messages kept as they
+    are (more where the summary needs less, see :mod:`.plan`); the summary fills the
+    rest."""
     reserve: float = attrs.field(
         default=0.05, kw_only=True, validator=number(minimum=0, maximum=0.5)
     )
