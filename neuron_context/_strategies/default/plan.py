@@ -14,7 +14,7 @@ What the next model call needs most is kept first:
   messages share what they leave. Cut, they may also take the room above the target up
   to a ceiling the stack gives (see :mod:`.water` and ``headroom.step_ceiling``).
 - **A summary's space follows what it summarizes.** It needs the earlier summaries it
-  keeps and :data:`_SPAN_SHARE` of the messages it summarizes; the kept messages get the
+  keeps and :data:`SPAN_SHARE` of the messages it summarizes; the kept messages get the
   rest of the room below the target when that is more than the ``recent`` share.
   Replayed on the shared transcripts (next-step evidence kept with its meaning, at 10% /
   25% / 50%), with the step in progress above the target: 77.7% / 91.4% / 97.7%
@@ -45,7 +45,15 @@ from ..._numbers import scale
 from ..._summary.scan import is_notice
 from .water import MIN_TRUNCATED, describe_cut, kept_part, water_level
 
-__all__ = ["Part", "Plan", "describe_cut", "is_request", "step_in_progress", "water_level"]
+__all__ = [
+    "SPAN_SHARE",
+    "Part",
+    "Plan",
+    "describe_cut",
+    "is_request",
+    "step_in_progress",
+    "water_level",
+]
 
 _PIN_SHARE = 0.25
 """The most of the target one pinned request may take; a longer one is cut in the middle."""
@@ -57,10 +65,23 @@ _MESSAGE_SHARE = 0.25
 _SUMMARY_FLOOR = 0.25
 """The share of the room below the target the step in progress leaves to the summary,
 and that the summary keeps when the pins and the kept messages fill the target."""
-_SPAN_SHARE = 0.35
-"""The most of the space below the target a summary needs, as a share of what it
-summarizes (beside the earlier summaries it keeps); what it does not need goes to the
-kept messages."""
+SPAN_SHARE = 0.35
+"""A summary's share of what it summarizes: the most a new summary beside kept earlier
+ones may cost (never less than the fair share, ``summaries.DELTA_SHARE``), and what a
+summary needs of the room below the target beside the earlier summaries it keeps (the
+kept messages get the rest, see :func:`_kept`).
+
+Beside kept summaries, the kept summaries then grow by at most this share of what the
+conversation grows by between compactions, so they fill the room up to the budget (and
+are merged) that much more slowly: a summary of a few turns given the whole new share
+keeps nearly all of them and fills the room almost as fast as the turns did. Replayed on
+the shared transcripts at 10% (input bill; next-step evidence kept with its meaning,
+without and with a store; with a turn kept free, before the summary filled its space):
+no limit 2.15M, 77.0%, 75.5%; 0.5 2.15M, 76.5%; 0.4 2.13M, 76.5%; 0.35 2.13M, 76.8%,
+75.5%; 0.3 2.11M, 77.1%, 74.9%; 0.25 2.11M, 76.5%, 74.5%. At 25% and 50%, 0.35 keeps as
+much (90.3%, 96.5%) for the same bill (3.55M, 5.02M). As what a summary needs (with the
+step in progress kept above the target), 0.25 / 0.35 / 0.5 keep 91.6% / 91.4% / 91.8% at
+25%."""
 
 
 def _pins(
@@ -143,7 +164,7 @@ def _kept(
     earlier summaries and the messages to summarize cost (``None``: there are none);
     ``targets``: the target, the limit and the ceiling.
 
-    The summary needs the earlier summaries it keeps and :data:`_SPAN_SHARE` of what it
+    The summary needs the earlier summaries it keeps and :data:`SPAN_SHARE` of what it
     summarizes: the kept messages fill the rest of the room (all of it, with nothing
     older) when that is more than ``space``. The step in progress may also take the room
     up to the ceiling beside the earlier summaries, unless its cut messages outgrow their
@@ -153,7 +174,7 @@ def _kept(
     previous, summary, tail_space = 0, 0, rest
     if summarized is not None:
         previous = summarized[0]
-        summary = previous + scale(summarized[1], _SPAN_SHARE)
+        summary = previous + scale(summarized[1], SPAN_SHARE)
         tail_space = max(space, rest - summary)
         summary = min(summary, scale(room, _SUMMARY_FLOOR))
     above = max(0, ceiling - target - previous) if ceiling is not None else 0

@@ -33,7 +33,7 @@ from ..._summary.shown import shown_words
 from ...providers._base import CompletionRequest, Provider
 from ..summarization import SummarizationStrategy
 from .fit import message_overhead
-from .plan import Plan
+from .plan import SPAN_SHARE, Plan
 
 __all__ = [
     "DELTA_SHARE",
@@ -68,18 +68,6 @@ kept). The last turn of measured growth below the limit stays free whatever the 
 NEW_SHARE = 0.4
 """The share of the summary space a new summary gets beside earlier summaries kept above
 the target (see :meth:`SummaryWriter.summaries`)."""
-SPAN_SHARE = 0.35
-"""The most a new summary beside kept earlier ones may cost, as a share of the messages
-it summarizes (never less than the fair share, :data:`DELTA_SHARE`). The kept summaries
-then grow by at most this share of what the conversation grows by between compactions,
-so they fill the room up to the budget (and are merged) that much more slowly: a
-summary of a few turns given the whole new share keeps nearly all of them and fills
-the room almost as fast as the turns did. Replayed on the shared transcripts at 10%
-(input bill; next-step evidence kept with its meaning, without and with a store; with a
-turn kept free, before the summary filled its space): no
-limit 2.15M, 77.0%, 75.5%; 0.5 2.15M, 76.5%; 0.4 2.13M, 76.5%; 0.35 2.13M, 76.8%,
-75.5%; 0.3 2.11M, 77.1%, 74.9%; 0.25 2.11M, 76.5%, 74.5%. At 25% and 50%, 0.35 keeps as
-much (90.3%, 96.5%) for the same bill (3.55M, 5.02M)."""
 
 
 class SummaryWriter:
