@@ -21,6 +21,7 @@ from transcripts import load_transcript, requires_transcripts, transcript_name, 
 
 from neuron_context import (
     AgentOptions,
+    BaseCounter,
     Compaction,
     CompletionRequest,
     MemoryStore,
@@ -260,6 +261,39 @@ class TestStaleReadsAndFetches:
         assert unrecoverable(messages, output, store) == []
 
 
+def _step_kept_over_the_limit(result_lines: int) -> list[Message]:
+    """A system prompt that fills most of a budget, a task, a request, and the step in
+    progress (a lookup and its result): the step is kept over the budget's limit."""
+    use = ToolUse(id="c1", name="get_user_details", input={"user_id": "sophia_silva_7557"})
+    lines = (f'"reservation_{i}": "R{i:05d}X",' for i in range(result_lines))
+    return [
+        Message.system("Follow the airline policy. " * 200),
+        Message.user("Hi, I'd like to cancel my flight, please."),
+        Message.assistant("Could you give me your user id, the reservation id and the reason?"),
+        Message.user("My user id is sophia_silva_7557, reservation H8Q05L; a change of plans."),
+        Message.assistant("", tool_uses=[use]),
+        Message.tool_result("c1", "\n".join(lines)),
+    ]
+
+
+class TestTheStoreNeverCostsTheBudget:
+    """A reference to what a compaction offloaded never costs the budget."""
+
+    @pytest.mark.parametrize("result_lines", [3, 6])
+    def test_never_over_the_budget_for_a_reference(self, result_lines: int) -> None:
+        """Where the step in progress is kept over the budget's limit, the output with a
+        store is over the budget only where the one without is too: the reference never
+        takes an output within the budget over it."""
+        counter = TokenCounter()
+        messages = _step_kept_over_the_limit(result_lines)
+        total = counter.estimate_messages(messages)
+        for budget in range(total - 40, total - 30):
+            plain = anyio.run(default_stack(budget, counter=counter).compact, messages)
+            with_store = default_stack(budget, counter=counter, store=MemoryStore())
+            stored = anyio.run(with_store.compact, messages)
+            assert _sent(stored, counter) <= budget or _sent(plain, counter) > budget, budget
+
+
 class TestFailingStore:
     """A store that fails on put costs only the offload."""
 
@@ -413,14 +447,21 @@ def _replay(path: Path, share: float) -> tuple[int, int, int, int]:
     return calls, lost, unrecovered, over
 
 
+def _sent(output: list[Message], counter: BaseCounter) -> int:
+    """What ``output`` costs as sent: its messages, and the heading each summary renders
+    with."""
+    heading = counter.estimate_text(formats.SUMMARY_HEADING + "\n")
+    return counter.estimate_messages(output) + heading * sum(m.is_compaction for m in output)
+
+
 def _no_room(history: list[Message], budget: int, counter: TokenizerCounter) -> bool:
     """Whether default_stack without a store compacts ``history`` to an output that has
     no room for the shortest reference (``[recall: <key>]``, its key as costly as any
     can be) even with its task gone (a task gives way to a reference): the one case
     where a compaction with a store is the one without it."""
     output = anyio.run(default_stack(budget, counter=counter).compact, history)
+    cost = _sent(output, counter)
     heading = counter.estimate_text(formats.SUMMARY_HEADING + "\n")
-    cost = counter.estimate_messages(output) + heading * sum(m.is_compaction for m in output)
     pinned = [m for m in output if m.role is not Role.SYSTEM]
     requests = [m for m in pinned if m.role is Role.USER and not m.is_compaction]
     if len(requests) > 1 and pinned[0] is requests[0]:

@@ -42,16 +42,19 @@ Attempt: TypeAlias = Callable[[Store | None, bool], Awaitable[Found | None]]
 put failed."""
 
 
-async def with_store(attempt: Attempt, store: Store | None) -> Found:
+async def with_store(attempt: Attempt, store: Store | None, *, budget: int) -> Found:
     """The compaction with ``store``: with the full reference, else the shortest, else
     without a store (logged when only the reference kept the output over its limit).
 
-    The output without a store is taken whenever the one with it is over the limit, so a
-    reference never turns a compaction that meets the budget into one that does not;
-    when neither meets it, the one with the reference is kept (what it removed can still
-    be recalled). Without a store, the one compaction is the answer, over the limit or
-    not (a compaction that cannot meet the budget is not run three times). Each attempt
-    after the first has more space (a shorter reference, or none), so where it
+    The output without a store is taken whenever the one with it is over the limit and
+    the one without meets it, so a reference never turns a compaction that meets the
+    limit into one that does not. When neither meets it (the step in progress is kept
+    over it), the one with the reference is kept (what it removed can still be recalled)
+    unless it is over ``budget`` (the hard budget, beyond the reserve) and the one
+    without is not: a reference never puts an output over the budget. Without a store,
+    the one compaction is the answer, over the limit or not (a compaction that cannot
+    meet the budget is not run three times). Each attempt after the first has more
+    space (a shorter reference, or none), so where it
     summarizes the same messages ``attempt`` may hand it the first one's summaries
     (``DefaultStack`` does with an LLM summarizer: a reference's few tokens seldom move
     the cut, and then the attempts cost one call, not three)."""
@@ -66,12 +69,13 @@ async def with_store(attempt: Attempt, store: Store | None) -> Found:
         # without it meets: the compaction as it would be without a store.
         plain = await attempt(None, False)
         assert plain is not None
-        if found is not None and plain[1] <= plain[2]:
+        costs_budget = found is not None and plain[1] <= budget < found[1]
+        if found is not None and (plain[1] <= plain[2] or costs_budget):
             logger.warning(
                 "DefaultStack: no room for the reference to the offloaded messages "
                 "within the budget; compacting without offloading"
             )
-        if found is None or plain[1] <= plain[2]:
+        if found is None or plain[1] <= plain[2] or costs_budget:
             found = plain
     return found
 

@@ -276,7 +276,7 @@ class DefaultStack(BudgetedStrategy):
         async def attempt(store: Store | None, short: bool) -> Found | None:
             return await self._compact(messages, table, store, short=short, written=written)
 
-        output, after, limit = await with_store(attempt, self.store)
+        output, after, limit = await with_store(attempt, self.store, budget=self.max_tokens)
         self._check(after, limit)
         return output
 
