@@ -12,12 +12,16 @@ __all__ = [
     "FailingStore",
     "block_texts",
     "keys_in",
+    "page_keys",
     "recoverable",
     "step_in_progress",
     "unrecoverable",
 ]
 
 _KEY = re.compile(r"recall: ([0-9a-f]{16})\b")
+_PAGES = re.compile(r"^- earlier, a page each, oldest first: (.+)$", re.MULTILINE)
+_PAGE_KEY = re.compile(r"(?:^| )([0-9a-f]{16})(?=, |$)")
+"""A key on an index's line of page keys: after its words, before the next page."""
 
 
 class FailingStore(Store):
@@ -50,9 +54,15 @@ def block_texts(messages: Iterable[Message]) -> Iterator[str]:
                 yield json.dumps([block.id, block.name, block.input], sort_keys=True)
 
 
+def page_keys(text: str) -> list[str]:
+    """The keys of the lines of page keys in ``text``, in order."""
+    return [key for line in _PAGES.findall(text) for key in _PAGE_KEY.findall(line)]
+
+
 def keys_in(texts: Iterable[str]) -> list[str]:
-    """The keys of the references in ``texts``."""
-    return [key for text in texts for key in _KEY.findall(text)]
+    """The keys of the references in ``texts`` (``recall: <key>``, and the keys of an
+    index's line of page keys)."""
+    return [key for text in texts for key in [*_KEY.findall(text), *page_keys(text)]]
 
 
 def recoverable(

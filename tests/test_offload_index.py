@@ -13,7 +13,7 @@ import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from offload_support import unrecoverable
+from offload_support import keys_in, page_keys, unrecoverable
 from strategies import conversations
 
 from neuron_context import (
@@ -72,16 +72,6 @@ def _lines(messages: list[Message]) -> list[tuple[str, str]]:
             if isinstance(block, Compaction):
                 found += _LINE.findall(block.content)
     return found
-
-
-_PAGES = re.compile(r"^- earlier, a page each, oldest first: (.+)$", re.MULTILINE)
-
-
-def _page_keys(text: str) -> list[str]:
-    """The keys of the lines of page keys in ``text``, in order."""
-    return [
-        key for line in _PAGES.findall(text) for key in re.findall(r"recall: ([0-9a-f]{16})", line)
-    ]
 
 
 def _size(store: Store, key: str) -> int:
@@ -178,7 +168,7 @@ def test_the_index_fits_its_room(messages: list[Message], room: int, kind: str) 
             # A group is one page; only the first line may roll up all that is older.
             if what.startswith("earlier:") and (number > 0 or "(" in what):
                 assert COUNTER.estimate_messages(content) <= PAGE_TOKENS  # type: ignore[arg-type]
-        for key in _page_keys(text):
+        for key in page_keys(text):
             assert _size(store, key) <= PAGE_TOKENS
 
 
@@ -208,9 +198,9 @@ def test_page_keys_before_a_roll_up_beyond_a_page() -> None:
     assert COUNTER.estimate_message(index) <= 60
     block = index.content[0]
     assert isinstance(block, Compaction)
-    keys = _page_keys(block.content)
+    keys = page_keys(block.content)
     assert len(keys) > 1
-    for key in re.findall(r"recall: ([0-9a-f]{16})", block.content):
+    for key in keys_in([block.content]):
         assert _size(store, key) <= PAGE_TOKENS
     assert unrecoverable(messages, [index], store, transitive=False) == []
 
@@ -224,7 +214,7 @@ def test_page_keys_are_carried_unchanged() -> None:
     assert first is not None
     block = first.content[0]
     assert isinstance(block, Compaction)
-    keys = _page_keys(block.content)
+    keys = page_keys(block.content)
     assert keys
     read = _reads(store)
     second = index_reference(store, [first, *messages[-8:]], COUNTER, "test", room=PAGE_TOKENS)
@@ -232,7 +222,7 @@ def test_page_keys_are_carried_unchanged() -> None:
     assert read == []
     text = second.content[0]
     assert isinstance(text, Compaction)
-    assert _page_keys(text.content) == keys
+    assert page_keys(text.content) == keys
     assert len(_lines([second])) >= 4
     assert unrecoverable(messages, [second], store, transitive=False) == []
 
@@ -250,7 +240,7 @@ def test_a_system_prompt_that_fills_the_budget_leaves_the_index_a_page_key() -> 
     index = next(message for message in history if is_index(message))
     block = index.content[0]
     assert isinstance(block, Compaction)
-    keys = re.findall(r"recall: ([0-9a-f]{16})", block.content)
+    keys = keys_in([block.content])
     assert len(keys) >= 2
     for key in keys:
         assert _size(store, key) <= PAGE_TOKENS
@@ -262,6 +252,9 @@ _entries = st.lists(
         what=st.sampled_from(["read_file a.py (12 tokens)", "earlier: 3 entries, 900 tokens"]),
         key=st.binary(min_size=8, max_size=8).map(bytes.hex),
         paged=st.booleans(),
+        words=st.sampled_from(
+            ["", "read_file a.py", "get_order #W100", "view match.c:1-80", "sha 0123456789abcdef"]
+        ),
     ),
     unique_by=lambda entry: entry.key,
     max_size=12,
@@ -271,25 +264,80 @@ _entries = st.lists(
 @given(entries=_entries)
 def test_an_index_of_page_keys_reads_back_as_it_was(entries: list[Entry]) -> None:
     """An index's lines, page keys among them, read back from the index (carried by a
-    later compaction) as the same keys in the same order, the page keys still page keys."""
+    later compaction) as the same keys in the same order, the page keys still page keys
+    with the same words (a word that looks like a key among them)."""
     text = "\n".join([INDEX_HEADING, *index_lines(entries)]) + "\n]"
     index = Message(role=Role.USER, content=(Compaction(content=text),))
     carried = entries_of([index], COUNTER)
-    assert [(e.key, e.paged) for e in carried] == [(e.key, e.paged) for e in entries]
+
+    def shown(entry: Entry) -> tuple[str, bool, str]:
+        return entry.key, entry.paged, entry.words if entry.paged else ""
+
+    assert [shown(e) for e in carried] == [shown(e) for e in entries]
+    assert page_keys(text) == [e.key for e in entries if e.paged]
 
 
-def _orders_then_chat() -> list[Message]:
-    """Four order lookups (JSON full of ids and prices), then four long user messages of
-    prose: each entry about a page."""
+_PAGE = re.compile(r"(?:^|, )(?:([^,\n]*) )?([0-9a-f]{16})(?=, |$)")
+
+
+def _pages(text: str) -> list[tuple[str, str]]:
+    """The ``(words, key)`` of each page on the lines of page keys in ``text``."""
+    lines = re.findall(r"^- earlier, a page each, oldest first: (.+)$", text, re.MULTILINE)
+    return [(words or "", key) for line in lines for words, key in _PAGE.findall(line)]
+
+
+def test_page_keys_show_what_each_page_holds() -> None:
+    """On the line of page keys each page shows a few words before its key where the
+    room has them: its tool and the file it read (a path as its file's name), words its
+    page holds; where they do not fit, the oldest keys stand alone first."""
+    store = MemoryStore()
+    messages = _session(12, 40)
+    index = index_reference(store, messages, COUNTER, "test", room=60)
+    assert index is not None
+    block = index.content[0]
+    assert isinstance(block, Compaction)
+    pages = _pages(block.content)
+    worded = [(words, key) for words, key in pages if words]
+    assert worded
+    assert len(worded) < len(pages)  # the oldest alone
+    assert pages[-len(worded) :] == worded
+    for words, key in worded:
+        tool, name = words.replace(";", "").split(" ")[:2]
+        assert tool == "read_file"
+        assert re.fullmatch(r"m\d+\.py", name)
+        assert f"src/{name}" in str(store.get(key))
+
+
+def test_a_long_path_is_named_by_its_file() -> None:
+    """An index line of a call on a path longer than a line names keeps the path's
+    start and its end, the file's name."""
+    path = "/workspace/project/" + "deeply/nested/" * 5 + "hooks_controller_test.exs"
+    use = ToolUse(id="c0", name="read_file", input={"path": path})
+    messages = [
+        Message.user("Read it."),
+        Message.assistant("", tool_uses=[use]),
+        Message.tool_result("c0", "defmodule HooksControllerTest do\nend"),
+    ]
+    index = index_reference(MemoryStore(), messages, COUNTER, "test", room=400)
+    assert index is not None
+    (what,) = [what for what, _ in _lines([index]) if "read_file" in what]
+    assert "read_file /workspace/project/" in what
+    assert "…" in what
+    assert "hooks_controller_test.exs (" in what
+
+
+def _orders_then_chat(count: int = 4) -> list[Message]:
+    """``count`` order lookups (JSON full of ids and prices), then ``count`` long user
+    messages of prose: each entry about a page."""
     messages = [Message.user("Where are my orders?")]
-    for turn in range(4):
+    for turn in range(count):
         use = ToolUse(id=f"o{turn}", name="get_order", input={"order_id": f"#W{turn}00"})
         messages.append(Message.assistant("", tool_uses=[use]))
         items = [{"item_id": f"{turn}{n:05d}", "price": 100.5 + n} for n in range(100)]
         order = {"order_id": f"#W{turn}00", "items": items}
         messages.append(Message.tool_result(f"o{turn}", json.dumps(order)))
     prose = "the weather was fine and we walked along the river " * 120
-    messages += [Message.user(prose) for _ in range(4)]
+    messages += [Message.user(prose) for _ in range(count)]
     return messages
 
 
@@ -298,12 +346,12 @@ def test_what_rolls_up_beyond_a_page_is_what_holds_fewest_ids() -> None:
     those holding the fewest words an agent reuses (ids, numbers, paths), whatever their
     age: the keys left beside it hold the orders, not the prose."""
     store = MemoryStore()
-    messages = _orders_then_chat()
+    messages = _orders_then_chat(8)
     index = index_reference(store, messages, COUNTER, "test", room=64)
     assert index is not None
     block = index.content[0]
     assert isinstance(block, Compaction)
-    keys = re.findall(r"recall: ([0-9a-f]{16})", block.content)
+    keys = keys_in([block.content])
     paged = [key for key in keys if _size(store, key) <= PAGE_TOKENS]
     assert len(paged) < len(keys)  # one entry rolled up beyond a page
     assert paged
@@ -468,6 +516,13 @@ def test_the_instructions_say_what_an_index_line_is() -> None:
     assert "order_id=W123" in RECALL_INSTRUCTIONS
     assert "used as it is" in RECALL_INSTRUCTIONS
     assert "'earlier, a page each'" in RECALL_INSTRUCTIONS
+
+
+def test_the_instructions_say_what_a_page_key_shows() -> None:
+    """RECALL_INSTRUCTIONS says a page key shows a few words of what its page holds
+    before its key, and that a query finds what a key alone does not say."""
+    assert "each a few words of what it holds, then its key" in RECALL_INSTRUCTIONS
+    assert "a page key without words" in RECALL_INSTRUCTIONS
 
 
 def test_a_carried_line_whose_facts_quote_a_token_count() -> None:

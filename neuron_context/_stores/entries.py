@@ -27,7 +27,7 @@ import attrs
 from .._messages.content import Compaction, Image, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .offload import describe_call, references_in
-from .paged import is_pages_line, page_keys, pages_line
+from .paged import CARRIED_PAGE, is_pages_line, pages_line, pages_of, words_of
 from .pages import cut_end
 from .serialized import KEY_LENGTH, Content, content_key
 
@@ -102,11 +102,18 @@ class Entry:
     """Whether it is a key a removed text merely quotes (``recall: <key>`` outside an
     index line or a reference: a cut's marker, a log of an earlier run): shown only where
     the store holds it."""
+    words: str = attrs.field(
+        default=attrs.Factory(lambda self: words_of(self.what), takes_self=True)
+    )
+    """A few words saying what it holds, shown before its key among the page keys
+    (``read_file app.py``, ``get_order #W100``; by default :func:`words_of` its
+    :attr:`what`; empty: its key alone)."""
 
     def line(self) -> str:
-        """The entry's index line (a line of page keys with its key alone, ``paged``)."""
+        """The entry's index line (a line of page keys with its words and key alone,
+        ``paged``)."""
         if self.paged:
-            return pages_line([self.key])
+            return pages_line([(self.words, self.key)])
         facts = f": {self.facts}" if self.facts else ""
         return f"- {self.what}{facts} — recall: {self.key}"
 
@@ -116,13 +123,16 @@ class Entry:
         return _EARLIER.match(self.what) is not None
 
 
+"""A segment's place in its text (``, lines 1-80 of 900``)."""
+
+
 def index_lines(entries: Sequence[Entry]) -> list[str]:
     """The lines of ``entries`` in order, each run of paged entries on one line."""
     lines: list[str] = []
-    run: list[str] = []
+    run: list[tuple[str, str]] = []
     for entry in entries:
         if entry.paged:
-            run.append(entry.key)
+            run.append((entry.words, entry.key))
             continue
         if run:
             lines.append(pages_line(run))
@@ -277,9 +287,9 @@ def _carried(message: Message) -> Iterator[Entry]:
         shown = set()
         for line in text.split("\n"):
             if is_pages_line(line):
-                for key in page_keys(line):
+                for words, key in pages_of(line):
                     shown.add(key)
-                    yield Entry("earlier page", key, paged=True)
+                    yield Entry(words or CARRIED_PAGE, key, paged=True, words=words)
                 continue
             if (found := _LINE.fullmatch(line)) is None:
                 continue

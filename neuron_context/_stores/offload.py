@@ -23,6 +23,7 @@ from .._log import logger
 from .._messages.content import Compaction, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
 from .batch import OffloadFailure, collect_failures, current
+from .paged import PAGES_LABEL, page_keys
 from .serialized import KEY_LENGTH, Content
 from .store import Store
 
@@ -87,6 +88,8 @@ def _message_keys(message: Message) -> Iterator[str]:
             text = block.content if isinstance(block, Compaction) else block.text
             if "recall: " in text:
                 yield from references_in(text)
+            if PAGES_LABEL in text:
+                yield from page_keys(text)
 
 
 def referenced(placeholder: str, tokens: int, key: str, what: str | None = None) -> str:
@@ -129,15 +132,23 @@ _NAMING_ARGUMENTS = ("command", "path", "file_path", "file", "filename", "url", 
 """Arguments that say what a call did, in the order a reference names them."""
 
 
+_WHAT_HEAD = 20
+"""Characters of a longer argument kept before the cut (the rest kept are its end)."""
+
+
 def _short(value: str) -> str:
+    """``value`` on one line, cut in the middle to :data:`_WHAT_CHARS` characters: its
+    start and its end (a path's file, a command's last argument) say what it is."""
     text = " ".join(value.split())
-    return text if len(text) <= _WHAT_CHARS else text[: _WHAT_CHARS - 1] + "…"
+    if len(text) <= _WHAT_CHARS:
+        return text
+    return text[:_WHAT_HEAD] + "…" + text[len(text) - (_WHAT_CHARS - _WHAT_HEAD - 1) :]
 
 
 def describe_call(use: ToolUse | None) -> str | None:
     """A call in a few words: its tool's name and what it acted on (its ``command``,
-    ``path``, ``url``... arguments, else its first string argument), each cut to 60
-    characters; ``None`` for no call."""
+    ``path``, ``url``... arguments, else its first string argument), each cut in the
+    middle to 60 characters; ``None`` for no call."""
     if use is None:
         return None
     named = [

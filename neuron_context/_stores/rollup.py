@@ -11,11 +11,12 @@ lines fit:
    groups of up to a page (:data:`GROUP_TOKENS`): one line, ``earlier: 5 entries,
    1,843 tokens (read_file a.py; grep TODO; …)``, and still one recall page;
 3. the oldest lines go terse (``earlier: 5 entries, 1,843 tokens``; an entry's label
-   cut to :data:`_TERSE` characters): a line costs about half, and every entry is
-   still one page;
-4. the oldest entries of at most a page give up their words: their keys alone, oldest
-   first, on a line of page keys (:mod:`~neuron_context._stores.paged`), about half a
-   terse line each, and every entry still one page;
+   as its few words, ``str_replace_editor view match.c``, or cut to :data:`_TERSE`
+   characters): a line costs about half, and every entry is still one page;
+4. the oldest entries of at most a page give up their line: each stands as a few words
+   and its key on a line of page keys (:mod:`~neuron_context._stores.paged`), oldest
+   first, about half a terse line each; where those do not fit either, the oldest keys
+   go without their words (keys alone); every entry still one page;
 5. the fewest lines that let the rest fit join into one entry holding all their
    messages, whatever its size (``earlier: 40 entries, 52,314 tokens``, first), after
    their directory (each line with its key, oldest first; each entry is put under its
@@ -109,7 +110,7 @@ def _joined(
     tokens = counter.estimate_messages(messages)
     what = f"earlier: {count:,} entries, {tokens:,} tokens"
     if named:
-        names = "; ".join(entry.what.rsplit(" (", 1)[0] for entry in entries)
+        names = _names(entries)
         what += f" ({names if len(names) <= _NAMES else names[: _NAMES - 1] + '…'})"
         return Entry(what, content_key(messages), messages, entries=count, tokens=tokens)
     lines = "\n".join(attrs.evolve(entry, paged=False).line() for entry in entries)
@@ -126,6 +127,25 @@ def _joined(
         tokens=tokens,
         holds=tuple(entry for entry in entries if entry.content is not None),
     )
+
+
+_SAID = ("user: ", "assistant: ", "summary: ")
+"""How the few words of a message (not a tool's call) start."""
+
+
+def _names(entries: Sequence[Entry]) -> str:
+    """What a group's line names: each entry's few words (:attr:`Entry.words`), its
+    calls' before its messages' (what a tool returned is what an agent reads back), a
+    tool's name once for a run of its calls (``read_file a.py; b.py; grep TODO``)."""
+    said = [e.words or e.what.rsplit(" (", 1)[0] for e in entries]
+    calls = [words for words in said if not words.startswith(_SAID)]
+    names: list[str] = []
+    tool = None
+    for words in calls or said:
+        first, _, rest = words.partition(" ")
+        names.append(rest if first == tool and rest else words)
+        tool = first
+    return "; ".join(names)
 
 
 def roll_up(
@@ -171,9 +191,12 @@ def roll_up(
     # Stage 3: the fewest oldest lines terse that make the lines fit (all when none do).
     if pages and not fits(entries):
         entries = _fewest(entries, _terse, fits)
-    # Stage 4: the fewest oldest entries of a page that make the lines fit as keys alone.
+    # Stage 4: the fewest oldest entries of a page that make the lines fit as page
+    # keys, each with its words; then the fewest oldest of those keys without them.
     if pages and not fits(entries):
         entries = _fewest(entries, _paged, fits)
+    if pages and not fits(entries):
+        entries = _fewest(entries, _bare, fits)
     # Stage 5: the fewest lines, those worth least first, into one that let the rest
     # fit beside it (bisected: each try prices a whole index).
     if fits(entries):
@@ -219,21 +242,32 @@ def _fewest(
 
 def _terse(entry: Entry) -> Entry:
     """``entry`` with a shorter line: a group's without the names of what it holds, an
-    entry's with its label cut to :data:`_TERSE` characters (its size kept)."""
+    entry's label as its page key's words where shorter, else cut to :data:`_TERSE`
+    characters (its size kept)."""
     if entry.rolled:
         what = entry.what.split(" (", 1)[0]
     else:
         label, _, size = entry.what.rpartition(" (")
-        what = f"{label[: _TERSE - 1]}… ({size}" if len(label) > _TERSE else entry.what
+        if entry.words and len(entry.words) <= len(label):
+            what = f"{entry.words} ({size}"  # a few words, as its page key would show
+        elif len(label) > _TERSE:
+            what = f"{label[: _TERSE - 1]}… ({size}"
+        else:
+            what = entry.what
     return attrs.evolve(entry, what=what, facts="")
 
 
 def _paged(entry: Entry) -> Entry:
-    """``entry`` as a key alone on a line of page keys where it is at most a page (its
-    size known), else as it is."""
+    """``entry`` as its words and key on a line of page keys where it is at most a page
+    (its size known), else as it is."""
     if entry.paged or not 0 < entry.tokens <= PAGE_TOKENS:
         return entry
     return attrs.evolve(entry, facts="", paged=True)
+
+
+def _bare(entry: Entry) -> Entry:
+    """``entry``, a page key, as its key alone (else as it is)."""
+    return attrs.evolve(entry, words="") if entry.paged else entry
 
 
 _WORD = re.compile(r"[\w./@:+#-]+")
