@@ -37,6 +37,7 @@ from neuron_context._stores.entries import (
     is_index,
 )
 from neuron_context._stores.index import index_reference
+from neuron_context._stores.paged import words_of
 from neuron_context._stores.rollup import DIRECTORY_HEADING
 from neuron_context._stores.serialized import Content
 from neuron_context.stores import RECALL_INSTRUCTIONS, recall
@@ -306,6 +307,34 @@ def test_page_keys_show_what_each_page_holds() -> None:
         assert tool == "read_file"
         assert re.fullmatch(r"m\d+\.py", name)
         assert f"src/{name}" in str(store.get(key))
+
+
+@pytest.mark.parametrize(
+    ("what", "words"),
+    [
+        ("read_file src/app.py (2,314 tokens)", "read_file app.py"),
+        ('assistant: "Reading it." → read_file src/app.py (2,314 tokens)', "read_file app.py"),
+        ("assistant: search_direct_flight SFO JFK (120 tokens)", "search_direct_flight SFO JFK"),
+        ("read_file src/big.py, lines 181-370 of 530 (1,788 tokens)", "read_file big.py:181-370"),
+        ("read_file big.py:181-370 (1,788 tokens)", "read_file big.py:181-370"),
+        (
+            "str_replace_editor view /workspace/ponyc/src/libponyc/expr/match.c (1,799 tokens)",
+            "str_replace_editor view match.c",
+        ),
+        ("earlier: 5 entries, 1,843 tokens (read_file a.py; b.py)", "read_file a.py; b.py"),
+        ("earlier: 5 entries, 1,843 tokens", ""),
+        (
+            "WebFetch https://hex.pm/packages/phoenix (33 tokens)",
+            "WebFetch hex.pm/…/phoenix",
+        ),
+    ],
+)
+def test_the_words_a_page_key_shows(what: str, words: str) -> None:
+    """A page key's words are its line's description without its size or an
+    assistant's text: the tool and what it acted on, a path as its file, a segment's
+    lines after it (read again as they were), a group's names."""
+    assert words_of(what) == words
+    assert words_of(words) == words
 
 
 def test_a_long_path_is_named_by_its_file() -> None:

@@ -59,7 +59,7 @@ def clean(words: str, limit: int = WORDS_CHARS) -> str:
     cut = text[: limit - 1]
     if " " in cut[limit // 2 :]:
         cut = cut.rsplit(" ", 1)[0]
-    return cut.rstrip() + "…"
+    return cut.rstrip(" ;:") + "…"
 
 
 def last_part(word: str) -> str:
@@ -69,7 +69,7 @@ def last_part(word: str) -> str:
     if found and scheme.isalpha():
         parts = [part for part in rest.split("/") if part]
         return parts[0] if len(parts) < 2 else f"{parts[0]}/…/{parts[-1]}"
-    if "/" in word.strip("/"):
+    if "/" in word.strip("/") and "/…/" not in word:  # not a URL's words again
         return word.rstrip("/").rsplit("/", 1)[-1]
     return word
 
@@ -125,7 +125,7 @@ def words_of(what: str) -> str:
     if (place := _PLACE.search(what) or _SHOWN_PLACE.search(what)) is not None:
         lines = f":{place.group(1)}"
         what = what[: place.start()] + what[place.end() :]
-    what = what.rsplit(" → ", 1)[-1]
+    what = what.rsplit(" → ", 1)[-1].removeprefix(_CALLS)
     words = [last_part(word) for word in what.replace('"', " ").split()]
     files = [i for i, word in enumerate(words) if "." in word.strip(".") and i > 1]
     shortest = f"{words[0]} … {words[files[-1]]}" if files else ""
@@ -133,6 +133,10 @@ def words_of(what: str) -> str:
         return shortest + lines  # a tool's name and the file it acted on
     return clean(" ".join(words)) + lines
 
+
+_CALLS = "assistant: "
+"""How the line of an assistant message that only called tools starts (before its
+calls, the words a page key shows)."""
 
 _SIZE = re.compile(r" \([\d,]+ tokens\)$")
 """An index line's size (`` (2,314 tokens)``): its key's page says it."""
