@@ -337,6 +337,12 @@ def test_the_words_a_page_key_shows(what: str, words: str) -> None:
     assert words_of(words) == words
 
 
+def test_the_words_of_what_an_assistant_said() -> None:
+    """An assistant's text keeps its role before its words; its calls alone do not."""
+    said = words_of('assistant: "Module 6 looks fine." (9 tokens)')
+    assert said == "assistant: Module 6 looks fine."
+
+
 def test_a_long_path_is_named_by_its_file() -> None:
     """An index line of a call on a path longer than a line names keeps the path's
     start and its end, the file's name."""

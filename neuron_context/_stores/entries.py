@@ -123,9 +123,6 @@ class Entry:
         return _EARLIER.match(self.what) is not None
 
 
-"""A segment's place in its text (``, lines 1-80 of 900``)."""
-
-
 def index_lines(entries: Sequence[Entry]) -> list[str]:
     """The lines of ``entries`` in order, each run of paged entries on one line."""
     lines: list[str] = []

@@ -10,11 +10,12 @@ its path, the lines of a long text) and its key::
     - earlier, a page each, oldest first: read_file app.py 3f2a0c9d81e4b756, get_order
       #W100 9c41d2e07f3b6a58
 
-about 13 tokens a page instead of 25: the same room shows about twice as many pages
-before anything rolls up into one entry beyond a page. A key here goes without its
-``recall:`` (the index's heading says to recall a key): the words cost what those
-tokens did, and tell an agent which page to read (a search with a query names the key
-and line of what it finds where the words do not).
+about 15 tokens a page instead of 25: the same room shows more pages before anything
+rolls up into one entry beyond a page. A key here goes without its ``recall:`` (the
+index's heading says to recall a key): the words cost about what those tokens did, and
+tell an agent which page to read. Where the words do not fit, the oldest keys stand
+alone (about 10 tokens a page), and a search with a query names the key and line of
+what it finds.
 """
 
 from __future__ import annotations
@@ -125,7 +126,9 @@ def words_of(what: str) -> str:
     if (place := _PLACE.search(what) or _SHOWN_PLACE.search(what)) is not None:
         lines = f":{place.group(1)}"
         what = what[: place.start()] + what[place.end() :]
-    what = what.rsplit(" → ", 1)[-1].removeprefix(_CALLS)
+    what = what.rsplit(" → ", 1)[-1]
+    if what.startswith(_CALLS) and not what.startswith(f'{_CALLS}"'):
+        what = what.removeprefix(_CALLS)
     words = [last_part(word) for word in what.replace('"', " ").split()]
     files = [i for i, word in enumerate(words) if "." in word.strip(".") and i > 1]
     shortest = f"{words[0]} … {words[files[-1]]}" if files else ""
@@ -142,6 +145,8 @@ _SIZE = re.compile(r" \([\d,]+ tokens\)$")
 """An index line's size (`` (2,314 tokens)``): its key's page says it."""
 
 _PLACE = re.compile(r", lines? ([\d-]+) of [\d,]+")
+"""A segment's place in its text (``, lines 1-80 of 900``)."""
+
 _SHOWN_PLACE = re.compile(r":(\d+(?:-\d+)?)$")
 """A segment's place as a page key shows it (``app.py:1-80``), read again."""
 
