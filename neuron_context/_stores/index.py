@@ -29,7 +29,6 @@ from .._messages.message import Message, Role
 from .batch import offloading
 from .entries import INDEX_HEADING, PAGE_TOKENS, Entry, entries_of, index_lines
 from .offload import holds, offload, short_reference, spare
-from .paged import WORDS_CHARS
 from .rollup import roll_up
 from .serialized import COSTLIEST_KEY
 from .store import Store
@@ -48,9 +47,6 @@ _LONG_LINE = Entry(
 index roll up sooner, never exceed its room)."""
 
 
-_LONG_WORDS = "str_replace_editor view loader.py"[:WORDS_CHARS]
-"""A page key's words as long as they may be, as the placeholder prices them."""
-
 _LINE_TOKENS = 30
 """Fewer tokens than an index line that shows facts costs."""
 
@@ -64,10 +60,10 @@ def _index_message(entries: Sequence[Entry]) -> Message:
 
 
 def index_placeholder(lines: int, keys: int = 0) -> Message:
-    """An index of ``lines`` lines as long as any can be, and ``keys`` page keys: what
-    a strategy prices to keep room for the real one (its keys and counts are known only
-    after the puts)."""
-    paged = Entry("", COSTLIEST_KEY, paged=True, words=_LONG_WORDS)
+    """An index of ``lines`` lines as long as any can be, and ``keys`` page keys (keys
+    alone: their words show where the room has them): what a strategy prices to keep
+    room for the real one (its keys and counts are known only after the puts)."""
+    paged = Entry("", COSTLIEST_KEY, paged=True, words="")
     return _index_message([_LONG_LINE] * max(0, lines) + [paged] * max(0, keys))
 
 

@@ -93,10 +93,10 @@ INDEX_KEYS = 1
 """The page keys an index has room for beside one long line whatever the share (where
 the input could need more than a line). A system prompt that fills most of a small
 budget leaves a share of one line, and then everything removed is one entry beyond a
-page; room for a page key too (about 25 tokens more) shows the keys of the pages that
-hold the most ids beside it (at 10% of the shared transcripts, lost items in one page
-85% with one line's room, 95% with a key more, for 0.1 points of evidence; 96% with two
-lines, for 0.2)."""
+page; room for a page key too (a key alone, about 10 tokens more) shows the keys of the
+pages that hold the most ids beside it (at 10% of the shared transcripts, lost items in
+one page 85% with one line's room, 95% with a key more, for 0.1 points of evidence; 96%
+with two lines, for 0.2)."""
 
 
 def placeholder(
