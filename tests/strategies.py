@@ -263,6 +263,26 @@ def json_values() -> st.SearchStrategy[JSON]:
     return st.recursive(scalars, extend, max_leaves=6)
 
 
+@st.composite
+def record_lists(draw: st.DrawFn) -> list[list[dict[str, JSON]]]:
+    """A list of two to four lists of records (a search's itineraries, each a list of
+    flights): each record has a unique ``id`` and the same few other fields, each an
+    airport code, a status, a date or a number (a field may hold one value throughout)."""
+    fields = draw(
+        st.lists(st.sampled_from(("origin", "date", "price", "status", "seat")), max_size=4)
+    )
+    cell = st.sampled_from(("JFK", "ATL", "available", "2024-05-20")) | st.integers(0, 999)
+    lists: list[list[dict[str, JSON]]] = []
+    for _ in range(draw(st.integers(2, 4))):
+        inner: list[dict[str, JSON]] = []
+        for _ in range(draw(st.integers(1, 3))):
+            record: dict[str, JSON] = {"id": f"R{sum(map(len, lists)) + len(inner):04d}X"}
+            record.update((field, draw(cell)) for field in dict.fromkeys(fields))
+            inner.append(record)
+        lists.append(inner)
+    return lists
+
+
 _KEYS = ("path", "query", "command", "content", "ключ", "")
 
 

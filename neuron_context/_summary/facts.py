@@ -224,6 +224,10 @@ class _Collector:
             group = group or starts
             before = len(self.found)
             if isinstance(leaf, Table):
+                group = True
+                for name, cell in leaf.fixed:  # a value every row holds: once, before them
+                    self._add_pair(f"{name}={cell}", cell, group)
+                    group = False
                 header = f"{key or 'items'}: {'|'.join(leaf.columns)}"
                 self.found.append(Fact(header, group=True, header=True))
                 for row in leaf.rows:

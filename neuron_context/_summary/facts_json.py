@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 
 import attrs
 
-__all__ = ["NAME", "VALUE", "Braced", "Table", "leaves"]
+__all__ = ["GROUP", "NAME", "VALUE", "Braced", "Table", "leaves"]
 
 VALUE = 80
 """The longest value noted whole (a longer string contributes its salient tokens)."""
@@ -101,16 +101,32 @@ class Table:
 
     columns: tuple[str, ...]
     rows: tuple[str, ...]
+    fixed: tuple[tuple[str, str], ...] = ()
+    """The columns that hold one value in every row, with it (``status=available``):
+    written once, beside the table, not in each row."""
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false")
+"""A cell never set apart as a table's fixed value: a number or a flag (nor a blank)."""
 _TABLE_MIN = 2
 """The fewest objects written as a table."""
+
+
+GROUP = "group"
+"""The column of a table made of a list of lists of objects: which list a row is of,
+from 1 (``items: group|flight_number|date; 1|HAT057|...; 1|HAT039|...; 2|HAT136|...``)."""
 
 
 def _table(node: object) -> Table | None:
     """``node`` as a table when it is a list of objects, or an object keyed by ids whose
     values are objects (``{"1434748144": {"item_id": ..., "price": ...}}``), whose
-    fields are scalars or small objects of scalars."""
+    fields are scalars or small objects of scalars; a list of lists of such objects (a
+    search's itineraries, each a list of flights) is one table whose :data:`GROUP`
+    column tells its lists apart: the header is written once, not once per list."""
+    if isinstance(node, list) and len(node) >= _TABLE_MIN:
+        lists = [inner for inner in node if isinstance(inner, list) and inner]
+        if len(lists) == len(node):
+            return _grouped(lists)
     if isinstance(node, list):
         keyed = False
         objects = node
@@ -140,7 +156,52 @@ def _table(node: object) -> Table | None:
         ):
             names.insert(0, "key")
             cells = [[k, *r] for r, k in zip(cells, keys, strict=True)]
-    return Table(tuple(names), tuple("|".join(r) for r in cells))
+    return _tabled(names, cells)
+
+
+def _grouped(lists: list[list[object]]) -> Table | None:
+    """A list of lists of objects as one table, each row led by the position of its
+    list (:data:`GROUP`); ``None`` when an item of an inner list is not an object that
+    :func:`_flat` writes as a row."""
+    flat: list[dict[str, str]] = []
+    groups: list[int] = []
+    for group, inner in enumerate(lists, start=1):
+        for item in inner:
+            row = _flat(item) if isinstance(item, Mapping) else None
+            if row is None or GROUP in row:
+                return None
+            flat.append(row)
+            groups.append(group)
+    columns: dict[str, None] = {GROUP: None}
+    for row in flat:
+        columns.update(dict.fromkeys(row))
+    names = list(columns)
+    cells = [
+        [str(group), *(row.get(name, "") for name in names[1:])]
+        for group, row in zip(groups, flat, strict=True)
+    ]
+    return _tabled(names, cells)
+
+
+def _tabled(names: list[str], cells: list[list[str]]) -> Table:
+    """The table of ``cells`` under ``names``, a column that holds one value in every
+    row (and is not the only one) set apart as :attr:`Table.fixed`, unless that value
+    is a number (the same count or price in a few rows says nothing of the rest)."""
+    fixed = [
+        column
+        for column in range(len(names))
+        if cells[0][column]
+        and _NUMBER.fullmatch(cells[0][column]) is None
+        and all(row[column] == cells[0][column] for row in cells)
+    ]
+    if len(fixed) == len(names):
+        fixed = fixed[1:]
+    kept = [column for column in range(len(names)) if column not in set(fixed)]
+    return Table(
+        tuple(names[column] for column in kept),
+        tuple("|".join(row[column] for column in kept) for row in cells),
+        tuple((names[column], cells[0][column]) for column in fixed),
+    )
 
 
 def _flat(item: Mapping[object, object]) -> dict[str, str] | None:
@@ -183,9 +244,13 @@ def _cell(value: object) -> str | None:
 
 def leaves(value: object) -> Iterator[tuple[str, object, bool]]:
     """``(key, scalar, starts a list object)`` of a JSON value, in document order
-    (iterative: a result may nest deeply). A key that is data (an id used as a key) is
-    a leaf of its own; a small object of scalars under a key is one leaf, braced; a
-    collection of objects of scalars is one leaf, a :class:`Table`."""
+    (iterative: a result may nest deeply), except that the fields of an object at the
+    top hold their values an agent passes on first (see :func:`telling_first`). A key
+    that is data (an id used as a key) is a leaf of its own; a small object of scalars
+    under a key is one leaf, braced; a collection of objects of scalars is one leaf, a
+    :class:`Table`."""
+    if isinstance(value, Mapping) and any(_is_key(str(key)) for key in value):
+        value = telling_first(value)
     stack: list[tuple[str, object, bool]] = [("", value, False)]
     while stack:
         key, node, starts = stack.pop()
@@ -231,3 +296,51 @@ def _is_key(name: str) -> bool:
     if not name or name[0].isdigit() or NAME.fullmatch(name) is None:
         return False
     return sum(c.isdigit() for c in name) < 3
+
+
+_SAMPLE = 400
+"""The characters of a field's values read to tell whether it is mostly words."""
+_TOKEN = re.compile(r"[^\s,;:|=\"'(){}\[\]]+")
+
+
+def telling_first(node: Mapping[object, object]) -> dict[object, object]:
+    """The fields of ``node`` with those whose values are mostly what an agent passes on
+    (ids, amounts, dates, codes: see :func:`_telling`) first and those that are mostly
+    words (a name, an address, a description, a status) after them, each part in
+    document order: where a result's facts are cut, what a next call reuses is what
+    stays. Each field is judged by the first :data:`_SAMPLE` characters of its values."""
+    telling: dict[object, object] = {}
+    words: dict[object, object] = {}
+    for key, child in node.items():
+        part = telling if _is_key(str(key)) is False or _telling(child) else words
+        part[key] = child
+    telling.update(words)
+    return telling
+
+
+def _telling(value: object) -> bool:
+    """Whether at least half of the characters of the first :data:`_SAMPLE` of
+    ``value``'s scalars (and of the keys that are data) are in tokens an agent passes
+    on: one holding a character other than a letter (``4421486``, ``credit_card_44``,
+    ``2024-05-20``, ``a/b.py``), or a code in capitals (``JFK``)."""
+    told = seen = 0
+    stack: list[object] = [value]
+    while stack and seen < _SAMPLE:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            for key, child in reversed(list(node.items())):
+                stack.append(child)
+                if not _is_key(str(key)):
+                    stack.append(str(key))  # read before its value
+            continue
+        if isinstance(node, list):
+            stack.extend(reversed(node))
+            continue
+        if isinstance(node, bool) or node is None:
+            continue
+        for match in _TOKEN.finditer(str(node), 0, _SAMPLE):
+            token = match.group()
+            seen += len(token)
+            if not token.isalpha() or (len(token) >= 2 and token.isupper()):
+                told += len(token)
+    return 2 * told >= seen > 0
