@@ -5,6 +5,7 @@ leaves of the rest under their keys."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -245,12 +246,12 @@ def _cell(value: object) -> str | None:
 def leaves(value: object) -> Iterator[tuple[str, object, bool]]:
     """``(key, scalar, starts a list object)`` of a JSON value, in document order
     (iterative: a result may nest deeply), except that the fields of an object at the
-    top hold their values an agent passes on first (see :func:`telling_first`). A key
+    top that hold what an agent passes on come first (see :func:`_telling_first`). A key
     that is data (an id used as a key) is a leaf of its own; a small object of scalars
     under a key is one leaf, braced; a collection of objects of scalars is one leaf, a
     :class:`Table`."""
     if isinstance(value, Mapping) and any(_is_key(str(key)) for key in value):
-        value = telling_first(value)
+        value = _telling_first(value)
     stack: list[tuple[str, object, bool]] = [("", value, False)]
     while stack:
         key, node, starts = stack.pop()
@@ -300,10 +301,13 @@ def _is_key(name: str) -> bool:
 
 _SAMPLE = 400
 """The characters of a field's values read to tell whether it is mostly words."""
+_VISITS = 64
+"""The most values (and children of each) looked at to tell it: a field is judged in
+bounded work, however big it is."""
 _TOKEN = re.compile(r"[^\s,;:|=\"'(){}\[\]]+")
 
 
-def telling_first(node: Mapping[object, object]) -> dict[object, object]:
+def _telling_first(node: Mapping[object, object]) -> dict[object, object]:
     """The fields of ``node`` with those whose values are mostly what an agent passes on
     (ids, amounts, dates, codes: see :func:`_telling`) first and those that are mostly
     words (a name, an address, a description, a status) after them, each part in
@@ -325,16 +329,18 @@ def _telling(value: object) -> bool:
     ``2024-05-20``, ``a/b.py``), or a code in capitals (``JFK``)."""
     told = seen = 0
     stack: list[object] = [value]
-    while stack and seen < _SAMPLE:
+    visits = _VISITS
+    while stack and seen < _SAMPLE and visits:
         node = stack.pop()
+        visits -= 1
         if isinstance(node, Mapping):
-            for key, child in reversed(list(node.items())):
+            for key, child in reversed(list(itertools.islice(node.items(), _VISITS))):
                 stack.append(child)
                 if not _is_key(str(key)):
                     stack.append(str(key))  # read before its value
             continue
         if isinstance(node, list):
-            stack.extend(reversed(node))
+            stack.extend(reversed(node[:_VISITS]))
             continue
         if isinstance(node, bool) or node is None:
             continue
