@@ -162,8 +162,9 @@ def _table(node: object) -> Table | None:
 
 def _grouped(lists: list[list[object]]) -> Table | None:
     """A list of lists of objects as one table, each row led by the position of its
-    list (:data:`GROUP`); ``None`` when an item of an inner list is not an object that
-    :func:`_flat` writes as a row."""
+    list (:data:`GROUP`; not when each list holds one object: the rows tell them
+    apart); ``None`` when an item of an inner list is not an object that :func:`_flat`
+    writes as a row."""
     flat: list[dict[str, str]] = []
     groups: list[int] = []
     for group, inner in enumerate(lists, start=1):
@@ -173,12 +174,14 @@ def _grouped(lists: list[list[object]]) -> Table | None:
                 return None
             flat.append(row)
             groups.append(group)
-    columns: dict[str, None] = {GROUP: None}
+    columns: dict[str, None] = {GROUP: None} if len(flat) > len(lists) else {}
     for row in flat:
         columns.update(dict.fromkeys(row))
     names = list(columns)
     cells = [
         [str(group), *(row.get(name, "") for name in names[1:])]
+        if len(flat) > len(lists)
+        else [row.get(name, "") for name in names]
         for group, row in zip(groups, flat, strict=True)
     ]
     return _tabled(names, cells)
