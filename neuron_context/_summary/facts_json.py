@@ -1,7 +1,10 @@
 """The shapes of a JSON tool result that the facts index keeps compact (see
 :mod:`neuron_context._summary.facts`): a collection of objects written once as a table
-(keys once, a row each), a small nested object braced on one line, and the scalar
-leaves of the rest under their keys."""
+(keys once, a row each, a value every row holds once beside it; a list of lists of
+objects one table, a column telling its lists apart), a small nested object braced on
+one line, and the scalar leaves of the rest under their keys, the fields of ids,
+amounts and dates before those of words (where the facts are cut, what a next call
+reuses stays)."""
 
 from __future__ import annotations
 
