@@ -148,8 +148,9 @@ class TestTables:
         request shows every word of the header (another result with the same keys):
         cells without their columns say nothing."""
         columns = ["flight_number", "origin", "destination", "price"]
-        rows = [
-            dict(zip(columns, [f"HAT{i}07", "JFK", "SFO", 100 + i], strict=True)) for i in range(3)
+        rows = [  # no column holds one value throughout (that would be written once)
+            dict(zip(columns, [f"HAT{i}07", f"JF{i}", f"SF{i}", 100 + i], strict=True))
+            for i in range(3)
         ]
         result = json.dumps({"flights": rows})
         messages = [Message.user("Find flights."), *read("c1", "flights.json", result)]
