@@ -407,14 +407,14 @@ def _orders(count: int) -> list[Message]:
 
 def test_a_line_shows_the_facts_its_entry_holds() -> None:
     """Where the room allows, an entry's line shows the first facts of its result with
-    their labels; where it does not, the oldest lines lose their facts first, before
-    any entry rolls up."""
+    their labels (its fields of ids and amounts before those of words); where it does
+    not, the oldest lines lose their facts first, before any entry rolls up."""
     messages = _orders(6)
     roomy = index_reference(MemoryStore(), messages, COUNTER, "test", room=PAGE_TOKENS)
     assert roomy is not None
     lines = [what for what, _ in _lines([roomy])]
     assert lines[1] == "assistant: get_order #W000 (31 tokens): " + (
-        "order_id=#W000, status=delivered, total=54.1"
+        "order_id=#W000, total=54.1, status=delivered"
     )
     room = COUNTER.estimate_message(roomy) - 10
     tight = index_reference(MemoryStore(), messages, COUNTER, "test", room=room)
