@@ -26,6 +26,7 @@ from neuron_context import (
     TokenCounter,
     ToolUse,
     default_stack,
+    validate,
 )
 from neuron_context._stores.entries import (
     INDEX_HEADING,
@@ -37,7 +38,8 @@ from neuron_context._stores.entries import (
     is_index,
 )
 from neuron_context._stores.index import index_reference
-from neuron_context._stores.paged import words_of
+from neuron_context._stores.paged import page_keys as read_page_keys
+from neuron_context._stores.paged import pages_line, words_of
 from neuron_context._stores.rollup import DIRECTORY_HEADING
 from neuron_context._stores.serialized import Content
 from neuron_context.stores import RECALL_INSTRUCTIONS, recall
@@ -276,6 +278,33 @@ def test_an_index_of_page_keys_reads_back_as_it_was(entries: list[Entry]) -> Non
 
     assert [shown(e) for e in carried] == [shown(e) for e in entries]
     assert page_keys(text) == [e.key for e in entries if e.paged]
+
+
+@given(
+    pages=st.lists(
+        st.tuples(st.text(max_size=40), st.binary(min_size=8, max_size=8).map(bytes.hex)),
+        max_size=8,
+    )
+)
+def test_a_line_of_page_keys_reads_back_its_keys_whatever_the_words(
+    pages: list[tuple[str, str]],
+) -> None:
+    """Whatever words a page shows (commas, line ends, a word like a key), the line of
+    page keys reads back every key, in order: a key lost there is neither carried by
+    the next index nor kept from the store's eviction."""
+    assert read_page_keys(pages_line(pages)) == [key for _, key in pages]
+
+
+@settings(max_examples=200)
+@given(what=st.text(max_size=80) | st.sampled_from(["https://", "file:///", "x https:// y"]))
+def test_any_description_has_words_that_read_back(what: str) -> None:
+    """Any description of an offloaded message (a URL's scheme alone, a file named with
+    a comma) gives words without commas or line ends, which a line of page keys reads
+    back with its key."""
+    words = words_of(what)
+    assert "," not in words
+    assert "\n" not in words
+    assert read_page_keys(pages_line([(words, "0123456789abcdef")])) == ["0123456789abcdef"]
 
 
 _PAGE = re.compile(r"(?:^|, )(?:([^,\n]*) )?([0-9a-f]{16})(?=, |$)")
@@ -571,3 +600,17 @@ def test_a_carried_line_whose_facts_quote_a_token_count() -> None:
     assert (entry.key, entry.what, entry.tokens) == (key, "get_log (31 tokens)", 31)
     assert entry.facts == "note=an earlier line (5 tokens): x=1"
     assert entry.line() == line
+
+
+@pytest.mark.anyio
+async def test_a_description_naming_a_scheme_alone_is_offloaded() -> None:
+    """An assistant's words quoting a URL's scheme alone (``"https://"``) describe its
+    entry like any other: the compaction offloads them and the index reads back."""
+    messages = [Message.user("Fix the URL check.")]
+    for step in range(8):
+        said = f'I will check url.startswith("https://") in step {step}. ' + "detail " * 300
+        messages += [Message.assistant(said), Message.user(f"ok {step}")]
+    store = MemoryStore()
+    output = await default_stack(600, counter=COUNTER, store=store).compact(messages)
+    validate(output)
+    assert not unrecoverable(messages, output, store)

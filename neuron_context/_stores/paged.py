@@ -42,7 +42,8 @@ PAGES_LABEL = "earlier, a page each, oldest first"
 """What the line of page keys says before its pages."""
 
 WORDS_CHARS = 32
-"""The most characters of words a page key shows before its key."""
+"""The most characters of words a page key shows before its key (a segment's lines after
+them, ``:181-370``, not counted)."""
 
 _PAGE = rf"(?:[^,\n]* )?[0-9a-f]{{{KEY_LENGTH}}}(?:, |$)"
 _PAGES = re.compile(rf"^- {re.escape(PAGES_LABEL)}: ((?:{_PAGE})+)", re.MULTILINE)
@@ -69,6 +70,8 @@ def last_part(word: str) -> str:
     scheme, found, rest = word.partition("://")
     if found and scheme.isalpha():
         parts = [part for part in rest.split("/") if part]
+        if not parts:  # a scheme alone (``https://``): nothing to shorten
+            return word
         return parts[0] if len(parts) < 2 else f"{parts[0]}/…/{parts[-1]}"
     if "/" in word.strip("/") and "/…/" not in word:  # not a URL's words again
         return word.rstrip("/").rsplit("/", 1)[-1]
@@ -76,9 +79,11 @@ def last_part(word: str) -> str:
 
 
 def pages_line(pages: Sequence[tuple[str, str]]) -> str:
-    """The index line of ``pages``, each ``(words, key)`` a page, oldest first."""
+    """The index line of ``pages``, each ``(words, key)`` a page, oldest first (the words
+    on one line and without commas, which separate the pages, whatever they were)."""
+    shown = ((" ".join(words.replace(",", " ").split()), key) for words, key in pages)
     return f"- {PAGES_LABEL}: " + ", ".join(
-        f"{words} {key}" if words else key for words, key in pages
+        f"{words} {key}" if words else key for words, key in shown
     )
 
 
@@ -133,7 +138,7 @@ def words_of(what: str) -> str:
     files = [i for i, word in enumerate(words) if "." in word.strip(".") and i > 1]
     shortest = f"{words[0]} … {words[files[-1]]}" if files else ""
     if len(" ".join(words)) > WORDS_CHARS and shortest and len(shortest) <= WORDS_CHARS:
-        return shortest + lines  # a tool's name and the file it acted on
+        return clean(shortest) + lines  # a tool's name and the file it acted on
     return clean(" ".join(words)) + lines
 
 
