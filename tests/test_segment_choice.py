@@ -428,6 +428,19 @@ class TestSections:
     """A text's lines keep their meaning: a line of a section with its heading, a line of
     a paragraph with the paragraph's first line."""
 
+    def test_a_comment_in_a_numbered_listing_is_not_a_heading(self) -> None:
+        """In a numbered listing ``# ...`` is a comment: the definitions after it do not
+        stand under it, so keeping one of them does not cost the comment."""
+        source: list[str] = []
+        for i in range(60):
+            if i == 3:
+                source += ["# NOTE: everything below is kept for the legacy billing system", ""]
+            source += [f"def handler_{i}(request):", f"    return lookup('W{i:05d}')", ""]
+        text = "\n".join(f"{n + 1:6}\t{line}" for n, line in enumerate(source))
+        chosen = choose_segments(text, 150, TokenCounter(), weigh=_words).text
+        assert "lookup('W00030')" in chosen or "lookup('W00001')" in chosen
+        assert "# NOTE" not in chosen
+
     def test_a_line_of_a_section_keeps_its_heading_and_paragraph(self) -> None:
         """Of a markdown page, the one line holding names deep in a section is kept
         with its section's headings and the first line of its paragraph."""

@@ -206,15 +206,17 @@ class _Outline:
     paragraph: int = -1
     """The first line of the paragraph a line at the margin continues (``-1``: none)."""
 
-    def parent(self, body: str, index: int) -> int:
-        """The line the line ``body`` (segment ``index``, not blank) stands under."""
+    def parent(self, body: str, index: int, *, numbered: bool = False) -> int:
+        """The line the line ``body`` (segment ``index``, not blank) stands under; a
+        ``numbered`` line (a listing's, after its line number) is code, where ``# ...``
+        is a comment, not a heading."""
         indent = len(body) - len(body.lstrip(" \t"))
         indents = self.indents
         while indents and indents[-1][0] >= indent:
             indents.pop()
         parent = indents[-1][1] if indents and indent > 0 else -1
         indents.append((indent, index))
-        heading = _HEADING.match(body)
+        heading = None if numbered else _HEADING.match(body)
         if heading is not None:  # a section: under the heading of a higher level
             level = len(heading.group(1))
             while self.headings and self.headings[-1][0] >= level:
@@ -265,7 +267,7 @@ def _line_partition(text: str, split: int) -> Partition:
         elif not body.strip():
             outline.paragraph = -1
         elif parent < 0:
-            parent = outline.parent(body, len(starts))
+            parent = outline.parent(body, len(starts), numbered=gutter is not None)
         first = len(starts)
         starts.append(position)
         parents.append(parent)
