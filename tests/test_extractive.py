@@ -210,6 +210,23 @@ class TestExtractiveSummarizer:
         assert f"str_replace_editor: ERROR: {said}" in errors
         assert "str_replace_editor failed: ERROR: No such file: src/alias.c" in errors
 
+    def test_a_failed_call_s_traceback_says_its_exception(self) -> None:
+        """A failed call whose result is a traceback is noted by the exception at its end,
+        not by the traceback's first line."""
+        traceback = (
+            "Traceback (most recent call last):\n"
+            '  File "app.py", line 3, in <module>\n'
+            "    main()\n"
+            "KeyError: 'user_id'\n"
+        )
+        messages = [
+            Message.user("Run the app."),
+            call("c1", "bash", command="python app.py"),
+            Message.tool_result("c1", traceback, is_error=True),
+        ]
+        errors = summarize(messages).split("## Errors and fixes")[1].split("## Next steps")[0]
+        assert "bash failed: KeyError: 'user_id'" in errors
+
     def test_an_index_line_is_not_repeated_beside_its_facts(self) -> None:
         """``a.py: read_file`` says no more than ``read_file a.py: ...`` beside it: the
         index line gives its space to more facts; one that says more (several tools)

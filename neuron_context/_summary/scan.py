@@ -260,22 +260,31 @@ _QUERY_VALUE = 40
 
 
 def error_line(kind: str, name: str, text: str, limit: int) -> str:
-    """The line that says what failed: the first line of an error result, or the last
-    error line of a result that shows one (a traceback's last line, ``error: ...``); a
+    """The line that says what failed: the first line of an error result (of a
+    traceback, its last error line: the exception), or the last error line of a result
+    that shows one (a traceback's last line, ``error: ...``); a
     line that only announces what follows (``ERROR:``) with the next line that says it."""
     tool = name or "tool"
     lines = text.split("\n")
     if kind == "error":
         first = next((at for at, line in enumerate(lines) if line.strip()), -1)
+        if first >= 0 and lines[first].lstrip().startswith("Traceback ("):
+            first = max(first, _last_error(lines))  # the exception, not the traceback's start
         said = _said(lines, first) if first >= 0 else "(no output)"
         return clip(f"{tool} failed: {said}", limit)
     if kind != "result":
         return ""
+    hit = _last_error(lines)
+    return clip(f"{tool}: {_said(lines, hit)}", limit) if hit >= 0 else ""
+
+
+def _last_error(lines: list[str]) -> int:
+    """Where the last line of ``lines`` that reports an error is (``-1``: none)."""
     hit = -1
     for at, line in enumerate(lines):
         if _ERROR_LINE.match(line.strip()) is not None:
             hit = at
-    return clip(f"{tool}: {_said(lines, hit)}", limit) if hit >= 0 else ""
+    return hit
 
 
 def _said(lines: list[str], at: int) -> str:
