@@ -47,16 +47,13 @@ def offload(store: Store | None, content: Content, strategy: str) -> str | None:
     the put fails (logged at WARNING and recorded, see the module), or when the store
     already failed in this compaction (skipped: see
     :mod:`~neuron_context._stores.batch`)."""
-    if store is None:
-        return None
-    session = current()
-    identity = store._names_of(())[0]
-    if session is not None and session.is_down(identity):
+    if store is None or _down(store):
         return None
     try:
         return store.put(content)
     except Exception as exc:  # a store's failure costs only the offload
         reason = described(exc)
+        session = current()
         logger.warning(
             "%s: offload to %s failed, compacting without it%s: %s",
             strategy,
@@ -66,7 +63,8 @@ def offload(store: Store | None, content: Content, strategy: str) -> str | None:
             extra={"strategy": strategy, "store": type(store).__name__},
         )
         if session is not None:
-            session.fail(identity, OffloadFailure(type(store).__name__, strategy, reason))
+            failure = OffloadFailure(type(store).__name__, strategy, reason)
+            session.fail(store._names_of(())[0], failure)
         return None
 
 
@@ -175,12 +173,18 @@ def result_content(result: ToolResult, use: ToolUse | None, *, with_call: bool =
     return [*messages, Message(role=Role.TOOL, content=(result,))]
 
 
+def _down(store: Store) -> bool:
+    """Whether ``store`` already failed in this compaction (its other puts and reads
+    are skipped: see :mod:`~neuron_context._stores.batch`)."""
+    session = current()
+    return session is not None and session.is_down(store._names_of(())[0])
+
+
 def holds(store: Store, key: str) -> bool:
     """Whether ``store`` holds ``key``: ``False`` only when it answers that it does not
     (a store that is down or fails to answer may hold it: ``True``). Read for the keys a
     removed text quotes, so that an index shows no line that reads back nothing."""
-    session = current()
-    if session is not None and session.is_down(store._names_of(())[0]):
+    if _down(store):
         return True
     try:
         return store.get(key) is not None

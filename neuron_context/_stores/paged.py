@@ -55,13 +55,18 @@ _OLD = "recall:"
 def clean(words: str, limit: int = WORDS_CHARS) -> str:
     """``words`` as a page key shows them: one line, no commas (they separate the
     pages), at most ``limit`` characters (cut at a word where it can be)."""
-    text = " ".join(words.replace(",", " ").split())
+    text = _one_line(words)
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
     if " " in cut[limit // 2 :]:
         cut = cut.rsplit(" ", 1)[0]
     return cut.rstrip(" ;:") + "…"
+
+
+def _one_line(words: str) -> str:
+    """``words`` on one line, without commas (they separate the pages)."""
+    return " ".join(words.replace(",", " ").split())
 
 
 def last_part(word: str) -> str:
@@ -81,7 +86,7 @@ def last_part(word: str) -> str:
 def pages_line(pages: Sequence[tuple[str, str]]) -> str:
     """The index line of ``pages``, each ``(words, key)`` a page, oldest first (the words
     on one line and without commas, which separate the pages, whatever they were)."""
-    shown = ((" ".join(words.replace(",", " ").split()), key) for words, key in pages)
+    shown = ((_one_line(words), key) for words, key in pages)
     return f"- {PAGES_LABEL}: " + ", ".join(
         f"{words} {key}" if words else key for words, key in shown
     )

@@ -141,17 +141,10 @@ def _table(node: object) -> Table | None:
         return None
     if len(objects) < _TABLE_MIN or not all(isinstance(o, Mapping) for o in objects):
         return None
-    flat: list[dict[str, str]] = []
-    for item in objects:
-        row = _flat(item)
-        if row is None:
-            return None
-        flat.append(row)
-    columns: dict[str, None] = {}
-    for row in flat:
-        columns.update(dict.fromkeys(row))
-    names = list(columns)
-    cells = [[row.get(name, "") for name in names] for row in flat]
+    written = _rows(objects)
+    if written is None:
+        return None
+    names, cells = written
     if keyed:
         keys = [str(k) for k in node]
         # The key is shown unless a column already holds it (item_id repeats it).
@@ -168,26 +161,32 @@ def _grouped(lists: list[list[object]]) -> Table | None:
     list (:data:`GROUP`; not when each list holds one object: the rows tell them
     apart); ``None`` when an item of an inner list is not an object that :func:`_flat`
     writes as a row."""
+    written = _rows([item for inner in lists for item in inner])
+    if written is None or GROUP in written[0]:
+        return None
+    names, cells = written
+    if len(cells) > len(lists):
+        groups = [group for group, inner in enumerate(lists, start=1) for _ in inner]
+        names = [GROUP, *names]
+        cells = [[str(group), *row] for group, row in zip(groups, cells, strict=True)]
+    return _tabled(names, cells)
+
+
+def _rows(objects: list[object]) -> tuple[list[str], list[list[str]]] | None:
+    """The columns of ``objects`` (each field's name, in the order first met) and each
+    object's cells under them (:func:`_flat`; ``""`` where it has no such field);
+    ``None`` when one is not an object :func:`_flat` writes as a row."""
     flat: list[dict[str, str]] = []
-    groups: list[int] = []
-    for group, inner in enumerate(lists, start=1):
-        for item in inner:
-            row = _flat(item) if isinstance(item, Mapping) else None
-            if row is None or GROUP in row:
-                return None
-            flat.append(row)
-            groups.append(group)
-    columns: dict[str, None] = {GROUP: None} if len(flat) > len(lists) else {}
+    for item in objects:
+        row = _flat(item) if isinstance(item, Mapping) else None
+        if row is None:
+            return None
+        flat.append(row)
+    columns: dict[str, None] = {}
     for row in flat:
         columns.update(dict.fromkeys(row))
     names = list(columns)
-    cells = [
-        [str(group), *(row.get(name, "") for name in names[1:])]
-        if len(flat) > len(lists)
-        else [row.get(name, "") for name in names]
-        for group, row in zip(groups, flat, strict=True)
-    ]
-    return _tabled(names, cells)
+    return names, [[row.get(name, "") for name in names] for row in flat]
 
 
 def _tabled(names: list[str], cells: list[list[str]]) -> Table:

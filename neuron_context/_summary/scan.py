@@ -280,11 +280,10 @@ def error_line(kind: str, name: str, text: str, limit: int) -> str:
 
 def _last_error(lines: list[str]) -> int:
     """Where the last line of ``lines`` that reports an error is (``-1``: none)."""
-    hit = -1
-    for at, line in enumerate(lines):
-        if _ERROR_LINE.match(line.strip()) is not None:
-            hit = at
-    return hit
+    for at in range(len(lines) - 1, -1, -1):
+        if _ERROR_LINE.match(lines[at].strip()) is not None:
+            return at
+    return -1
 
 
 def _said(lines: list[str], at: int) -> str:

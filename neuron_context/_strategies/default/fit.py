@@ -42,7 +42,8 @@ from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message, truncate_text
 from ..._summary.agent_plan import PLAN_CLOSE, PLAN_OPEN
 from ..._summary.facts import condense
-from .plan import Part, Plan, describe_cut
+from .plan import Part, Plan
+from .water import describe_cut
 
 __all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 

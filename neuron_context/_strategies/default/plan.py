@@ -43,17 +43,9 @@ from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._numbers import scale
 from ..._summary.scan import is_notice
-from .water import MIN_TRUNCATED, describe_cut, kept_part, water_level
+from .water import MIN_TRUNCATED, kept_part
 
-__all__ = [
-    "SPAN_SHARE",
-    "Part",
-    "Plan",
-    "describe_cut",
-    "is_request",
-    "step_in_progress",
-    "water_level",
-]
+__all__ = ["SPAN_SHARE", "Part", "Plan", "is_request", "step_in_progress"]
 
 _PIN_SHARE = 0.25
 """The most of the target one pinned request may take; a longer one is cut in the middle."""

@@ -44,7 +44,8 @@ from ..._errors import show
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._validators import bool_, callable_, fail, instance_of, number, optional, positive_int
-from .plan import describe_cut, is_request, water_level
+from .plan import is_request
+from .water import describe_cut, water_level
 
 __all__ = ["CacheSchedule", "growth_per_turn"]
 

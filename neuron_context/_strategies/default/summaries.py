@@ -35,14 +35,7 @@ from ..summarization import SummarizationStrategy
 from .fit import message_overhead
 from .plan import SPAN_SHARE, Plan
 
-__all__ = [
-    "DELTA_SHARE",
-    "MIN_SUMMARY",
-    "NEW_SHARE",
-    "SPAN_SHARE",
-    "SUMMARY_HEADROOM",
-    "SummaryWriter",
-]
+__all__ = ["DELTA_SHARE", "MIN_SUMMARY", "NEW_SHARE", "SUMMARY_HEADROOM", "SummaryWriter"]
 
 MIN_SUMMARY = 48
 """Tokens below which a summary is not worth writing."""
