@@ -329,6 +329,31 @@ class TestChooseSegments:
         assert lines[149] in chosen.text
         assert "140:" not in chosen.text
 
+    def test_a_file_s_lines_do_not_stand_under_the_editor_s(self) -> None:
+        """An editor's view opens with its own lines (``[File: ...]``, ``(1456 more lines
+        above)``) before the file's numbered lines: a kept body line keeps its
+        definition, not the editor's line above the window (which the file's first
+        lines, indented deeper than the definition, made its parent)."""
+        lines = [
+            "[File: src/marshmallow/fields.py (1997 lines total)] " + "x " * 40,
+            "(1456 more lines above)",
+        ]
+        lines += [f"{n}:            self.units," for n in range(1457, 1470)]
+        lines += ["1470:", "1471:    def _serialize(self, value, attr, obj, **kwargs):"]
+        lines += ["1472:        if value is None:", "1473:            return None"]
+        lines += ["1474:        base_unit = dt.timedelta(**{self.precision: 1})"]
+        lines += ["1475:        return int(value.total_seconds() / W00475)"]
+        lines += [f"{n}:        pass" for n in range(1476, 1556)]
+        lines += ["(441 more lines below)"]
+
+        def names(segment: str) -> dict[str, float]:  # the line's words after its number
+            return _words(segment.partition(":")[2])
+
+        chosen = choose_segments("\n".join(lines), 80, TokenCounter(), weigh=names).text
+        assert "1475:        return int(value.total_seconds() / W00475)" in chosen
+        assert "1471:    def _serialize(" in chosen
+        assert "(1456 more lines above)" not in chosen
+
     def test_a_piece_of_a_long_line_keeps_its_start(self) -> None:
         """A line longer than a quarter of the space is kept in pieces cut at spaces,
         and a piece is kept only with the line's start (what the line is about)."""

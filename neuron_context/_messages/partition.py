@@ -46,6 +46,10 @@ _GUTTER = re.compile(r"\s*\d{1,7}(?:→|\t|:|\| ?)")
 """A numbered listing's line number (``47→``, ``47\\t``, ``47:``, ``47|``): a line's indent
 is after it, and a line with nothing after it is blank (SWE-agent's ``1461:`` before an
 indented ``1462:        if ...``)."""
+_LISTING = re.compile(r"\s*\d{1,7}(?:→|\t|:(?:\s|\Z))")
+"""A file's line number as an editor shows it (``47→``, ``47\\t``, ``1475:`` before its
+indent): the numbered lines are the file's, and they stand only under each other (not
+under the editor's own lines around them, ``[File: ...]``, ``(1456 more lines above)``)."""
 
 
 @attrs.frozen
@@ -70,10 +74,10 @@ def partition(text: str, split: int) -> Partition:
     """``text`` split into segments no longer than ``split`` characters where the text
     allows: a JSON object or array into its elements (an element longer than ``split``
     into its own, under its opener), else into lines (a table's rows under their header,
-    an indented line under the line it is indented in, a line of a paragraph under its
-    first line, a paragraph's first line under its section's markdown heading; a line
-    longer than ``split`` after its sentences, elements or clauses, or at spaces, its
-    pieces under its first)."""
+    an indented line under the line it is indented in (a file's numbered line only under
+    another), a line of a paragraph under its first line, a paragraph's first line under
+    its section's markdown heading; a line longer than ``split`` after its sentences,
+    elements or clauses, or at spaces, its pieces under its first)."""
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and len(text) <= _JSON_MAX:
         try:
@@ -239,6 +243,7 @@ def _line_partition(text: str, split: int) -> Partition:
     parents: list[int] = []
     stood: dict[int, int] = {}
     outline = _Outline()
+    listing = False  # whether the last line holding something was a file's numbered line
     table_head = -1
     table_bars = 0
     position = 0
@@ -267,6 +272,9 @@ def _line_partition(text: str, split: int) -> Partition:
         elif not body.strip():
             outline.paragraph = -1
         elif parent < 0:
+            numbered = _LISTING.match(line) is not None
+            if numbered != listing:  # into a file's lines or out of them: a new outline
+                outline, listing = _Outline(), numbered
             parent = outline.parent(body, len(starts), numbered=gutter is not None)
         first = len(starts)
         starts.append(position)
