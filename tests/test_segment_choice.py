@@ -482,3 +482,36 @@ class TestSections:
         before = chosen[: chosen.index("and the booking")]
         assert "\n## Part 7\n" in before
         assert before.rfind("This part covers one more topic.") > before.index("## Part 7")
+
+
+def _observation() -> str:
+    """A tool's output as an agent without function calling gets it: in a user message,
+    one line in the middle of a long listing holding what the next step reuses."""
+    lines = [f"{i + 1}:        total = total + step" for i in range(300)]
+    lines[149] = "150:    def run(self):"
+    lines[151] = "152:        step = lookup('W00151', 1151)"
+    return "\n".join(lines)
+
+
+class TestObservationsInUserMessages:
+    """An agent that gets its tools' output in user messages (SWE-agent without function
+    calling, a ReAct loop) has it cut as a tool result is: its lines worth most, whole."""
+
+    @pytest.mark.anyio
+    async def test_an_earlier_observation_keeps_its_line(self) -> None:
+        """A user message holding a tool's output, cut at the water level, keeps the
+        line holding names in its middle with the definition it stands in (not only
+        named in a marker)."""
+        counter = TokenCounter()
+        messages = [
+            Message.user("Fix the bug in run."),
+            Message.assistant("open main.py"),
+            Message.user(_observation()),
+            Message.assistant("I see the loop; let me run the tests next."),
+            Message.user("Go on."),
+        ]
+        output = await default_stack(500, counter=counter).compact(messages)
+        assert counter.estimate_messages(output) <= 500
+        cut = next(m.text for m in output if "total = total + step" in m.text)
+        assert "152:        step = lookup('W00151', 1151)" in cut, cut
+        assert "150:    def run(self):" in cut, cut

@@ -34,7 +34,9 @@ _TRIM = ".,;:!?'\"`()[]{}<>-+#@$"
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _JSON_KEY = re.compile(r'"[A-Za-z_][\w .-]{0,39}"\s{0,4}:')
 _ERROR = re.compile(r"(?:Error|Exception|Failure)\b|\b(?:error|fatal|ERROR|FATAL|FAILED|failed)\b")
-_GUTTER = re.compile(r"\s*\d{1,7}(?:→|\t|:(?=\S)| {1,2}(?=\S)|\| ?)")
+_GUTTER = re.compile(r"\s*\d{1,7}(?:→|\t|:| {1,2}(?=\S)|\| ?)")
+"""A numbered listing's line number, before the line a definition is read from (SWE-agent's
+``150:    def run(self):`` too, its indent after the colon)."""
 _KEY_ENDS = ('":', "=", ": ")
 """What follows a key (``"price":``, ``price=``, ``price: ``)."""
 _SHOWN = 120
