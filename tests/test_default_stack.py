@@ -303,6 +303,30 @@ class TestCompaction:
         )
         assert "src/module_0.py" in text.text
 
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("budget", [60, 80, 100])
+    async def test_a_marker_counts_names_only_where_it_shows_one(self, budget: int) -> None:
+        """A result cut so far that none of the names of its cut part fits the marker's
+        share says what was cut, not ``naming 80: 80 names`` (tokens that tell the model
+        nothing the size does not)."""
+        result = " ".join(
+            f"/srv/deployments/region_{i}/cluster_alpha_beta_gamma/services/"
+            f"payments_gateway_v{i}/config/settings_production_override_{i}.yaml"
+            for i in range(40)
+        )
+        use = ToolUse(id="p1", name="find_files", input={"query": "settings"})
+        messages = [
+            Message.user("Find the settings."),
+            Message.assistant(tool_uses=[use]),
+            Message.tool_result("p1", result),
+        ]
+        counter = TokenCounter()
+        output = await default_stack(budget, counter=counter).compact(messages)
+        assert cost(output, counter) <= budget
+        text = output[-1].tool_results[0].text
+        assert re.search(r"\[\.\.\. 1 line \(about [\d,]+ tokens\) cut", text), text
+        assert not re.search(r"naming [\d,]+: [\d,]+ names", text), text
+
     @staticmethod
     async def cut_text(result: str, budget: int) -> tuple[str, list[str]]:
         """``result`` cut as the step in progress: the head kept before the marker, and

@@ -53,7 +53,8 @@ def marker(
     short: bool = False,
 ) -> str:
     """The line that replaces ``cut_chars`` characters (about ``cut_tokens`` tokens) of
-    ``lines`` lines; ``named`` is how many names the cut part held, ``names`` those shown;
+    ``lines`` lines; ``named`` is how many names the cut part held, ``names`` those shown
+    (the count is written only beside a name shown);
     ``reference`` (``recall: <key>``) says where the whole text is. ``short``: the
     tokens alone, for a text cut so far that every token of the marker is one less of
     the text (``[... 11 lines (about 209 tokens) cut ...]``)."""
@@ -62,7 +63,7 @@ def marker(
         size = f"{cut_chars:,} characters, {size}"
     what = f"{lines:,} line{'s' if lines != 1 else ''} ({size})" if lines else f"({size})"
     note = ""
-    if named:
+    if names:  # a count of names none of which fits says nothing the size does not
         more = named - len(names)
         shown = SEPARATOR.join(names)
         if more > 0:
