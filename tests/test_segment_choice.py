@@ -22,6 +22,7 @@ from neuron_context import (
     default_stack,
     validate,
 )
+from neuron_context._messages.partition import partition
 from neuron_context._messages.segments import choose_segments
 
 _MARKER = re.compile(
@@ -287,6 +288,11 @@ class TestSegmentChoiceProperties:
             assert _in_order(_pieces(cut), text)
 
 
+def _plain(line: str) -> str:
+    """``line`` on one line and without a table's cells (``|``, tabs)."""
+    return re.sub(r"[\n\r|\t\x0b\x0c\x1c-\x1e\x85\u2028\u2029]", " ", line)
+
+
 def _words(segment: str) -> dict[str, float]:
     return {word: 1.0 for word in segment.split() if any(c.isdigit() for c in word)}
 
@@ -309,6 +315,41 @@ class TestChooseSegments:
         chosen = choose_segments(text, cap, counter, weigh=_words)
         assert counter.estimate_text(chosen.text) <= cap
         assert _in_order(_pieces(chosen.text), text)
+
+    @given(
+        before=st.lists(texts(max_size=40), max_size=4),
+        code=st.lists(st.tuples(st.integers(0, 12), texts(max_size=40)), min_size=1, max_size=40),
+        after=st.lists(texts(max_size=40), max_size=4),
+        first=st.integers(1, 9_000),
+        gutter=st.sampled_from([":", "→", "\t"]),
+    )
+    def test_an_editor_s_lines_never_stand_over_a_file_s(
+        self,
+        before: list[str],
+        code: list[tuple[int, str]],
+        after: list[str],
+        first: int,
+        gutter: str,
+    ) -> None:
+        """In any editor's view (its own lines, then a file's numbered lines at any
+        indent, then its own again), a file's line stands under another of the file's
+        lines or under none, never under a line the editor wrote around them."""
+        head = [_plain(line).lstrip("0123456789 ") for line in before]
+        tail = [_plain(line).lstrip("0123456789 ") for line in after]
+        body = [
+            f"{first + n}{gutter}{' ' * indent}x{_plain(line)}"
+            for n, (indent, line) in enumerate(code)
+        ]
+        text = "\n".join([*head, *body, *tail])
+        parts = partition(text, 10_000)
+        offset = sum(len(line) + 1 for line in head)
+        numbered = set()
+        for line in body:
+            numbered.add(parts.starts.index(offset))
+            offset += len(line) + 1
+        for index in numbered:
+            parent = parts.parents[index]
+            assert parent < 0 or parent in numbered, (index, parent, text)
 
     @pytest.mark.parametrize("end", ["\n", "\r\n"])
     def test_a_colon_numbered_listing_keeps_a_body_line_with_its_header(self, end: str) -> None:

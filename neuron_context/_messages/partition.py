@@ -46,10 +46,11 @@ _GUTTER = re.compile(r"\s*\d{1,7}(?:→|\t|:|\| ?)")
 """A numbered listing's line number (``47→``, ``47\\t``, ``47:``, ``47|``): a line's indent
 is after it, and a line with nothing after it is blank (SWE-agent's ``1461:`` before an
 indented ``1462:        if ...``)."""
-_LISTING = re.compile(r"\s*\d{1,7}(?:→|\t|:(?:\s|\Z))")
+_LISTING = re.compile(r"\s*\d{1,7}(?:→|\t|:(?!\d))")
 """A file's line number as an editor shows it (``47→``, ``47\\t``, ``1475:`` before its
-indent): the numbered lines are the file's, and they stand only under each other (not
-under the editor's own lines around them, ``[File: ...]``, ``(1456 more lines above)``)."""
+indent, ``1:from ...`` at the margin; not a time, ``12:30``): the numbered lines are the
+file's, and they stand only under each other (not under the editor's own lines around
+them, ``[File: ...]``, ``(1456 more lines above)``)."""
 
 
 @attrs.frozen
