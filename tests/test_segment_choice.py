@@ -318,7 +318,7 @@ class TestChooseSegments:
 
     @given(
         before=st.lists(texts(max_size=40), max_size=4),
-        code=st.lists(st.tuples(st.integers(0, 12), texts(max_size=40)), min_size=1, max_size=40),
+        code=st.lists(st.tuples(st.integers(0, 12), texts(max_size=40)), min_size=2, max_size=40),
         after=st.lists(texts(max_size=40), max_size=4),
         first=st.integers(1, 9_000),
         gutter=st.sampled_from([":", "→", "\t"]),
@@ -333,7 +333,8 @@ class TestChooseSegments:
     ) -> None:
         """In any editor's view (its own lines, then a file's numbered lines at any
         indent, then its own again), a file's line stands under another of the file's
-        lines or under none, never under a line the editor wrote around them."""
+        lines or under none, never under a line the editor wrote around them, and the
+        editor's lines after them never stand under a file's line."""
         head = [_plain(line).lstrip("0123456789 ") for line in before]
         tail = [_plain(line).lstrip("0123456789 ") for line in after]
         body = [
@@ -350,6 +351,11 @@ class TestChooseSegments:
         for index in numbered:
             parent = parts.parents[index]
             assert parent < 0 or parent in numbered, (index, parent, text)
+        for line in tail:
+            if offset < len(text):
+                index = parts.starts.index(offset)
+                assert parts.parents[index] not in numbered, (index, text)
+            offset += len(line) + 1
 
     @pytest.mark.parametrize("end", ["\n", "\r\n"])
     def test_a_colon_numbered_listing_keeps_a_body_line_with_its_header(self, end: str) -> None:
@@ -494,6 +500,17 @@ class TestSections:
     """A text's lines keep their meaning: a line of a section with its heading, a line of
     a paragraph with the paragraph's first line."""
 
+    def test_numbered_lines_that_do_not_run_on_keep_their_heading(self) -> None:
+        """Lines numbered like an editor's but not in a run (a list of ports, ``22: ssh``)
+        are lines as any: a line after them still stands under its section's heading."""
+        text = "# Report\n## Ports\n22: ssh\n80: http\nThe scan found two open ports.\n"
+        parts = partition(text, 10_000)
+        lines = text.split("\n")
+        line_of = {parts.starts[i]: i for i in range(len(parts.parents))}
+        offsets = [sum(len(line) + 1 for line in lines[:n]) for n in range(len(lines))]
+        found = line_of[offsets[4]]
+        assert parts.parents[found] == line_of[offsets[1]]  # under "## Ports"
+
     def test_a_comment_in_a_numbered_listing_is_not_a_heading(self) -> None:
         """In a numbered listing ``# ...`` is a comment: the definitions after it do not
         stand under it, so keeping one of them does not cost the comment."""
@@ -525,34 +542,55 @@ class TestSections:
         assert before.rfind("This part covers one more topic.") > before.index("## Part 7")
 
 
-def _observation() -> str:
-    """A tool's output as an agent without function calling gets it: in a user message,
-    one line in the middle of a long listing holding what the next step reuses."""
-    lines = [f"{i + 1}:        total = total + step" for i in range(300)]
-    lines[149] = "150:    def run(self):"
-    lines[151] = "152:        step = lookup('W00151', 1151)"
-    return "\n".join(lines)
-
-
-class TestObservationsInUserMessages:
-    """An agent that gets its tools' output in user messages (SWE-agent without function
-    calling, a ReAct loop) has it cut as a tool result is: its lines worth most, whole."""
+class TestAUsersWords:
+    """A user's words are cut in the middle, never chosen by names: the lines a user
+    writes around what they paste (what to do, what not to) hold no names to weigh."""
 
     @pytest.mark.anyio
-    async def test_an_earlier_observation_keeps_its_line(self) -> None:
-        """A user message holding a tool's output, cut at the water level, keeps the
-        line holding names in its middle with the definition it stands in (not only
-        named in a marker)."""
+    @pytest.mark.parametrize("budget", [1_500, 2_500])
+    async def test_a_user_s_instructions_around_a_pasted_log_are_kept(self, budget: int) -> None:
+        """A user message of instructions, a pasted log and a question, cut at the water
+        level, keeps the instructions before the log and the question after it."""
         counter = TokenCounter()
+        asks = [
+            "Please change the plan.",
+            "Do not touch the database layer at all.",
+            "Keep the public interface exactly as it is.",
+            "Here is the log:",
+        ]
+        log = [
+            f"2024-05-0{i % 9 + 1} ERROR worker_{i} failed to connect to db-shard-{i * 7} "
+            f"at src/pool/conn_{i}.py:{100 + i}"
+            for i in range(120)
+        ]
+        question = "Don't run the migrations again, they are slow."
         messages = [
-            Message.user("Fix the bug in run."),
-            Message.assistant("open main.py"),
-            Message.user(_observation()),
-            Message.assistant("I see the loop; let me run the tests next."),
+            Message.user("Fix the flaky connection pool."),
+            Message.assistant("Looking at the pool now."),
+            Message.user("\n".join([*asks, *log, question])),
+            Message.assistant("Understood, I will only touch the retry loop."),
             Message.user("Go on."),
         ]
-        output = await default_stack(500, counter=counter).compact(messages)
-        assert counter.estimate_messages(output) <= 500
-        cut = next(m.text for m in output if "total = total + step" in m.text)
+        output = await default_stack(budget, counter=counter).compact(messages)
+        assert counter.estimate_messages(output) <= budget
+        text = "\n".join(message.text for message in output)
+        assert "ERROR worker_0 " in text  # the pasted log was cut, not kept whole
+        assert "ERROR worker_60 " not in text
+        for line in [*asks, question]:
+            assert line in text, line
+
+
+class TestColonNumberedListings:
+    """SWE-agent numbers a listing's lines ``150:`` with the code's indent after it."""
+
+    @pytest.mark.anyio
+    async def test_a_colon_numbered_definition_is_kept_with_its_body_line(self) -> None:
+        """A tool's listing numbered SWE-agent's way (``150:    def run(self):``, the
+        indent after the colon), cut at the water level, keeps the line holding names in
+        its middle with the definition it stands in."""
+        lines = [f"{i + 1}:        total = total + step" for i in range(300)]
+        lines[149] = "150:    def run(self):"
+        lines[151] = "152:        step = lookup('W00151', 1151)"
+        cut = await _cut("\n".join(lines), 120)
         assert "152:        step = lookup('W00151', 1151)" in cut, cut
         assert "150:    def run(self):" in cut, cut

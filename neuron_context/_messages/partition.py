@@ -46,11 +46,13 @@ _GUTTER = re.compile(r"\s*\d{1,7}(?:→|\t|:|\| ?)")
 """A numbered listing's line number (``47→``, ``47\\t``, ``47:``, ``47|``): a line's indent
 is after it, and a line with nothing after it is blank (SWE-agent's ``1461:`` before an
 indented ``1462:        if ...``)."""
-_LISTING = re.compile(r"\s*\d{1,7}(?:→|\t|:(?!\d))")
+_LISTING = re.compile(r"[ \t]*([0-9]{1,7})(?:→|\t|:(?![0-9]))")
 """A file's line number as an editor shows it (``47→``, ``47\\t``, ``1475:`` before its
-indent, ``1:from ...`` at the margin; not a time, ``12:30``): the numbered lines are the
-file's, and they stand only under each other (not under the editor's own lines around
-them, ``[File: ...]``, ``(1456 more lines above)``)."""
+indent, ``1:from ...`` at the margin; not a time, ``12:30``). A numbered line is the
+file's where the line before or after it holds the number next to its own: the file's
+lines then stand only under each other (not under the editor's own lines around them,
+``[File: ...]``, ``(1456 more lines above)``). Numbered lines that do not run on (a
+list of ports, ``22: ssh``, ``80: http``; a mapping's ``200: 'ok',``) are lines as any."""
 
 
 @attrs.frozen
@@ -239,12 +241,19 @@ class _Outline:
         return parent
 
 
+def _number(text: str, position: int) -> int:
+    """The number an editor shows the line at ``position`` of ``text`` with, else -1."""
+    found = _LISTING.match(text, position)
+    return int(found.group(1)) if found is not None else -1
+
+
 def _line_partition(text: str, split: int) -> Partition:
     starts: list[int] = []
     parents: list[int] = []
     stood: dict[int, int] = {}
     outline = _Outline()
     listing = False  # whether the last line holding something was a file's numbered line
+    number = -1  # the last line's number as an editor shows it (-1: none)
     table_head = -1
     table_bars = 0
     position = 0
@@ -265,6 +274,7 @@ def _line_partition(text: str, split: int) -> Partition:
         else:
             table_head = -1
         table_bars = cells
+        previous, number = number, _number(text, position)
         gutter = _GUTTER.match(line)
         body = line[gutter.end() :] if gutter is not None else line
         stands = stands_for(line) if len(line) < 4 * split else 0
@@ -273,7 +283,7 @@ def _line_partition(text: str, split: int) -> Partition:
         elif not body.strip():
             outline.paragraph = -1
         elif parent < 0:
-            numbered = _LISTING.match(line) is not None
+            numbered = number >= 0 and (previous == number - 1 or _number(text, end) == number + 1)
             if numbered != listing:  # into a file's lines or out of them: a new outline
                 outline, listing = _Outline(), numbered
             parent = outline.parent(body, len(starts), numbered=gutter is not None)

@@ -15,9 +15,7 @@ many as a share of the space allows::
 (the marker, and the names it shows: :mod:`neuron_context._messages.markers`).
 
 A caller that can weigh what a text holds (:data:`~neuron_context._messages.segments.Weigh`)
-gets a choice of its segments instead (:mod:`neuron_context._messages.segments`), for a
-tool result and for a user message (where an agent without function calling gets its
-tools' output). A JSON
+gets a choice of its segments instead (:mod:`neuron_context._messages.segments`). A JSON
 result keeps the records worth most whole with their keys, in their order, a short marker
 in each gap, or the rows of its condensed index under their headers when those hold more
 in the same space; it is cut in the middle only when no choice of whole segments fills
@@ -46,7 +44,7 @@ import attrs
 
 from .content import ContentBlock, Image, Text, ToolResult
 from .markers import condensed_marker, fitting, marker, pieces, tight, whole
-from .message import Message, Role
+from .message import Message
 from .segments import Weigh, choose_segments
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
@@ -337,11 +335,10 @@ def _shrink(
     describe: Describe | None,
     condense: Condense | None,
     weigh: Weigh | None,
-    words: Weigh | None,
 ) -> ContentBlock:
     if isinstance(block, Text):
         limit = int(counter.estimate_text(block.text) * share)
-        return Text(text=truncate_text(block.text, limit, counter, describe=describe, weigh=words))
+        return Text(text=truncate_text(block.text, limit, counter, describe=describe))
     if isinstance(block, ToolResult):
         items: list[Text | Image] = []
         for item in block.content:
@@ -370,10 +367,8 @@ def truncate_message(
     tool-result text) are cut in proportion to their size until it fits, or are as short
     as they can be. Its role, tool uses, ids and flags are unchanged, and so is thinking
     (a provider checks its signature). ``describe``, ``condense`` and ``weigh`` are
-    :func:`truncate_text`'s (``condense`` applies to tool results only; ``weigh`` to
-    tool results and a user message's texts, which hold a tool's output where an agent
-    gets it in user messages: its lines are chosen, verbatim; the assistant's words are
-    cut in the middle; no one's words are rewritten)."""
+    :func:`truncate_text`'s (``condense`` and ``weigh`` apply to tool results only: a
+    user's or the assistant's words are never rewritten, only cut)."""
     cost = counter.estimate_message(message)
     if cost <= max_tokens:
         return message
@@ -382,18 +377,9 @@ def truncate_message(
         return message
     share = max(0.0, 1 - (cost - max_tokens) / texts)
     best = message
-    words = weigh if message.role is Role.USER else None  # a tool's output, in some agents
     for _ in range(8):
         content = tuple(
-            _shrink(
-                block,
-                share,
-                counter,
-                describe=describe,
-                condense=condense,
-                weigh=weigh,
-                words=words,
-            )
+            _shrink(block, share, counter, describe=describe, condense=condense, weigh=weigh)
             for block in message.content
         )
         candidate = attrs.evolve(message, content=content)
