@@ -67,7 +67,7 @@ def marker(
         more = named - len(names)
         shown = SEPARATOR.join(names)
         if more > 0:
-            shown = f"{shown} and {more:,} more" if shown else f"{more:,} names"
+            shown = f"{shown} and {more:,} more"
         note = f", naming {named:,}: {shown}"
     if reference:
         note = f"{note}; {reference}"
