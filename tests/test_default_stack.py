@@ -3,6 +3,7 @@ the task and the user's words kept, compaction to a target below the trigger."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from typing import Literal
@@ -537,6 +538,62 @@ class TestWhatTheNextStepNeeds:
         assert cost(output, counter) <= budget
         kept = next(m for m in output if m.text.startswith("Retry."))
         assert counter.estimate_message(kept) < counter.estimate_message(instruction)
+
+    @pytest.mark.anyio
+    async def test_the_summary_quotes_no_request_for_being_first(self) -> None:
+        """The task is kept beside the summary, so the oldest request summarized is one
+        of the others: words that hold nothing an agent reuses do not take the space of
+        the facts it looked up (the user's reservations), at any budget that compacts."""
+        chit_chat = (
+            "That sounds good, but I am not sure about which one it is yet. "
+            "Let me think about what I want first, sorry."
+        )
+        profile = {"payment_id": "credit_card_4421486", "reservations": ["NO6JO3", "AIXC49"]}
+        flights = [
+            {"flight_number": f"HAT{n:03d}", "date": f"2024-05-{n:02d}"} for n in range(10, 16)
+        ]
+        found = [{"flight_number": f"HAT{n:03d}", "price": 100 + n} for n in range(20, 30)]
+        messages = [
+            Message.system("You are an airline agent."),
+            Message.user("Hi! I'd like to change a reservation of mine."),
+            Message.assistant("Sure. What is your user id?"),
+            Message.user(chit_chat),
+            Message.assistant("No problem, take your time. What is your user id?"),
+            Message.user("My user id is mia_li_3668."),
+            Message.assistant(
+                tool_uses=[
+                    ToolUse(id="u1", name="get_user_details", input={"user_id": "mia_li_3668"})
+                ]
+            ),
+            Message.tool_result("u1", json.dumps(profile)),
+            Message.assistant(
+                tool_uses=[
+                    ToolUse(
+                        id="r1", name="get_reservation_details", input={"reservation_id": "NO6JO3"}
+                    )
+                ]
+            ),
+            Message.tool_result("r1", json.dumps({"reservation_id": "NO6JO3", "flights": flights})),
+            Message.assistant("Your reservation NO6JO3 has six flights. Which one?"),
+            Message.user("The second one, please, if that is possible at all."),
+            Message.assistant(
+                tool_uses=[
+                    ToolUse(
+                        id="s1",
+                        name="search_direct_flight",
+                        input={"origin": "JFK", "destination": "SEA", "date": "2024-05-20"},
+                    )
+                ]
+            ),
+            Message.tool_result("s1", json.dumps(found)),
+        ]
+        summaries = []
+        for budget in range(300, 420, 15):
+            output = await default_stack(budget, counter=TokenCounter()).compact(messages)
+            summaries += [m.text for m in output if m.is_compaction]
+        assert summaries
+        assert not any(chit_chat in text for text in summaries)
+        assert any("reservations=[NO6JO3, AIXC49]" in text for text in summaries)
 
     @pytest.mark.anyio
     async def test_a_cut_inside_the_newest_exchange_moves_back(self) -> None:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
+
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import well_formed_conversations
 
 from neuron_context import (
     CompletionRequest,
     ExtractiveSummarizer,
     Message,
+    TokenCounter,
     ToolUse,
 )
 
@@ -102,3 +108,93 @@ class TestFilling:
         text = summarize(session, 60)
         assert "field_0=VALUE000X" not in text
         assert "code=ZX81Q" in text
+
+
+def weigh_ids(text: str) -> dict[str, float]:
+    """What an agent reuses of ``text``, as a test weighs it: its words of four or more
+    characters that hold a digit (ids, card numbers, dates)."""
+    return dict.fromkeys(re.findall(r"\b(?=\w*\d)\w{4,}\b", text), 1.0)
+
+
+def by_content(messages: Sequence[Message], max_tokens: int, **options: object) -> str:
+    """The extractive summary of ``messages`` chosen by content (``weigh_ids``), the
+    task kept beside it, as ``default_stack`` asks for it."""
+    request = CompletionRequest(list(messages), max_tokens=max_tokens)
+    kept = {"weigh": weigh_ids, "task_kept": True, **options}
+    return ExtractiveSummarizer().summarize(request, **kept)  # type: ignore[arg-type]
+
+
+CHIT_CHAT = "That sounds good, but I am not sure about it yet. Let me think about what I want."
+
+
+class TestByContent:
+    def test_the_first_request_summarized_is_not_the_task_when_it_is_kept(self) -> None:
+        """Where the task is kept beside the summary, the oldest request summarized is
+        one of the others: it does not take the space of the facts for being first."""
+        profile = {"payment_id": "credit_card_4421486", "reservations": ["NO6JO3", "AIXC49"]}
+        session = [
+            Message.user(CHIT_CHAT),
+            Message.assistant("Take your time."),
+            Message.user("Fine, please look me up."),
+            call("u1", "get_user_details", user_id="mia_li_3668"),
+            Message.tool_result("u1", json.dumps(profile)),
+        ]
+        request = CompletionRequest(session, max_tokens=90)
+        as_task = ExtractiveSummarizer().summarize(request)
+        assert CHIT_CHAT in as_task
+        assert "AIXC49" not in as_task
+        text = ExtractiveSummarizer().summarize(request, task_kept=True)
+        assert "reservations=[NO6JO3, AIXC49]" in text
+        assert CHIT_CHAT not in text
+        assert "<user_request>\nFine, please look me up.\n</user_request>" in text  # the newest
+
+    def test_words_that_hold_nothing_wait_for_the_facts(self) -> None:
+        """A request that holds nothing an agent reuses takes its turn only after every
+        item that holds something: the ids of the older result make the summary."""
+        flights = [
+            {"flight_number": f"HAT{n:03d}", "date": f"2024-05-{n:02d}"} for n in range(10, 16)
+        ]
+        session = [
+            Message.user(CHIT_CHAT),
+            call("u1", "get_user_details", user_id="mia_li_3668"),
+            Message.tool_result(
+                "u1",
+                json.dumps(
+                    {"payment_id": "credit_card_4421486", "reservations": ["NO6JO3", "AIXC49"]}
+                ),
+            ),
+            call("r1", "get_reservation_details", reservation_id="NO6JO3"),
+            Message.tool_result("r1", json.dumps({"reservation_id": "NO6JO3", "flights": flights})),
+            Message.user("Thanks."),
+        ]
+        by_turns = by_content(session, 140, weigh=None)
+        assert CHIT_CHAT in by_turns
+        assert "AIXC49" not in by_turns
+        text = by_content(session, 140)
+        assert "AIXC49" in text
+        assert CHIT_CHAT not in text
+        # With room for both, the words still come.
+        assert CHIT_CHAT in by_content(session, 400)
+
+    def test_a_long_request_keeps_its_lines_that_hold_ids(self) -> None:
+        """A request too long for its space keeps the line that holds what an agent
+        reuses, whole, where its head and tail hold nothing."""
+        numbers = ("one", "two", "three", "four", "five", "six")
+        chat = [
+            f"I have been thinking about this trip for a while, and thought number {n} is long."
+            for n in numbers
+        ]
+        said = "My reservation is NO6JO3 and the card is credit_card_4421486."
+        session = [Message.user("\n".join([*chat[:3], said, *chat[3:]]))]
+        request = CompletionRequest(session, max_tokens=200)
+        assert "NO6JO3" not in ExtractiveSummarizer().summarize(request)
+        text = by_content(session, 200)
+        assert said in text
+        assert TokenCounter().estimate_text(text) <= 200
+
+    @given(messages=well_formed_conversations(max_turns=14), budget=st.integers(1, 400))
+    def test_always_within_budget(self, messages: list[Message], budget: int) -> None:
+        """Any conversation gives a deterministic summary by content within its budget."""
+        text = by_content(messages, budget)
+        assert TokenCounter().estimate_text(text) <= budget
+        assert by_content(messages, budget) == text

@@ -33,6 +33,7 @@ from .._counting.counter import BaseCounter
 from .._counting.heuristic import to_counter
 from .._messages.markers import SEPARATOR
 from .._messages.message import Message
+from .._messages.truncation import Weigh
 from .._validators import non_negative_int, require_int
 from ..providers._base import (
     CompletionRequest,
@@ -191,7 +192,14 @@ class ExtractiveSummarizer(Provider):
             Message.assistant(summary), stop_reason=StopReason.END_TURN, usage=usage
         )
 
-    def summarize(self, request: CompletionRequest, *, shown: Set[str] = frozenset()) -> str:
+    def summarize(
+        self,
+        request: CompletionRequest,
+        *,
+        shown: Set[str] = frozenset(),
+        weigh: Weigh | None = None,
+        task_kept: bool = False,
+    ) -> str:
         """The summary text for ``request`` (what :meth:`complete` answers).
 
         Args:
@@ -200,6 +208,14 @@ class ExtractiveSummarizer(Provider):
                 already shows (see ``neuron_context._summary.shown``): a fact of a
                 result whose every telling word is among them is left out, as it would
                 only repeat them.
+            weigh: what an agent reuses of a text (its ids, dates, names with their
+                labels); given, the summary chooses by content (see
+                ``neuron_context._summary.sections``): a request, a decision or a next
+                step that holds none of it waits for the items that do, and a request
+                too long for its space keeps its lines worth most, not its head and tail.
+            task_kept: the conversation's task (its first request) is kept beside the
+                summary, not in it: the first request summarized is one of the others
+                (the newest still comes first), not quoted first for being first.
         """
         budget = request.max_tokens or _DEFAULT_BUDGET
         chars = max(_MIN_READ, self.read_per_token * budget)
@@ -212,8 +228,9 @@ class ExtractiveSummarizer(Provider):
             line_chars=self.line_chars,
             max_mentions=self.max_mentions,
         )
-        requests = self._requests(source, budget, chars)
-        return fit(self._items(source, found, requests, shown), budget, self.counter)
+        requests = self._requests(source, budget, chars, task=not task_kept)
+        items = self._items(source, found, requests, shown, task=not task_kept)
+        return fit(items, budget, self.counter, weigh=weigh)
 
     # -- extraction ---------------------------------------------------------------------
 
@@ -223,6 +240,8 @@ class ExtractiveSummarizer(Provider):
         found: Findings,
         requests: list[tuple[int, str]],
         shown: Set[str],
+        *,
+        task: bool,
     ) -> list[Item]:
         limit = self.line_chars
         items: list[Item] = []
@@ -262,8 +281,10 @@ class ExtractiveSummarizer(Provider):
             for position, line in enumerate(lines):
                 add(section, base + position, line)
         for position, text in enumerate(quoted):
-            # The first quoted request is the task; then the newest carried ones.
-            add(GOAL, 99 if position == 0 else 300 - position, text, verbatim=True)
+            # The first quoted request is the task (unless it is kept beside the
+            # summary); then the newest carried ones.
+            first = position == 0 and task
+            add(GOAL, 99 if first else 300 - position, text, verbatim=True)
         for rank, text in requests:
             add(GOAL, rank, text.strip("\n"), verbatim=True)
         for position, text in enumerate(found.said[1 : DECISIONS_QUOTED + 1]):
@@ -334,31 +355,37 @@ class ExtractiveSummarizer(Provider):
                 rank = _TIER + position + number * STRIDE
                 add(FACTS, rank, text, order=order + number, continues=SEGMENT_BREAK)
 
-    def _requests(self, source: Source, budget: int, chars: int) -> list[tuple[int, str]]:
+    def _requests(
+        self, source: Source, budget: int, chars: int, *, task: bool
+    ) -> list[tuple[int, str]]:
         """``(rank, text)`` of the user's requests that could be quoted, oldest first:
-        the first (the task), then the newest ones until even the least each can cost
-        (its quote marks) adds up to more than ``budget``, or ``chars`` characters of
-        the user's messages are read."""
+        the first (the task, unless ``task`` is false: then it is one of the others),
+        then the newest ones until even the least each can cost (its quote marks) adds
+        up to more than ``budget``, or ``chars`` characters of the user's messages are
+        read."""
         users = source.users
-        first, task = -1, ""
+        first, text = -1, ""
         for at, position in enumerate(users):
-            task = source.user_text(position)
-            chars -= len(task)
-            if not is_notice(task):
+            if not task:
+                break
+            text = source.user_text(position)
+            chars -= len(text)
+            if not is_notice(text):
                 first = at
                 break
             if chars <= 0:
                 return []
-        if first < 0:
+        if task and first < 0:
             return []
         least = max(1, self.counter.estimate_text(f"{REQUEST_OPEN}\n{REQUEST_CLOSE}\n"))
         newest: list[tuple[int, str]] = []
         for at in range(len(users) - 1, first, -1):
             if len(newest) * least > budget or chars <= 0:
                 break
-            text = source.user_text(users[at])
-            chars -= len(text)
-            if not is_notice(text):
+            said = source.user_text(users[at])
+            chars -= len(said)
+            if not is_notice(said):
                 # The first request states the goal; the newest is what the user wants now.
-                newest.append((101 + len(newest), text))
-        return [(100, task), *reversed(newest)]
+                newest.append((101 + len(newest), said))
+        first_request = [(100, text)] if task else []
+        return [*first_request, *reversed(newest)]

@@ -10,6 +10,13 @@ for the room left is passed over for a smaller one after it (never a further chu
 line whose head was left out), so the space is filled. An index line that
 only repeats the label of a facts line chosen beside it (``a.py: Read`` beside
 ``Read a.py: ...``) gives its space back, and the turns go on.
+
+Given a :data:`~neuron_context._messages.segments.Weigh` (what an agent reuses of a
+text: ids, dates, names with their labels, paths, code names), the choice goes by
+content too: the requests, decisions and next steps that hold nothing it weighs (``That
+sounds good, thanks!``) take their turns only after every item that holds something, and
+a quoted request too long for its space keeps its lines worth most (a passenger's name
+and date of birth) rather than its head and tail.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 import attrs
 
 from .._counting.counter import BaseCounter
-from .._messages.truncation import truncate_text
+from .._messages.truncation import Weigh, truncate_text
 from .._numbers import scale
 from .format import (
     ARTIFACTS,
@@ -54,7 +61,12 @@ _PINNED_RANK = 101
 """Quoted requests ranked up to this are the task (99 carried, 100 new) and the newest
 request (101): placed before any other item."""
 _VERBATIM_SHARE = 0.4
-"""The most of the budget one quoted request may take; a longer one is cut in the middle."""
+"""The most of the budget one quoted request may take; a longer one is cut in the middle
+(by content, given a weigh)."""
+_WORDS = (GOAL, DECISIONS, NEXT)
+"""The sections whose items are words that may hold nothing an agent reuses (a request
+of thanks, an assistant's "let me check"): given a weigh, such an item waits until every
+item that holds something has had its turn."""
 
 
 @attrs.frozen
@@ -79,9 +91,12 @@ class Item:
         return f"- {self.text}"
 
 
-def fit(items: Sequence[Item], budget: int, counter: BaseCounter) -> str:
-    """The summary of ``items`` in ``budget`` tokens as ``counter`` prices them (see
-    the module docstring); ``""`` when not even the first fits."""
+def fit(
+    items: Sequence[Item], budget: int, counter: BaseCounter, *, weigh: Weigh | None = None
+) -> str:
+    """The summary of ``items`` in ``budget`` tokens as ``counter`` prices them, by
+    content where ``weigh`` says what an agent reuses of a text (see the module
+    docstring); ``""`` when not even the first fits."""
     by_section: dict[int, list[Item]] = {}
     for item in sorted(items, key=lambda i: (i.rank, i.order)):
         by_section.setdefault(item.section, []).append(item)
@@ -98,7 +113,7 @@ def fit(items: Sequence[Item], budget: int, counter: BaseCounter) -> str:
         cost = heading + estimate(item.rendered() + "\n")
         room = budget - used[0]
         if item.verbatim and (cost > room or cost > verbatim):
-            item = _shortened(item, min(room, verbatim), counter)
+            item = _shortened(item, min(room, verbatim), counter, weigh)
             cost = heading + estimate(item.rendered() + "\n")
         if cost > room:
             return False
@@ -119,22 +134,25 @@ def fit(items: Sequence[Item], budget: int, counter: BaseCounter) -> str:
     # section that has spent the least for its weight (in priority order on ties),
     # so a few long requests cannot crowd out the index, and space one section
     # leaves goes to the others.
-    turn = _Turns(_heads(by_section), place)
-    for _ in range(_REFILLS):
-        taken = dict.fromkeys(by_section, 0)  # each pass looks again at what was passed over
-        turn.failed.clear()
-        active = [s for s in _PRIORITY if s in by_section]
-        while active:
-            section = min(active, key=lambda s: spent[s] / _WEIGHTS[s])
-            if not _place_next(section, by_section[section], taken, turn):
-                active.remove(section)
-        # An index line that only repeats the label of a result's facts chosen
-        # beside it ("a.py: Read" beside "Read a.py: ...") gives its space back.
-        freed = _drop_repeated(chosen, costs)
-        if not freed:
-            break
-        spent[ARTIFACTS] -= freed
-        used[0] -= freed
+    # Given a weigh, the items that hold something an agent reuses take their turns
+    # first; the words that hold nothing then fill what room is left.
+    for phase in _phases(by_section, weigh):
+        turn = _Turns(_heads(phase), place)
+        for _ in range(_REFILLS):
+            taken = dict.fromkeys(phase, 0)  # each pass looks again at what was passed over
+            turn.failed.clear()
+            active = [s for s in _PRIORITY if s in phase]
+            while active:
+                section = min(active, key=lambda s: spent[s] / _WEIGHTS[s])
+                if not _place_next(section, phase[section], taken, turn):
+                    active.remove(section)
+            # An index line that only repeats the label of a result's facts chosen
+            # beside it ("a.py: Read" beside "Read a.py: ...") gives its space back.
+            freed = _drop_repeated(chosen, costs)
+            if not freed:
+                break
+            spent[ARTIFACTS] -= freed
+            used[0] -= freed
     return _within(chosen, costs, budget, counter)
 
 
@@ -150,6 +168,21 @@ def _within(chosen: list[Item], costs: list[int], budget: int, counter: BaseCoun
             over -= costs.pop()
             chosen.pop()
     return ""
+
+
+def _phases(by_section: dict[int, list[Item]], weigh: Weigh | None) -> list[dict[int, list[Item]]]:
+    """The queues of ``by_section`` in the order their turns are taken: all of them, or,
+    given ``weigh``, first every item but the words of :data:`_WORDS` that hold nothing
+    it weighs, then those (each queue keeps its order)."""
+    if weigh is None:
+        return [by_section]
+    first: dict[int, list[Item]] = {}
+    later: dict[int, list[Item]] = {}
+    for section, queue in by_section.items():
+        for item in queue:
+            idle = section in _WORDS and not weigh(item.text)
+            (later if idle else first).setdefault(section, []).append(item)
+    return [first, later]
 
 
 @attrs.define
@@ -216,12 +249,14 @@ def _heads(by_section: dict[int, list[Item]]) -> dict[int, int]:
     return heads
 
 
-def _shortened(item: Item, space: int, counter: BaseCounter) -> Item:
-    """``item`` with its text cut in the middle to fit ``space`` tokens, rendered."""
+def _shortened(item: Item, space: int, counter: BaseCounter, weigh: Weigh | None) -> Item:
+    """``item`` with its text cut to fit ``space`` tokens, rendered: in the middle, or,
+    given ``weigh``, to its lines worth most where they hold more (see
+    :func:`~neuron_context._messages.truncation.truncate_text`)."""
     wrapper = counter.estimate_text(f"{REQUEST_OPEN}\n\n{REQUEST_CLOSE}\n") + 1
     if space - wrapper < 24:  # too little room to quote anything useful
         return item
-    text = truncate_text(item.text, space - wrapper, counter)
+    text = truncate_text(item.text, space - wrapper, counter, weigh=weigh)
     return attrs.evolve(item, text=text)
 
 

@@ -34,6 +34,7 @@ from ...providers._base import CompletionRequest, Provider
 from ..summarization import SummarizationStrategy
 from .fit import message_overhead
 from .plan import SPAN_SHARE, Plan
+from .reuse import reuse
 
 __all__ = ["DELTA_SHARE", "MIN_SUMMARY", "NEW_SHARE", "SUMMARY_HEADROOM", "SummaryWriter"]
 
@@ -174,7 +175,11 @@ class SummaryWriter:
             else:
                 return [m for m in result if m.is_compaction][:1]
         request = CompletionRequest(source, max_tokens=space)
-        summarize = functools.partial(self.offline.summarize, request, shown=shown)
+        # The task is pinned beside every summary (the plan keeps it), and the summary
+        # chooses by what an agent reuses, as the cut of a recent result does.
+        summarize = functools.partial(
+            self.offline.summarize, request, shown=shown, weigh=reuse, task_kept=True
+        )
         text = await anyio.to_thread.run_sync(summarize, abandon_on_cancel=True)
         text = text.strip()
         if not text:  # nothing worth a summary was found
