@@ -15,6 +15,7 @@ from neuron_context import (
     ExtractiveSummarizer,
     Message,
     TokenCounter,
+    TokenizerCounter,
     ToolUse,
 )
 
@@ -191,6 +192,25 @@ class TestByContent:
         text = by_content(session, 200)
         assert said in text
         assert TokenCounter().estimate_text(text) <= 200
+
+    def test_a_request_is_never_quoted_by_its_marker_alone(self) -> None:
+        """Where a request's cut would keep nothing of it but the marker, it is not
+        quoted as an empty cut (a quote that says nothing of the user's words)."""
+        counter = TokenizerCounter.from_encoding("o200k_base")
+        said = "Sure, here are the details:\n\n" + "\n".join(
+            f"{n}. Passenger {word}: First Name - {first}, Last Name - {last}, "
+            f"Date of Birth - {born}"
+            for n, word, first, last, born in (
+                (1, "One", "Emily", "Smith", "1988-04-10"),
+                (2, "Two", "John", "Smith", "1990-11-22"),
+                (3, "Three", "Sarah", "Johnson", "1995-07-15"),
+            )
+        )
+        for budget in (83, 84):
+            request = CompletionRequest([Message.user(said)], max_tokens=budget)
+            text = ExtractiveSummarizer(counter=counter).summarize(request)
+            assert "<user_request>\n\n[..." not in text
+            assert counter.estimate_text(text) <= budget
 
     @given(messages=well_formed_conversations(max_turns=14), budget=st.integers(1, 400))
     def test_always_within_budget(self, messages: list[Message], budget: int) -> None:

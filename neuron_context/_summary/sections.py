@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 import attrs
 
 from .._counting.counter import BaseCounter
+from .._messages.markers import stands_for
 from .._messages.truncation import Weigh, truncate_text
 from .._numbers import scale
 from .format import (
@@ -252,11 +253,14 @@ def _heads(by_section: dict[int, list[Item]]) -> dict[int, int]:
 def _shortened(item: Item, space: int, counter: BaseCounter, weigh: Weigh | None) -> Item:
     """``item`` with its text cut to fit ``space`` tokens, rendered: in the middle, or,
     given ``weigh``, to its lines worth most where they hold more (see
-    :func:`~neuron_context._messages.truncation.truncate_text`)."""
+    :func:`~neuron_context._messages.truncation.truncate_text`); ``item`` as it is
+    when the cut would keep nothing of it but its marker."""
     wrapper = counter.estimate_text(f"{REQUEST_OPEN}\n\n{REQUEST_CLOSE}\n") + 1
     if space - wrapper < 24:  # too little room to quote anything useful
         return item
     text = truncate_text(item.text, space - wrapper, counter, weigh=weigh)
+    if not any(line.strip() and not stands_for(line) for line in text.split("\n")):
+        return item  # a quote of a marker alone says nothing of the user's words
     return attrs.evolve(item, text=text)
 
 
