@@ -193,6 +193,49 @@ class TestByContent:
         assert said in text
         assert TokenCounter().estimate_text(text) <= 200
 
+    def test_a_one_line_request_keeps_its_sentence_that_holds_an_id(self) -> None:
+        """A request of one line too long for its space keeps the sentence that holds
+        the user's id, whole, with the words that say what it is (a cut in the middle
+        keeps its head and tail, and the id between them is lost)."""
+        said = (
+            "Hello again, I have been waiting for quite a while now on this call today. "
+            "My user ID is aarav_garcia_1177, if that helps. "
+            "Unfortunately I do not have the reservation number handy right now, sorry."
+        )
+        session = [Message.user(said)]
+        request = CompletionRequest(session, max_tokens=100)
+        assert "aarav_garcia_1177" not in ExtractiveSummarizer().summarize(request)
+        text = by_content(session, 100)
+        assert "My user ID is aarav_garcia_1177," in text
+        assert "…" in text  # the cut says so
+        assert TokenCounter().estimate_text(text) <= 100
+
+    def test_a_request_of_lines_keeps_whole_lines(self) -> None:
+        """A request of several lines keeps whole lines where one holding something
+        fits: a date of birth stays with the name it belongs to."""
+        said = "Sure, here are the details of the two of us:\n" + "\n".join(
+            f"{n}. First Name - {first}, Last Name - Smith, Date of Birth - {born}"
+            for n, first, born in ((1, "Emily", "1988-04-10"), (2, "John", "1990-11-22"))
+        )
+        text = by_content([Message.user(said)], 90)
+        assert "1. First Name - Emily, Last Name - Smith, Date of Birth - 1988-04-10" in text
+
+    @given(said=st.text(st.sampled_from("ab1 .,;\n"), max_size=300), budget=st.integers(20, 120))
+    def test_a_quote_cut_by_content_is_verbatim(self, said: str, budget: int) -> None:
+        """Any request quoted by content keeps pieces of its words as they stand (up to
+        the spaces between them), in order, a gap between them, within the budget."""
+        text = by_content([Message.user(said)], budget)
+        assert TokenCounter().estimate_text(text) <= budget
+        if "<user_request>" in text and "…" in text.split("</user_request>")[0]:
+            quote = text.split("<user_request>\n", 1)[1].split("\n</user_request>")[0]
+            at = 0
+            words = " ".join(said.split())
+            for piece in (" ".join(p.split()) for p in quote.split("\u2026")):
+                if piece:
+                    found = words.find(piece, at)
+                    assert found >= 0, piece
+                    at = found + len(piece)
+
     def test_a_request_is_never_quoted_by_its_marker_alone(self) -> None:
         """Where a request's cut would keep nothing of it but the marker, it is not
         quoted as an empty cut (a quote that says nothing of the user's words)."""

@@ -212,7 +212,8 @@ class ExtractiveSummarizer(Provider):
                 labels); given, the summary chooses by content (see
                 ``neuron_context._summary.sections``): a request, a decision or a next
                 step that holds none of it waits for the items that do, and a request
-                too long for its space keeps its lines worth most, not its head and tail.
+                too long for its space keeps its lines, sentences or clauses worth most,
+                not its head and tail.
             task_kept: the conversation's task (its first request) is kept beside the
                 summary, not in it: the first request summarized is one of the others
                 (the newest still comes first), not quoted first for being first.

@@ -15,8 +15,8 @@ Given a :data:`~neuron_context._messages.segments.Weigh` (what an agent reuses o
 text: ids, dates, names with their labels, paths, code names), the choice goes by
 content too: the requests, decisions and next steps that hold nothing it weighs (``That
 sounds good, thanks!``) take their turns only after every item that holds something, and
-a quoted request too long for its space keeps its lines worth most (a passenger's name
-and date of birth) rather than its head and tail.
+a quoted request too long for its space keeps its lines, sentences or clauses worth most
+(``My user ID is aarav_garcia_1177.``, see :mod:`.quotes`) rather than its head and tail.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from .format import (
     REQUEST_CLOSE,
     REQUEST_OPEN,
 )
+from .quotes import sentences_kept
 
 __all__ = ["Item", "fit"]
 
@@ -252,12 +253,17 @@ def _heads(by_section: dict[int, list[Item]]) -> dict[int, int]:
 
 def _shortened(item: Item, space: int, counter: BaseCounter, weigh: Weigh | None) -> Item:
     """``item`` with its text cut to fit ``space`` tokens, rendered: in the middle, or,
-    given ``weigh``, to its lines worth most where they hold more (see
+    given ``weigh``, to its pieces worth most (:func:`.quotes.sentences_kept`; a long
+    request to its lines, where they hold more: see
     :func:`~neuron_context._messages.truncation.truncate_text`); ``item`` as it is
     when the cut would keep nothing of it but its marker."""
     wrapper = counter.estimate_text(f"{REQUEST_OPEN}\n\n{REQUEST_CLOSE}\n") + 1
     if space - wrapper < 24:  # too little room to quote anything useful
         return item
+    if weigh is not None:
+        kept = sentences_kept(item.text, space - wrapper, counter, weigh)
+        if kept:
+            return attrs.evolve(item, text=kept)
     text = truncate_text(item.text, space - wrapper, counter, weigh=weigh)
     if not any(line.strip() and not stands_for(line) for line in text.split("\n")):
         return item  # a quote of a marker alone says nothing of the user's words

@@ -1,0 +1,97 @@
+"""A user's request quoted in less space than it takes: its pieces that hold what an
+agent reuses, whole.
+
+A request is prose, most often one line: ``Sure! My user ID is aarav_garcia_1177.
+Unfortunately, I don't have the reservation ID handy right now.`` Cut in the middle, it
+keeps ``Sure! My user ID is`` and ``ndy right now.``: the one thing the next step needs is
+what the cut removed. A request holds its facts with the words that say what they are, in
+its lines (a passenger's line: the name its date of birth belongs to) and, within a line,
+in its sentences and clauses. So :func:`sentences_kept` keeps the pieces worth most per
+token (what a :data:`~neuron_context._messages.segments.Weigh` finds in them: ids, dates,
+names with their labels), whole, in their order, a
+:data:`~neuron_context._messages.markers.SHORT_GAP` where others were left out, then fills
+what room is left with the others, the first ones first (they say what the request is
+about)::
+
+    Sure! My user ID is aarav_garcia_1177. Unfortunately, …
+
+Its whole lines are chosen where it has several and one that holds something fits, else its
+sentences and clauses. Only requests of up to :data:`_PIECES` pieces are chosen this way:
+a longer one (an issue, a pasted log) is cut as any text is, by its lines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .._messages.markers import SHORT_GAP
+from .._messages.segments import Weigh
+
+if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
+    from .._counting.counter import BaseCounter
+
+__all__ = ["sentences_kept"]
+
+_LINES = re.compile(r"\n+")
+"""Where a request's lines end."""
+_CLAUSES = re.compile(r"(?<=[.!?,;])[ \t]+(?=\S)|\n+")
+"""Where its sentences and their clauses end (after ``.``, ``!``, ``?``, ``,`` or ``;``
+and the spaces after it), and its lines."""
+_PIECES = 48
+"""The most pieces a request is chosen from (a longer one is cut by its lines)."""
+
+
+def sentences_kept(text: str, max_tokens: int, counter: BaseCounter, weigh: Weigh) -> str:
+    """``text``'s pieces worth most that fit ``max_tokens`` together (see the module
+    docstring): its whole lines where it has several and one worth something fits (a
+    passenger's line keeps the name its date of birth belongs to), else its sentences
+    and clauses; ``""`` when it has fewer than two pieces or more than :data:`_PIECES`,
+    when none holds anything ``weigh`` finds, or when none fits."""
+    for pattern, joint in ((_LINES, "\n"), (_CLAUSES, " ")):
+        pieces = [piece.strip() for piece in pattern.split(text) if piece.strip()]
+        kept = _chosen(pieces, joint, max_tokens, counter, weigh)
+        if kept:
+            return kept
+    return ""
+
+
+def _chosen(
+    pieces: list[str], joint: str, max_tokens: int, counter: BaseCounter, weigh: Weigh
+) -> str:
+    """The ``pieces`` worth most per token that fit ``max_tokens`` joined by ``joint``,
+    then the others, the first first; ``""`` when none worth something fits."""
+    if not 2 <= len(pieces) <= _PIECES:
+        return ""
+    worth = [sum(weigh(piece).values()) for piece in pieces]
+    if not any(worth):
+        return ""
+    costs = [max(1, counter.estimate_text(piece)) for piece in pieces]
+    weighed = sorted(
+        (i for i in range(len(pieces)) if worth[i] > 0), key=lambda i: (-worth[i] / costs[i], i)
+    )
+    others = [i for i in range(len(pieces)) if worth[i] <= 0]
+    kept: set[int] = set()
+    for index in [*weighed, *others]:
+        if costs[index] > max_tokens:
+            continue  # priced once: the joined text tried stays within twice the space
+        if counter.estimate_text(_joined(pieces, kept | {index}, joint)) <= max_tokens:
+            kept.add(index)
+    if not any(worth[i] > 0 for i in kept):
+        return ""
+    return _joined(pieces, kept, joint)
+
+
+def _joined(pieces: list[str], kept: set[int], joint: str) -> str:
+    """The ``kept`` pieces in their order joined by ``joint``, a :data:`SHORT_GAP` for
+    each run left out."""
+    parts: list[str] = []
+    after = -1  # the piece before the next one kept
+    for index in sorted(kept):
+        if index != after + 1:
+            parts.append(SHORT_GAP)
+        parts.append(pieces[index])
+        after = index
+    if after != len(pieces) - 1:
+        parts.append(SHORT_GAP)
+    return joint.join(parts)
