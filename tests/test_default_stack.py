@@ -596,6 +596,36 @@ class TestWhatTheNextStepNeeds:
         assert any("reservations=[NO6JO3, AIXC49]" in text for text in summaries)
 
     @pytest.mark.anyio
+    @pytest.mark.parametrize("budget", range(250, 900, 50))
+    async def test_a_task_only_an_earlier_summary_quotes_is_kept(self, budget: int) -> None:
+        """A history that starts with a summary holds its task only there (the request
+        the plan pins is a later one): a new summary still quotes it first."""
+        task = "Cancel reservation ZX81QP for user mia_li_3668 and refund to credit_card_4421486."
+        previous = (
+            f"## Goal and constraints\n<user_request>\n{task}\n</user_request>\n\n"
+            "## Facts\n- get_user_details user_id=mia_li_3668: reservations=[ZX81QP]"
+        )
+        messages = [
+            Message.system("You are an airline agent."),
+            Message(role=Role.USER, content=(Compaction(content=previous),)),
+        ]
+        for i in range(8):
+            rows = [
+                {"flight_number": f"HAT{i:03d}{j}", "price": 100 + j, "seat": f"S{i}{j}X"}
+                for j in range(8)
+            ]
+            messages += [
+                Message.assistant(
+                    tool_uses=[ToolUse(id=f"c{i}", name="get_flight", input={"n": f"HAT{i:03d}"})]
+                ),
+                Message.tool_result(f"c{i}", json.dumps(rows)),
+                Message.assistant(f"Checked HAT{i:03d}."),
+                Message.user(f"ok, next one please {i}"),
+            ]
+        output = await default_stack(budget, counter=TokenCounter()).compact(messages)
+        assert any(task in m.text for m in output)
+
+    @pytest.mark.anyio
     async def test_a_cut_inside_the_newest_exchange_moves_back(self) -> None:
         """The newest exchange (five results the model has not answered) does not fit
         the recent space: it is kept, its results cut, rather than nothing recent."""

@@ -6,12 +6,14 @@ import json
 import re
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import well_formed_conversations
 
 from neuron_context import (
     CompletionRequest,
+    ConfigurationError,
     ExtractiveSummarizer,
     Message,
     TokenCounter,
@@ -220,21 +222,74 @@ class TestByContent:
         text = by_content([Message.user(said)], 90)
         assert "1. First Name - Emily, Last Name - Smith, Date of Birth - 1988-04-10" in text
 
-    @given(said=st.text(st.sampled_from("ab1 .,;\n"), max_size=300), budget=st.integers(20, 120))
+    @given(
+        said=st.text(st.sampled_from("ab1 .,;\n\t\r"), max_size=300),
+        budget=st.integers(20, 120),
+    )
     def test_a_quote_cut_by_content_is_verbatim(self, said: str, budget: int) -> None:
-        """Any request quoted by content keeps pieces of its words as they stand (up to
-        the spaces between them), in order, a gap between them, within the budget."""
+        """Any request quoted by content keeps pieces of its words as they stand (their
+        spaces, indents and line ends too), in order, a gap between them, within the
+        budget."""
         text = by_content([Message.user(said)], budget)
         assert TokenCounter().estimate_text(text) <= budget
         if "<user_request>" in text and "…" in text.split("</user_request>")[0]:
             quote = text.split("<user_request>\n", 1)[1].split("\n</user_request>")[0]
             at = 0
-            words = " ".join(said.split())
-            for piece in (" ".join(p.split()) for p in quote.split("\u2026")):
+            # each piece without the gap's own space and line end
+            for piece in (p.strip(" \n") for p in quote.split("\u2026")):
                 if piece:
-                    found = words.find(piece, at)
-                    assert found >= 0, piece
+                    found = said.find(piece, at)
+                    assert found >= 0, (piece, said)
                     at = found + len(piece)
+
+    def test_an_indented_request_keeps_its_indents(self) -> None:
+        """A request holding code, cut by content, keeps each kept line as it stands,
+        its indent too, and marks what it left out."""
+        code = (
+            "Fix load_config in src/app/config.py:\n\n"
+            "def load_config(path):\n"
+            "    with open(path) as handle:\n"
+            "        data = load(handle, 'mia_li_3668')\n"
+            "        if 'user_id' not in data:\n"
+            "            raise KeyError('user_id')\n"
+            "    return data\n"
+        )
+        chosen = 0
+        for budget in range(60, 200, 5):
+            text = by_content([Message.user(code)], budget)
+            if "<user_request>" not in text:
+                continue
+            quote = text.split("<user_request>\n", 1)[1].split("\n</user_request>")[0]
+            if "\n…\n" in f"\n{quote}\n":  # chosen by its lines
+                chosen += 1
+                for line in quote.split("\n"):
+                    assert line == "…" or line in code.split("\n"), line
+        assert chosen
+
+    def test_a_pasted_file_is_weighed_within_a_bound(self) -> None:
+        """A request far longer than the summary (a pasted log) is cut in the middle,
+        not weighed line by line: what ``weigh`` reads is bounded by the space, not by
+        the request."""
+        log = "\n".join(f"2024-05-01 worker_{i} connected to shard-{i}" for i in range(40_000))
+        read = []
+
+        def counting(text: str) -> dict[str, float]:
+            read.append(len(text))
+            return weigh_ids(text)
+
+        text = by_content([Message.user(f"Why does this fail?\n{log}")], 200, weigh=counting)
+        assert "<user_request>" in text
+        assert sum(read) <= 64 * 200 * 4
+
+    def test_weigh_and_task_kept_are_checked(self) -> None:
+        """``weigh`` must be callable and ``task_kept`` a bool: a clear error at the
+        call, even for a summary that quotes no request."""
+        request = CompletionRequest([Message.assistant("Done.")], max_tokens=100)
+        summarizer = ExtractiveSummarizer()
+        with pytest.raises(ConfigurationError, match="weigh"):
+            summarizer.summarize(request, weigh=42)  # type: ignore[arg-type]
+        with pytest.raises(ConfigurationError, match="task_kept"):
+            summarizer.summarize(request, task_kept="no")  # type: ignore[arg-type]
 
     def test_a_request_is_never_quoted_by_its_marker_alone(self) -> None:
         """Where a request's cut would keep nothing of it but the marker, it is not

@@ -34,7 +34,7 @@ from .._counting.heuristic import to_counter
 from .._messages.markers import SEPARATOR
 from .._messages.message import Message
 from .._messages.truncation import Weigh
-from .._validators import non_negative_int, require_int
+from .._validators import non_negative_int, require_bool, require_callable, require_int
 from ..providers._base import (
     CompletionRequest,
     CompletionResponse,
@@ -159,8 +159,8 @@ class ExtractiveSummarizer(Provider):
     fill the whole budget, and at most ``read_per_token`` characters per token of the
     budget (at least 200,000) are read in all; older decisions, artifacts, errors and
     mentions are left out. The user's requests are looked for in the whole history, by
-    role (a check per message), and only the first and the newest ones that could be
-    quoted are read (at most as many characters again).
+    role (a check per message), and only the first (unless ``task_kept``) and the newest
+    ones that could be quoted are read (at most as many characters again).
 
     Examples:
         >>> from neuron_context import SummarizationStrategy
@@ -208,16 +208,26 @@ class ExtractiveSummarizer(Provider):
                 already shows (see ``neuron_context._summary.shown``): a fact of a
                 result whose every telling word is among them is left out, as it would
                 only repeat them.
-            weigh: what an agent reuses of a text (its ids, dates, names with their
-                labels); given, the summary chooses by content (see
+            weigh: what an agent reuses of a text: a callable taking a text and
+                returning a mapping of the names in it an agent may reuse (ids, dates,
+                names with their labels) to their weights; given, the summary chooses
+                by content (see
                 ``neuron_context._summary.sections``): a request, a decision or a next
                 step that holds none of it waits for the items that do, and a request
                 too long for its space keeps its lines, sentences or clauses worth most,
                 not its head and tail.
             task_kept: the conversation's task (its first request) is kept beside the
-                summary, not in it: the first request summarized is one of the others
-                (the newest still comes first), not quoted first for being first.
+                summary, not in it: the first request summarized and the first one a
+                previous summary quotes are ones of the others (the newest still
+                comes first), not quoted first for being first.
+
+        Raises:
+            ConfigurationError: ``weigh`` is neither ``None`` nor callable, or
+                ``task_kept`` is not a bool.
         """
+        if weigh is not None:
+            require_callable(weigh, "ExtractiveSummarizer.summarize(weigh)")
+        require_bool(task_kept, "ExtractiveSummarizer.summarize(task_kept)")
         budget = request.max_tokens or _DEFAULT_BUDGET
         chars = max(_MIN_READ, self.read_per_token * budget)
         source = source_of(request.messages)

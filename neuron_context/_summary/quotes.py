@@ -47,20 +47,46 @@ def sentences_kept(text: str, max_tokens: int, counter: BaseCounter, weigh: Weig
     docstring): its whole lines where it has several and one worth something fits (a
     passenger's line keeps the name its date of birth belongs to), else its sentences
     and clauses; ``""`` when it has fewer than two pieces or more than :data:`_PIECES`,
-    when none holds anything ``weigh`` finds, or when none fits."""
+    when none holds anything ``weigh`` finds, or when none fits. Each piece is the
+    text's own, with its indent and what ends it (kept pieces in a row read as the
+    text does); a :data:`~neuron_context._messages.markers.SHORT_GAP` stands for each
+    run left out."""
     for pattern, joint in ((_LINES, "\n"), (_CLAUSES, " ")):
-        pieces = [piece.strip() for piece in pattern.split(text) if piece.strip()]
+        pieces = _pieces(text, pattern)
         kept = _chosen(pieces, joint, max_tokens, counter, weigh)
         if kept:
             return kept
     return ""
 
 
+def _pieces(text: str, pattern: re.Pattern[str]) -> list[str]:
+    """``text`` cut after each match of ``pattern`` (a piece keeps the line end or the
+    spaces after it), its pieces of only blanks joined to the piece before; more than
+    :data:`_PIECES` pieces are not made (the count alone says so)."""
+    pieces: list[str] = []
+    start = 0
+    for found in pattern.finditer(text):
+        piece = text[start : found.end()]
+        if pieces and not piece.strip():
+            pieces[-1] += piece
+        else:
+            pieces.append(piece)
+        start = found.end()
+        if len(pieces) > _PIECES:
+            return pieces
+    if text[start:].strip() or not pieces:
+        pieces.append(text[start:])
+    else:
+        pieces[-1] += text[start:]
+    return [piece for piece in pieces if piece.strip()]
+
+
 def _chosen(
     pieces: list[str], joint: str, max_tokens: int, counter: BaseCounter, weigh: Weigh
 ) -> str:
-    """The ``pieces`` worth most per token that fit ``max_tokens`` joined by ``joint``,
-    then the others, the first first; ``""`` when none worth something fits."""
+    """The ``pieces`` worth most per token that fit ``max_tokens`` joined, then the
+    others, the first first; ``""`` when none worth something fits (``joint``: what
+    follows a gap's mark)."""
     if not 2 <= len(pieces) <= _PIECES:
         return ""
     worth = [sum(weigh(piece).values()) for piece in pieces]
@@ -83,15 +109,20 @@ def _chosen(
 
 
 def _joined(pieces: list[str], kept: set[int], joint: str) -> str:
-    """The ``kept`` pieces in their order joined by ``joint``, a :data:`SHORT_GAP` for
-    each run left out."""
+    """The ``kept`` pieces in their order, as the text has them, a :data:`SHORT_GAP`
+    and ``joint`` for each run left out (the last piece kept before a gap without the
+    spaces that end it)."""
     parts: list[str] = []
     after = -1  # the piece before the next one kept
     for index in sorted(kept):
         if index != after + 1:
-            parts.append(SHORT_GAP)
+            if parts:
+                parts[-1] = parts[-1].rstrip()
+                parts.append(joint)
+            parts.append(SHORT_GAP + joint)
         parts.append(pieces[index])
         after = index
     if after != len(pieces) - 1:
-        parts.append(SHORT_GAP)
-    return joint.join(parts)
+        parts[-1] = parts[-1].rstrip()
+        parts.append(joint + SHORT_GAP)
+    return "".join(parts).rstrip()

@@ -251,15 +251,24 @@ def _heads(by_section: dict[int, list[Item]]) -> dict[int, int]:
     return heads
 
 
+_WEIGHED_CHARS = 64
+"""A request quoted by content is at most this many characters a token of its space
+(about 16 times the space): a longer one is cut in the middle, so a summary's work stays
+bounded by its space, not by what a user pasted."""
+
+
 def _shortened(item: Item, space: int, counter: BaseCounter, weigh: Weigh | None) -> Item:
     """``item`` with its text cut to fit ``space`` tokens, rendered: in the middle, or,
     given ``weigh``, to its pieces worth most (:func:`.quotes.sentences_kept`; a long
     request to its lines, where they hold more: see
-    :func:`~neuron_context._messages.truncation.truncate_text`); ``item`` as it is
-    when the cut would keep nothing of it but its marker."""
+    :func:`~neuron_context._messages.truncation.truncate_text`), but for a text of
+    more than :data:`_WEIGHED_CHARS` characters a token of ``space``, cut in the
+    middle; ``item`` as it is when the cut would keep nothing of it but its marker."""
     wrapper = counter.estimate_text(f"{REQUEST_OPEN}\n\n{REQUEST_CLOSE}\n") + 1
     if space - wrapper < 24:  # too little room to quote anything useful
         return item
+    if len(item.text) > _WEIGHED_CHARS * space:
+        weigh = None  # a pasted file or log: its middle cut is bounded by the space
     if weigh is not None:
         kept = sentences_kept(item.text, space - wrapper, counter, weigh)
         if kept:

@@ -64,6 +64,13 @@ NEW_SHARE = 0.4
 the target (see :meth:`SummaryWriter.summaries`)."""
 
 
+def task_kept(plan: Plan) -> bool:
+    """Whether ``plan`` keeps the conversation's task beside its summaries: it pins a
+    first request, and no earlier summary stands before it (where one does, the task
+    is the first request that summary quotes, and the request pinned is a later one)."""
+    return plan.task is not None and not any(m.is_compaction for m in plan.messages[: plan.task])
+
+
 class SummaryWriter:
     """Writes ``default_stack``'s summaries with ``counter``, ``summarizer`` (``None``:
     offline) and the :class:`~neuron_context.SummarizationStrategy` ``options``.
@@ -132,13 +139,16 @@ class SummaryWriter:
             1 for m in plan.previous if m.is_compaction
         )
         beside = [*plan.pinned.values(), *plan.tail]
+        kept_task = task_kept(plan)
         if not plan.summarized:
             if kept <= roomy + overhead:
                 return list(plan.previous)
-            return await self.summary(list(plan.previous), space, shown=shown_words(beside))
+            return await self.summary(
+                list(plan.previous), space, shown=shown_words(beside), task_kept=kept_task
+            )
         if self.options.get("cache_aligned"):
             # The agent's own prefix, as its last call sent it, so the cache serves it.
-            return await self.summary(list(plan.messages[: plan.cut]), space)
+            return await self.summary(list(plan.messages[: plan.cut]), space, task_kept=kept_task)
         fair = max(MIN_SUMMARY, scale(space, DELTA_SHARE))
         # Only the kept messages' words: leaving out of a new summary the facts of the
         # earlier summaries kept beside it too gained nothing measurable (25% of the
@@ -149,15 +159,25 @@ class SummaryWriter:
             share = min(roomy - kept, max(space - kept, scale(space, NEW_SHARE)))
             spanned = scale(plan.summarized_cost, SPAN_SHARE)  # counted in the plan's table
             share = min(share, max(fair, spanned))
-            return [*plan.previous, *await self.summary(plan.summarized, share, shown=shown)]
-        return await self.summary([*plan.previous, *plan.summarized], space, shown=shown)
+            summary = await self.summary(plan.summarized, share, shown=shown, task_kept=kept_task)
+            return [*plan.previous, *summary]
+        return await self.summary(
+            [*plan.previous, *plan.summarized], space, shown=shown, task_kept=kept_task
+        )
 
     async def summary(
-        self, source: list[Message], space: int, *, shown: frozenset[str] = frozenset()
+        self,
+        source: list[Message],
+        space: int,
+        *,
+        shown: frozenset[str] = frozenset(),
+        task_kept: bool = False,
     ) -> list[Message]:
         """One summary of ``source`` in ``space`` tokens (none when it does not fit);
         ``shown``: the telling words of what the request holds beside it (the offline
-        summarizer leaves out the facts that would only repeat them).
+        summarizer leaves out the facts that would only repeat them); ``task_kept``: the
+        conversation's task is kept beside the summary (:func:`task_kept`), so the
+        offline summary does not quote a request first for being the first.
 
         An LLM summarizer is asked through a :class:`SummarizationStrategy` (its request,
         retries and checks); the offline one is handed the messages themselves, so its
@@ -175,10 +195,9 @@ class SummaryWriter:
             else:
                 return [m for m in result if m.is_compaction][:1]
         request = CompletionRequest(source, max_tokens=space)
-        # The task is pinned beside every summary (the plan keeps it), and the summary
-        # chooses by what an agent reuses, as the cut of a recent result does.
+        # The summary chooses by what an agent reuses, as the cut of a recent result does.
         summarize = functools.partial(
-            self.offline.summarize, request, shown=shown, weigh=reuse, task_kept=True
+            self.offline.summarize, request, shown=shown, weigh=reuse, task_kept=task_kept
         )
         text = await anyio.to_thread.run_sync(summarize, abandon_on_cancel=True)
         text = text.strip()
