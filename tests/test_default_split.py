@@ -150,3 +150,51 @@ class TestSummaryOfAShortSpan:
         validate(output)
         assert messages[-2] in output
         assert _sent(output, counter) <= budget
+
+
+def _proposal() -> list[Message]:
+    """Reads, then the assistant's proposal (the booking it will make) and the user's
+    yes: the next step acts on the proposal."""
+    details = "\n".join(
+        f"- Passenger {i}: Name P{i} Smith, Date of Birth 1990-01-{10 + i:02}, seat 1{i}A"
+        for i in range(12)
+    )
+    return [
+        *_work(20),
+        Message.assistant(f"To confirm, here are the details of the booking:\n{details}\nProceed?"),
+        Message.user("Everything looks correct. Yes, please proceed with the booking."),
+    ]
+
+
+class TestAnsweredExchange:
+    """When the newest message is the user's answer, the assistant's last words before
+    it (a proposal, a question, options) are what the next step acts on: they are
+    levelled first, as the step in progress is."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("budget", [1_000, 1_200, 1_400])
+    async def test_the_proposal_the_user_answers_is_kept_whole(self, budget: int) -> None:
+        """The proposal is kept whole while the budget has room for it, not cut to the
+        level of the older reads."""
+        counter = TokenCounter()
+        messages = _proposal()
+        stack = default_stack(budget, counter=counter, reserve=0.0)
+        output = await stack.compact(messages)
+        validate(output)
+        assert messages[-2] in output
+        assert messages[-1] in output
+        assert _sent(output, counter) <= budget
+
+    @pytest.mark.anyio
+    async def test_older_reads_give_way_first(self) -> None:
+        """Where the proposal and the older reads do not all fit, the reads give way
+        first: the proposal is kept whole beside the summary."""
+        counter = TokenCounter()
+        messages = _proposal()
+        stack = default_stack(700, counter=counter, reserve=0.0)
+        output = await stack.compact(messages)
+        validate(output)
+        kept = [m for m in output if m.role is Role.ASSISTANT and not m.tool_uses]
+        assert kept == [messages[-2]]
+        assert not any(m.role is Role.TOOL for m in output)
+        assert _sent(output, counter) <= 700

@@ -13,6 +13,11 @@ What the next model call needs most is kept first:
   room allows (the summary keeping its floor share), and cut last: the other kept
   messages share what they leave. Cut, they may also take the room above the target up
   to a ceiling the stack gives (see :mod:`.water` and ``headroom.step_ceiling``).
+- **The exchange the newest request answers.** When the newest message is the user's
+  answer, the assistant's last words before it (a proposal, a question, options to pick
+  from; :func:`answered_exchange`) are what the next step acts on: they are levelled
+  with the step in progress, kept even where they alone fill the recent space (see
+  docs/strategies/default-stack.md for the figures).
 - **A summary's space follows what it summarizes.** It needs the earlier summaries it
   keeps and :data:`SPAN_SHARE` of the messages it summarizes; the kept messages get the
   rest of the room below the target when that is more than the ``recent`` share.
@@ -45,7 +50,7 @@ from ..._numbers import scale
 from ..._summary.scan import is_notice
 from .water import MIN_TRUNCATED, kept_part
 
-__all__ = ["SPAN_SHARE", "Part", "Plan", "is_request", "step_in_progress"]
+__all__ = ["SPAN_SHARE", "Part", "Plan", "answered_exchange", "is_request", "step_in_progress"]
 
 _PIN_SHARE = 0.25
 """The most of the target one pinned request may take; a longer one is cut in the middle."""
@@ -116,6 +121,25 @@ def step_in_progress(messages: Sequence[Message]) -> list[int]:
                 return []
             after = range(index + 1, len(messages))
             return [index, *(i for i in after if messages[i].role is Role.TOOL)]
+    return []
+
+
+def answered_exchange(messages: Sequence[Message]) -> list[int]:
+    """The indices of the exchange the newest request answers: when the last message
+    (system messages aside) is a request and the last assistant message before it
+    called no tools, that assistant message (its last words: a proposal, a question,
+    options to pick from); ``[]`` otherwise. Reads from the end."""
+    index = len(messages) - 1
+    while index >= 0 and messages[index].role is Role.SYSTEM:
+        index -= 1
+    if index < 0 or not is_request(messages[index]):
+        return []
+    for before in range(index - 1, -1, -1):
+        message = messages[before]
+        if message.role is Role.ASSISTANT:
+            return [] if opens_exchange(message) else [before]
+        if message.role is not Role.SYSTEM:
+            return []
     return []
 
 
@@ -281,9 +305,12 @@ class Plan:
         pinned_cost = sum(counter.estimate_message(m) for m in pinned.values())
         rest = max(0, room - pinned_cost)
         step = {i for i in step_in_progress(messages) if i not in pinned}
-        step_cost = sum(costs[i] for i in step)
-        # The step in progress is kept whole while the room allows, the summary keeping
-        # at least its floor share when there is anything older to summarize.
+        answered = {i for i in answered_exchange(messages) if i not in pinned}
+        first = step | answered  # levelled first, may take the room above the target
+        step_cost = sum(costs[i] for i in first)
+        # The step in progress and the exchange the newest request answers are kept whole
+        # while the room allows, the summary keeping at least its floor share when there
+        # is anything older to summarize.
         space = max(scale(rest, recent), min(step_cost, scale(rest, 1 - _SUMMARY_FLOOR)))
         cap = max(MIN_TRUNCATED, scale(space, _MESSAGE_SHARE))
         used = 0
@@ -295,8 +322,10 @@ class Plan:
                 continue
             if message.is_compaction:
                 break  # an earlier summary stays before the kept part
-            cost = costs[index] if index in step else min(costs[index], cap)
+            cost = costs[index] if index in first else min(costs[index], cap)
             if used + cost > space:
+                if index in answered:  # kept, cut to the space (levelled first)
+                    start = index
                 break
             used += cost
             start = index
@@ -321,7 +350,7 @@ class Plan:
             cut,
             counter,
             pinned=pinned,
-            step=step,
+            step=first,
             spaces=(system_cost, room, rest, space),
             summarized=(previous_cost, summarized_cost) if previous or summarized else None,
             targets=(target, limit, ceiling),
