@@ -198,3 +198,44 @@ class TestAnsweredExchange:
         assert kept == [messages[-2]]
         assert not any(m.role is Role.TOOL for m in output)
         assert _sent(output, counter) <= 700
+
+
+def _lookup_after_chat() -> list[Message]:
+    """Twenty turns of the same chit-chat (a summary of them is short), then a search
+    whose forty rows are far above their share."""
+    messages = [
+        Message.system("You are an airline agent."),
+        Message.user("I want to book a flight."),
+    ]
+    for _ in range(20):
+        messages.append(Message.assistant("Noted, anything else?"))
+        messages.append(Message.user("Yes, one more thing to tell you about the trip."))
+    rows = "\n".join(
+        f"HAT{100 + i} JFK-SEA 2024-05-{10 + i % 20:02} economy ${120 + i} seats {i + 3}"
+        for i in range(40)
+    )
+    search = ToolUse(
+        id="s1", name="search_direct_flight", input={"origin": "JFK", "destination": "SEA"}
+    )
+    return [*messages, Message.assistant(tool_uses=[search]), Message.tool_result("s1", rows)]
+
+
+class TestRoomTheSummaryLeft:
+    """The room below the target a summary did not take goes to the step in progress the
+    plan cut."""
+
+    @pytest.mark.anyio
+    async def test_the_cut_result_keeps_more_rows(self) -> None:
+        """Where the summary of the chit-chat is too short to write, the search result
+        is levelled again in the room it leaves: it keeps more of its rows, and the
+        output stays within the budget."""
+        counter = TokenCounter()
+        messages = _lookup_after_chat()
+        stack = default_stack(400, counter=counter, reserve=0.0)
+        output = await stack.compact(messages)
+        validate(output)
+        rows = [
+            line for line in output[-1].tool_results[0].text.splitlines() if line.startswith("HAT")
+        ]
+        assert len(rows) >= 22  # 19 when the room was left unused
+        assert _sent(output, counter) <= 400

@@ -172,9 +172,10 @@ def _kept(
     spaces: tuple[int, int, int, int],
     summarized: tuple[int, int] | None,
     targets: tuple[int, int, int | None],
-) -> tuple[list[Message], int, int]:
+) -> tuple[list[Message], int, int, tuple[int, int]]:
     """The kept part from ``cut``, what it costs with the system messages and the pins
-    before it, and the target of the output (see :attr:`Plan.target`), from ``spaces``:
+    before it, the target of the output (see :attr:`Plan.target`) and the space and room
+    above the target it was levelled in (see :attr:`Plan.levels`), from ``spaces``:
     what the system messages cost, the room below the target they leave, the rest of it
     the pins leave, and the space of it given to the kept part; ``summarized``: what the
     earlier summaries and the messages to summarize cost (``None``: there are none);
@@ -216,7 +217,7 @@ def _kept(
             # above the target.
             planned = max(planned, min(limit, fixed + summary))
         if not extra or max(planned, fixed) + previous <= max(target, ceiling or 0):
-            return tail, fixed, planned
+            return tail, fixed, planned, (tail_space, above)
         above = 0
 
 
@@ -275,6 +276,12 @@ class Plan:
     earlier summaries kept as they are above :attr:`target` stop short of them."""
     summarized_cost: int = 0
     """What :attr:`summarized` costs (from the cost table the plan is made from)."""
+    first: frozenset[int] = frozenset()
+    """The indices levelled first: the step in progress and the exchange the newest
+    request answers (see :func:`answered_exchange`)."""
+    levels: tuple[int, int] = (0, 0)
+    """The space the kept part was levelled in and the room above the target its
+    :attr:`first` messages could take (see :func:`~.water.kept_part`)."""
 
     @classmethod
     def of(
@@ -344,7 +351,7 @@ class Plan:
             else:
                 summarized.append(message)
                 summarized_cost += costs[index]
-        tail, fixed, target = _kept(
+        tail, fixed, target, levels = _kept(
             messages,
             costs,
             cut,
@@ -369,6 +376,8 @@ class Plan:
             target,
             max(0, free),
             summarized_cost,
+            frozenset(first),
+            levels,
         )
 
     def assemble(self, summaries: Sequence[Message]) -> list[Part]:

@@ -68,8 +68,9 @@ from ..strategy import BudgetedStrategy, check_token_count
 from .fit import InProgress, fit
 from .front import leading_summaries, leading_system_cost
 from .headroom import STEP_TURNS, decided_target, kept_free, step_ceiling
-from .offloading import Found, assemble, offload, placeholder, unindexed, with_store
+from .offloading import Found, offload, placeholder, unindexed, with_store
 from .plan import Part, Plan
+from .regrow import regrown
 from .schedule import CacheSchedule, growth_per_turn
 from .summaries import SummaryWriter
 
@@ -337,7 +338,8 @@ class DefaultStack(BudgetedStrategy):
         if store is not None:
             plan = unindexed(plan)
         summaries = await self._written(plan, plan.target, written)
-        parts = self._fit(assemble(plan, summaries, holder), messages, plan, limit)
+        plan, parts = regrown(plan, summaries, holder, costs, self.counter, self._cost)
+        parts = self._fit(parts, messages, plan, limit)
         if store is not None:
             offloaded = offload(parts, messages, store, self.counter, short=short)
             if offloaded is None:

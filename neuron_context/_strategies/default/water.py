@@ -67,12 +67,15 @@ def kept_part(
     space: int,
     above: int,
     counter: BaseCounter,
+    earlier: Sequence[Message] | None = None,
 ) -> tuple[list[Message], int]:
     """The kept part of ``messages`` from ``cut`` (``costs``: each message's), in
     ``space`` tokens, and what its step in progress takes above them: the pinned
     requests as ``pinned``, the messages of the ``step`` in progress cut to their own
     level in the share of ``space`` they would take alone and up to ``above`` tokens
-    more, the other messages to the level of what that share leaves."""
+    more, the other messages to the level of what that share leaves (taken from the
+    ``earlier`` kept part of the same ``space`` when given: their level depends on the
+    space alone)."""
     free = [
         i
         for i in range(cut, len(messages))
@@ -89,6 +92,8 @@ def kept_part(
         cap = level_step if index in step else level
         if index in pinned:
             tail.append(pinned[index])
+        elif earlier is not None and index not in step:
+            tail.append(earlier[index - cut])
         elif message.role is Role.SYSTEM or costs[index] <= cap:
             tail.append(message)
         else:
