@@ -10,12 +10,13 @@ again (:func:`~.water.kept_part`) with that room too, the other kept messages le
 they were cut, and taken where the output stays within the target.
 
 Replayed (next-step evidence kept with its meaning at 10% / 25% / 50%): τ-bench airline
-runs outside the shared set 61.1% / 82.5% / 93.9% against 57.8% / 82.4% / 93.9%
+runs outside the shared set 61.1% / 84.2% / 94.9% against 58.6% / 84.4% / 94.9%
 without it (at 10% the system prompt leaves a few hundred tokens, a summary of the span
 is often too small to write, and the newest search result was cut to a few dozen);
-SWE-agent trajectories 68.4% / 86.6% / 98.1% (67.9% / 86.6% / 98.1%); the shared
-transcripts 78.2% / 91.7% / 98.0% (78.1% / 91.7% / 98.0%); the loop's input unchanged
-at 10% and 25%, +0.4% at 50%. Levelling every cut kept message again kept as much
+SWE-agent trajectories 69.4% / 89.5% / 98.1% (68.9% / 89.5% / 98.1%); the shared
+transcripts 78.3% / 91.9% / 98.0% (78.2% / 91.9% / 98.0%). Measured first on an
+earlier main: 61.1% against 57.8% at 10% on τ-bench, the loop's input unchanged at 10%
+and 25%, +0.4% at 50%. Levelling every cut kept message again kept as much
 (61.0% at 10% on τ-bench) for up to twice a compaction's CPU; with any room at all
 (no :data:`REGROW`), 78.0% at 10% on the shared set; with 48 tokens, 58.7% at 10% on
 τ-bench.
