@@ -8,6 +8,7 @@ import pytest
 
 from neuron_context import (
     BaseCounter,
+    MemoryStore,
     Message,
     Role,
     TokenCounter,
@@ -239,3 +240,17 @@ class TestRoomTheSummaryLeft:
         ]
         assert len(rows) >= 22  # 19 when the room was left unused
         assert _sent(output, counter) <= 400
+
+    @pytest.mark.anyio
+    async def test_with_a_store_the_index_is_not_counted_as_the_room_used(self) -> None:
+        """With a store, the index stands above the target: the room below the target
+        the summary left is measured without it, and still goes to the search result."""
+        counter = TokenCounter()
+        stack = default_stack(700, counter=counter, reserve=0.0, store=MemoryStore())
+        output = await stack.compact(_lookup_after_chat())
+        validate(output)
+        rows = [
+            line for line in output[-1].tool_results[0].text.splitlines() if line.startswith("HAT")
+        ]
+        assert len(rows) >= 34  # 31 when the index was counted as room used
+        assert _sent(output, counter) <= 700

@@ -294,6 +294,31 @@ class TestTheStoreNeverCostsTheBudget:
             assert _sent(stored, counter) <= budget or _sent(plain, counter) > budget, budget
 
 
+class TestWhereTheIndexStands:
+    """The index of what a compaction offloaded stands where a summary would."""
+
+    @pytest.mark.parametrize("after", [[], [Message.user("yes"), Message.assistant("hmm")]])
+    def test_nothing_summarized_the_index_follows_the_system_and_the_task(
+        self, after: list[Message]
+    ) -> None:
+        """Where nothing is summarized (only a huge message cut), the index stands after
+        the system messages and the task, never before the system messages."""
+        counter = TokenCounter()
+        plan = "\n".join(f"- step {i}: update src/mod_{i}.py line {i}" for i in range(3_000))
+        messages = [
+            Message.system("You are a coding agent."),
+            Message.user("Refactor the modules."),
+            Message.assistant("ok"),
+            Message.user("go on"),
+            Message.assistant(f"Here is the plan:\n{plan}\nShall I proceed?"),
+            *after,
+        ]
+        stack = default_stack(2_000, counter=counter, reserve=0.0, store=MemoryStore())
+        output = anyio.run(stack.compact, messages)
+        assert output[:2] == messages[:2]
+        assert any(m.is_compaction for m in output)
+
+
 class TestFailingStore:
     """A store that fails on put costs only the offload."""
 

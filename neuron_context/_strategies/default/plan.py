@@ -47,7 +47,7 @@ from ..._messages.conversation import next_safe_cut, opens_exchange
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._numbers import scale
-from ..._summary.scan import is_notice
+from .turns import answered_exchange, is_request, step_in_progress
 from .water import MIN_TRUNCATED, kept_part
 
 __all__ = ["SPAN_SHARE", "Part", "Plan", "answered_exchange", "is_request", "step_in_progress"]
@@ -108,39 +108,6 @@ def _pins(
             space = max(MIN_TRUNCATED, min(space, free - task_cost))
         pinned[newest] = truncate_message(messages[newest], space, counter)
     return pinned
-
-
-def step_in_progress(messages: Sequence[Message]) -> list[int]:
-    """The indices of the step in progress: the last assistant message when it called
-    tools, and the tool messages after it (results the model has not answered yet);
-    ``[]`` when the last assistant message called none. Reads from the end."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.role is Role.ASSISTANT:
-            if not opens_exchange(message):
-                return []
-            after = range(index + 1, len(messages))
-            return [index, *(i for i in after if messages[i].role is Role.TOOL)]
-    return []
-
-
-def answered_exchange(messages: Sequence[Message]) -> list[int]:
-    """The indices of the exchange the newest request answers: when the last message
-    (system messages aside) is a request and the last assistant message before it
-    called no tools, that assistant message (its last words: a proposal, a question,
-    options to pick from); ``[]`` otherwise. Reads from the end."""
-    index = len(messages) - 1
-    while index >= 0 and messages[index].role is Role.SYSTEM:
-        index -= 1
-    if index < 0 or not is_request(messages[index]):
-        return []
-    for before in range(index - 1, -1, -1):
-        message = messages[before]
-        if message.role is Role.ASSISTANT:
-            return [] if opens_exchange(message) else [before]
-        if message.role is not Role.SYSTEM:
-            return []
-    return []
 
 
 def _cut_back(messages: Sequence[Message], start: int) -> int:
@@ -219,17 +186,6 @@ def _kept(
         if not extra or max(planned, fixed) + previous <= max(target, ceiling or 0):
             return tail, fixed, planned, (tail_space, above)
         above = 0
-
-
-def is_request(message: Message) -> bool:
-    """Whether ``message`` is a user's request: a user message that is neither a summary
-    nor a harness notice. A message with no text (empty, whitespace, or only images and
-    documents) is a request: a notice is text, and a user's blank turn is still the turn
-    the model answers."""
-    if message.role is not Role.USER or message.is_compaction:
-        return False
-    text = message.text
-    return not text.strip() or not is_notice(text)
 
 
 @attrs.frozen
@@ -383,7 +339,8 @@ class Plan:
     def assemble(self, summaries: Sequence[Message]) -> list[Part]:
         """The output, in the input's order: the system messages, the task, the summaries
         (where the first earlier summary stood, even before the task; else after the
-        task), the newest request (when older than the cut), then the kept recent part."""
+        task, and after the leading system messages where nothing is cut), the newest
+        request (when older than the cut), then the kept recent part."""
         parts: list[Part] = []
         placed = not summaries
         for index in range(self.cut):
@@ -405,8 +362,9 @@ class Plan:
             if not placed and (self.task is None or index > self.task):
                 parts.extend(Part("summary", m) for m in summaries)
                 placed = True
-        if not placed:
+        if not placed and self.cut > 0:
             parts.extend(Part("summary", m) for m in summaries)
+            placed = True
         for offset, message in enumerate(self.tail):
             index = self.cut + offset
             if message.role is Role.SYSTEM:
@@ -415,5 +373,10 @@ class Plan:
                 kind = "task" if index == self.task else "request"
             else:
                 kind = "step" if index in self.step else "tail"
+            if not placed and kind not in ("system", "task"):  # nothing cut: after those
+                parts.extend(Part("summary", m) for m in summaries)
+                placed = True
             parts.append(Part(kind, message))
+        if not placed:
+            parts.extend(Part("summary", m) for m in summaries)
         return parts

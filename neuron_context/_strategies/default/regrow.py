@@ -1,9 +1,10 @@
-"""The room below the target a :class:`~neuron_context.DefaultStack` compaction's
-summaries left, given to what the next call acts on.
+"""The room below the target a :class:`~neuron_context.DefaultStack` compaction left
+unused, given to what the next call acts on.
 
 The plan sizes the summaries' space before they are written (the earlier summaries they
 keep and a share of what they summarize, see :mod:`.plan`); a summary of a few short
-turns, or one too small to write, takes less. Where the output then stays at least
+turns, or one too small to write, takes less, and a cut message may keep less than its
+cap (its segments' sizes). Where the output then stays at least
 :data:`REGROW` tokens below the plan's target and the plan cut a message of the step in
 progress (or of the exchange the newest request answers), those messages are levelled
 again (:func:`~.water.kept_part`) with that room too, the other kept messages left as
@@ -34,11 +35,15 @@ from .offloading import assemble
 from .plan import Part, Plan
 from .water import kept_part
 
-__all__ = ["REGROW", "regrown"]
+__all__ = ["RECUT", "REGROW", "regrown"]
 
 REGROW = 20
 """The least room below the target that the kept messages are levelled again in: less
 holds hardly a line more, and changes what is kept for it."""
+RECUT = 8
+"""The messages to level again cost at most this many times the plan's target in all: a
+step far bigger than the budget is cut once (a second cut from the whole of it would
+double the compaction's biggest work for a few lines more)."""
 
 
 def regrown(  # noqa: PLR0917 - the compaction's state at this point
@@ -48,19 +53,21 @@ def regrown(  # noqa: PLR0917 - the compaction's state at this point
     costs: Sequence[int],
     counter: BaseCounter,
     cost: Callable[[Sequence[Part]], int],
+    held: int = 0,
 ) -> tuple[Plan, list[Part]]:
     """The parts ``plan`` assembles around ``summaries`` (and the ``holder`` of the
-    reference), and the plan they come from: its step in progress and the exchange the
-    newest request answers (:attr:`~.plan.Plan.first`) levelled again, from the
-    messages' ``costs``, with the room below its target the summaries left, where that
-    is at least :data:`REGROW` tokens, the plan cut one of them, and the output (priced
-    by ``cost``) stays within the target."""
+    reference, which costs ``held`` tokens: the plan's target leaves it out), and the
+    plan they come from: its step in progress and the exchange the newest request
+    answers (:attr:`~.plan.Plan.first`) levelled again, from the messages' ``costs``,
+    with the room below its target left unused, where that is at least :data:`REGROW`
+    tokens, the plan cut one of them, those cost at most :data:`RECUT` times the target,
+    and the output (priced by ``cost``, the holder aside) stays within the target."""
     parts = assemble(plan, summaries, holder)
-    slack = plan.target - cost(parts)
+    slack = plan.target - (cost(parts) - held)
     cut = [
         i for i in plan.first if i >= plan.cut and plan.tail[i - plan.cut] is not plan.messages[i]
     ]
-    if slack < REGROW or not cut:
+    if slack < REGROW or not cut or sum(costs[i] for i in cut) > RECUT * plan.target:
         return plan, parts
     space, above = plan.levels
     tail, _ = kept_part(
@@ -76,4 +83,4 @@ def regrown(  # noqa: PLR0917 - the compaction's state at this point
     )
     grown = attrs.evolve(plan, tail=tail)
     again = assemble(grown, summaries, holder)
-    return (grown, again) if cost(again) <= plan.target else (plan, parts)
+    return (grown, again) if cost(again) - held <= plan.target else (plan, parts)

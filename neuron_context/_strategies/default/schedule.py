@@ -44,7 +44,7 @@ from ..._errors import show
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._validators import bool_, callable_, fail, instance_of, number, optional, positive_int
-from .plan import is_request
+from .turns import is_request
 from .water import describe_cut, water_level
 
 __all__ = ["CacheSchedule", "growth_per_turn"]

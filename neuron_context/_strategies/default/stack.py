@@ -31,8 +31,10 @@ they fit together, once, so a user states the budget once. Why each piece is the
   the facts the kept messages already show.
 - **Recent messages as they are,** from a safe cut (a tool use is never separated from
   its result), a single huge tool result cut rather than taking the whole space; they
-  get the space the summary does not need, and the step in progress the room above the
-  target too, short of two turns of growth (:func:`.headroom.step_ceiling`).
+  get the space the summary does not need, and the step in progress (or, when the
+  newest message is the user's answer, the assistant's words it answers) the room above
+  the target too, short of two turns of growth (:func:`.headroom.step_ceiling`), and
+  the room below the target the summaries left unused (:mod:`.regrow`).
 - **A hard budget.** If the result is still over the budget, the last resort truncates
   (:mod:`neuron_context._messages.truncation`), then drops the oldest kept messages, then
   cuts the summary and the pinned requests; the newest request is never dropped
@@ -338,7 +340,7 @@ class DefaultStack(BudgetedStrategy):
         if store is not None:
             plan = unindexed(plan)
         summaries = await self._written(plan, plan.target, written)
-        plan, parts = regrown(plan, summaries, holder, costs, self.counter, self._cost)
+        plan, parts = regrown(plan, summaries, holder, costs, self.counter, self._cost, room)
         parts = self._fit(parts, messages, plan, limit)
         if store is not None:
             offloaded = offload(parts, messages, store, self.counter, short=short)

@@ -5,7 +5,8 @@ Messages above a common cap (the level) are cut to it, the others kept whole, so
 message takes the space of all the others (:func:`water_level`). The step in progress
 (the last assistant message's calls and the results the model has not answered yet;
 when the newest message is the user's answer, the assistant's last words before it) is
-levelled first and on its own, so it is cut last; it may also take room above the
+levelled first and on its own, so the level cuts it last (the last resort, past the
+level, cuts the answered exchange as a recent message); it may also take room above the
 target, which the plan gives it when the budget has it (:func:`kept_part`): the next
 call reads it first, and cut to the target's share a big step keeps little of each
 result. A cut tool result keeps the segments of it an agent may reuse most
