@@ -69,6 +69,10 @@ _WORDS = (GOAL, DECISIONS, NEXT)
 """The sections whose items are words that may hold nothing an agent reuses (a request
 of thanks, an assistant's "let me check"): given a weigh, such an item waits until every
 item that holds something has had its turn."""
+_IDLE_CHARS = 1_000
+"""The longest words weighed for whether they hold nothing an agent reuses: a longer
+request (a pasted log, an issue) is not chit-chat, and takes its turns with the facts
+unweighed."""
 
 
 @attrs.frozen
@@ -149,8 +153,10 @@ def fit(
                 if not _place_next(section, phase[section], taken, turn):
                     active.remove(section)
             # An index line that only repeats the label of a result's facts chosen
-            # beside it ("a.py: Read" beside "Read a.py: ...") gives its space back.
-            freed = _drop_repeated(chosen, costs)
+            # beside it ("a.py: Read" beside "Read a.py: ...") gives its space back
+            # (a phase of words alone chose neither).
+            index_or_facts = ARTIFACTS in phase or FACTS in phase
+            freed = _drop_repeated(chosen, costs) if index_or_facts else 0
             if not freed:
                 break
             spent[ARTIFACTS] -= freed
@@ -175,14 +181,15 @@ def _within(chosen: list[Item], costs: list[int], budget: int, counter: BaseCoun
 def _phases(by_section: dict[int, list[Item]], weigh: Weigh | None) -> list[dict[int, list[Item]]]:
     """The queues of ``by_section`` in the order their turns are taken: all of them, or,
     given ``weigh``, first every item but the words of :data:`_WORDS` that hold nothing
-    it weighs, then those (each queue keeps its order)."""
+    it weighs (up to :data:`_IDLE_CHARS` characters), then those (each queue keeps its
+    order)."""
     if weigh is None:
         return [by_section]
     first: dict[int, list[Item]] = {}
     later: dict[int, list[Item]] = {}
     for section, queue in by_section.items():
         for item in queue:
-            idle = section in _WORDS and not weigh(item.text)
+            idle = section in _WORDS and len(item.text) <= _IDLE_CHARS and not weigh(item.text)
             (later if idle else first).setdefault(section, []).append(item)
     return [first, later]
 
