@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 
 import anyio
@@ -355,9 +355,14 @@ class TestEventLoop:
             """The offline summarizer, finishing only once the test releases it."""
 
             def summarize(
-                self, request: CompletionRequest, *, shown: AbstractSet[str] = frozenset()
+                self,
+                request: CompletionRequest,
+                *,
+                shown: AbstractSet[str] = frozenset(),
+                weigh: Callable[[str], Mapping[str, float]] | None = None,
+                task_kept: bool = False,
             ) -> str:
-                summary = super().summarize(request, shown=shown)
+                summary = super().summarize(request, shown=shown, weigh=weigh, task_kept=task_kept)
                 release.wait(30.0)
                 returned.set()
                 return summary

@@ -254,3 +254,30 @@ class TestRoomTheSummaryLeft:
         ]
         assert len(rows) >= 34  # 31 when the index was counted as room used
         assert _sent(output, counter) <= 700
+
+    @pytest.mark.anyio
+    async def test_with_a_store_the_room_taken_never_costs_the_task(self) -> None:
+        """The step levelled again with the room left stays within the budget with the
+        index beside it: the last resort never drops a task that fits for it."""
+        task = (
+            "Please migrate the billing service for customer acme_corp_4411 to the new "
+            "ledger API and keep invoice INV-2024-0042 intact."
+        )
+        messages = [Message.user(task)]
+        for i in range(6):
+            read = ToolUse(id=f"t{i}", name="read", input={"path": f"src/mod{i}.py"})
+            lines = "\n".join(f"line {j} of mod{i} value_{i}_{j}" for j in range(30))
+            messages += [
+                Message.assistant(f"Checking step {i}", tool_uses=[read]),
+                Message.tool_result(f"t{i}", lines),
+            ]
+        run = ToolUse(id="s", name="bash", input={"cmd": "x" * 200})
+        messages += [
+            Message.user("also check the tests please"),
+            Message.assistant("", tool_uses=[run]),
+            Message.tool_result("s", "out " * 50),
+        ]
+        counter = TokenCounter()
+        output = await default_stack(250, counter=counter, store=MemoryStore()).compact(messages)
+        validate(output)
+        assert any(m.text == task for m in output)

@@ -54,6 +54,7 @@ def regrown(  # noqa: PLR0917 - the compaction's state at this point
     counter: BaseCounter,
     cost: Callable[[Sequence[Part]], int],
     held: int = 0,
+    limit: int | None = None,
 ) -> tuple[Plan, list[Part]]:
     """The parts ``plan`` assembles around ``summaries`` (and the ``holder`` of the
     reference, which costs ``held`` tokens: the plan's target leaves it out), and the
@@ -61,7 +62,9 @@ def regrown(  # noqa: PLR0917 - the compaction's state at this point
     answers (:attr:`~.plan.Plan.first`) levelled again, from the messages' ``costs``,
     with the room below its target left unused, where that is at least :data:`REGROW`
     tokens, the plan cut one of them, those cost at most :data:`RECUT` times the target,
-    and the output (priced by ``cost``, the holder aside) stays within the target."""
+    and the output (priced by ``cost``) stays within the target, the holder aside, and
+    within ``limit`` with it (the plan's target may reach the limit: the holder then
+    does not fit above it, and the last resort would cut the task for it)."""
     parts = assemble(plan, summaries, holder)
     slack = plan.target - (cost(parts) - held)
     cut = [
@@ -83,4 +86,6 @@ def regrown(  # noqa: PLR0917 - the compaction's state at this point
     )
     grown = attrs.evolve(plan, tail=tail)
     again = assemble(grown, summaries, holder)
-    return (grown, again) if cost(again) - held <= plan.target else (plan, parts)
+    total = cost(again)
+    within = total - held <= plan.target and (limit is None or total <= limit)
+    return (grown, again) if within else (plan, parts)

@@ -340,7 +340,7 @@ class DefaultStack(BudgetedStrategy):
         if store is not None:
             plan = unindexed(plan)
         summaries = await self._written(plan, plan.target, written)
-        plan, parts = regrown(plan, summaries, holder, costs, self.counter, self._cost, room)
+        plan, parts = regrown(plan, summaries, holder, costs, self.counter, self._cost, room, limit)
         parts = self._fit(parts, messages, plan, limit)
         if store is not None:
             offloaded = offload(parts, messages, store, self.counter, short=short)

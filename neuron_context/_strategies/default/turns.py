@@ -1,9 +1,10 @@
 """What the next call of a :class:`~neuron_context._strategies.default.DefaultStack`
 acts on, found from the end of the history: a user's request (:func:`is_request`), the
 step in progress (:func:`step_in_progress`: the last assistant message's calls and the
-results the model has not answered yet) and the exchange the newest request answers (:func:`answered_exchange`:
-the proposal, question or options the user's answer is to). The plan pins the first,
-and levels the other two first, with the room above the target (see :mod:`.water`).
+results the model has not answered yet) and the exchange the newest request answers
+(:func:`answered_exchange`: the proposal, question or options the user's answer is
+to). The plan pins the first, and levels the other two first, with the room above the
+target (see :mod:`.water`).
 """
 
 from __future__ import annotations
