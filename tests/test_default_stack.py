@@ -315,23 +315,14 @@ class TestCompaction:
             f"payments_gateway_v{i}/config/settings_production_override_{i}.yaml"
             for i in range(40)
         )
-        use = ToolUse(id="p1", name="find_files", input={"query": "settings"})
-        messages = [
-            Message.user("Find the settings."),
-            Message.assistant(tool_uses=[use]),
-            Message.tool_result("p1", result),
-        ]
-        counter = TokenCounter()
-        output = await default_stack(budget, counter=counter).compact(messages)
-        assert cost(output, counter) <= budget
-        text = output[-1].tool_results[0].text
+        text = await self.cut_step(result, budget)
         assert re.search(r"\[\.\.\. 1 line \(about [\d,]+ tokens\) cut", text), text
         assert not re.search(r"naming [\d,]+: [\d,]+ names", text), text
 
     @staticmethod
-    async def cut_text(result: str, budget: int) -> tuple[str, list[str]]:
-        """``result`` cut as the step in progress: the head kept before the marker, and
-        the names the marker shows."""
+    async def cut_step(result: str, budget: int) -> str:
+        """``result`` as ``default_stack`` keeps it as the step in progress (a lookup's
+        result) in ``budget`` tokens, the output within the budget."""
         use = ToolUse(id="p1", name="get_details", input={"id": "3377618313"})
         messages = [
             Message.user("Look it up."),
@@ -341,7 +332,13 @@ class TestCompaction:
         counter = TokenCounter()
         output = await default_stack(budget, counter=counter).compact(messages)
         assert cost(output, counter) <= budget
-        text = output[-1].tool_results[0].text
+        return output[-1].tool_results[0].text
+
+    @classmethod
+    async def cut_text(cls, result: str, budget: int) -> tuple[str, list[str]]:
+        """``result`` cut as the step in progress: the head kept before the marker, and
+        the names the marker shows."""
+        text = await cls.cut_step(result, budget)
         names = re.search(r", naming [\d,]+: (.*?)(?: and [\d,]+ more)? \.\.\.\]", text)
         assert names is not None, text
         head = text[: text.index("\n[... ")]

@@ -28,6 +28,7 @@ from .serialized import KEY_LENGTH
 __all__ = [
     "CARRIED_PAGE",
     "PAGES_LABEL",
+    "SAID",
     "WORDS_CHARS",
     "clean",
     "is_pages_line",
@@ -147,7 +148,10 @@ def words_of(what: str) -> str:
     return clean(" ".join(words)) + lines
 
 
-_CALLS = "assistant: "
+SAID = ("user: ", "assistant: ", "summary: ")
+"""How an index line's description of a message (not of a tool's call) starts: its role,
+or ``summary`` (an assistant's that only called tools has its calls after it)."""
+_CALLS = SAID[1]
 """How the line of an assistant message that only called tools starts (before its
 calls, the words a page key shows)."""
 

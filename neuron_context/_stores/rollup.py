@@ -46,6 +46,7 @@ from .._messages.content import Compaction, Text
 from .._messages.message import Message, Role
 from .entries import PAGE_TOKENS, Entry
 from .offload import _stored
+from .paged import SAID
 from .serialized import COSTLIEST_KEY, Content, content_key
 from .store import Store
 
@@ -129,16 +130,12 @@ def _joined(
     )
 
 
-_SAID = ("user: ", "assistant: ", "summary: ")
-"""How the few words of a message (not a tool's call) start."""
-
-
 def _names(entries: Sequence[Entry]) -> str:
     """What a group's line names: each entry's few words (:attr:`Entry.words`), its
     calls' before its messages' (what a tool returned is what an agent reads back), a
     tool's name once for a run of its calls (``read_file a.py; b.py; grep TODO``)."""
     said = [e.words or e.what.rsplit(" (", 1)[0] for e in entries]
-    calls = [words for words in said if not words.startswith(_SAID)]
+    calls = [words for words in said if not words.startswith(SAID)]
     names: list[str] = []
     tool = None
     for words in calls or said:

@@ -342,29 +342,25 @@ class Plan:
         task, and after the leading system messages where nothing is cut), the newest
         request (when older than the cut), then the kept recent part."""
         parts: list[Part] = []
-        placed = not summaries
+        at: int | None = None  # where the summaries go
         for index in range(self.cut):
             message = self.messages[index]
             if message.role is Role.SYSTEM:
                 parts.append(Part("system", message))
                 continue
-            if message.is_compaction and not placed:  # where the earlier summaries stood
-                parts.extend(Part("summary", m) for m in summaries)
-                placed = True
+            if message.is_compaction and at is None:  # where the earlier summaries stood
+                at = len(parts)
                 continue
             if index in self.pinned:
                 kind = "task" if index == self.task else "request"
-                if kind == "request" and not placed:
-                    parts.extend(Part("summary", m) for m in summaries)
-                    placed = True
+                if kind == "request" and at is None:
+                    at = len(parts)
                 parts.append(Part(kind, self.pinned[index]))
                 continue
-            if not placed and (self.task is None or index > self.task):
-                parts.extend(Part("summary", m) for m in summaries)
-                placed = True
-        if not placed and self.cut > 0:
-            parts.extend(Part("summary", m) for m in summaries)
-            placed = True
+            if at is None and (self.task is None or index > self.task):
+                at = len(parts)
+        if at is None and self.cut > 0:
+            at = len(parts)
         for offset, message in enumerate(self.tail):
             index = self.cut + offset
             if message.role is Role.SYSTEM:
@@ -373,10 +369,9 @@ class Plan:
                 kind = "task" if index == self.task else "request"
             else:
                 kind = "step" if index in self.step else "tail"
-            if not placed and kind not in ("system", "task"):  # nothing cut: after those
-                parts.extend(Part("summary", m) for m in summaries)
-                placed = True
+            if at is None and kind not in ("system", "task"):  # nothing cut: after those
+                at = len(parts)
             parts.append(Part(kind, message))
-        if not placed:
-            parts.extend(Part("summary", m) for m in summaries)
+        at = len(parts) if at is None else at
+        parts[at:at] = [Part("summary", m) for m in summaries]
         return parts
