@@ -24,6 +24,7 @@ from neuron_context import (
 )
 from neuron_context._messages.partition import partition
 from neuron_context._messages.segments import choose_segments
+from neuron_context._strategies.default.reuse import reuse
 
 _MARKER = re.compile(
     r"\n?\[\.\.\. [^\n]* cut[^\n]* \.\.\.\]\n?|\[condensed: [^\n]*\]\n|(?:\n|\A)…(?:\n|\Z)"
@@ -494,6 +495,20 @@ class TestChooseSegments:
         assert chosen.text.startswith('{"reservation_id": "H8Q05L", ')
         assert counter.estimate_text(chosen.text) <= cap
         assert _in_order(_pieces(chosen.text), text)
+
+    @pytest.mark.parametrize("cap", range(30, 130, 6))
+    def test_a_table_s_header_is_kept_only_with_a_row(self, cap: int) -> None:
+        """A table's header names its columns: it is kept with a row under it, never
+        for itself, however many names its column names look like."""
+        header = "passenger_first_name|passenger_last_name|seat_class_code|meal_choice_code"
+        rows = [f"ann{i}|lee|economy|veg" for i in range(30)]
+        text = "\n".join(
+            ["booking_ref=QX7Y2Z, status=confirmed", f"passengers: {header}", *rows, "done"]
+        )
+        chosen = choose_segments(text, cap, TokenCounter(), weigh=reuse)
+        lines = chosen.text.split("\n")
+        if f"passengers: {header}" in lines:
+            assert any(row in lines for row in rows)
 
 
 class TestSections:

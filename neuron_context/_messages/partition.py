@@ -71,6 +71,9 @@ class Partition:
     stood: dict[int, int] = attrs.field(factory=dict)
     """The lines an earlier cut wrote (its markers), each with how many lines it stands
     for: never kept for itself, nor the line another is indented under."""
+    headers: frozenset[int] = frozenset()
+    """The header lines of a text's tables (a separator under one too): they name the
+    columns, so they are kept with a row, never for themselves (a key is not a value)."""
 
 
 def partition(text: str, split: int) -> Partition:
@@ -251,6 +254,7 @@ def _line_partition(text: str, split: int) -> Partition:
     starts: list[int] = []
     parents: list[int] = []
     stood: dict[int, int] = {}
+    headers: set[int] = set()
     outline = _Outline()
     listing = False  # whether the last line holding something was a file's numbered line
     number = -1  # the last line's number as an editor shows it (-1: none)
@@ -267,6 +271,7 @@ def _line_partition(text: str, split: int) -> Partition:
         cells = max(bars, tabs)
         if cells >= 2 and cells == table_bars and table_head >= 0 and not _titled(line):
             parent = table_head
+            headers.add(table_head)
             if _TABLE_SEPARATOR.match(line) is not None:
                 table_head = len(starts)  # the rows stand under the separator and header
         elif cells >= 2:
@@ -297,4 +302,6 @@ def _line_partition(text: str, split: int) -> Partition:
     if not starts:
         starts.append(0)
         parents.append(-1)
-    return Partition((*starts, len(text)), tuple(parents), "lines", stood=stood)
+    return Partition(
+        (*starts, len(text)), tuple(parents), "lines", stood=stood, headers=frozenset(headers)
+    )

@@ -25,7 +25,8 @@ neighbours, as ``grep -C`` shows it, where they hold names too, and two kept lin
 together cost one gap less. The lines of a text are cut with a gap every few lines, so
 only the largest gap gets a full marker and the others a one-token
 :data:`~neuron_context._messages.markers.SHORT_GAP`; a blank line is never kept for
-itself, nor the marker of an earlier cut (a gap counts the lines that one stood for)::
+itself, nor a table's header (it names the columns: it is kept with a row), nor the
+marker of an earlier cut (a gap counts the lines that one stood for)::
 
         1→defmodule SpotterWeb.SubagentLive do
     …
@@ -146,6 +147,7 @@ def choose_segments(
             *parts.closers,
             *parts.closers.values(),
             *parts.stood,
+            *parts.headers,
             *(i for i in range(count) if parts.unit == "lines" and is_blank(pieces[i])),
             *unweighed,
         },
