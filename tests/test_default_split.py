@@ -4,6 +4,9 @@ messages the room it does not need."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from neuron_context import (
@@ -240,6 +243,44 @@ class TestRoomTheSummaryLeft:
         ]
         assert len(rows) >= 22  # 19 when the room was left unused
         assert _sent(output, counter) <= 400
+
+    @pytest.mark.anyio
+    async def test_a_result_cut_below_its_cap_still_takes_the_room(self) -> None:
+        """A JSON result cut to whole records keeps less than its cap: levelled again in
+        the room left, its new cap counts that shortfall twice and comes out over the
+        target, and a smaller room is tried rather than none: it keeps another record,
+        within the budget."""
+        counter = TokenCounter()
+        messages = [
+            Message.system("You are an airline agent."),
+            Message.user("I want to book a flight."),
+        ]
+        for _ in range(20):
+            messages.append(Message.assistant("Noted, anything else?"))
+            messages.append(Message.user("Yes, one more thing to tell you about the trip."))
+        records = [
+            {
+                "flight_number": f"HAT{100 + i}",
+                "origin": "JFK",
+                "destination": "SEA",
+                "date": f"2024-05-{10 + i:02}",
+                "note": "window seats only " * 3,
+                "price": 120 + i,
+            }
+            for i in range(10)
+        ]
+        search = ToolUse(
+            id="s1", name="search_direct_flight", input={"origin": "JFK", "destination": "SEA"}
+        )
+        messages += [
+            Message.assistant(tool_uses=[search]),
+            Message.tool_result("s1", json.dumps(records)),
+        ]
+        output = await default_stack(575, counter=counter, reserve=0.0).compact(messages)
+        validate(output)
+        kept = re.findall(r"HAT\d{3}", output[-1].tool_results[0].text)
+        assert len(kept) >= 9  # 8 when the first try's overshoot gave up the room
+        assert _sent(output, counter) <= 575
 
     @pytest.mark.anyio
     async def test_with_a_store_the_index_is_not_counted_as_the_room_used(self) -> None:

@@ -8,7 +8,9 @@ cap (its segments' sizes). Where the output then stays at least
 :data:`REGROW` tokens below the plan's target and the plan cut a message of the step in
 progress (or of the exchange the newest request answers), those messages are levelled
 again (:func:`~.water.kept_part`) with that room too, the other kept messages left as
-they were cut, and taken where the output stays within the target.
+they were cut, and taken where the output stays within the target; where it does not (a
+cut that kept less than its cap left part of that room, which the new cap counts again),
+in that room less what it came out over (:data:`TRIES` in all).
 
 Replayed (next-step evidence kept with its meaning at 10% / 25% / 50%): τ-bench airline
 runs outside the shared set 61.1% / 84.2% / 94.9% against 58.6% / 84.4% / 94.9%
@@ -35,11 +37,16 @@ from .offloading import assemble
 from .plan import Part, Plan
 from .water import kept_part
 
-__all__ = ["RECUT", "REGROW", "regrown"]
+__all__ = ["RECUT", "REGROW", "TRIES", "regrown"]
 
 REGROW = 20
 """The least room below the target that the kept messages are levelled again in: less
 holds hardly a line more, and changes what is kept for it."""
+TRIES = 3
+"""The most times the messages are levelled again, each time in the room less what the
+last try came out over it: the room is what the output left unused, and a cut message
+that kept less than its cap (whole segments) left some of it, which its new cap counts
+again."""
 RECUT = 8
 """The messages to level again cost at most this many times the plan's target in all: a
 step far bigger than the budget is cut once (a second cut from the whole of it would
@@ -73,19 +80,26 @@ def regrown(  # noqa: PLR0917 - the compaction's state at this point
     if slack < REGROW or not cut or sum(costs[i] for i in cut) > RECUT * plan.target:
         return plan, parts
     space, above = plan.levels
-    tail, _ = kept_part(
-        plan.messages,
-        costs,
-        plan.cut,
-        pinned=plan.pinned,
-        step=set(plan.first),
-        space=space,
-        above=above + slack,
-        counter=counter,
-        earlier=plan.tail,
-    )
-    grown = attrs.evolve(plan, tail=tail)
-    again = assemble(grown, summaries, holder)
-    total = cost(again)
-    within = total - held <= plan.target and (limit is None or total <= limit)
-    return (grown, again) if within else (plan, parts)
+    room = slack
+    for _ in range(TRIES):
+        tail, _ = kept_part(
+            plan.messages,
+            costs,
+            plan.cut,
+            pinned=plan.pinned,
+            step=set(plan.first),
+            space=space,
+            above=above + room,
+            counter=counter,
+            earlier=plan.tail,
+        )
+        grown = attrs.evolve(plan, tail=tail)
+        again = assemble(grown, summaries, holder)
+        total = cost(again)
+        over = max(total - held - plan.target, total - limit if limit is not None else 0)
+        if over <= 0:
+            return grown, again
+        room -= over  # the step's cut kept less than its cap: that room was counted twice
+        if room < REGROW:
+            break
+    return plan, parts
