@@ -199,6 +199,41 @@ def listings() -> st.SearchStrategy[str]:
     )
 
 
+@st.composite
+def tables(draw: st.DrawFn) -> tuple[str, list[tuple[str, list[str]]]]:
+    """A text of tables (a title and a header of column names, then rows of ids, numbers
+    and words) between lines of text, and each table's header line with its rows."""
+    column = st.from_regex(r"[a-z]{2,8}_[a-z]{2,8}", fullmatch=True)
+    cell = st.one_of(
+        st.from_regex(r"[A-Z]{3}[0-9]{3}", fullmatch=True),
+        st.integers(0, 10**6).map(str),
+        st.from_regex(r"[a-z]{2,8}", fullmatch=True),
+    )
+    lines: list[str] = []
+    found: list[tuple[str, list[str]]] = []
+    for number in range(draw(st.integers(1, 3))):
+        lines.extend(draw(st.lists(texts(max_size=60).filter(_no_table), max_size=3)))
+        width = draw(st.integers(3, 6))
+        header = f"table_{number}: " + "|".join(
+            draw(st.lists(column, min_size=width, max_size=width))
+        )
+        rows = draw(
+            st.lists(
+                st.lists(cell, min_size=width, max_size=width).map("|".join),
+                min_size=1,
+                max_size=30,
+                unique=True,
+            )
+        )
+        lines.extend([header, *rows])
+        found.append((header, rows))
+    return "\n".join(lines), found
+
+
+def _no_table(line: str) -> bool:
+    return "|" not in line and "\t" not in line and "\n" not in line and bool(line.strip())
+
+
 @functools.cache
 def _base64() -> st.SearchStrategy[str]:
     return st.text(string.ascii_letters + string.digits + "+/", min_size=4, max_size=64)

@@ -12,7 +12,7 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import counters, json_values, listings, texts
+from strategies import counters, json_values, listings, tables, texts
 
 from neuron_context import (
     BaseCounter,
@@ -495,6 +495,19 @@ class TestChooseSegments:
         assert chosen.text.startswith('{"reservation_id": "H8Q05L", ')
         assert counter.estimate_text(chosen.text) <= cap
         assert _in_order(_pieces(chosen.text), text)
+
+    @given(drawn=tables(), cap=st.integers(min_value=0, max_value=300), counter=counters())
+    def test_a_table_s_header_never_stands_without_its_rows(
+        self, drawn: tuple[str, list[tuple[str, list[str]]]], cap: int, counter: TokenCounter
+    ) -> None:
+        """Any tables, any cap: a header kept whole is kept with a row of its table, or
+        as the first line of the paragraph a later table stands in, with that table."""
+        text, found = drawn
+        lines = choose_segments(text, cap, counter, weigh=reuse).text.split("\n")
+        for number, (header, rows) in enumerate(found):
+            if header in lines:
+                later = [line for head, more in found[number + 1 :] for line in (head, *more)]
+                assert any(line in lines for line in (*rows, *later))
 
     @pytest.mark.parametrize("cap", range(30, 130, 6))
     def test_a_table_s_header_is_kept_only_with_a_row(self, cap: int) -> None:
