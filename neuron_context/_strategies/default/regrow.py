@@ -71,7 +71,9 @@ def regrown(  # noqa: PLR0917 - the compaction's state at this point
     tokens, the plan cut one of them, those cost at most :data:`RECUT` times the target,
     and the output (priced by ``cost``) stays within the target, the holder aside, and
     within ``limit`` with it (the plan's target may reach the limit: the holder then
-    does not fit above it, and the last resort would cut the task for it)."""
+    does not fit above it, and the last resort would cut the task for it); a try that
+    comes out over is tried again in the room less what it came out over, while that
+    is at least :data:`REGROW` tokens (:data:`TRIES` tries in all)."""
     parts = assemble(plan, summaries, holder)
     slack = plan.target - (cost(parts) - held)
     cut = [
