@@ -1,11 +1,13 @@
 """A user's request as a summary quotes it: its words between the request tags, whatever
-they hold (a tag of their own, a code block cut open)."""
+they hold (a tag of their own, a code block cut open), and a middle cut's kept lines as
+the text has them (their indent)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
+import anyio
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,6 +17,8 @@ from neuron_context import (
     ExtractiveSummarizer,
     Message,
     Role,
+    TokenCounter,
+    default_stack,
 )
 
 OPEN, CLOSE = "<user_request>", "</user_request>"
@@ -95,3 +99,18 @@ class TestCutQuotes:
         assert quote != text
         fences = [line for line in quote.split("\n") if line.startswith("```")]
         assert fences == ["```python", "```"]
+
+
+class TestMiddleCut:
+    """A text cut in the middle keeps the lines after its marker as they are."""
+
+    def test_the_line_after_the_marker_keeps_its_indent(self) -> None:
+        """A request cut in the middle keeps the indent of the first line of its tail."""
+        code = "\n".join(f"    value_{i} = compute(item_{i}, factor={i})" for i in range(60))
+        request = Message.user(f"Please fix this function:\n{code}\nThanks.")
+        history = [Message.system("You code."), Message.user("Start."), Message.assistant("OK.")]
+        stack = default_stack(400, counter=TokenCounter())
+        output = anyio.run(stack.compact, [*history, request])
+        text = output[-1].text
+        after = text.split(" cut ...]\n", 1)[1]
+        assert after.startswith("    value_")

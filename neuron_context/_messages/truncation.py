@@ -246,7 +246,9 @@ def _truncated(
             reference=reference,
             short=short,
         )
-        candidate = head.rstrip(" ") + line + tail.lstrip(" ")
+        # The marker ends a line: a tail that starts one keeps its indent.
+        starts = not tail or len(tail) == len(text) or text[-len(tail) - 1] == "\n"
+        candidate = head.rstrip(" ") + line + (tail if starts else tail.lstrip(" "))
         over = counter.estimate_text(candidate) - max_tokens
         if over <= 0:
             return candidate
