@@ -114,3 +114,34 @@ class TestMiddleCut:
         text = output[-1].text
         after = text.split(" cut ...]\n", 1)[1]
         assert after.startswith("    value_")
+
+
+class TestCutSummary:
+    """A summary the last resort cuts inside a quote or a code block keeps both closed."""
+
+    def test_blocks_closed_around_the_marker(self) -> None:
+        """The quote and the code block the cut falls in are closed before its marker
+        and opened again after it: each quote and each block ends where it began."""
+        code = "\n".join(f"    total_{i} = compute(row_{i})" for i in range(120))
+        facts = "\n".join(f"- get_order order_id=W{i}: status=shipped" for i in range(60))
+        summary = (
+            f"## Goal and constraints\n{OPEN}\nFix this:\n```python\n{code}\n```\n"
+            f"Thanks a lot\n{CLOSE}\n\n## Facts\n{facts}"
+        )
+        messages = [
+            Message.system("You are an agent."),
+            previous(summary),
+            Message.assistant("Done with the fix."),
+            Message.user("Now run the tests please."),
+        ]
+        output = anyio.run(default_stack(150, counter=TokenCounter()).compact, messages)
+        (cut,) = [m.text for m in output if m.is_compaction]
+        assert " cut ...]" in cut
+        depth = 0
+        for line in cut.split("\n"):
+            depth += (line == OPEN) - (line == CLOSE)
+            assert depth in (0, 1)
+        assert depth == 0
+        for quote in quotes(cut):
+            assert sum(line.startswith("```") for line in quote.split("\n")) % 2 == 0
+        assert cut.endswith("status=shipped")
