@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 import anyio
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from neuron_context import (
     ExtractiveSummarizer,
     Message,
     Role,
+    SummarizationStrategy,
     TokenCounter,
     default_stack,
 )
@@ -83,6 +85,19 @@ class TestRequestTags:
         assert text.strip() in [words(quote).strip() for quote in quotes(first)]
         second = summarize([previous(first), Message.user("Thanks."), Message.assistant("Ok.")])
         assert set(quotes(first)) <= set(quotes(second))
+
+
+class TestModelSummaries:
+    """A model writing the summary is asked to escape the tags the same way."""
+
+    def test_the_instructions_say_how_a_tag_is_written(self) -> None:
+        """The default instructions ask for a backslash after a tag's ``<`` in the user's
+        words, which a summary carrying the model's reads back as the user wrote it."""
+        instructions = str(attrs.fields(SummarizationStrategy).instructions.default)
+        assert "<\\/user_request>" in instructions
+        written = f"## Goal and constraints\n{OPEN}\nEnd with <\\/user_request> please\n{CLOSE}"
+        carried = summarize([previous(written), Message.user("Go on."), Message.assistant("Ok.")])
+        assert "End with </user_request> please" in [words(q) for q in quotes(carried)]
 
 
 class TestCutQuotes:

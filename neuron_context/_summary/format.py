@@ -106,7 +106,9 @@ Write a factual summary in Markdown with exactly these sections:
 The user's goal and every requirement, constraint or preference they stated. Quote the \
 user's own requests verbatim, each on its own lines between <user_request> and \
 </user_request>: the first request (the task) in full, then every later request, the \
-newest first when space is short. Notices from the agent's harness (command markup, \
+newest first when space is short. Where the user's words themselves hold one of these \
+tags, write it with a backslash after its "<" (<\\/user_request>), so the quote ends \
+only where you close it. Notices from the agent's harness (command markup, \
 "[Request interrupted by user]") are not requests.
 
 ## Plan
