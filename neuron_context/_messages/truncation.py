@@ -31,8 +31,10 @@ code around it), a marker names more facts in the same space (long lines holding
 name each). A text of one line has no lines to choose from: it is cut in the middle.
 
 Everything here is priced by the caller's counter, so "fits" means what the budget
-means. Images, documents and thinking (signed by the provider) are left as they are; tool
-uses, ids and flags are never touched, so truncation keeps a conversation well formed.
+means. Images and documents are left as they are, and thinking (signed by the provider) is
+never cut: kept whole beside the calls it led to, left out whole of a message that called
+none before its words are cut. Tool uses, ids and flags are never touched, so truncation
+keeps a conversation well formed.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
-from .content import ContentBlock, Image, Text, ToolResult
+from .content import ContentBlock, Image, RedactedThinking, Text, Thinking, ToolResult
 from .markers import condensed_marker, fitting, marker, pieces, tight, whole
 from .message import Message
 from .segments import Weigh, choose_segments
@@ -246,7 +248,9 @@ def _truncated(
             reference=reference,
             short=short,
         )
-        candidate = head.rstrip(" ") + line + tail.lstrip(" ")
+        # The marker ends a line: a tail that starts one keeps its indent.
+        starts = not tail or len(tail) == len(text) or text[-len(tail) - 1] == "\n"
+        candidate = head.rstrip(" ") + line + (tail if starts else tail.lstrip(" "))
         over = counter.estimate_text(candidate) - max_tokens
         if over <= 0:
             return candidate
@@ -354,6 +358,20 @@ def _shrink(
     return block
 
 
+def _unthought(message: Message) -> Message:
+    """``message`` without its thinking blocks when it called no tools and has words
+    (text) beside them; else as it is. A signed block can only be kept whole or left
+    out, and a provider reads an earlier turn's thinking as optional (it may drop it
+    itself), but never the thinking of the calls in progress."""
+    thinking = (Thinking, RedactedThinking)
+    if message.tool_uses or not any(isinstance(b, thinking) for b in message.content):
+        return message
+    if not any(isinstance(b, Text) and b.text for b in message.content):
+        return message
+    kept = tuple(b for b in message.content if not isinstance(b, thinking))
+    return attrs.evolve(message, content=kept)
+
+
 def truncate_message(
     message: Message,
     max_tokens: int,
@@ -365,10 +383,17 @@ def truncate_message(
 ) -> Message:
     """``message`` if it costs at most ``max_tokens``, else a copy whose texts (text and
     tool-result text) are cut in proportion to their size until it fits, or are as short
-    as they can be. Its role, tool uses, ids and flags are unchanged, and so is thinking
-    (a provider checks its signature). ``describe``, ``condense`` and ``weigh`` are
-    :func:`truncate_text`'s (``condense`` and ``weigh`` apply to tool results only: a
-    user's or the assistant's words are never rewritten, only cut)."""
+    as they can be. Its role, tool uses, ids and flags are unchanged. Thinking is never
+    cut (a provider checks its signature): in a message that called tools it is kept
+    whole (a provider requires it beside the calls it led to), in one that called none
+    and has words it goes whole before any of its words are cut (the words are what
+    the next call reads; :func:`_unthought`). ``describe``, ``condense`` and ``weigh``
+    are :func:`truncate_text`'s (``condense`` and ``weigh`` apply to tool results only:
+    a user's or the assistant's words are never rewritten, only cut)."""
+    cost = counter.estimate_message(message)
+    if cost <= max_tokens:
+        return message
+    message = _unthought(message)
     cost = counter.estimate_message(message)
     if cost <= max_tokens:
         return message

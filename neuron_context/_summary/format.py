@@ -12,6 +12,8 @@ one module keeps them in step by construction rather than by a test.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "ALIGNED_MARK",
     "ALIGNED_REQUEST",
@@ -29,6 +31,8 @@ __all__ = [
     "SUMMARIZE",
     "SUMMARY_HEADING",
     "UPDATE",
+    "quoted",
+    "unquoted",
 ]
 
 SUMMARY_HEADING = "[Summary of earlier conversation]"
@@ -53,6 +57,27 @@ REQUEST_OPEN = "<user_request>"
 REQUEST_CLOSE = "</user_request>"
 """The lines around a user's request quoted verbatim in a summary (so that an update of
 the summary can carry the quote as it is, whatever lines it holds)."""
+
+_TAG = re.compile(r"<(\\*/?user_request\s*>)", re.IGNORECASE)
+"""A request tag in a user's words, escaped or not (``</user_request>``,
+``<\\/user_request>``, any case)."""
+_ESCAPED = re.compile(r"<\\(\\*/?user_request\s*>)", re.IGNORECASE)
+
+
+def quoted(text: str) -> str:
+    """``text`` (a user's words) as a quote writes it between :data:`REQUEST_OPEN` and
+    :data:`REQUEST_CLOSE`: each request tag it holds gets a backslash after its ``<``
+    (``<\\/user_request>``), so the quote ends only where the summary closes it and the
+    user's words still read as written. A tag escaped already gets one more, so
+    :func:`unquoted` gives back exactly ``text``."""
+    return _TAG.sub(r"<\\\1", text)
+
+
+def unquoted(text: str) -> str:
+    """The user's words a quote holds (``text`` between the tags, as :func:`quoted`
+    wrote it): the inverse of :func:`quoted`."""
+    return _ESCAPED.sub(r"<\1", text)
+
 
 ALIGNED_MARK = "[Summary request]"
 """The first line of the instruction message a cache-aligned summary request ends with
@@ -81,7 +106,9 @@ Write a factual summary in Markdown with exactly these sections:
 The user's goal and every requirement, constraint or preference they stated. Quote the \
 user's own requests verbatim, each on its own lines between <user_request> and \
 </user_request>: the first request (the task) in full, then every later request, the \
-newest first when space is short. Notices from the agent's harness (command markup, \
+newest first when space is short. Where the user's words themselves hold one of these \
+tags, write it with a backslash after its "<" (<\\/user_request>), so the quote ends \
+only where you close it. Notices from the agent's harness (command markup, \
 "[Request interrupted by user]") are not requests.
 
 ## Plan

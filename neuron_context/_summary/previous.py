@@ -4,7 +4,7 @@ quoted user requests and its plans, verbatim (the format is :mod:`.format`'s).""
 from __future__ import annotations
 
 from .agent_plan import PLAN_CLOSE, PLAN_OPEN
-from .format import FACTS, GOAL, HEADINGS, PLAN, REQUEST_CLOSE, REQUEST_OPEN
+from .format import FACTS, GOAL, HEADINGS, PLAN, REQUEST_CLOSE, REQUEST_OPEN, unquoted
 from .scan import clip
 
 __all__ = ["SEGMENT_BREAK", "carried_sections"]
@@ -37,7 +37,8 @@ def carried_sections(
     for raw in previous.split("\n"):
         if block is not None:
             if raw == close:
-                into.append("\n".join(block))
+                text = "\n".join(block)
+                into.append(unquoted(text) if into is quoted else text)
                 block = None
             else:
                 block.append(raw)
@@ -68,7 +69,7 @@ def carried_sections(
         else:
             carried.setdefault(section, []).append(clip(line, limit))
     if block and into is quoted:  # an unclosed quote: keep its words as a request
-        quoted.append("\n".join(block))
+        quoted.append(unquoted("\n".join(block)))
     newest_first = [SEGMENT_BREAK.join(parts) for lines in reversed(facts) for parts in lines]
     if newest_first:
         carried[FACTS] = newest_first

@@ -23,6 +23,7 @@ a longer one (an issue, a pasted log) is cut as any text is, by its lines.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .._messages.markers import SHORT_GAP
@@ -31,7 +32,7 @@ from .._messages.segments import Weigh
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
     from .._counting.counter import BaseCounter
 
-__all__ = ["sentences_kept"]
+__all__ = ["fenced", "open_fence", "sentences_kept"]
 
 _LINES = re.compile(r"\n+")
 """Where a request's lines end."""
@@ -40,6 +41,40 @@ _CLAUSES = re.compile(r"(?<=[.!?,;])[ \t]+(?=\S)|\n+")
 and the spaces after it), and its lines."""
 _PIECES = 48
 """The most pieces a request is chosen from (a longer one is cut by its lines)."""
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+"""A line that opens or closes a Markdown code block (its fence, then its info string)."""
+
+
+def open_fence(text: str) -> str:
+    """The fence of the Markdown code block ``text`` leaves open (```` ``` ````, ``~~~~``),
+    ``""`` when it closes every block it opens: a block closes at a line of at least
+    as many of the same fence characters and nothing else (CommonMark)."""
+    fence = ""
+    for line in text.split("\n"):
+        found = _FENCE.fullmatch(line.rstrip("\r"))
+        if found is None:
+            continue
+        mark, rest = found.groups()
+        if not fence:
+            if not (mark[0] == "`" and "`" in rest):
+                fence = mark
+        elif mark[0] == fence[0] and len(mark) >= len(fence) and not rest.strip():
+            fence = ""
+    return fence
+
+
+def fenced(cut: Callable[[int], str], space: int, counter: BaseCounter) -> str:
+    """What ``cut`` keeps of a quote in ``space`` tokens, with the code block it leaves
+    open closed on a line of its own (cut again to leave the fence its room): a quote
+    cut in its code would otherwise turn the rest of the summary into code."""
+    text = cut(space)
+    fence = open_fence(text)
+    if not fence:
+        return text
+    closing = "\n" + fence
+    text = cut(space - counter.estimate_text(closing))
+    fence = open_fence(text)
+    return text + "\n" + fence if fence else text
 
 
 def sentences_kept(text: str, max_tokens: int, counter: BaseCounter, weigh: Weigh) -> str:

@@ -40,8 +40,9 @@ from .format import (
     PLAN,
     REQUEST_CLOSE,
     REQUEST_OPEN,
+    quoted,
 )
-from .quotes import sentences_kept
+from .quotes import fenced, sentences_kept
 
 __all__ = ["Item", "fit"]
 
@@ -89,7 +90,7 @@ class Item:
 
     def rendered(self) -> str:
         if self.verbatim:
-            return f"{REQUEST_OPEN}\n{self.text}\n{REQUEST_CLOSE}"
+            return f"{REQUEST_OPEN}\n{quoted(self.text)}\n{REQUEST_CLOSE}"
         if self.block:
             return self.text
         if self.continues:
@@ -276,14 +277,20 @@ def _shortened(item: Item, space: int, counter: BaseCounter, weigh: Weigh | None
         return item
     if len(item.text) > _WEIGHED_CHARS * space:
         weigh = None  # a pasted file or log: its middle cut is bounded by the space
-    if weigh is not None:
-        kept = sentences_kept(item.text, space - wrapper, counter, weigh)
-        if kept:
-            return attrs.evolve(item, text=kept)
-    text = truncate_text(item.text, space - wrapper, counter, weigh=weigh)
+    text = fenced(lambda room: _cut(item.text, room, counter, weigh), space - wrapper, counter)
     if not any(line.strip() and not stands_for(line) for line in text.split("\n")):
         return item  # a quote of a marker alone says nothing of the user's words
     return attrs.evolve(item, text=text)
+
+
+def _cut(text: str, space: int, counter: BaseCounter, weigh: Weigh | None) -> str:
+    """``text`` cut to ``space`` tokens: to its pieces worth most given ``weigh`` (where
+    any holds something), else in the middle."""
+    if weigh is not None:
+        kept = sentences_kept(text, space, counter, weigh)
+        if kept:
+            return kept
+    return truncate_text(text, space, counter, weigh=weigh)
 
 
 def _repeats(line: str, labels: Sequence[str]) -> bool:

@@ -7,14 +7,17 @@ in the order of what the next model call needs least:
 1. the biggest recent messages are cut in the middle (head and tail kept, the marker
    naming what was cut), then the oldest recent messages go, from one safe cut to the
    next;
-2. the summary is cut (its plan block kept whole), then dropped;
+2. the summary is cut (its plan block kept whole; a quote or code block the cut
+   leaves open is closed before the marker), then dropped;
 3. the step in progress (the calls of the last assistant message and their results) is
    cut in the middle, its biggest message first: it is what the model acts on now
    (with ``in_progress="drop"``, what cannot be cut, tool inputs and images, then goes
    from its oldest message, one safe cut to the next);
 4. the newest request is cut down to a floor, then the task, then the newest request
    further: a task that fits is never dropped to keep more of a longer request; a task
-   that cannot fit even cut (images cannot be cut) gives way to the newest request;
+   that cannot fit even cut (images cannot be cut) gives way to the newest request; a
+   user's words whose cut would keep only its marker keep words instead of the
+   marker's names (:func:`cut_words`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
@@ -38,14 +41,17 @@ from ..._counting.counter import BaseCounter
 from ..._errors import ContextOverflowError
 from ..._messages.content import Compaction
 from ..._messages.conversation import first_is_user, next_safe_cut, turn_start
+from ..._messages.markers import stands_for
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message, truncate_text
 from ..._summary.agent_plan import PLAN_CLOSE, PLAN_OPEN
 from ..._summary.facts import condense
+from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
+from ..._summary.quotes import open_fence
 from .plan import Part, Plan
 from .water import describe_cut
 
-__all__ = ["InProgress", "fit", "message_overhead", "shrink"]
+__all__ = ["InProgress", "cut_words", "fit", "message_overhead", "shrink"]
 
 InProgress: TypeAlias = Literal["drop", "keep", "raise"]
 """What a compaction does when the budget cannot hold the newest request with the step
@@ -75,7 +81,24 @@ def shrink(message: Message, excess: int, counter: BaseCounter, *, floor: int = 
             role=Role.USER,
             content=(Compaction(content=_cut_summary(block.content, space, counter)),),
         )
-    return truncate_message(message, goal, counter, describe=describe_cut, condense=condense)
+    return cut_words(message, goal, counter)
+
+
+def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
+    """``message`` cut to ``goal`` tokens, its marker naming what the cut part holds; a
+    user's words whose cut would keep only the marker are cut again without the names
+    (their share of a small space goes to the words: the request must still say what
+    it asks, and the names are what its words hold)."""
+    cut = truncate_message(message, goal, counter, describe=describe_cut, condense=condense)
+    if message.role is not Role.USER or _says(cut) or not _says(message):
+        return cut
+    plain = truncate_message(message, goal, counter)
+    return plain if _says(plain) else cut
+
+
+def _says(message: Message) -> bool:
+    """Whether ``message``'s text holds a line that is not a cut's marker."""
+    return any(line.strip() and not stands_for(line) for line in message.text.split("\n"))
 
 
 def _cut_summary(text: str, space: int, counter: BaseCounter) -> str:
@@ -84,14 +107,78 @@ def _cut_summary(text: str, space: int, counter: BaseCounter) -> str:
     opening = text.find(PLAN_OPEN + "\n")
     closing = text.find("\n" + PLAN_CLOSE, opening)
     if opening < 0 or closing < 0:
-        return truncate_text(text, space, counter)
+        return _cut_blocks(text, space, counter)
     end = closing + len(PLAN_CLOSE) + 1
     plan = text[opening:end]
     left = space - counter.estimate_text(plan + "\n\n")
     if left < 0:
-        return truncate_text(text, space, counter)
-    rest = truncate_text((text[:opening] + text[end:]).strip("\n"), left, counter)
+        return _cut_blocks(text, space, counter)
+    rest = _cut_blocks((text[:opening] + text[end:]).strip("\n"), left, counter)
     return f"{plan}\n\n{rest}" if rest else plan
+
+
+def _cut_blocks(text: str, space: int, counter: BaseCounter) -> str:
+    """``text`` (a summary's) cut in the middle to ``space`` tokens; where its head and
+    its tail stand in different blocks (the head in a quote, the tail after it), the
+    blocks open at the end of the head are closed before the marker and those open at
+    the start of the tail opened after it (cut again to leave them their room): the
+    rest of the summary never reads as the user's words or as code, and a summary that
+    carries this one reads each quote whole. ``text`` cut as it comes where the blocks
+    do not fit."""
+    cut = truncate_text(text, space, counter)
+    fixed = _closed(cut, text)
+    if fixed == cut:
+        return cut
+    extra = counter.estimate_text(fixed) - counter.estimate_text(cut)
+    again = _closed(truncate_text(text, space - extra, counter), text)
+    return again if counter.estimate_text(again) <= space else cut
+
+
+def _closed(cut: str, text: str) -> str:
+    """``cut`` (``text``'s head, a marker line, its tail) with the blocks open at the end
+    of its head closed before the marker, and those open at the start of its tail opened
+    after it, where the two differ."""
+    same = _common(cut, text)
+    start = cut.rfind("\n", 0, same + 1) + 1  # where the marker's line starts
+    end = len(cut) - _common(cut[::-1], text[::-1])
+    end += cut[end : end + 1] == "\n"  # where the tail starts
+    if not 0 < start < end < len(cut):
+        return cut  # no marker between a head and a tail
+    before = _open_blocks(text[:start])
+    after = _open_blocks(text[: len(text) - (len(cut) - end)])
+    if before == after:
+        return cut  # the marker stands inside the blocks the head and the tail share
+    closers = "".join(f"{close}\n" for _, close in reversed(before))
+    openers = "".join(f"{opening}\n" for opening, _ in after)
+    return cut[:start] + closers + cut[start:end] + openers + cut[end:]
+
+
+def _common(first: str, second: str) -> int:
+    """How many characters ``first`` and ``second`` start with alike."""
+    for index, (one, other) in enumerate(zip(first, second, strict=False)):
+        if one != other:
+            return index
+    return min(len(first), len(second))
+
+
+def _open_blocks(text: str) -> list[tuple[str, str]]:
+    """The quote and the code block open at the end of ``text`` (a summary's first
+    lines), outermost first: each as the line that opens it and the one that closes it."""
+    blocks: list[tuple[str, str]] = []
+    fence = ""
+    quoted = False
+    for line in text.split("\n")[:-1]:  # the lines ended in ``text``
+        if not fence and line == REQUEST_OPEN:
+            quoted = True
+        elif not fence and line == REQUEST_CLOSE:
+            quoted = False
+        else:
+            fence = open_fence(f"{fence}\n{line}" if fence else line)
+    if quoted:
+        blocks.append((REQUEST_OPEN, REQUEST_CLOSE))
+    if fence:
+        blocks.append((fence, fence[0] * len(fence)))
+    return blocks
 
 
 def fit(  # noqa: PLR0915 - the last resort's steps, in order

@@ -8,7 +8,9 @@ exist, so the compaction keeps room for it: a placeholder as long as the index m
 (:func:`placeholder`: :data:`INDEX_SHARE` of what the system messages leave, no more than
 the lines the input could need), a part of its own that the last resort never cuts
 (:func:`assemble`), replaced by the real index once the parts are final
-(:func:`offload`; the oldest entries roll up into one when the lines do not fit). Where
+(:func:`offload`; the oldest entries roll up into one when the lines do not fit), and
+what the real index leaves of the room goes back to a request the last resort cut to
+make it (:func:`given_back`). Where
 the budget has no room for the index the shortest form (``[recall: <key>]``, one entry
 holding everything removed) is tried, and where not even that fits, or the store fails,
 the compaction is the one without a store (:func:`with_store`): offloading never costs
@@ -32,7 +34,11 @@ from ..._stores.index import index_placeholder, index_reference
 from ..._stores.offload import short_reference
 from ..._stores.serialized import COSTLIEST_KEY
 from ..._stores.store import Store
+from ..._summary.format import SUMMARY_HEADING
+from .fit import cut_words
 from .plan import Part, Plan
+from .turns import is_request
+from .water import MIN_TRUNCATED
 
 Found: TypeAlias = tuple[list[Message], int, int]
 """One compaction: the output, its cost and the limit it must meet."""
@@ -111,11 +117,14 @@ def placeholder(
     an index may be (:data:`INDEX_SHARE` of ``space``, the budget beyond the system
     messages, and at least a line and :data:`INDEX_KEYS` page keys; no more than the
     lines ``messages`` could need), since its keys and counts are known only after the
-    puts, and the puts come after the parts are final."""
+    puts, and the puts come after the parts are final. Where that would leave the
+    newest request less than its floor in ``space`` (a budget the system messages
+    nearly fill), one line, else the shortest form (``short`` asks for that one)."""
     if store is None:
         return None
+    shortest = reference_message(short_reference(COSTLIEST_KEY))
     if short:
-        return reference_message(short_reference(COSTLIEST_KEY))
+        return shortest
     line = counter.estimate_message(index_placeholder(2)) - counter.estimate_message(
         index_placeholder(1)
     )
@@ -124,8 +133,26 @@ def placeholder(
     )
     needed = _lines(messages)
     if most < 2 and needed > 1:
-        return index_placeholder(1, INDEX_KEYS)
-    return index_placeholder(min(max(1, most), needed))
+        wanted = index_placeholder(1, INDEX_KEYS)
+    else:
+        wanted = index_placeholder(min(max(1, most), needed))
+    # Where the space is so small that the index's least room would leave the newest
+    # request less than its floor, the index takes a line, or its shortest form: the
+    # request is what the next call answers, and the index rolls up to its room.
+    room = space - _request_floor(messages, counter) - counter.estimate_text(SUMMARY_HEADING)
+    for holder in (wanted, index_placeholder(1)):
+        if counter.estimate_message(holder) <= room:
+            return holder
+    return shortest
+
+
+def _request_floor(messages: Sequence[Message], counter: BaseCounter) -> int:
+    """What the newest request keeps at least when the last resort cuts it: the floor,
+    or all of it when it costs less."""
+    for message in reversed(messages):
+        if is_request(message):
+            return min(counter.estimate_message(message), MIN_TRUNCATED)
+    return 0
 
 
 def _lines(messages: Sequence[Message]) -> int:
@@ -198,3 +225,43 @@ def offload(
     if index is None:
         return None if removed else [part for part in parts if part.kind != "reference"]
     return [Part("reference", index) if p.kind == "reference" else p for p in parts]
+
+
+def given_back(
+    parts: list[Part],
+    assembled: Sequence[Part],
+    plan: Plan,
+    room: int,
+    *,
+    counter: BaseCounter,
+    part_cost: Callable[[Part], int],
+) -> list[Part]:
+    """``parts`` (the output, its index written) with the pinned requests the last resort
+    cut below their pins (``assembled``: the parts before it) cut again from the
+    originals into the room the index left of its placeholder's (``room`` tokens), the
+    newest request first, no longer than the plan pinned them (whole where that fits):
+    the placeholder is priced as long as an index may be, and the real one is often
+    shorter (one line of a request, a rolled-up line). The output costs no more than
+    it did with the placeholder."""
+    slack = room - sum(part_cost(p) for p in parts if p.kind == "reference")
+    pins = [p for p in assembled if p.kind in ("request", "task")]
+    at = [i for i, p in enumerate(parts) if p.kind in ("request", "task")]
+    if slack <= 0 or [p.kind for p in pins] != [parts[i].kind for i in at]:
+        return parts  # nothing left over, or the last resort dropped or added a request
+    output = list(parts)
+    for pin, position in sorted(zip(pins, at, strict=True), key=lambda p: p[0].kind != "request"):
+        original = plan.newest if pin.kind == "request" else plan.task
+        part = output[position]
+        if part.message is pin.message or original is None:
+            continue
+        cost = part_cost(part)
+        goal = min(cost + slack, part_cost(pin))
+        fuller = Part(
+            pin.kind,
+            cut_words(plan.messages[original], goal, counter),
+        )
+        gained = part_cost(fuller) - cost
+        if 0 < gained <= slack:
+            output[position] = fuller
+            slack -= gained
+    return output

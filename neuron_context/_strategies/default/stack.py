@@ -70,7 +70,7 @@ from ..strategy import BudgetedStrategy, check_token_count
 from .fit import InProgress, fit
 from .front import leading_summaries, leading_system_cost
 from .headroom import STEP_TURNS, decided_target, kept_free, step_ceiling
-from .offloading import Found, offload, placeholder, unindexed, with_store
+from .offloading import Found, given_back, offload, placeholder, unindexed, with_store
 from .plan import Part, Plan
 from .regrow import regrown
 from .schedule import CacheSchedule, growth_per_turn
@@ -341,12 +341,15 @@ class DefaultStack(BudgetedStrategy):
             plan = unindexed(plan)
         summaries = await self._written(plan, plan.target, written)
         plan, parts = regrown(plan, summaries, holder, costs, self.counter, self._cost, room, limit)
+        assembled = list(parts)
         parts = self._fit(parts, messages, plan, limit)
         if store is not None:
             offloaded = offload(parts, messages, store, self.counter, short=short)
             if offloaded is None:
                 return None
-            parts = offloaded
+            parts = given_back(
+                offloaded, assembled, plan, room, counter=self.counter, part_cost=self._part_cost
+            )
         output = [part.message for part in parts]
         after = self._cost(parts)
         if after > before:  # nothing could be saved (the input is all pinned)

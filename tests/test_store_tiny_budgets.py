@@ -1,0 +1,64 @@
+"""``default_stack`` with a store where the system messages fill most of the budget: the
+room kept for the index never takes the only request's words."""
+
+from __future__ import annotations
+
+import anyio
+from hypothesis import given
+from hypothesis import strategies as st
+
+from neuron_context import MemoryStore, Message, Role, default_stack
+
+SYSTEM = "You are a helpful airline agent. Follow the policy strictly. "
+REQUEST = (
+    "Please change my reservation YAX4DR to flight HAT235 on 2024-05-18 and pay with "
+    "credit_card_4421. "
+)
+REPLY = "Let me look that up for you, one moment please while I check everything. "
+
+
+def compacted(system: int, request: int, reply: int, room: int) -> tuple[list[Message], int]:
+    """One request (the task and the newest request alike) and a reply, compacted with a
+    store to the system prompt's cost plus ``room``: the output and the budget."""
+    messages = [
+        Message.system(SYSTEM * system),
+        Message.user(REQUEST * request),
+        Message.assistant(REPLY * reply),
+    ]
+    counter = default_stack(1_000).counter
+    budget = counter.estimate_message(messages[0]) + room
+    stack = default_stack(budget, store=MemoryStore())
+    return anyio.run(stack.compact, messages), budget
+
+
+def words_of_request(output: list[Message]) -> list[str]:
+    """The lines of the output's request that are the user's words (not a cut's marker)."""
+    (request,) = [m for m in output if m.role is Role.USER and not m.is_compaction]
+    return [line for line in request.text.split("\n") if line.strip() and "cut" not in line]
+
+
+class TestTheOnlyRequest:
+    """The index's room leaves the only request its words."""
+
+    def test_keeps_its_words_beside_the_index(self) -> None:
+        """Where the system messages take about a third of the budget, the request keeps
+        its first words and the output still shows a key to what was offloaded."""
+        for room in range(110, 230, 10):
+            output, budget = compacted(3, 4, 3, room)
+            counter = default_stack(budget).counter
+            assert counter.estimate_messages(output) <= budget
+            assert words_of_request(output), room
+            assert any(m.is_compaction and "recall" in m.text for m in output)
+
+    @given(
+        system=st.integers(1, 8),
+        request=st.integers(2, 12),
+        reply=st.integers(1, 4),
+        room=st.integers(140, 300),
+    )
+    def test_never_only_a_marker(self, system: int, request: int, reply: int, room: int) -> None:
+        """Whatever the system prompt and the request cost, with 140 tokens or more beyond
+        the system messages the request is never cut to its marker alone."""
+        output, budget = compacted(system, request, reply, room)
+        assert default_stack(budget).counter.estimate_messages(output) <= budget
+        assert words_of_request(output)
