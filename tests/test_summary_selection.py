@@ -72,6 +72,23 @@ class TestQueries:
         assert "text=" not in text.split("## Artifacts")[1].split("\n\n")[0]
         assert "user_id=mia_li_3668: book" in text
 
+    def test_a_prose_argument_does_not_name_what_a_call_touched(self) -> None:
+        """A thought or a message handed to a tool is words, not a name: the call is
+        indexed by its tool alone, not by the start of its prose."""
+        thought = "The reservation is in economy class, and the user wants to upgrade it."
+        session = [
+            Message.user("Upgrade reservation YAX4DR, please."),
+            call("t1", "think", thought=thought),
+            Message.tool_result("t1", ""),
+            call("s1", "send_message", text="Hi"),
+            Message.tool_result("s1", "sent"),
+            Message.assistant("Done."),
+        ]
+        index = summarize(session, 1_000).split("## Artifacts")[1].split("\n\n")[0]
+        assert "thought=" not in index
+        assert "- think" in index
+        assert "text=Hi: send_message" in index  # a short one still names it
+
 
 class TestFilling:
     def test_an_older_result_is_read_beside_a_long_newer_one(self) -> None:
@@ -179,6 +196,31 @@ class TestByContent:
         # With room for both, the words still come.
         assert CHIT_CHAT in by_content(session, 400)
 
+    def test_the_newest_request_summarized_is_not_pinned_when_the_newest_is_kept(
+        self,
+    ) -> None:
+        """Where the conversation's newest request is kept beside the summary, the
+        newest one summarized is an earlier request: one that holds nothing an agent
+        reuses waits for the facts, and no line calls it unanswered."""
+        upgrade = "I would like to upgrade the class to business for both of us, if possible."
+        session = [
+            Message.user("Sure! My reservation ID is YAX4DR."),
+            call("r1", "get_reservation_details", reservation_id="YAX4DR"),
+            Message.tool_result(
+                "r1",
+                json.dumps({"reservation_id": "YAX4DR", "payment_id": "credit_card_4938634"}),
+            ),
+            Message.user(upgrade),
+        ]
+        pinned = by_content(session, 70)
+        assert upgrade in pinned
+        assert "credit_card_4938634" not in pinned
+        text = by_content(session, 70, newest_kept=True)
+        assert "payment_id=credit_card_4938634" in text
+        assert upgrade not in text
+        assert "Unanswered user request" not in by_content(session, 400, newest_kept=True)
+        assert "Unanswered user request" in by_content(session, 400)
+
     def test_a_long_request_keeps_its_lines_that_hold_ids(self) -> None:
         """A request too long for its space keeps the line that holds what an agent
         reuses, whole, where its head and tail hold nothing."""
@@ -282,14 +324,16 @@ class TestByContent:
         assert sum(read) <= 64 * 200 * 4
 
     def test_weigh_and_task_kept_are_checked(self) -> None:
-        """``weigh`` must be callable and ``task_kept`` a bool: a clear error at the
-        call, even for a summary that quotes no request."""
+        """``weigh`` must be callable and ``task_kept`` and ``newest_kept`` bools: a
+        clear error at the call, even for a summary that quotes no request."""
         request = CompletionRequest([Message.assistant("Done.")], max_tokens=100)
         summarizer = ExtractiveSummarizer()
         with pytest.raises(ConfigurationError, match="weigh"):
             summarizer.summarize(request, weigh=42)  # type: ignore[arg-type]
         with pytest.raises(ConfigurationError, match="task_kept"):
             summarizer.summarize(request, task_kept="no")  # type: ignore[arg-type]
+        with pytest.raises(ConfigurationError, match="newest_kept"):
+            summarizer.summarize(request, newest_kept=1)  # type: ignore[arg-type]
 
     def test_a_request_is_never_quoted_by_its_marker_alone(self) -> None:
         """Where a request's cut would keep nothing of it but the marker, it is not

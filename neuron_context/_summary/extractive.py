@@ -199,6 +199,7 @@ class ExtractiveSummarizer(Provider):
         shown: Set[str] = frozenset(),
         weigh: Weigh | None = None,
         task_kept: bool = False,
+        newest_kept: bool = False,
     ) -> str:
         """The summary text for ``request`` (what :meth:`complete` answers).
 
@@ -220,14 +221,20 @@ class ExtractiveSummarizer(Provider):
                 summary, not in it: the first request summarized and the first one a
                 previous summary quotes are ones of the others (the newest still
                 comes first), not quoted first for being first.
+            newest_kept: the conversation's newest request is kept beside the summary,
+                not in it: the newest request summarized is an earlier one, quoted by
+                its content and recency like the others (not first for being the
+                newest), and no line says it is unanswered (the newer one kept beside
+                the summary is what the user wants now).
 
         Raises:
             ConfigurationError: ``weigh`` is neither ``None`` nor callable, or
-                ``task_kept`` is not a bool.
+                ``task_kept`` or ``newest_kept`` is not a bool.
         """
         if weigh is not None:
             require_callable(weigh, "ExtractiveSummarizer.summarize(weigh)")
         require_bool(task_kept, "ExtractiveSummarizer.summarize(task_kept)")
+        require_bool(newest_kept, "ExtractiveSummarizer.summarize(newest_kept)")
         budget = request.max_tokens or _DEFAULT_BUDGET
         chars = max(_MIN_READ, self.read_per_token * budget)
         source = source_of(request.messages)
@@ -239,7 +246,11 @@ class ExtractiveSummarizer(Provider):
             line_chars=self.line_chars,
             max_mentions=self.max_mentions,
         )
-        requests = self._requests(source, budget, chars, task=not task_kept)
+        requests = self._requests(
+            source, budget, chars, task=not task_kept, pin_newest=not newest_kept
+        )
+        if newest_kept:
+            found.unanswered = ""
         items = self._items(source, found, requests, shown, task=not task_kept)
         return fit(items, budget, self.counter, weigh=weigh)
 
@@ -367,13 +378,14 @@ class ExtractiveSummarizer(Provider):
                 add(FACTS, rank, text, order=order + number, continues=SEGMENT_BREAK)
 
     def _requests(
-        self, source: Source, budget: int, chars: int, *, task: bool
+        self, source: Source, budget: int, chars: int, *, task: bool, pin_newest: bool
     ) -> list[tuple[int, str]]:
         """``(rank, text)`` of the user's requests that could be quoted, oldest first:
         the first (the task, unless ``task`` is false: then it is one of the others),
-        then the newest ones until even the least each can cost (its quote marks) adds
-        up to more than ``budget``, or ``chars`` characters of the user's messages are
-        read."""
+        then the newest ones (the newest pinned beside the task unless ``pin_newest``
+        is false: then it is one of the others) until even the least each can cost
+        (its quote marks) adds up to more than ``budget``, or ``chars`` characters of
+        the user's messages are read."""
         users = source.users
         first, text = -1, ""
         for at, position in enumerate(users):
@@ -389,6 +401,7 @@ class ExtractiveSummarizer(Provider):
         if task and first < 0:
             return []
         least = max(1, self.counter.estimate_text(f"{REQUEST_OPEN}\n{REQUEST_CLOSE}\n"))
+        pinned_newest = 0 if pin_newest else 1  # rank 101 is pinned (see sections.fit)
         newest: list[tuple[int, str]] = []
         for at in range(len(users) - 1, first, -1):
             if len(newest) * least > budget or chars <= 0:
@@ -397,6 +410,6 @@ class ExtractiveSummarizer(Provider):
             chars -= len(said)
             if not is_notice(said):
                 # The first request states the goal; the newest is what the user wants now.
-                newest.append((101 + len(newest), said))
+                newest.append((101 + pinned_newest + len(newest), said))
         first_request = [(100, text)] if task else []
         return [*first_request, *reversed(newest)]
