@@ -137,11 +137,15 @@ class ExtractiveSummarizer(Provider):
       what code defines, key/value pairs of JSON results and tables of its lists of
       objects, ids, dates, versions, code names), a line per result under its call,
       newest first, a chunk at a time (a result's first chunk before the further
-      chunks of the newer ones);
+      chunks of the newer ones); and the values a call sent (the pairs and tables of
+      its arguments, ``called tool artifact with: ...``) where it acted on no path,
+      URL, command or pattern (a booking's flights and payment: what a retry sends
+      again); a result's facts line takes the place of its call's index line where
+      both do not fit;
     - **Errors and fixes**: the first line of each error result, or the error line of
       a result that holds a traceback or an ``error:`` line, newest first;
-    - **Next steps**: what the assistant said last, its last call, and a user request
-      still unanswered.
+    - **Next steps**: what the assistant said last, its last call (unless its index
+      or facts line, chosen, says it), and a user request still unanswered.
 
     The previous summary (the :class:`~neuron_context.Compaction` blocks of the user
     messages, or the one a rendered request carries) is carried into the same sections
@@ -278,11 +282,12 @@ class ExtractiveSummarizer(Provider):
             order: int | None = None,
             continues: str = "",
             block: bool = False,
+            echoes: tuple[str, ...] = (),
         ) -> None:
             if text and (continues or (section, text) not in seen):
                 seen.add((section, text))
                 at = len(items) if order is None else order
-                items.append(Item(section, rank, at, text, verbatim, continues, block))
+                items.append(Item(section, rank, at, text, verbatim, continues, block, echoes))
 
         carried, quoted, plans = carried_sections(source.previous, limit)
         plan = found.plan or (plans[-1] if plans else "")
@@ -334,7 +339,9 @@ class ExtractiveSummarizer(Provider):
         if found.said:
             add(NEXT, 0, "Last said: " + clip(found.said[0], limit))
         if found.last_action:
-            add(NEXT, 1, "Last action: " + found.last_action)
+            # Its call's index line or facts line, chosen beside it, says it all.
+            echoes = (found.last_action, found.last_touched)
+            add(NEXT, 1, "Last action: " + found.last_action, echoes=echoes)
         if found.unanswered:
             add(NEXT, 2, "Unanswered user request: " + clip(found.unanswered, limit))
         return items
