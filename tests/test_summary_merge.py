@@ -201,6 +201,27 @@ class TestTables:
         assert "ORDER_7731" in text
         assert "origin|destination" not in text
 
+    def test_a_carried_row_keeps_its_header_when_the_request_shows_the_columns(self) -> None:
+        """An earlier summary's table, carried into the next: its header comes with
+        the first of its rows carried even when the rest of the request shows every
+        word of the header, and a header whose rows are all shown is left out."""
+        carried = (
+            "## Facts\n- get_reservation_details reservation_id=I6M8JQ: date=2024-05-09\n"
+            "  flights: origin|destination|flight_number|price\n"
+            "  LAS|MIA|HAT115|153\n"
+            "  MIA|EWR|HAT192|193"
+        )
+        messages = [summary(carried), Message.user("ok"), Message.assistant("fine")]
+        columns = frozenset({"flights", "origin", "destination", "flight_number", "price"})
+        text = facts_of(summarize(messages, 300, shown=columns))
+        header = "  flights: origin|destination|flight_number|price\n"
+        assert f"{header}  LAS|MIA|HAT115|153\n" in text
+        first_shown = columns | {"LAS", "MIA", "HAT115", "153"}
+        text = facts_of(summarize(messages, 300, shown=first_shown))
+        assert f"{header}  MIA|EWR|HAT192|193" in text
+        all_shown = first_shown | {"EWR", "HAT192", "193"}
+        assert "origin|destination" not in summarize(messages, 300, shown=all_shown)
+
 
 class TestCutMarkers:
     """A result cut earlier holds its cut's marker: a list of names without what they

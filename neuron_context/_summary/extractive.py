@@ -57,7 +57,7 @@ from .format import (
     REQUEST_CLOSE,
     REQUEST_OPEN,
 )
-from .previous import SEGMENT_BREAK, carried_sections
+from .previous import SEGMENT_BREAK, carried_sections, carried_segments
 from .scan import clip, is_notice
 from .sections import Item, fit
 from .shown import repeats
@@ -374,13 +374,13 @@ class ExtractiveSummarizer(Provider):
         older than the ``newer`` ones just read: a line's head and each segment under
         it are chunks of one result, taken in turn with the newer results' chunks (see
         ``facts.STRIDE``), each verbatim; a segment that the rest of the request shows
-        is left out."""
+        is left out, but a table's header goes with its first row carried (see
+        :func:`.previous.carried_segments`)."""
         for position, line in enumerate(lines, start=newer):
             order = (position + 1) * 100_000
             head, *segments = line.split(SEGMENT_BREAK)
             add(FACTS, _TIER + position, head, order=order)
-            kept = [text for text in segments if not repeats(text, shown)]
-            for number, text in enumerate(kept, start=1):
+            for number, text in enumerate(carried_segments(segments, shown), start=1):
                 rank = _TIER + position + number * STRIDE
                 add(FACTS, rank, text, order=order + number, continues=SEGMENT_BREAK)
 
