@@ -43,7 +43,7 @@ from ..providers._base import (
     TokenUsage,
 )
 from .agent_plan import plan_block
-from .facts import CHUNK, STRIDE, Fact, chunks
+from .facts import CHUNK, STRIDE, chunks
 from .facts import render as render_facts
 from .findings import DECISIONS_QUOTED, Findings, find
 from .format import (
@@ -60,7 +60,7 @@ from .format import (
 from .previous import SEGMENT_BREAK, carried_sections, carried_segments
 from .scan import clip, is_notice
 from .sections import Item, fit
-from .shown import repeats
+from .shown import noted, repeatable
 from .source import Source, source_of
 
 __all__ = ["ExtractiveSummarizer"]
@@ -71,39 +71,6 @@ _MIN_READ = 200_000
 _TIER = 1_000_000
 """Ranks within the artifacts: carried lines, then what the calls touched by tier (see
 ``findings.tier``), then mentions (each tier newest first)."""
-
-
-def _repeatable(fact: Fact) -> bool:
-    """Whether ``fact`` says the same wherever it is noted: a line as it stands (a pair
-    or a row says something of its own record)."""
-    return fact.line
-
-
-def _noted(found: list[Fact], label: str, before: Set[str], shown: Set[str]) -> list[Fact]:
-    """The facts of one result worth noting: not one its call already names (the id it
-    looked up), a line a newer result noted (a file read again, in ``before``), or what
-    the rest of the request shows. A table's header is noted with the first of its rows
-    noted, whatever the request shows of it (a row says what its cells are only under
-    it), and not at all when none is."""
-    noted: list[Fact] = []
-    header: Fact | None = None  # a table's header, waiting for its first row noted
-    for fact in found:
-        if fact.header:
-            header = fact
-            continue
-        if not fact.row:
-            header = None
-        if (
-            fact.text in label
-            or (_repeatable(fact) and fact.text in before)
-            or repeats(fact.text, shown)
-        ):
-            continue
-        if header is not None:
-            noted.append(header)
-            header = None
-        noted.append(fact)
-    return noted
 
 
 def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -354,9 +321,9 @@ class ExtractiveSummarizer(Provider):
         (:attr:`Fact.line`) is a chunk on a line of its own, under its call."""
         noted_before: set[str] = set()
         for position, group in enumerate(found.facts):
-            noted = _noted(group.facts, group.label, noted_before, shown)
-            noted_before.update(fact.text for fact in noted if _repeatable(fact))
-            for number, chunk in enumerate(chunks(noted)):
+            kept = noted(group.facts, group.label, noted_before, shown)
+            noted_before.update(fact.text for fact in kept if repeatable(fact))
+            for number, chunk in enumerate(chunks(kept)):
                 text = render_facts(chunk)
                 order = (position + 1) * 100_000 + number
                 rank = _TIER + position + number * STRIDE
