@@ -96,13 +96,10 @@ def tier(artifact: str) -> int:
 
 
 def _keyed(arguments: str) -> bool:
-    """Whether a call's JSON ``arguments`` hold a key argument (see
-    :data:`~.scan.KEY_ARGUMENTS`)."""
-    try:
-        parsed = json.loads(arguments)
-    except ValueError:
-        return True  # not JSON: no values to note
-    return not isinstance(parsed, dict) or any(key in parsed for key in KEY_ARGUMENTS)
+    """Whether a call's JSON ``arguments`` may hold a key argument (see
+    :data:`~.scan.KEY_ARGUMENTS`): its quoted name occurs in them (a value quoting it
+    only makes the call's values go unnoted; no second parse of the arguments)."""
+    return any(f'"{key}"' in arguments for key in KEY_ARGUMENTS)
 
 
 def _is_pair(text: str) -> bool:
