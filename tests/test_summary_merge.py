@@ -222,6 +222,36 @@ class TestTables:
         all_shown = first_shown | {"EWR", "HAT192", "193"}
         assert "origin|destination" not in summarize(messages, 300, shown=all_shown)
 
+    @settings(max_examples=60, deadline=None)
+    @given(
+        codes=st.lists(
+            st.from_regex(r"HAT[0-9]{3}", fullmatch=True), min_size=1, max_size=6, unique=True
+        ),
+        shown=st.sets(st.sampled_from(["flights", "origin", "flight_number", "HAT100", "LAS"])),
+        budget=st.integers(min_value=30, max_value=300),
+    )
+    def test_every_carried_row_stands_under_its_header(
+        self, codes: list[str], shown: set[str], budget: int
+    ) -> None:
+        """Whatever the request shows and the space, a row carried from an earlier
+        summary's table stands under the table's header, and a header is followed by
+        a row."""
+        header = "flights: origin|flight_number"
+        rows = [f"LAS|{code}" for code in codes]
+        carried = "\n".join(
+            ["## Facts", "- get_reservation_details reservation_id=I6M8JQ: date=2024-05-09"]
+            + [f"  {line}" for line in [header, *rows]]
+        )
+        messages = [summary(carried), Message.user("ok"), Message.assistant("fine")]
+        lines = facts_of(summarize(messages, budget, shown=frozenset(shown))).split("\n")
+        for at, line in enumerate(lines):
+            if line.strip() in rows:
+                above = [x.strip() for x in lines[:at]]
+                assert header in above, lines
+            if line.strip() == header:
+                assert at + 1 < len(lines), lines
+                assert lines[at + 1].strip() in rows, lines
+
 
 class TestCutMarkers:
     """A result cut earlier holds its cut's marker: a list of names without what they

@@ -250,11 +250,13 @@ class ExtractiveSummarizer(Provider):
             continues: str = "",
             block: bool = False,
             echoes: tuple[str, ...] = (),
+            chained: bool = False,
         ) -> None:
             if text and (continues or (section, text) not in seen):
                 seen.add((section, text))
                 at = len(items) if order is None else order
-                items.append(Item(section, rank, at, text, verbatim, continues, block, echoes))
+                item = Item(section, rank, at, text, verbatim, continues, block, echoes, chained)
+                items.append(item)
 
         carried, quoted, plans = carried_sections(source.previous, limit)
         plan = found.plan or (plans[-1] if plans else "")
@@ -347,9 +349,9 @@ class ExtractiveSummarizer(Provider):
             order = (position + 1) * 100_000
             head, *segments = line.split(SEGMENT_BREAK)
             add(FACTS, _TIER + position, head, order=order)
-            for number, text in enumerate(carried_segments(segments, shown), start=1):
+            for number, (text, row) in enumerate(carried_segments(segments, shown), start=1):
                 rank = _TIER + position + number * STRIDE
-                add(FACTS, rank, text, order=order + number, continues=SEGMENT_BREAK)
+                add(FACTS, rank, text, order=order + number, continues=SEGMENT_BREAK, chained=row)
 
     def _requests(
         self, source: Source, budget: int, chars: int, *, task: bool, pin_newest: bool

@@ -78,24 +78,30 @@ def carried_sections(
     return carried, quoted, plans
 
 
-def carried_segments(segments: list[str], shown: Set[str]) -> list[str]:
-    """The segments of a previous facts line worth carrying, each an item of its own:
-    not one the rest of the request shows (see :func:`~.shown.repeats`), but a table's
-    header (``flights: origin|destination|...``) with the first of its rows carried,
-    as one item, whatever the request shows of it (a row says what its cells are only
-    under its header), and not at all when none of its rows is."""
-    kept: list[str] = []
+def carried_segments(segments: list[str], shown: Set[str]) -> list[tuple[str, bool]]:
+    """The segments of a previous facts line worth carrying, each an item of its own,
+    and whether it is a further row of a table (to be taken only after the item before
+    it: a row stands under its header): not one the rest of the request shows (see
+    :func:`~.shown.repeats`), but a table's header (``flights: origin|...``) with the
+    first of its rows carried, as one item, whatever the request shows of it (a row
+    says what its cells are only under its header), and not at all when none of its
+    rows is."""
+    kept: list[tuple[str, bool]] = []
     header = ""  # a table's header, waiting for its first row carried
+    table = False  # a row of the table being read was carried
     for text in segments:
         if _is_header(text):
-            header = text
+            header, table = text, False
             continue
         if "|" not in text:
-            header = ""  # not a row: the table has ended
+            header, table = "", False  # not a row: the table has ended
         if repeats(text, shown):
             continue
-        kept.append(f"{header}{SEGMENT_BREAK}{text}" if header else text)
-        header = ""
+        if header:
+            kept.append((f"{header}{SEGMENT_BREAK}{text}", False))
+            header, table = "", True
+        else:
+            kept.append((text, table))
     return kept
 
 

@@ -87,6 +87,7 @@ class Item:
     continues: str = ""  # a further chunk of the line before: the separator to it
     block: bool = False  # a block of lines (the plan), rendered as it is
     echoes: tuple[str, ...] = ()  # lines that say all it says (see ``_drop_repeated``)
+    chained: bool = False  # a further chunk taken only after the chunk just before it
 
     def rendered(self) -> str:
         if self.verbatim:
@@ -286,15 +287,20 @@ def _drop_repeated(chosen: list[Item], costs: list[int]) -> dict[int, int]:
 def _heads(by_section: dict[int, list[Item]]) -> dict[int, int]:
     """The head of each further chunk (an item that ``continues`` the line before it in
     its section's display order): ``id(chunk) -> id(head)``, the nearest item before it
-    that starts a line."""
+    that starts a line, or, for a :attr:`Item.chained` one (a further row of a table),
+    the item just before it."""
     heads: dict[int, int] = {}
     for queue in by_section.values():
         head: Item | None = None
+        before: Item | None = None
         for item in sorted(queue, key=lambda i: i.order):
             if not item.continues:
                 head = item
+            elif item.chained and before is not None:
+                heads[id(item)] = id(before)
             elif head is not None:
                 heads[id(item)] = id(head)
+            before = item
     return heads
 
 
