@@ -361,8 +361,15 @@ class TestEventLoop:
                 shown: AbstractSet[str] = frozenset(),
                 weigh: Callable[[str], Mapping[str, float]] | None = None,
                 task_kept: bool = False,
+                newest_kept: bool = False,
             ) -> str:
-                summary = super().summarize(request, shown=shown, weigh=weigh, task_kept=task_kept)
+                summary = super().summarize(
+                    request,
+                    shown=shown,
+                    weigh=weigh,
+                    task_kept=task_kept,
+                    newest_kept=newest_kept,
+                )
                 release.wait(30.0)
                 returned.set()
                 return summary

@@ -201,6 +201,57 @@ class TestTables:
         assert "ORDER_7731" in text
         assert "origin|destination" not in text
 
+    def test_a_carried_row_keeps_its_header_when_the_request_shows_the_columns(self) -> None:
+        """An earlier summary's table, carried into the next: its header comes with
+        the first of its rows carried even when the rest of the request shows every
+        word of the header, and a header whose rows are all shown is left out."""
+        carried = (
+            "## Facts\n- get_reservation_details reservation_id=I6M8JQ: date=2024-05-09\n"
+            "  flights: origin|destination|flight_number|price\n"
+            "  LAS|MIA|HAT115|153\n"
+            "  MIA|EWR|HAT192|193"
+        )
+        messages = [summary(carried), Message.user("ok"), Message.assistant("fine")]
+        columns = frozenset({"flights", "origin", "destination", "flight_number", "price"})
+        text = facts_of(summarize(messages, 300, shown=columns))
+        header = "  flights: origin|destination|flight_number|price\n"
+        assert f"{header}  LAS|MIA|HAT115|153\n" in text
+        first_shown = columns | {"LAS", "MIA", "HAT115", "153"}
+        text = facts_of(summarize(messages, 300, shown=first_shown))
+        assert f"{header}  MIA|EWR|HAT192|193" in text
+        all_shown = first_shown | {"EWR", "HAT192", "193"}
+        assert "origin|destination" not in summarize(messages, 300, shown=all_shown)
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        codes=st.lists(
+            st.from_regex(r"HAT[0-9]{3}", fullmatch=True), min_size=1, max_size=6, unique=True
+        ),
+        shown=st.sets(st.sampled_from(["flights", "origin", "flight_number", "HAT100", "LAS"])),
+        budget=st.integers(min_value=30, max_value=300),
+    )
+    def test_every_carried_row_stands_under_its_header(
+        self, codes: list[str], shown: set[str], budget: int
+    ) -> None:
+        """Whatever the request shows and the space, a row carried from an earlier
+        summary's table stands under the table's header, and a header is followed by
+        a row."""
+        header = "flights: origin|flight_number"
+        rows = [f"LAS|{code}" for code in codes]
+        carried = "\n".join(
+            ["## Facts", "- get_reservation_details reservation_id=I6M8JQ: date=2024-05-09"]
+            + [f"  {line}" for line in [header, *rows]]
+        )
+        messages = [summary(carried), Message.user("ok"), Message.assistant("fine")]
+        lines = facts_of(summarize(messages, budget, shown=frozenset(shown))).split("\n")
+        for at, line in enumerate(lines):
+            if line.strip() in rows:
+                above = [x.strip() for x in lines[:at]]
+                assert header in above, lines
+            if line.strip() == header:
+                assert at + 1 < len(lines), lines
+                assert lines[at + 1].strip() in rows, lines
+
 
 class TestCutMarkers:
     """A result cut earlier holds its cut's marker: a list of names without what they

@@ -35,8 +35,9 @@ def call(use_id: str, name: str, **arguments: object) -> Message:
 
 class TestQueries:
     def test_a_call_of_a_few_short_values_is_indexed_by_all_of_them(self) -> None:
-        """A search by origin, destination and date touched all three: the index line,
-        the facts' label and the last action name each of them with its key."""
+        """A search by origin, destination and date touched all three: the facts'
+        label and the index line name each of them with its key (the last action,
+        which would only say it again beside either, is left out)."""
         session = [
             Message.user("Find me a flight from Chicago to Philadelphia on May 10."),
             call("s1", "search_direct_flight", origin="ORD", destination="PHL", date="2024-05-10"),
@@ -46,7 +47,11 @@ class TestQueries:
         text = summarize(session, 1_000)
         query = "origin=ORD, destination=PHL, date=2024-05-10"
         assert f"- search_direct_flight {query}: flight_number=HAT271" in text
-        assert f"Last action: search_direct_flight {query}" in text
+        assert "Last action" not in text
+        session[2] = Message.tool_result("s1", "no flights")
+        text = summarize(session, 1_000)
+        assert f"- {query}: search_direct_flight" in text
+        assert "Last action" not in text
 
     def test_other_calls_keep_their_key_argument(self) -> None:
         """A call with a path, or with a long or nested argument, is indexed as before:
@@ -72,6 +77,74 @@ class TestQueries:
         assert "text=" not in text.split("## Artifacts")[1].split("\n\n")[0]
         assert "user_id=mia_li_3668: book" in text
 
+    def test_a_prose_argument_does_not_name_what_a_call_touched(self) -> None:
+        """A thought or a message handed to a tool is words, not a name: the call is
+        indexed by its tool alone, not by the start of its prose."""
+        thought = "The reservation is in economy class, and the user wants to upgrade it."
+        session = [
+            Message.user("Upgrade reservation YAX4DR, please."),
+            call("t1", "think", thought=thought),
+            Message.tool_result("t1", ""),
+            call("s1", "send_message", text="Hi"),
+            Message.tool_result("s1", "sent"),
+            Message.assistant("Done."),
+        ]
+        index = summarize(session, 1_000).split("## Artifacts")[1].split("\n\n")[0]
+        assert "thought=" not in index
+        assert "- think" in index
+        assert "text=Hi: send_message" in index  # a short one still names it
+
+    def test_a_call_s_chosen_values_are_noted(self) -> None:
+        """A call that sends values (a booking's flights and payment) is noted with
+        them, under its call, beside the error its result was: what a retry sends
+        again is in the summary."""
+        flights = [
+            {"flight_number": "HAT030", "date": "2024-05-13"},
+            {"flight_number": "HAT223", "date": "2024-05-14"},
+        ]
+        session = [
+            Message.user("Change my flight, please."),
+            call(
+                "u1",
+                "update_reservation_flights",
+                reservation_id="XEWRD9",
+                cabin="economy",
+                flights=flights,
+                payment_id="gift_card_4643416",
+            ),
+            Message.tool_result("u1", "Error: flight HAT030 not available", is_error=True),
+            Message.assistant("That flight is not available."),
+        ]
+        text = summarize(session, 1_000)
+        line = next(x for x in text.split("\n") if x.startswith("- called "))
+        assert line.startswith("- called update_reservation_flights reservation_id=XEWRD9 with:")
+        assert "flights: flight_number|date; HAT030|2024-05-13; HAT223|2024-05-14" in line
+        assert "payment_id=gift_card_4643416" in line
+
+    def test_a_call_on_a_path_or_a_plan_is_not_noted_by_its_values(self) -> None:
+        """A call on a path or a command is said by its key argument (the rest are its
+        options or the text it writes), and a plan by the plan section: neither gets
+        a line of its values."""
+        session = [
+            Message.user("Fix it."),
+            call("e1", "edit", path="src/app.py", old="x = 1", new="x = 2", count=1),
+            Message.tool_result("e1", "edited"),
+            call("g1", "grep", pattern="load_config", glob="*.py", context=2),
+            Message.tool_result("g1", "src/app.py:3: load_config()"),
+            Message.assistant(
+                tool_uses=[
+                    ToolUse(
+                        id="t1",
+                        name="TodoWrite",
+                        input={"todos": [{"content": "fix x", "status": "pending"}]},
+                    )
+                ]
+            ),
+            Message.tool_result("t1", "ok"),
+            Message.assistant("Done."),
+        ]
+        assert "- called " not in summarize(session, 1_000)
+
 
 class TestFilling:
     def test_an_older_result_is_read_beside_a_long_newer_one(self) -> None:
@@ -91,6 +164,51 @@ class TestFilling:
         ]
         text = summarize(session, 600)
         assert "membership=gold" in text
+
+    def test_a_facts_line_takes_the_place_of_its_index_line(self) -> None:
+        """Where a result's facts line does not fit beside its call's index line, it
+        takes that line's place: it says all the index line says, and its facts."""
+        session = [
+            Message.user("Look me up."),
+            call("u1", "get_user_details", user_id="mohamed_silva_9265"),
+            Message.tool_result(
+                "u1",
+                json.dumps({"email": "mohamed.silva9198@example.com", "dob": "1960-11-26"}),
+            ),
+            Message.assistant("Found you."),
+        ]
+        text = summarize(session, 48)
+        assert "- get_user_details user_id=mohamed_silva_9265: email=" in text
+        assert "- user_id=mohamed_silva_9265: get_user_details" not in text
+
+    def test_values_every_row_holds_stand_with_the_table(self) -> None:
+        """A value every row of a table holds (``status=available``), written once
+        before the table, is not a chunk of its own: it comes with the table's header
+        and first row, not as a line that says nothing of which rows it belongs to."""
+        rows = [
+            {
+                "flight_number": f"HAT{n:03d}",
+                "status": "available",
+                "scheduled_departure_time_est": f"{n % 24:02d}:00:00",
+                "scheduled_arrival_time_est": f"{n % 24 + 2:02d}:00:00",
+                "available_seats": {"basic_economy": n % 7, "economy": n % 11, "business": 3},
+                "prices": {"basic_economy": n - 100, "economy": n, "business": n + 200},
+            }
+            for n in range(169, 175)
+        ]
+        session = [
+            Message.user("Find flights."),
+            call("s1", "search_direct_flight", origin="DTW", destination="JFK", date="2024-05-17"),
+            Message.tool_result("s1", json.dumps(rows)),
+            Message.assistant("Here they are."),
+        ]
+        shown = 0
+        for budget in range(40, 300, 4):
+            text = summarize(session, budget)
+            if "status=available" in text:
+                shown += 1
+                assert "HAT169" in text, budget
+        assert shown
 
     def test_an_item_too_big_for_the_room_left_is_passed_over(self) -> None:
         """When a section's next item does not fit in the room left, a smaller one after
@@ -142,7 +260,7 @@ class TestByContent:
             call("u1", "get_user_details", user_id="mia_li_3668"),
             Message.tool_result("u1", json.dumps(profile)),
         ]
-        request = CompletionRequest(session, max_tokens=90)
+        request = CompletionRequest(session, max_tokens=70)
         as_task = ExtractiveSummarizer().summarize(request)
         assert CHIT_CHAT in as_task
         assert "AIXC49" not in as_task
@@ -170,14 +288,39 @@ class TestByContent:
             Message.tool_result("r1", json.dumps({"reservation_id": "NO6JO3", "flights": flights})),
             Message.user("Thanks."),
         ]
-        by_turns = by_content(session, 140, weigh=None)
+        by_turns = by_content(session, 120, weigh=None)
         assert CHIT_CHAT in by_turns
         assert "AIXC49" not in by_turns
-        text = by_content(session, 140)
+        text = by_content(session, 120)
         assert "AIXC49" in text
         assert CHIT_CHAT not in text
         # With room for both, the words still come.
         assert CHIT_CHAT in by_content(session, 400)
+
+    def test_the_newest_request_summarized_is_not_pinned_when_the_newest_is_kept(
+        self,
+    ) -> None:
+        """Where the conversation's newest request is kept beside the summary, the
+        newest one summarized is an earlier request: one that holds nothing an agent
+        reuses waits for the facts, and no line calls it unanswered."""
+        upgrade = "I would like to upgrade the class to business for both of us, if possible."
+        session = [
+            Message.user("Sure! My reservation ID is YAX4DR."),
+            call("r1", "get_reservation_details", reservation_id="YAX4DR"),
+            Message.tool_result(
+                "r1",
+                json.dumps({"reservation_id": "YAX4DR", "payment_id": "credit_card_4938634"}),
+            ),
+            Message.user(upgrade),
+        ]
+        pinned = by_content(session, 55)
+        assert upgrade in pinned
+        assert "credit_card_4938634" not in pinned
+        text = by_content(session, 55, newest_kept=True)
+        assert "payment_id=credit_card_4938634" in text
+        assert upgrade not in text
+        assert "Unanswered user request" not in by_content(session, 400, newest_kept=True)
+        assert "Unanswered user request" in by_content(session, 400)
 
     def test_a_long_request_keeps_its_lines_that_hold_ids(self) -> None:
         """A request too long for its space keeps the line that holds what an agent
@@ -282,14 +425,16 @@ class TestByContent:
         assert sum(read) <= 64 * 200 * 4
 
     def test_weigh_and_task_kept_are_checked(self) -> None:
-        """``weigh`` must be callable and ``task_kept`` a bool: a clear error at the
-        call, even for a summary that quotes no request."""
+        """``weigh`` must be callable and ``task_kept`` and ``newest_kept`` bools: a
+        clear error at the call, even for a summary that quotes no request."""
         request = CompletionRequest([Message.assistant("Done.")], max_tokens=100)
         summarizer = ExtractiveSummarizer()
         with pytest.raises(ConfigurationError, match="weigh"):
             summarizer.summarize(request, weigh=42)  # type: ignore[arg-type]
         with pytest.raises(ConfigurationError, match="task_kept"):
             summarizer.summarize(request, task_kept="no")  # type: ignore[arg-type]
+        with pytest.raises(ConfigurationError, match="newest_kept"):
+            summarizer.summarize(request, newest_kept=1)  # type: ignore[arg-type]
 
     def test_a_request_is_never_quoted_by_its_marker_alone(self) -> None:
         """Where a request's cut would keep nothing of it but the marker, it is not

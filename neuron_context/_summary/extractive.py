@@ -43,7 +43,7 @@ from ..providers._base import (
     TokenUsage,
 )
 from .agent_plan import plan_block
-from .facts import CHUNK, STRIDE, Fact, chunks
+from .facts import CHUNK, STRIDE, chunks
 from .facts import render as render_facts
 from .findings import DECISIONS_QUOTED, Findings, find
 from .format import (
@@ -57,10 +57,10 @@ from .format import (
     REQUEST_CLOSE,
     REQUEST_OPEN,
 )
-from .previous import SEGMENT_BREAK, carried_sections
+from .previous import SEGMENT_BREAK, carried_sections, carried_segments
 from .scan import clip, is_notice
 from .sections import Item, fit
-from .shown import repeats
+from .shown import noted, repeatable
 from .source import Source, source_of
 
 __all__ = ["ExtractiveSummarizer"]
@@ -71,39 +71,6 @@ _MIN_READ = 200_000
 _TIER = 1_000_000
 """Ranks within the artifacts: carried lines, then what the calls touched by tier (see
 ``findings.tier``), then mentions (each tier newest first)."""
-
-
-def _repeatable(fact: Fact) -> bool:
-    """Whether ``fact`` says the same wherever it is noted: a line as it stands (a pair
-    or a row says something of its own record)."""
-    return fact.line
-
-
-def _noted(found: list[Fact], label: str, before: Set[str], shown: Set[str]) -> list[Fact]:
-    """The facts of one result worth noting: not one its call already names (the id it
-    looked up), a line a newer result noted (a file read again, in ``before``), or what
-    the rest of the request shows. A table's header is noted with the first of its rows
-    noted, whatever the request shows of it (a row says what its cells are only under
-    it), and not at all when none is."""
-    noted: list[Fact] = []
-    header: Fact | None = None  # a table's header, waiting for its first row noted
-    for fact in found:
-        if fact.header:
-            header = fact
-            continue
-        if not fact.row:
-            header = None
-        if (
-            fact.text in label
-            or (_repeatable(fact) and fact.text in before)
-            or repeats(fact.text, shown)
-        ):
-            continue
-        if header is not None:
-            noted.append(header)
-            header = None
-        noted.append(fact)
-    return noted
 
 
 def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -137,11 +104,15 @@ class ExtractiveSummarizer(Provider):
       what code defines, key/value pairs of JSON results and tables of its lists of
       objects, ids, dates, versions, code names), a line per result under its call,
       newest first, a chunk at a time (a result's first chunk before the further
-      chunks of the newer ones);
+      chunks of the newer ones); and the values a call sent (the pairs and tables of
+      its arguments, ``called tool artifact with: ...``) where it acted on no path,
+      URL, command or pattern (a booking's flights and payment: what a retry sends
+      again); a result's facts line takes the place of its call's index line where
+      both do not fit;
     - **Errors and fixes**: the first line of each error result, or the error line of
       a result that holds a traceback or an ``error:`` line, newest first;
-    - **Next steps**: what the assistant said last, its last call, and a user request
-      still unanswered.
+    - **Next steps**: what the assistant said last, its last call (unless its index
+      or facts line, chosen, says it), and a user request still unanswered.
 
     The previous summary (the :class:`~neuron_context.Compaction` blocks of the user
     messages, or the one a rendered request carries) is carried into the same sections
@@ -199,6 +170,7 @@ class ExtractiveSummarizer(Provider):
         shown: Set[str] = frozenset(),
         weigh: Weigh | None = None,
         task_kept: bool = False,
+        newest_kept: bool = False,
     ) -> str:
         """The summary text for ``request`` (what :meth:`complete` answers).
 
@@ -220,14 +192,20 @@ class ExtractiveSummarizer(Provider):
                 summary, not in it: the first request summarized and the first one a
                 previous summary quotes are ones of the others (the newest still
                 comes first), not quoted first for being first.
+            newest_kept: the conversation's newest request is kept beside the summary,
+                not in it: the newest request summarized is an earlier one, quoted by
+                its content and recency like the others (not first for being the
+                newest), and no line says it is unanswered (the newer one kept beside
+                the summary is what the user wants now).
 
         Raises:
             ConfigurationError: ``weigh`` is neither ``None`` nor callable, or
-                ``task_kept`` is not a bool.
+                ``task_kept`` or ``newest_kept`` is not a bool.
         """
         if weigh is not None:
             require_callable(weigh, "ExtractiveSummarizer.summarize(weigh)")
         require_bool(task_kept, "ExtractiveSummarizer.summarize(task_kept)")
+        require_bool(newest_kept, "ExtractiveSummarizer.summarize(newest_kept)")
         budget = request.max_tokens or _DEFAULT_BUDGET
         chars = max(_MIN_READ, self.read_per_token * budget)
         source = source_of(request.messages)
@@ -239,7 +217,11 @@ class ExtractiveSummarizer(Provider):
             line_chars=self.line_chars,
             max_mentions=self.max_mentions,
         )
-        requests = self._requests(source, budget, chars, task=not task_kept)
+        requests = self._requests(
+            source, budget, chars, task=not task_kept, pin_newest=not newest_kept
+        )
+        if newest_kept:
+            found.unanswered = ""
         items = self._items(source, found, requests, shown, task=not task_kept)
         return fit(items, budget, self.counter, weigh=weigh)
 
@@ -267,11 +249,14 @@ class ExtractiveSummarizer(Provider):
             order: int | None = None,
             continues: str = "",
             block: bool = False,
+            echoes: tuple[str, ...] = (),
+            chained: bool = False,
         ) -> None:
             if text and (continues or (section, text) not in seen):
                 seen.add((section, text))
                 at = len(items) if order is None else order
-                items.append(Item(section, rank, at, text, verbatim, continues, block))
+                item = Item(section, rank, at, text, verbatim, continues, block, echoes, chained)
+                items.append(item)
 
         carried, quoted, plans = carried_sections(source.previous, limit)
         plan = found.plan or (plans[-1] if plans else "")
@@ -323,7 +308,9 @@ class ExtractiveSummarizer(Provider):
         if found.said:
             add(NEXT, 0, "Last said: " + clip(found.said[0], limit))
         if found.last_action:
-            add(NEXT, 1, "Last action: " + found.last_action)
+            # Its call's index line or facts line, chosen beside it, says it all.
+            echoes = (found.last_action, found.last_touched)
+            add(NEXT, 1, "Last action: " + found.last_action, echoes=echoes)
         if found.unanswered:
             add(NEXT, 2, "Unanswered user request: " + clip(found.unanswered, limit))
         return items
@@ -336,9 +323,9 @@ class ExtractiveSummarizer(Provider):
         (:attr:`Fact.line`) is a chunk on a line of its own, under its call."""
         noted_before: set[str] = set()
         for position, group in enumerate(found.facts):
-            noted = _noted(group.facts, group.label, noted_before, shown)
-            noted_before.update(fact.text for fact in noted if _repeatable(fact))
-            for number, chunk in enumerate(chunks(noted)):
+            kept = noted(group.facts, group.label, noted_before, shown)
+            noted_before.update(fact.text for fact in kept if repeatable(fact))
+            for number, chunk in enumerate(chunks(kept)):
                 text = render_facts(chunk)
                 order = (position + 1) * 100_000 + number
                 rank = _TIER + position + number * STRIDE
@@ -356,24 +343,25 @@ class ExtractiveSummarizer(Provider):
         older than the ``newer`` ones just read: a line's head and each segment under
         it are chunks of one result, taken in turn with the newer results' chunks (see
         ``facts.STRIDE``), each verbatim; a segment that the rest of the request shows
-        is left out."""
+        is left out, but a table's header goes with its first row carried (see
+        :func:`.previous.carried_segments`)."""
         for position, line in enumerate(lines, start=newer):
             order = (position + 1) * 100_000
             head, *segments = line.split(SEGMENT_BREAK)
             add(FACTS, _TIER + position, head, order=order)
-            kept = [text for text in segments if not repeats(text, shown)]
-            for number, text in enumerate(kept, start=1):
+            for number, (text, row) in enumerate(carried_segments(segments, shown), start=1):
                 rank = _TIER + position + number * STRIDE
-                add(FACTS, rank, text, order=order + number, continues=SEGMENT_BREAK)
+                add(FACTS, rank, text, order=order + number, continues=SEGMENT_BREAK, chained=row)
 
     def _requests(
-        self, source: Source, budget: int, chars: int, *, task: bool
+        self, source: Source, budget: int, chars: int, *, task: bool, pin_newest: bool
     ) -> list[tuple[int, str]]:
         """``(rank, text)`` of the user's requests that could be quoted, oldest first:
         the first (the task, unless ``task`` is false: then it is one of the others),
-        then the newest ones until even the least each can cost (its quote marks) adds
-        up to more than ``budget``, or ``chars`` characters of the user's messages are
-        read."""
+        then the newest ones (the newest pinned beside the task unless ``pin_newest``
+        is false: then it is one of the others) until even the least each can cost
+        (its quote marks) adds up to more than ``budget``, or ``chars`` characters of
+        the user's messages are read."""
         users = source.users
         first, text = -1, ""
         for at, position in enumerate(users):
@@ -389,6 +377,7 @@ class ExtractiveSummarizer(Provider):
         if task and first < 0:
             return []
         least = max(1, self.counter.estimate_text(f"{REQUEST_OPEN}\n{REQUEST_CLOSE}\n"))
+        pinned_newest = 0 if pin_newest else 1  # rank 101 is pinned (see sections.fit)
         newest: list[tuple[int, str]] = []
         for at in range(len(users) - 1, first, -1):
             if len(newest) * least > budget or chars <= 0:
@@ -397,6 +386,6 @@ class ExtractiveSummarizer(Provider):
             chars -= len(said)
             if not is_notice(said):
                 # The first request states the goal; the newest is what the user wants now.
-                newest.append((101 + len(newest), said))
+                newest.append((101 + pinned_newest + len(newest), said))
         first_request = [(100, text)] if task else []
         return [*first_request, *reversed(newest)]

@@ -100,17 +100,21 @@ class Fact:
     row: bool = False
     """Whether it is a row of the table whose header is the last one before it: it
     says what its cells are only under that header."""
+    fixed: bool = False
+    """Whether it is a value every row of the table after it holds (``status=available``):
+    it says which rows it belongs to only beside them."""
 
 
 def chunks(noted: list[Fact]) -> list[list[Fact]]:
     """``noted`` in chunks of about :data:`CHUNK` characters: a segment of a line is a
-    chunk of its own, and a table's header shares its chunk with its first row."""
+    chunk of its own, and a table's header shares its chunk with its first row (and
+    the values every row holds, written before it)."""
     found: list[list[Fact]] = []
     chunk: list[Fact] = []
     size = 0
     for fact in noted:
         closes = fact.line or chunk[-1].line or size + len(fact.text) > CHUNK if chunk else False
-        if closes and not chunk[-1].header:
+        if closes and not chunk[-1].header and not chunk[-1].fixed:
             found.append(chunk)
             chunk, size = [], 0
         chunk.append(fact)
@@ -226,7 +230,7 @@ class _Collector:
             if isinstance(leaf, Table):
                 group = True
                 for name, cell in leaf.fixed:  # a value every row holds: once, before them
-                    self._add_pair(f"{name}={cell}", cell, group)
+                    self._add_pair(f"{name}={cell}", cell, group, fixed=True)
                     group = False
                 header = f"{key or 'items'}: {'|'.join(leaf.columns)}"
                 self.found.append(Fact(header, group=True, header=True))
@@ -252,11 +256,11 @@ class _Collector:
             if len(self.found) > before:
                 group = False
 
-    def _add_pair(self, shown: str, value: str, group: bool) -> None:
+    def _add_pair(self, shown: str, value: str, group: bool, *, fixed: bool = False) -> None:
         # Every pair of a JSON value is noted, repeats included: the same date or
         # origin in two objects of a list says something about each.
         self.seen.add(value)
-        self.found.append(Fact(shown, group))
+        self.found.append(Fact(shown, group, fixed=fixed))
 
     # -- text -----------------------------------------------------------------------------
 

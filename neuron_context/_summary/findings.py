@@ -30,7 +30,7 @@ import attrs
 
 from .agent_plan import is_plan_tool, plan_of
 from .facts import STRIDE, Fact, facts, render
-from .scan import argument_text, artifact_of, error_line, is_notice, mentioned
+from .scan import KEY_ARGUMENTS, argument_text, artifact_of, error_line, is_notice, mentioned
 from .transcript import Entry
 
 __all__ = ["DECISIONS_QUOTED", "FactGroup", "Findings", "Index", "find", "tier"]
@@ -95,6 +95,19 @@ def tier(artifact: str) -> int:
     return 1 if mentioned(value) else 2
 
 
+def _keyed(arguments: str) -> bool:
+    """Whether a call's JSON ``arguments`` may hold a key argument (see
+    :data:`~.scan.KEY_ARGUMENTS`): its quoted name occurs in them (a value quoting it
+    only makes the call's values go unnoted; no second parse of the arguments)."""
+    return any(f'"{key}"' in arguments for key in KEY_ARGUMENTS)
+
+
+def _is_pair(text: str) -> bool:
+    """Whether a fact is a ``key=value`` pair (not a token or a line of a text)."""
+    key, separator, _ = text.partition("=")
+    return bool(separator) and key.isidentifier()
+
+
 def _is_name(value: str) -> bool:
     return bool(value) and len(value) <= 128 and all(c.isalnum() or c in "_.-" for c in value)
 
@@ -121,6 +134,9 @@ class Findings:
     """Whether an assistant text or a tool call was read."""
     last_action: str = ""
     """The newest call: its tool and what it touched."""
+    last_touched: str = ""
+    """What the newest call touched, as the index names it (its tool alone when
+    nothing)."""
     unanswered: str = ""
     """The newest entry, when it is a user's request (it is still unanswered)."""
     errors: list[str] = attrs.Factory(list)
@@ -178,6 +194,7 @@ class _Reader:
             self._call(entry.name or "tool", text)
             self._label(entry, text)
             self._said(argument_text(text))
+            self._arguments(entry, text)
         else:
             if self.errors_cost <= self.budget:
                 line = error_line(kind, entry.name, text, self.line_chars)
@@ -203,6 +220,26 @@ class _Reader:
             self.unlabelled.setdefault(entry.id, group)
         self.facts_cost += min(self.cost(render(found)), self.budget // STRIDE)
 
+    def _arguments(self, entry: Entry, arguments: str) -> None:
+        """Note the facts of a call's arguments beyond what its index line names (a
+        booking's flights and payment, an update's new values: what the agent chose,
+        and sends again when it retries), as a result's facts are noted, labelled
+        ``called tool artifact with``; not for a call on a path, URL, command or
+        pattern (its key argument says what it acted on, the rest are its options or
+        the text it wrote) nor for a plan (the plan section holds it)."""
+        if self.facts_cost > self.budget or is_plan_tool(entry.name) or _keyed(arguments):
+            return
+        # Its pairs and tables: a long argument (a thought, a message) is words the
+        # call wrote, not values it chose.
+        found = [f for f in facts(arguments) if f.header or f.row or _is_pair(f.text)]
+        if not found:
+            return
+        artifact = artifact_of(arguments, self.line_chars)
+        call = f"{entry.name or 'tool'} {artifact}".strip()
+        label = f"called {call} with"
+        self.found.facts.append(FactGroup("", label, found))
+        self.facts_cost += min(self.cost(render(found)), self.budget // STRIDE)
+
     def _label(self, entry: Entry, arguments: str) -> None:
         """Name the results of a call after it; note the plan the newest plan call wrote."""
         group = self.unlabelled.pop(entry.id, None) if entry.id else None
@@ -223,9 +260,10 @@ class _Reader:
         if found.last_action and self.index_costs[0] > self.budget:
             return  # no older call can reach the summary
         artifact = artifact_of(arguments, self.line_chars)
+        key = artifact or name
         if not found.last_action:
             found.last_action = f"{name} {artifact}".strip()
-        key = artifact or name
+            found.last_touched = key
         if key not in found.index:
             # An index line is taken after every line of a lower tier, and after the
             # newer lines of its own: once a tier's lines cost more than the budget, no

@@ -3,11 +3,14 @@ quoted user requests and its plans, verbatim (the format is :mod:`.format`'s).""
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from .agent_plan import PLAN_CLOSE, PLAN_OPEN
 from .format import FACTS, GOAL, HEADINGS, PLAN, REQUEST_CLOSE, REQUEST_OPEN, unquoted
 from .scan import clip
+from .shown import repeats
 
-__all__ = ["SEGMENT_BREAK", "carried_sections"]
+__all__ = ["SEGMENT_BREAK", "carried_sections", "carried_segments"]
 
 SEGMENT_BREAK = "\n  "
 """What sets a segment of a result's line (a line of the result as it stands) apart from
@@ -74,3 +77,36 @@ def carried_sections(
     if newest_first:
         carried[FACTS] = newest_first
     return carried, quoted, plans
+
+
+def carried_segments(segments: list[str], shown: Set[str]) -> list[tuple[str, bool]]:
+    """The segments of a previous facts line worth carrying, each an item of its own,
+    and whether it is a further row of a table (to be taken only after the item before
+    it: a row stands under its header): not one the rest of the request shows (see
+    :func:`~.shown.repeats`), but a table's header (``flights: origin|...``) with the
+    first of its rows carried, as one item, whatever the request shows of it (a row
+    says what its cells are only under its header), and not at all when none of its
+    rows is."""
+    kept: list[tuple[str, bool]] = []
+    header = ""  # a table's header, waiting for its first row carried
+    table = False  # a row of the table being read was carried
+    for text in segments:
+        if _is_header(text):
+            header, table = text, False
+            continue
+        if "|" not in text:
+            header, table = "", False  # not a row: the table has ended
+        if repeats(text, shown):
+            continue
+        if header:
+            kept.append((f"{header}{SEGMENT_BREAK}{text}", False))
+            header, table = "", True
+        else:
+            kept.append((text, table))
+    return kept
+
+
+def _is_header(segment: str) -> bool:
+    """Whether ``segment`` is a table's header: ``key: column|column``."""
+    key, separator, columns = segment.partition(": ")
+    return bool(separator) and "|" not in key and "|" in columns

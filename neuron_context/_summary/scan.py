@@ -229,11 +229,22 @@ def artifact_of(arguments: str, limit: int) -> str:
             value = ", ".join(str(v) for v in value)
         if isinstance(value, str | int | float) and str(value).strip():
             first = str(value).strip().split("\n", 1)[0]
-            # Another argument names what was touched only by its start (a thought, a
-            # message is prose, not a name).
+            if position >= named and _prose(first):
+                continue  # a thought, a message: words, not a name of what was touched
+            # Another argument names what was touched only by its start.
             shown = min(limit, _OTHER_ARGUMENT) if position >= named else limit
             return clip(first if key in _BARE else f"{key}={first}", shown)
     return ""
+
+
+def _prose(text: str) -> bool:
+    """Whether ``text`` reads as prose (a thought, a message to someone): more than
+    :data:`_PROSE_WORDS` words and no path or URL among them."""
+    return text.count(" ") >= _PROSE_WORDS and not mentioned(text)
+
+
+_PROSE_WORDS = 8
+"""Words beyond which an argument that is not a key argument reads as prose."""
 
 
 def _query(arguments: Mapping[str, object]) -> str:

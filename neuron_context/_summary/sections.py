@@ -87,6 +87,8 @@ class Item:
     verbatim: bool = False  # a user's words, quoted as they are
     continues: str = ""  # a further chunk of the line before: the separator to it
     block: bool = False  # a block of lines (the plan), rendered as it is
+    echoes: tuple[str, ...] = ()  # lines that say all it says (see ``_drop_repeated``)
+    chained: bool = False  # a further chunk taken only after the chunk just before it
 
     def rendered(self) -> str:
         if self.verbatim:
@@ -115,13 +117,25 @@ def fit(
     used = [0]  # what ``chosen`` costs
 
     def place(section: int, item: Item) -> bool:
-        """Add ``item`` if it fits (a quoted request cut to fit); whether it did."""
+        """Add ``item`` if it fits (a quoted request cut to fit); whether it did (an
+        item that a line chosen already says is done with, and adds nothing)."""
+        if item.echoes and _echoed(item, chosen):
+            return True
         heading = estimate(f"\n{HEADINGS[section]}\n") if not spent[section] else 0
         cost = heading + estimate(item.rendered() + "\n")
         room = budget - used[0]
         if item.verbatim and (cost > room or cost > verbatim):
             item = _shortened(item, min(room, verbatim), counter, weigh)
             cost = heading + estimate(item.rendered() + "\n")
+        if cost > room and section == FACTS and not item.continues:
+            # A result's facts line says all its call's index line (and last action)
+            # says: it takes their place where that makes the room.
+            said = _said_by(item, chosen)
+            if cost <= room + sum(costs[at] for at in said):
+                for at in reversed(said):
+                    spent[chosen.pop(at).section] -= costs[at]
+                    used[0] -= costs.pop(at)
+                room = budget - used[0]
         if cost > room:
             return False
         chosen.append(item)
@@ -157,11 +171,12 @@ def fit(
             # beside it ("a.py: Read" beside "Read a.py: ...") gives its space back
             # (a phase of words alone chose neither).
             index_or_facts = ARTIFACTS in phase or FACTS in phase
-            freed = _drop_repeated(chosen, costs) if index_or_facts else 0
+            freed = _drop_repeated(chosen, costs) if index_or_facts else {}
             if not freed:
                 break
-            spent[ARTIFACTS] -= freed
-            used[0] -= freed
+            for section, tokens in freed.items():
+                spent[section] -= tokens
+                used[0] -= tokens
     return _within(chosen, costs, budget, counter)
 
 
@@ -228,18 +243,44 @@ def _place_next(section: int, queue: list[Item], taken: dict[int, int], turn: _T
     return False
 
 
-def _drop_repeated(chosen: list[Item], costs: list[int]) -> int:
+def _echoed(item: Item, chosen: Sequence[Item]) -> bool:
+    """Whether a line in ``chosen`` is one of ``item``'s :attr:`Item.echoes`, or starts
+    with one and ``": "``."""
+    return any(
+        not other.continues
+        and not other.echoes
+        and any(other.text == echo or other.text.startswith(echo + ": ") for echo in item.echoes)
+        for other in chosen
+    )
+
+
+def _said_by(head: Item, chosen: Sequence[Item]) -> list[int]:
+    """Where in ``chosen`` the lines are that the facts line ``head`` says all of: its
+    call's index line, and an item that echoes its label (see :attr:`Item.echoes`)."""
+    return [
+        at
+        for at, item in enumerate(chosen)
+        if (item.section == ARTIFACTS and _repeats(item.text, [head.text]))
+        or (item.echoes and _echoed(item, [head]))
+    ]
+
+
+def _drop_repeated(chosen: list[Item], costs: list[int]) -> dict[int, int]:
     """Drop from ``chosen`` (and ``costs``) each index line that only repeats the label
-    of a facts line chosen beside it; what they cost."""
+    of a facts line chosen beside it, and each item that one of its :attr:`Item.echoes`
+    says (a line chosen that is one, or starts with one and ``": "``: the last action
+    beside the index line or the facts line of its call); what they cost, by section."""
     labels = [i.text for i in chosen if i.section == FACTS and not i.continues]
     repeated = [
         at
         for at, item in enumerate(chosen)
-        if item.section == ARTIFACTS and _repeats(item.text, labels)
+        if (item.section == ARTIFACTS and _repeats(item.text, labels))
+        or (item.echoes and _echoed(item, chosen))
     ]
-    freed = 0
+    freed: dict[int, int] = {}
     for at in reversed(repeated):
-        freed += costs.pop(at)
+        section = chosen[at].section
+        freed[section] = freed.get(section, 0) + costs.pop(at)
         chosen.pop(at)
     return freed
 
@@ -247,15 +288,20 @@ def _drop_repeated(chosen: list[Item], costs: list[int]) -> int:
 def _heads(by_section: dict[int, list[Item]]) -> dict[int, int]:
     """The head of each further chunk (an item that ``continues`` the line before it in
     its section's display order): ``id(chunk) -> id(head)``, the nearest item before it
-    that starts a line."""
+    that starts a line, or, for a :attr:`Item.chained` one (a further row of a table),
+    the item just before it."""
     heads: dict[int, int] = {}
     for queue in by_section.values():
         head: Item | None = None
+        before: Item | None = None
         for item in sorted(queue, key=lambda i: i.order):
             if not item.continues:
                 head = item
+            elif item.chained and before is not None:
+                heads[id(item)] = id(before)
             elif head is not None:
                 heads[id(item)] = id(head)
+            before = item
     return heads
 
 

@@ -16,10 +16,11 @@ import re
 from collections.abc import Iterable, Set
 
 from .._messages.message import Message
+from .facts import Fact
 from .facts_text import is_salient
 from .transcript import message_entries
 
-__all__ = ["repeats", "shown_words"]
+__all__ = ["noted", "repeatable", "repeats", "shown_words"]
 
 _WORD = re.compile(r"[\w$.@#+-]+")
 _TRIM = ".,;:!?'\"`()[]{}<>-+#@$"
@@ -79,3 +80,36 @@ def repeats(text: str, shown: Set[str]) -> bool:
 
 def _unnamed(_: object) -> str:
     return ""
+
+
+def repeatable(fact: Fact) -> bool:
+    """Whether ``fact`` says the same wherever it is noted: a line as it stands (a pair
+    or a row says something of its own record)."""
+    return fact.line
+
+
+def noted(found: list[Fact], label: str, before: Set[str], shown: Set[str]) -> list[Fact]:
+    """The facts of one result worth noting: not one its call already names (the id it
+    looked up), a line a newer result noted (a file read again, in ``before``), or what
+    the rest of the request shows. A table's header is noted with the first of its rows
+    noted, whatever the request shows of it (a row says what its cells are only under
+    it), and not at all when none is."""
+    noted: list[Fact] = []
+    header: Fact | None = None  # a table's header, waiting for its first row noted
+    for fact in found:
+        if fact.header:
+            header = fact
+            continue
+        if not fact.row:
+            header = None
+        if (
+            fact.text in label
+            or (repeatable(fact) and fact.text in before)
+            or repeats(fact.text, shown)
+        ):
+            continue
+        if header is not None:
+            noted.append(header)
+            header = None
+        noted.append(fact)
+    return noted

@@ -140,11 +140,16 @@ class SummaryWriter:
         )
         beside = [*plan.pinned.values(), *plan.tail]
         kept_task = task_kept(plan)
+        kept_newest = plan.newest is not None  # pinned, or in the kept part
         if not plan.summarized:
             if kept <= roomy + overhead:
                 return list(plan.previous)
             return await self.summary(
-                list(plan.previous), space, shown=shown_words(beside), task_kept=kept_task
+                list(plan.previous),
+                space,
+                shown=shown_words(beside),
+                task_kept=kept_task,
+                newest_kept=kept_newest,
             )
         if self.options.get("cache_aligned"):
             # The agent's own prefix, as its last call sent it, so the cache serves it.
@@ -159,10 +164,16 @@ class SummaryWriter:
             share = min(roomy - kept, max(space - kept, scale(space, NEW_SHARE)))
             spanned = scale(plan.summarized_cost, SPAN_SHARE)  # counted in the plan's table
             share = min(share, max(fair, spanned))
-            summary = await self.summary(plan.summarized, share, shown=shown, task_kept=kept_task)
+            summary = await self.summary(
+                plan.summarized, share, shown=shown, task_kept=kept_task, newest_kept=kept_newest
+            )
             return [*plan.previous, *summary]
         return await self.summary(
-            [*plan.previous, *plan.summarized], space, shown=shown, task_kept=kept_task
+            [*plan.previous, *plan.summarized],
+            space,
+            shown=shown,
+            task_kept=kept_task,
+            newest_kept=kept_newest,
         )
 
     async def summary(
@@ -172,12 +183,15 @@ class SummaryWriter:
         *,
         shown: frozenset[str] = frozenset(),
         task_kept: bool = False,
+        newest_kept: bool = False,
     ) -> list[Message]:
         """One summary of ``source`` in ``space`` tokens (none when it does not fit);
         ``shown``: the telling words of what the request holds beside it (the offline
         summarizer leaves out the facts that would only repeat them); ``task_kept``: the
         conversation's task is kept beside the summary (:func:`task_kept`), so the
-        offline summary does not quote a request first for being the first.
+        offline summary does not quote a request first for being the first;
+        ``newest_kept``: the conversation's newest request is kept beside it, so the
+        offline summary does not quote a request first for being the newest.
 
         An LLM summarizer is asked through a :class:`SummarizationStrategy` (its request,
         retries and checks); the offline one is handed the messages themselves, so its
@@ -197,7 +211,12 @@ class SummaryWriter:
         request = CompletionRequest(source, max_tokens=space)
         # The summary chooses by what an agent reuses, as the cut of a recent result does.
         summarize = functools.partial(
-            self.offline.summarize, request, shown=shown, weigh=reuse, task_kept=task_kept
+            self.offline.summarize,
+            request,
+            shown=shown,
+            weigh=reuse,
+            task_kept=task_kept,
+            newest_kept=newest_kept,
         )
         text = await anyio.to_thread.run_sync(summarize, abandon_on_cancel=True)
         text = text.strip()
