@@ -23,16 +23,16 @@ a longer one (an issue, a pasted log) is cut as any text is, by its lines.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from itertools import groupby
 from typing import TYPE_CHECKING
 
-from .._messages.markers import SHORT_GAP
+from .._messages.markers import SHORT_GAP, stands_for
 from .._messages.segments import Weigh
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
     from .._counting.counter import BaseCounter
 
-__all__ = ["fenced", "open_fence", "sentences_kept"]
+__all__ = ["closed", "fences_closed", "open_fence", "sentences_kept"]
 
 _LINES = re.compile(r"\n+")
 """Where a request's lines end."""
@@ -63,18 +63,53 @@ def open_fence(text: str) -> str:
     return fence
 
 
-def fenced(cut: Callable[[int], str], space: int, counter: BaseCounter) -> str:
-    """What ``cut`` keeps of a quote in ``space`` tokens, with the code block it leaves
-    open closed on a line of its own (cut again to leave the fence its room): a quote
-    cut in its code would otherwise turn the rest of the summary into code."""
-    text = cut(space)
+def closed(text: str) -> str:
+    """``text`` with the code block it leaves open closed on a line of its own (a
+    request quoted whole whose block the user never closed would turn the rest of the
+    summary into code)."""
     fence = open_fence(text)
-    if not fence:
-        return text
-    closing = "\n" + fence
-    text = cut(space - counter.estimate_text(closing))
-    fence = open_fence(text)
-    return text + "\n" + fence if fence else text
+    return f"{text}\n{_closer(fence)}" if fence else text
+
+
+def fences_closed(kept: str, text: str) -> str:
+    """``kept`` (what a cut keeps of ``text``: runs of its lines, each gap a cut's marker
+    line, see :func:`~neuron_context._messages.markers.stands_for`) with the code block
+    open before each marker closed before it, the one ``text`` has open where the next
+    run stands opened after it, and the one open at the end closed: a quote cut in its
+    code would otherwise turn the rest of the summary into code, and a run that starts
+    in a block would read its closing fence as an opening one. A run that is not
+    ``text``'s as it stands (a line cut in its clauses) leaves the blocks as the kept
+    lines read."""
+    lines: list[str] = []
+    fence = ""  # as the lines written so far leave it
+    at = 0  # in ``text``: after the last run found there
+    for marker, run in groupby(kept.split("\n"), key=lambda line: bool(stands_for(line))):
+        chunk = list(run)
+        if marker:
+            if fence:
+                lines.append(_closer(fence))
+                fence = ""
+            lines.extend(chunk)
+            continue
+        said = "\n".join(chunk)
+        found = text.find(said, at)
+        if found >= 0:
+            if lines and not fence:  # after a gap: the block ``text`` has open there
+                fence = open_fence(text[: text.rfind("\n", 0, found) + 1])
+                if fence:
+                    lines.append(fence)
+            at = found + len(said)
+        for line in chunk:
+            lines.append(line)
+            fence = open_fence(f"{fence}\n{line}" if fence else line)
+    if fence:
+        lines.append(_closer(fence))
+    return "\n".join(lines)
+
+
+def _closer(fence: str) -> str:
+    """The line that closes the code block ``fence`` opened."""
+    return fence[0] * len(fence)
 
 
 def sentences_kept(text: str, max_tokens: int, counter: BaseCounter, weigh: Weigh) -> str:

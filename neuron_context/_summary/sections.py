@@ -42,7 +42,7 @@ from .format import (
     REQUEST_OPEN,
     quoted,
 )
-from .quotes import fenced, sentences_kept
+from .quotes import closed, fences_closed, sentences_kept
 
 __all__ = ["Item", "fit"]
 
@@ -92,7 +92,7 @@ class Item:
 
     def rendered(self) -> str:
         if self.verbatim:
-            return f"{REQUEST_OPEN}\n{quoted(self.text)}\n{REQUEST_CLOSE}"
+            return f"{REQUEST_OPEN}\n{closed(quoted(self.text))}\n{REQUEST_CLOSE}"
         if self.block:
             return self.text
         if self.continues:
@@ -323,10 +323,25 @@ def _shortened(item: Item, space: int, counter: BaseCounter, weigh: Weigh | None
         return item
     if len(item.text) > _WEIGHED_CHARS * space:
         weigh = None  # a pasted file or log: its middle cut is bounded by the space
-    text = fenced(lambda room: _cut(item.text, room, counter, weigh), space - wrapper, counter)
+    room = space - wrapper
+    for attempt in range(1, _TRIES + 1):
+        text = fences_closed(_cut(item.text, room, counter, weigh), item.text)
+        shorter = attrs.evolve(item, text=text)
+        # The fences closed and opened around the gaps, and the escapes of the tags the
+        # words hold (each adds a backslash), are priced with them: what they add comes
+        # off the room (more at each try: a cut by lines may keep the same lines in a
+        # little less) and the words are cut again.
+        over = counter.estimate_text(shorter.rendered() + "\n") - space
+        if over <= 0:
+            break
+        room -= over * attempt
     if not any(line.strip() and not stands_for(line) for line in text.split("\n")):
         return item  # a quote of a marker alone says nothing of the user's words
-    return attrs.evolve(item, text=text)
+    return shorter
+
+
+_TRIES = 6
+"""How many times a quote is cut again to leave its fences and escapes their room."""
 
 
 def _cut(text: str, space: int, counter: BaseCounter, weigh: Weigh | None) -> str:

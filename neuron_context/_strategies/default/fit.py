@@ -163,15 +163,18 @@ def _common(first: str, second: str) -> int:
 
 def _open_blocks(text: str) -> list[tuple[str, str]]:
     """The quote and the code block open at the end of ``text`` (a summary's first
-    lines), outermost first: each as the line that opens it and the one that closes it."""
+    lines), outermost first: each as the line that opens it and the one that closes it.
+    A line that is :data:`REQUEST_CLOSE` ends the quote and any code block opened in it
+    (a quote escapes the tags in the user's words: that line is never theirs, and a
+    block the user left open ends with their words)."""
     blocks: list[tuple[str, str]] = []
     fence = ""
     quoted = False
     for line in text.split("\n")[:-1]:  # the lines ended in ``text``
         if not fence and line == REQUEST_OPEN:
             quoted = True
-        elif not fence and line == REQUEST_CLOSE:
-            quoted = False
+        elif quoted and line == REQUEST_CLOSE:
+            quoted, fence = False, ""
         else:
             fence = open_fence(f"{fence}\n{line}" if fence else line)
     if quoted:
