@@ -22,6 +22,7 @@ from neuron_context import (
     CompletionResponse,
     MemoryStore,
     Message,
+    Text,
     TokenCounter,
     ToolUse,
     create_agent,
@@ -281,7 +282,9 @@ class TestStepInProgress:
         assert counter.estimate_messages(output) <= budget
         assert output[:2] == step[:2]
         for message in output[2:]:
-            assert "[... 1 line (about " in message.tool_results[0].content[0].text
+            block = message.tool_results[0].content[0]
+            assert isinstance(block, Text)
+            assert "[... 1 line (about " in block.text
 
     def test_or_raised(self) -> None:
         stack = default_stack(30, counter=TokenCounter(), in_progress="raise")
