@@ -199,39 +199,73 @@ def listings() -> st.SearchStrategy[str]:
     )
 
 
+_TABLE_STYLES = ("|", " | ", "\t", "markdown")
+"""How a table's cells are separated: bars, bars between spaces, tabs, a markdown table
+(``| a | b |`` with its separator line under the header)."""
+
+
 @st.composite
 def tables(draw: st.DrawFn) -> tuple[str, list[tuple[str, list[str]]]]:
-    """A text of tables (a title and a header of column names, then rows of ids, numbers
-    and words) between lines of text, and each table's header line with its rows."""
-    column = st.from_regex(r"[a-z]{2,8}_[a-z]{2,8}", fullmatch=True)
+    """A text of tables between lines of text (or none: a line of prose right after a
+    table; a blank line between two tables, which would otherwise read as one), and each
+    table's header (``""``: a headerless table) with its rows. A header is a title and
+    column names of one to three words (long ones cut into pieces), each word holding
+    ``_`` and the table's letter (``ab_xcd``), in any style of :data:`_TABLE_STYLES`; a
+    row holds ids, numbers and words and no ``_`` (its first cell an id or a number: a
+    value), nor does the text between."""
     cell = st.one_of(
         st.from_regex(r"[A-Z]{3}[0-9]{3}", fullmatch=True),
         st.integers(0, 10**6).map(str),
         st.from_regex(r"[a-z]{2,8}", fullmatch=True),
     )
+    value = st.one_of(
+        st.from_regex(r"[A-Z]{3}[0-9]{3}", fullmatch=True), st.integers(0, 10**6).map(str)
+    )
     lines: list[str] = []
     found: list[tuple[str, list[str]]] = []
     for number in range(draw(st.integers(1, 3))):
-        lines.extend(draw(st.lists(texts(max_size=60).filter(_no_table), max_size=3)))
-        width = draw(st.integers(3, 6))
-        header = f"table_{number}: " + "|".join(
-            draw(st.lists(column, min_size=width, max_size=width))
-        )
-        rows = draw(
+        prose = draw(st.lists(texts(max_size=60).filter(_no_table), max_size=3))
+        blank = number > 0 and (not prose or draw(st.booleans()))  # else one table
+        lines.extend([*prose, ""] if blank else prose)
+        style = draw(st.sampled_from(_TABLE_STYLES))
+        width = draw(st.integers(3, 8))
+        word = st.from_regex(rf"[a-p]{{2,6}}_{'xyz'[number]}[a-p]{{1,6}}", fullmatch=True)
+        names = st.lists(word, min_size=1, max_size=3).map(" ".join)
+        columns = draw(st.lists(names, min_size=width, max_size=width))
+        cells = draw(
             st.lists(
-                st.lists(cell, min_size=width, max_size=width).map("|".join),
+                st.tuples(value, st.lists(cell, min_size=width - 1, max_size=width - 1)).map(
+                    lambda row: [row[0], *row[1]]
+                ),
                 min_size=1,
                 max_size=30,
-                unique=True,
+                unique_by=lambda row: row[0],
             )
         )
-        lines.extend([header, *rows])
-        found.append((header, rows))
+        if style == "markdown":
+            header = f"| {' | '.join(columns)} |"
+            head = [header, "|" + "---|" * width]
+            body = [f"| {' | '.join(row)} |" for row in cells]
+        else:
+            title = draw(st.sampled_from(["", f"table_{'xyz'[number]}: "]))
+            header = title + style.join(columns)
+            head = [header]
+            body = [style.join(row) for row in cells]
+        if draw(st.booleans()):
+            lines.extend([*head, *body])
+            found.append((header, body))
+        else:
+            lines.extend(body)
+            found.append(("", body))
+    lines.extend(draw(st.lists(texts(max_size=60).filter(_no_table), max_size=2)))
     return "\n".join(lines), found
 
 
 def _no_table(line: str) -> bool:
-    return "|" not in line and "\t" not in line and "\n" not in line and bool(line.strip())
+    """Whether ``line`` is one line of text holding something, no cell's separator and no
+    ``_`` (what marks a header's words)."""
+    breaks = "|\t_\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+    return not any(mark in line for mark in breaks) and bool(line.strip())
 
 
 @functools.cache

@@ -63,6 +63,11 @@ def _pieces(cut: str) -> list[str]:
     return [piece for piece in _MARKER.split(cut) if piece.strip()]
 
 
+def _row_piece(line: str, rows: list[str]) -> bool:
+    """Whether ``line`` (a line of a cut) is a row of ``rows`` or a piece of one."""
+    return bool(line.strip()) and any(line in row for row in rows)
+
+
 def _in_order(pieces: list[str], text: str) -> bool:
     position = 0
     for piece in pieces:
@@ -500,14 +505,108 @@ class TestChooseSegments:
     def test_a_table_s_header_never_stands_without_its_rows(
         self, drawn: tuple[str, list[tuple[str, list[str]]]], cap: int, counter: TokenCounter
     ) -> None:
-        """Any tables, any cap: a header kept whole is kept with a row of its table, or
-        as the first line of the paragraph a later table stands in, with that table."""
+        """Any tables (bars, tabs, markdown; long headers; prose right after one), any
+        cap: a piece of a header is kept with a piece of a row of its table."""
         text, found = drawn
         lines = choose_segments(text, cap, counter, weigh=reuse).text.split("\n")
         for number, (header, rows) in enumerate(found):
-            if header in lines:
-                later = [line for head, more in found[number + 1 :] for line in (head, *more)]
-                assert any(line in lines for line in (*rows, *later))
+            if header and any(f"_{'xyz'[number]}" in line for line in lines):
+                assert any(_row_piece(line, rows) for line in lines)
+
+    @given(drawn=tables(), split=st.sampled_from([64, 100, 400]))
+    def test_a_table_s_first_line_is_a_header_only_where_it_names_columns(
+        self, drawn: tuple[str, list[tuple[str, list[str]]]], split: int
+    ) -> None:
+        """A header is a header in every piece of it; a headerless table's first row is
+        a row as any (kept for itself)."""
+        text, found = drawn
+        parts = partition(text, split)
+        starts = parts.starts
+        at = 0
+        for header, rows in found:
+            line = header or rows[0]
+            at = f"\n{text}\n".index(f"\n{line}\n", at)  # where the line starts in text
+            pieces = [i for i in range(len(starts) - 1) if at <= starts[i] < at + len(line)]
+            if header:
+                assert set(pieces) <= parts.headers
+            else:
+                assert not parts.headers.intersection(pieces)
+
+    @pytest.mark.parametrize(
+        ("header", "rows"),
+        [
+            ("passengers: first_name|last_name|dob|seat", "plain{}|words|here|ok"),
+            ("first_name\tlast_name\tdob\tseat", "plain{}\twords\there\tok"),
+            ("| first name | last name | dob | seat |\n|---|---|---|---|", "| p{} | w | h | ok |"),
+        ],
+    )
+    def test_prose_right_after_a_table_does_not_stand_under_its_header(
+        self, header: str, rows: str
+    ) -> None:
+        """A line of prose right after a table's rows (no blank line) stands under none
+        of the table's lines: kept for itself, it never brings the header alone."""
+        body = [rows.format(i) for i in range(20)]
+        text = "\n".join(
+            [
+                header,
+                *body,
+                "Payment id credit_card_7815826 charged for YAX4DR",
+                *(f"noise {i} words" for i in range(15)),
+            ]
+        )
+        column = header.split("\n", maxsplit=1)[0]
+        alone = []
+        for cap in range(10, 120):
+            lines = choose_segments(text, cap, TokenCounter(), weigh=reuse).text.split("\n")
+            if column in lines and not any(_row_piece(line, body) for line in lines):
+                alone.append(cap)
+        assert not alone
+
+    @pytest.mark.parametrize(("start", "end", "between"), [("| ", " |", " | "), ("", "", "\t")])
+    def test_a_long_header_is_a_header_in_every_piece(
+        self, start: str, end: str, between: str
+    ) -> None:
+        """A header longer than a segment (column names with spaces) is cut into pieces,
+        none kept without a row."""
+        names = [f"column {name} code name" for name in "abcdefgh"]
+        header = start + between.join(names) + end
+        rows = [start + between.join(f"plain{j}" for j in range(8)) + end] * 30
+        text = "\n".join([header, *rows, *(f"noise {i} words here" for i in range(40))])
+        alone = []
+        for cap in range(10, 200, 2):
+            out = choose_segments(text, cap, TokenCounter(), weigh=reuse).text
+            if "column" in out and "plain0" not in out:
+                alone.append(cap)
+        assert not alone
+
+    @pytest.mark.parametrize(
+        "rows",
+        [
+            ["9f3ab21|alice|2024-05-18|fix YAX4DR refund"]
+            + [f"{i:07x}|bob|2024-04-{i + 1:02}|chore: tidy docs" for i in range(1, 12)],
+            ["9f3ab21\talice\t2024-05-18\tfix YAX4DR refund"]
+            + [f"{i:07x}\tbob\t2024-04-{i + 1:02}\tchore: tidy docs" for i in range(1, 12)],
+        ],
+    )
+    def test_a_headerless_table_keeps_its_first_row(self, rows: list[str]) -> None:
+        """A table's first line holding values (a commit's id, a date) is a row: kept for
+        what it holds as any other."""
+        before = [f"step {i}: compiling module number {i}" for i in range(8)]
+        text = "\n".join([*before, "", *rows, "", "done."])
+        lost = [
+            cap
+            for cap in range(30, 200, 10)
+            if rows[0] not in choose_segments(text, cap, TokenCounter(), weigh=reuse).text
+        ]
+        assert not lost
+
+    def test_lines_of_pipes_are_not_a_header(self) -> None:
+        """Two shell pipelines, two log lines split by bars: neither is a header."""
+        for text in (
+            "ran: cat a.txt | grep ERR | wc -l\nsort b.txt | uniq -c | head -20\n",
+            "INFO | worker started | ok\nINFO | job 7 done | 12s\n",
+        ):
+            assert not partition(text, 64).headers
 
     @pytest.mark.parametrize("cap", range(30, 130, 6))
     def test_a_table_s_header_is_kept_only_with_a_row(self, cap: int) -> None:

@@ -35,6 +35,10 @@ _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]')
 """A JSON string (skipped whole) or a structural character."""
 _NONSPACE = re.compile(r"\S")
 _TABLE_SEPARATOR = re.compile(r"[\s|:+-]*\Z")
+_NAMES = re.compile(r"(?:[^\W\d]|[ \t|()#%&*+?,'-])*\Z")
+"""A line of column names: words, spaces and the cells' separators only. No digit, no
+``.``, ``/``, ``:``, ``@``, ``=``, ``$`` or quote: the values an agent reuses (an id, a
+date, an amount, a path, an address, a file's name) hold one of those, a name seldom."""
 _BOUNDARIES = (". ", "}, ", "},", "; ", ", ", " ")
 """Where a long line is cut into pieces, strongest first: after a sentence, after an
 element of a list (a JSON object in a line of text), after a clause, at a space."""
@@ -72,8 +76,13 @@ class Partition:
     """The lines an earlier cut wrote (its markers), each with how many lines it stands
     for: never kept for itself, nor the line another is indented under."""
     headers: frozenset[int] = frozenset()
-    """The header lines of a text's tables (a separator under one too): they name the
-    columns, so they are kept with a row, never for themselves (a key is not a value)."""
+    """The segments of a text's table headers (each piece of a long one, and a markdown
+    separator under one): they name the columns, so they are kept with a row, never for
+    themselves (a key is not a value). A table's first line is its header where a
+    markdown separator stands under it, or where it reads as column names (no value:
+    :data:`_NAMES`) and a row under it does not and shares no cell with it; else it is
+    a row as any (a headerless table, ``git log --format='%h|%an|%s'``, two shell
+    pipelines, log lines split by bars)."""
 
 
 def partition(text: str, split: int) -> Partition:
@@ -166,11 +175,29 @@ def _json_partition(text: str, split: int) -> Partition | None:
     return Partition((*starts, len(text)), tuple(parents), "items", closers)
 
 
+def _title(line: str) -> int:
+    """Where a table's line is after its title (``flights: ``), else 0."""
+    colon = line.find(": ", 0, _TITLE)
+    return colon + 2 if colon > 0 and "|" not in line[:colon] and "\t" not in line[:colon] else 0
+
+
 def _titled(line: str) -> bool:
     """Whether a row of a table is the header of a table of its own: its first cell is
-    titled (``flights: flight_number|date|price``, a condensed index's table)."""
-    colon = line.find(": ", 0, _TITLE)
-    return colon > 0 and "|" not in line[:colon]
+    titled (``flights: flight_number|date|price``, a condensed index's table; not a
+    later cell, ``9f3ab21\tbob\tchore: tidy docs``)."""
+    return _title(line) > 0
+
+
+def _names(line: str) -> bool:
+    """Whether a table's line (its title aside) reads as column names: :data:`_NAMES`."""
+    return _NAMES.match(line.rstrip("\r\n"), _title(line)) is not None
+
+
+def _cells(line: str) -> set[str]:
+    """The cells of a table's line (its title aside), each stripped, the empty ones left
+    out (a markdown row's ends)."""
+    cells = line[_title(line) :].split("|" if line.count("|") >= line.count("\t") else "\t")
+    return {cell.strip() for cell in cells} - {""}
 
 
 def is_blank(line: str) -> bool:
@@ -216,6 +243,15 @@ class _Outline:
     paragraph: int = -1
     """The first line of the paragraph a line at the margin continues (``-1``: none)."""
 
+    def table(self, head: int) -> None:
+        """A table's rows follow its first line (segment ``head``): a line after them
+        stands under none of the table's lines (a header's meaning is its rows', and a
+        line of prose right after a table starts a paragraph of its own)."""
+        while self.indents and self.indents[-1][1] >= head:
+            self.indents.pop()
+        if self.paragraph >= head:
+            self.paragraph = -1
+
     def parent(self, body: str, index: int, *, numbered: bool = False) -> int:
         """The line the line ``body`` (segment ``index``, not blank) stands under; a
         ``numbered`` line (a listing's, after its line number) is code, where ``# ...``
@@ -250,7 +286,7 @@ def _number(text: str, position: int) -> int:
     return int(found.group(1)) if found is not None else -1
 
 
-def _line_partition(text: str, split: int) -> Partition:
+def _line_partition(text: str, split: int) -> Partition:  # noqa: PLR0915 - one pass
     starts: list[int] = []
     parents: list[int] = []
     stood: dict[int, int] = {}
@@ -260,6 +296,9 @@ def _line_partition(text: str, split: int) -> Partition:
     number = -1  # the last line's number as an editor shows it (-1: none)
     table_head = -1
     table_bars = 0
+    table_first, first_line = -1, ""  # the table's first line: its segment, its text
+    head = range(0)  # the segments of the table's first line while it may be a header
+    names = False  # whether the table's first line reads as column names
     position = 0
     while position < len(text):
         end = text.find("\n", position)
@@ -269,13 +308,23 @@ def _line_partition(text: str, split: int) -> Partition:
         bars = line.count("|") if len(line) <= 4 * split else 0
         tabs = line.count("\t") if len(line) <= 4 * split else 0
         cells = max(bars, tabs)
+        separator = False
         if cells >= 2 and cells == table_bars and table_head >= 0 and not _titled(line):
             parent = table_head
-            headers.add(table_head)
-            if _TABLE_SEPARATOR.match(line) is not None:
+            outline.table(table_first)
+            separator = _TABLE_SEPARATOR.match(line) is not None
+            if separator or (head and names and not _names(line)):
+                # Its columns named, where no column's name is its value in the row (a
+                # log's ``INFO | worker started | ok`` over ``INFO | job 7 done | 12s``
+                # is a row): a header, with its pieces.
+                if separator or not _cells(first_line) & _cells(line):
+                    headers.update(head)
+                head = range(0)
+            if separator:
                 table_head = len(starts)  # the rows stand under the separator and header
         elif cells >= 2:
-            table_head = len(starts)
+            table_head = table_first = len(starts)
+            first_line, names = line, _names(line)
         else:
             table_head = -1
         table_bars = cells
@@ -298,6 +347,10 @@ def _line_partition(text: str, split: int) -> Partition:
         for cut in _long_line(text, position, end, split):
             starts.append(cut)
             parents.append(first)
+        if separator:
+            headers.update(range(first, len(starts)))
+        elif table_head == first:
+            head = range(first, len(starts))
         position = end
     if not starts:
         starts.append(0)
