@@ -22,7 +22,6 @@ from neuron_context import (
     CompletionResponse,
     MemoryStore,
     Message,
-    Text,
     TokenCounter,
     ToolUse,
     create_agent,
@@ -262,29 +261,6 @@ class TestStepInProgress:
         assert [m.role for m in output] == [m.role for m in _step()]
         assert output[1].tool_uses == _step()[1].tool_uses
         assert [r.tool_use_id for r in output[2].tool_results] == ["c1"]
-
-    @pytest.mark.parametrize("results", [1, 2])
-    def test_results_cut_to_their_markers_before_over_budget(self, results: int) -> None:
-        """Where the step's results at their floor would leave the output over budget but
-        their markers fit, the results are cut to their markers: the output fits, and
-        each result still says what it held."""
-        uses = [
-            ToolUse(id=f"c{i}", name="get_weather", input={"city": "Paris"}) for i in range(results)
-        ]
-        step = [
-            Message.user("Give me the weather as JSON"),
-            Message.assistant(tool_uses=uses),
-            *(Message.tool_result(u.id, "sunny, 21C " * 40) for u in uses),
-        ]
-        counter = TokenCounter()
-        budget = counter.estimate_messages(step[:2]) + 16 * results
-        output = anyio.run(default_stack(budget, counter=counter).compact, step)
-        assert counter.estimate_messages(output) <= budget
-        assert output[:2] == step[:2]
-        for message in output[2:]:
-            block = message.tool_results[0].content[0]
-            assert isinstance(block, Text)
-            assert "[... 1 line (about " in block.text
 
     def test_or_raised(self) -> None:
         stack = default_stack(30, counter=TokenCounter(), in_progress="raise")

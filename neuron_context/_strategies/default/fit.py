@@ -17,11 +17,7 @@ in the order of what the next model call needs least:
    further: a task that fits is never dropped to keep more of a longer request; a task
    that cannot fit even cut (images cannot be cut) gives way to the newest request; a
    user's words whose cut would keep only its marker keep words instead of the
-   marker's names (:func:`cut_words`); a step kept (``in_progress="keep"``) has its
-   results cut below their floor, down to their markers alone (about :data:`_MARKED`
-   tokens each), before the task would go and before the output would stay over the
-   budget (a request over the budget fails at the provider; a call with a result cut to
-   its marker still tells the model it ran and what its result held);
+   marker's names (:func:`cut_words`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
@@ -43,7 +39,7 @@ from typing import Literal, TypeAlias
 
 from ..._counting.counter import BaseCounter
 from ..._errors import ContextOverflowError
-from ..._messages.content import Compaction, Text, ToolResult
+from ..._messages.content import Compaction
 from ..._messages.conversation import first_is_user, next_safe_cut, turn_start
 from ..._messages.markers import stands_for
 from ..._messages.message import Message, Role
@@ -64,11 +60,6 @@ in progress: keep them over budget, or raise :class:`ContextOverflowError`."""
 _MIN_TRUNCATED = 48
 """The smallest a message is truncated to before older messages are dropped instead,
 and the floor a newest request is first cut to."""
-
-
-_MARKED = 16
-"""About what a result cut to its marker alone costs (``[... 50 lines (about 308 tokens)
-cut ...]`` and a message's overhead): the least a kept step's result is cut to."""
 
 
 def message_overhead(counter: BaseCounter) -> int:
@@ -103,21 +94,6 @@ def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
         return cut
     plain = truncate_message(message, goal, counter)
     return plain if _says(plain) else cut
-
-
-def _result_id(message: Message) -> str | None:
-    """The id of the call ``message`` answers (its first tool result's), if any."""
-    return next((b.tool_use_id for b in message.content if isinstance(b, ToolResult)), None)
-
-
-def _marked(result: Message) -> bool:
-    """Whether a tool ``result`` still holds some text (its cut's marker, at least)."""
-    return any(
-        isinstance(part, Text) and part.text.strip()
-        for block in result.content
-        if isinstance(block, ToolResult)
-        for part in block.content
-    )
 
 
 def _says(message: Message) -> bool:
@@ -274,28 +250,6 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
                 return
             drop({id(p) for p in kept[: next_safe_cut([p.message for p in kept], 1)]})
 
-    def cut_results() -> None:
-        """Cut the step's results below their floor, the biggest first, while over the
-        budget, each to no less than its marker: a request over the budget fails at the
-        provider, while a result cut to its marker still tells the model its call ran
-        and what its result held (one cut to nothing would not)."""
-        results = sorted(
-            (i for i, p in enumerate(parts) if p.kind == "step" and p.message.role is Role.TOOL),
-            key=lambda i: -costs[i],
-        )
-        whole = {_result_id(messages[i]): messages[i] for i in plan.step}
-        for index in results:
-            if excess <= 0:
-                return
-            goal = max(_MARKED, costs[index] - excess)
-            if goal >= costs[index]:
-                continue
-            # Cut from the result as it came (the marker says what it held).
-            message = parts[index].message
-            message = cut_words(whole.get(_result_id(message), message), goal, counter)
-            if _marked(message) and counter.estimate_message(message) < costs[index]:
-                replace(index, Part("step", message))
-
     cut_biggest("tail")
     drop_oldest("tail")
     cut("summary")
@@ -321,8 +275,6 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             drop({id(p) for p in parts if p.kind == "task"})
     if not stepping:
         cut("request")
-    if in_progress == "keep":
-        cut_results()
     if excess > 0 and any(p.kind == "request" for p in parts):
         drop({id(p) for p in parts if p.kind == "task"})  # it cannot fit even cut
         # The newest request was cut to leave the task its place: the room the task
