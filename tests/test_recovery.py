@@ -18,10 +18,12 @@ from strategies import refusal_numbers, refusal_texts
 from neuron_context import (
     AgentOptions,
     CalibratedCounter,
+    Compaction,
     CompletionRequest,
     CompletionResponse,
     MemoryStore,
     Message,
+    Role,
     TokenCounter,
     ToolUse,
     create_agent,
@@ -363,3 +365,41 @@ class TestCalibratedRequests:
 def _lookup(key: str) -> str:
     """Look a key up."""
     return key
+
+
+class TestSummaryAtTheFront:
+    """A history whose only user message is a summary at its front, then a step in
+    progress: the output starts on the summary again (cut, or over the budget as a kept
+    step is), never on an empty list or without the step (the summary did not fit the
+    budget and every non-user message went with it)."""
+
+    @pytest.mark.parametrize("budget", range(40, 161, 10))
+    def test_the_step_and_its_opener_kept(self, budget: int) -> None:
+        history, ls = self._history()
+        output = anyio.run(default_stack(budget, counter=TokenCounter()).compact, history)
+        assert output
+        assert output[0].role is Role.USER
+        assert any(ls in m.tool_uses for m in output)
+        assert [r.tool_use_id for m in output for r in m.tool_results][-1:] == ["b"]
+
+    def test_or_raised(self) -> None:
+        history, _ = self._history()
+        stack = default_stack(60, counter=TokenCounter(), in_progress="raise")
+        with pytest.raises(ContextOverflowError):
+            anyio.run(stack.compact, history)
+
+    @staticmethod
+    def _history() -> tuple[list[Message], ToolUse]:
+        listing = "total 84\n" + "\n".join(
+            f"-rw-rw-r--  1 marco marco   752 Feb 12 16:59 file{i}.js" for i in range(8)
+        )
+        find = ToolUse(id="a", name="Bash", input={"command": "find assets -name '*.css'"})
+        ls = ToolUse(id="b", name="Bash", input={"command": "ls -la assets/"})
+        history = [
+            Message(role=Role.USER, content=(Compaction(content="[recall: ed527fcc70359224]"),)),
+            Message.assistant(tool_uses=[find]),
+            Message.tool_result("a", "\n[... 10 lines (about 269 tokens) cut ...]\n"),
+            Message.assistant(tool_uses=[ls]),
+            Message.tool_result("b", listing),
+        ]
+        return history, ls

@@ -284,7 +284,16 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
         return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):
-        parts = _repin(parts, costs, messages, plan, limit, counter=counter, part_cost=part_cost)
+        parts = _repin(
+            parts,
+            costs,
+            messages,
+            plan,
+            limit,
+            counter=counter,
+            part_cost=part_cost,
+            in_progress=in_progress,
+        )
     return parts
 
 
@@ -351,9 +360,20 @@ def _repin(
     *,
     counter: BaseCounter,
     part_cost: Callable[[Part], int],
+    in_progress: InProgress = "keep",
 ) -> list[Part]:
     """Start the output on a user message again: the one that opened the kept turn,
-    cut to fit; if none fits, the messages before the first user message go."""
+    cut to fit; if none fits, the messages before the first user message go, but for a
+    step in progress kept (``in_progress`` not ``"drop"``): the opener then goes back
+    before it cut to its floor, over the budget as a kept step is (or the
+    :class:`ContextOverflowError` of ``in_progress="raise"``), so the output never loses
+    the call the model just made, nor everything (where the opener is the only user
+    message, such as a summary at the front).
+
+    Raises:
+        ContextOverflowError: ``in_progress="raise"`` and the opener does not fit
+            before the step in progress.
+    """
     excess = sum(costs) - limit
     index = turn_start(messages, plan.cut - 1) if plan.cut > 0 else None
     if index is not None:
@@ -364,6 +384,16 @@ def _repin(
             pin = Part("request", shrink(pin.message, pinned, counter))
             pinned = excess + part_cost(pin)
         if pinned <= 0 or pinned <= excess:
+            return [*parts[:first], pin, *parts[first:]]
+        if in_progress != "drop" and any(p.kind == "step" for p in parts):
+            if in_progress == "raise":
+                msg = (
+                    "the budget cannot hold the step in progress (its tool calls and "
+                    f"results) with the user message that opened its turn: {pinned} tokens over"
+                )
+                raise ContextOverflowError(msg)
+            over = excess + part_cost(Part("request", messages[index]))
+            pin = Part("request", shrink(messages[index], over, counter, floor=_MIN_TRUNCATED))
             return [*parts[:first], pin, *parts[first:]]
     while not first_is_user([p.message for p in parts]):
         first = next(i for i, p in enumerate(parts) if p.kind != "system")
