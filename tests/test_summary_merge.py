@@ -252,6 +252,66 @@ class TestTables:
                 assert at + 1 < len(lines), lines
                 assert lines[at + 1].strip() in rows, lines
 
+    def test_a_line_shaped_like_a_header_is_carried(self) -> None:
+        """A carried line that holds ``: `` and then ``|`` (a compiler's union type, a
+        grep hit) is a line of its result, not a table's header: it is carried as
+        every line is, not left out for want of a row under it."""
+        lines = [
+            "src/api.py:12: error: Argument 1 has type: str|None",
+            "src/db.py:40: note: expected: int|float",
+            "api.py: str|None",
+            "db.py: int|float",
+        ]
+        carried = "\n".join(
+            ["## Facts", "- run cmd=mypy src: 3 errors"] + [f"  {x}" for x in lines]
+        )
+        messages = [summary(carried), Message.assistant("fixing"), Message.user("go on")]
+        text = facts_of(summarize(messages, 2000))
+        for line in lines:
+            assert f"  {line}\n" in text, text
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        lines=st.lists(
+            st.one_of(
+                st.from_regex(
+                    r"[a-z]{1,6}/[a-z_]{1,6}\.py:[0-9]{1,3}: (error|note): [A-Z][a-z]{1,6}"
+                    r"( [a-z]{1,6}){0,3}: [a-z]{1,5}(\|[A-Z][a-z]{1,5}){1,3}",
+                    fullmatch=True,
+                ),
+                st.from_regex(
+                    r"[a-z_]{1,6}\.py: [a-z]{1,5}(\|[A-Z][a-z]{1,5}){1,3}", fullmatch=True
+                ),
+            ),
+            min_size=1,
+            max_size=5,
+            unique=True,
+        ),
+        codes=st.lists(
+            st.from_regex(r"HAT[0-9]{3}", fullmatch=True), min_size=1, max_size=3, unique=True
+        ),
+        at=st.integers(min_value=0, max_value=5),
+    )
+    def test_every_carried_line_is_kept_beside_a_table(
+        self, lines: list[str], codes: list[str], at: int
+    ) -> None:
+        """Whatever lines shaped ``key: a|b`` an earlier summary's facts line holds, and
+        wherever a table stands among them, each is carried where the space allows all,
+        and each of the table's rows stands under its header."""
+        header = "flights: origin|flight_number"
+        rows = [f"LAS|{code}" for code in codes]
+        segments = [*lines[:at], header, *rows, *lines[at:]]
+        carried = "\n".join(
+            ["## Facts", "- run cmd=mypy src: 3 errors"] + [f"  {x}" for x in segments]
+        )
+        messages = [summary(carried), Message.assistant("fixing"), Message.user("go on")]
+        shown = facts_of(summarize(messages, 2000)).split("\n")
+        kept = [x.strip() for x in shown]
+        for line in [*lines, *rows]:
+            assert line in kept, shown
+        for row in rows:
+            assert header in kept[: kept.index(row)], shown
+
 
 class TestCutMarkers:
     """A result cut earlier holds its cut's marker: a list of names without what they
