@@ -218,6 +218,7 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     # What each pinned part was cut from: a part cut again is cut from its original,
     # so its marker counts what is really gone.
     source = {id(message): messages[index] for index, message in plan.pinned.items()}
+    overhead = message_overhead(counter)
 
     def cut(kind: str, *, floor: int = 0, saying: bool = False) -> None:
         """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens (with
@@ -229,6 +230,8 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             now = counter.estimate_message(part.message)
             gone = counter.estimate_message(original) - now
             shorter = shrink(original, excess + gone, counter, floor=floor)
+            if counter.estimate_message(shorter) > max(overhead, floor, now - excess):
+                shorter = shrink(part.message, excess, counter, floor=floor)  # as it is
             if counter.estimate_message(shorter) >= now or (saying and not says(shorter)):
                 continue
             source[id(shorter)] = original
