@@ -8,7 +8,8 @@ in the order of what the next model call needs least:
    naming what was cut), then the oldest recent messages go, from one safe cut to the
    next;
 2. the summary is cut (its plan block kept whole; a quote or code block the cut
-   leaves open is closed before the marker), then dropped;
+   leaves open is closed before the marker, whether a tail follows it or not), then
+   dropped;
 3. the step in progress (the calls of the last assistant message and their results) is
    cut in the middle, its biggest message first: it is what the model acts on now
    (with ``in_progress="drop"``, what cannot be cut, tool inputs and images, then goes
@@ -122,17 +123,20 @@ def _cut_blocks(text: str, space: int, counter: BaseCounter) -> str:
 
 
 def _closed(cut: str, text: str) -> str:
-    """``cut`` (``text``'s head, a marker line, its tail) with the blocks open at the end
-    of its head closed before the marker, and those open at the start of its tail opened
-    after it, where the two differ."""
+    """``cut`` (``text``'s head, a marker line, its tail or none) with the blocks open at
+    the end of its head closed before the marker, and those open at the start of its
+    tail opened after it, where the two differ (a cut that keeps only the head closes
+    them all)."""
+    if cut == text:
+        return cut
     same = common(cut, text)
     start = cut.rfind("\n", 0, same + 1) + 1  # where the marker's line starts
     end = len(cut) - common(cut[::-1], text[::-1])
     end += cut[end : end + 1] == "\n"  # where the tail starts
-    if not 0 < start < end < len(cut):
-        return cut  # no marker between a head and a tail
+    if not 0 < start < end <= len(cut):
+        return cut  # no head before the marker
     before = _open_blocks(text[:start])
-    after = _open_blocks(text[: len(text) - (len(cut) - end)])
+    after = _open_blocks(text[: len(text) - (len(cut) - end)]) if end < len(cut) else []
     if before == after:
         return cut  # the marker stands inside the blocks the head and the tail share
     closers = "".join(f"{close}\n" for _, close in reversed(before))
