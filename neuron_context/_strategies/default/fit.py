@@ -8,21 +8,16 @@ in the order of what the next model call needs least:
    naming what was cut), then the oldest recent messages go, from one safe cut to the
    next;
 2. the summary is cut (its plan block kept whole; a quote or code block the cut
-   leaves open is closed before the marker, whether a tail follows it or not), then
-   dropped;
+   leaves open is closed before the marker), then dropped;
 3. the step in progress (the calls of the last assistant message and their results) is
    cut in the middle, its biggest message first: it is what the model acts on now
    (with ``in_progress="drop"``, what cannot be cut, tool inputs and images, then goes
    from its oldest message, one safe cut to the next);
-4. the newest request is cut down to a floor, then the task (where its cut still
-   holds some of its words; else it stays whole), then the newest request further,
-   each from the original (its marker counts what is really gone): a task that fits
-   (beside the newest request cut to what still says something) is never dropped to
-   keep more of a longer request; a task that cannot fit so (images cannot be cut)
-   goes whole, never left an empty message, and its room goes back to the newest
-   request; a user's words whose cut would keep only its marker keep words instead of
-   the marker's names, and a marker line of an earlier cut in them is cut whole or kept
-   whole (:func:`cut_words`);
+4. the newest request is cut down to a floor, then the task, then the newest request
+   further: a task that fits is never dropped to keep more of a longer request; a task
+   that cannot fit even cut (images cannot be cut) gives way to the newest request; a
+   user's words whose cut would keep only its marker keep words instead of the
+   marker's names (:func:`cut_words`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
@@ -46,6 +41,7 @@ from ..._counting.counter import BaseCounter
 from ..._errors import ContextOverflowError
 from ..._messages.content import Compaction
 from ..._messages.conversation import first_is_user, next_safe_cut, turn_start
+from ..._messages.markers import stands_for
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message, truncate_text
 from ..._summary.agent_plan import PLAN_CLOSE, PLAN_OPEN
@@ -54,9 +50,8 @@ from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
 from ..._summary.quotes import open_fence
 from .plan import Part, Plan
 from .water import describe_cut
-from .words import common, cut_words, says
 
-__all__ = ["InProgress", "fit", "message_overhead", "shrink"]
+__all__ = ["InProgress", "cut_words", "fit", "message_overhead", "shrink"]
 
 InProgress: TypeAlias = Literal["drop", "keep", "raise"]
 """What a compaction does when the budget cannot hold the newest request with the step
@@ -87,6 +82,23 @@ def shrink(message: Message, excess: int, counter: BaseCounter, *, floor: int = 
             content=(Compaction(content=_cut_summary(block.content, space, counter)),),
         )
     return cut_words(message, goal, counter)
+
+
+def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
+    """``message`` cut to ``goal`` tokens, its marker naming what the cut part holds; a
+    user's words whose cut would keep only the marker are cut again without the names
+    (their share of a small space goes to the words: the request must still say what
+    it asks, and the names are what its words hold)."""
+    cut = truncate_message(message, goal, counter, describe=describe_cut, condense=condense)
+    if message.role is not Role.USER or _says(cut) or not _says(message):
+        return cut
+    plain = truncate_message(message, goal, counter)
+    return plain if _says(plain) else cut
+
+
+def _says(message: Message) -> bool:
+    """Whether ``message``'s text holds a line that is not a cut's marker."""
+    return any(line.strip() and not stands_for(line) for line in message.text.split("\n"))
 
 
 def _cut_summary(text: str, space: int, counter: BaseCounter) -> str:
@@ -123,25 +135,30 @@ def _cut_blocks(text: str, space: int, counter: BaseCounter) -> str:
 
 
 def _closed(cut: str, text: str) -> str:
-    """``cut`` (``text``'s head, a marker line, its tail or none) with the blocks open at
-    the end of its head closed before the marker, and those open at the start of its
-    tail opened after it, where the two differ (a cut that keeps only the head closes
-    them all)."""
-    if cut == text:
-        return cut
-    same = common(cut, text)
+    """``cut`` (``text``'s head, a marker line, its tail) with the blocks open at the end
+    of its head closed before the marker, and those open at the start of its tail opened
+    after it, where the two differ."""
+    same = _common(cut, text)
     start = cut.rfind("\n", 0, same + 1) + 1  # where the marker's line starts
-    end = len(cut) - common(cut[::-1], text[::-1])
+    end = len(cut) - _common(cut[::-1], text[::-1])
     end += cut[end : end + 1] == "\n"  # where the tail starts
-    if not 0 < start < end <= len(cut):
-        return cut  # no head before the marker
+    if not 0 < start < end < len(cut):
+        return cut  # no marker between a head and a tail
     before = _open_blocks(text[:start])
-    after = _open_blocks(text[: len(text) - (len(cut) - end)]) if end < len(cut) else []
+    after = _open_blocks(text[: len(text) - (len(cut) - end)])
     if before == after:
         return cut  # the marker stands inside the blocks the head and the tail share
     closers = "".join(f"{close}\n" for _, close in reversed(before))
     openers = "".join(f"{opening}\n" for opening, _ in after)
     return cut[:start] + closers + cut[start:end] + openers + cut[end:]
+
+
+def _common(first: str, second: str) -> int:
+    """How many characters ``first`` and ``second`` start with alike."""
+    for index, (one, other) in enumerate(zip(first, second, strict=False)):
+        if one != other:
+            return index
+    return min(len(first), len(second))
 
 
 def _open_blocks(text: str) -> list[tuple[str, str]]:
@@ -219,27 +236,11 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
                 return
             replace(index, Part(kind, shorter))
 
-    # What each pinned part was cut from: a part cut again is cut from its original,
-    # so its marker counts what is really gone.
-    source = {id(message): messages[index] for index, message in plan.pinned.items()}
-    overhead = message_overhead(counter)
-
-    def cut(kind: str, *, floor: int = 0, saying: bool = False) -> None:
-        """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens (with
-        ``saying``, only where the cut still holds some of its words)."""
+    def cut(kind: str, *, floor: int = 0) -> None:
+        """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens."""
         for index, part in enumerate(parts):
-            if excess <= 0 or part.kind != kind:
-                continue
-            original = source.get(id(part.message), part.message)
-            now = counter.estimate_message(part.message)
-            gone = counter.estimate_message(original) - now
-            shorter = shrink(original, excess + gone, counter, floor=floor)
-            if counter.estimate_message(shorter) > max(overhead, floor, now - excess):
-                shorter = shrink(part.message, excess, counter, floor=floor)  # as it is
-            if counter.estimate_message(shorter) >= now or (saying and not says(shorter)):
-                continue
-            source[id(shorter)] = original
-            replace(index, Part(kind, shorter))
+            if excess > 0 and part.kind == kind:
+                replace(index, Part(kind, shrink(part.message, excess, counter, floor=floor)))
 
     def drop_oldest(kind: str) -> None:
         """Drop the oldest parts of ``kind``, from one safe cut to the next."""
@@ -260,9 +261,7 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     stepping = in_progress != "drop" and any(p.kind == "step" for p in parts)
     cut("request", floor=_MIN_TRUNCATED)
     # A step kept never takes a request below its floor (the task may still go whole).
-    # Without one, a task whose cut would say nothing stays whole while the newest
-    # request is cut further, and goes whole where that cannot make the output fit.
-    cut("task", floor=_MIN_TRUNCATED if stepping else 0, saying=not stepping)
+    cut("task", floor=_MIN_TRUNCATED if stepping else 0)
     task_cost = sum(costs[i] for i, p in enumerate(parts) if p.kind == "task")
     if stepping and 0 < excess <= task_cost and any(p.kind == "reference" for p in parts):
         # The reference reaches everything the output lost, the task with it: where the
@@ -276,20 +275,12 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             drop({id(p) for p in parts if p.kind == "task"})
     if not stepping:
         cut("request")
-    # The task fits where the newest request, cut beside it, still says something.
-    mute = not stepping and any(
-        p.kind == "request" and not says(p.message) and says(source.get(id(p.message), p.message))
-        for p in parts
-    )
-    if (excess > 0 or mute) and any(p.kind == "request" for p in parts):
-        saved = parts, costs, excess
+    if excess > 0 and any(p.kind == "request" for p in parts):
         drop({id(p) for p in parts if p.kind == "task"})  # it cannot fit even cut
         # The newest request was cut to leave the task its place: the room the task
         # leaves goes back to it (whole again when it fits).
         for index, fuller in _regrown(parts, costs, excess, messages, plan, counter, part_cost):
             replace(index, fuller)
-        if saved[2] <= 0 and not any(p.kind == "request" and says(p.message) for p in parts):
-            parts, costs, excess = saved  # the request says nothing either way: the task stays
     if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
         return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):
@@ -354,7 +345,7 @@ def _regrown(  # noqa: PLR0917 - the state of fit's last step
         if part.kind != "request" or part.message is original:
             continue
         room = costs[index] - excess
-        fuller = Part("request", cut_words(original, room, counter))
+        fuller = Part("request", truncate_message(original, room, counter, describe=describe_cut))
         if costs[index] < part_cost(fuller) <= room:
             found.append((index, fuller))
     return found
