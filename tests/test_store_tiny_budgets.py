@@ -4,10 +4,11 @@ room kept for the index never takes the only request's words."""
 from __future__ import annotations
 
 import anyio
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neuron_context import MemoryStore, Message, Role, default_stack
+from neuron_context import MemoryStore, Message, Role, TokenCounter, ToolUse, default_stack
 
 SYSTEM = "You are a helpful airline agent. Follow the policy strictly. "
 REQUEST = (
@@ -62,3 +63,29 @@ class TestTheOnlyRequest:
         output, budget = compacted(system, request, reply, room)
         assert default_stack(budget).counter.estimate_messages(output) <= budget
         assert words_of_request(output)
+
+
+@pytest.mark.parametrize("store", [False, True])
+@pytest.mark.parametrize("budget", range(40, 140, 3))
+def test_a_task_cut_to_no_words_goes_whole(budget: int, store: bool) -> None:
+    """A task the last resort would cut to none of its words (an empty message, or its
+    marker alone) goes whole, its room to the newest request: no message of the output
+    stands for the task without saying anything of it."""
+    rows = "\n".join(
+        f"Requirement {i}: parse_{i} must read data_{i}.csv correctly." for i in range(120)
+    )
+    task = "Task: fix the CSV parser in parser.py"
+    messages = [
+        Message.system("You are a coding agent."),
+        Message.user(task),
+        Message.assistant("", tool_uses=[ToolUse(id="a", name="read", input={"path": "p.py"})]),
+        Message.tool_result("a", "def parse(x):\n    return x\n" * 40),
+        Message.assistant("Read it."),
+        Message.user(rows),
+    ]
+    counter = TokenCounter()
+    stack = default_stack(budget, counter=counter, store=MemoryStore() if store else None)
+    output = anyio.run(stack.compact, messages)
+    words = [m.text for m in output if m.role is Role.USER and not m.is_compaction]
+    assert all(text.strip() for text in words[:-1]), words
+    assert task in words or not any(text.startswith("Task") for text in words)

@@ -15,9 +15,10 @@ in the order of what the next model call needs least:
    from its oldest message, one safe cut to the next);
 4. the newest request is cut down to a floor, then the task, then the newest request
    further: a task that fits is never dropped to keep more of a longer request; a task
-   that cannot fit even cut (images cannot be cut) gives way to the newest request; a
-   user's words whose cut would keep only its marker keep words instead of the
-   marker's names (:func:`cut_words`);
+   that cannot fit even cut (images cannot be cut), or whose cut keeps none of its
+   words, gives way to the newest request, cut again into its room; a user's words
+   whose cut would keep only its marker keep words instead of the marker's names
+   (:func:`cut_words`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
@@ -94,6 +95,13 @@ def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
         return cut
     plain = truncate_message(message, goal, counter)
     return plain if _says(plain) else cut
+
+
+def _unsaid(parts: Sequence[Part], messages: Sequence[Message], plan: Plan) -> bool:
+    """Whether ``parts`` hold the task cut to none of the words it had."""
+    if plan.task is None or not _says(messages[plan.task]):
+        return False
+    return any(p.kind == "task" and not _says(p.message) for p in parts)
 
 
 def _says(message: Message) -> bool:
@@ -275,8 +283,10 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             drop({id(p) for p in parts if p.kind == "task"})
     if not stepping:
         cut("request")
-    if excess > 0 and any(p.kind == "request" for p in parts):
-        drop({id(p) for p in parts if p.kind == "task"})  # it cannot fit even cut
+    if any(p.kind == "request" for p in parts) and (excess > 0 or _unsaid(parts, messages, plan)):
+        # The task cannot fit even cut, or its cut keeps none of its words (an empty
+        # message, or its marker alone: it says nothing of the task).
+        drop({id(p) for p in parts if p.kind == "task"})
         # The newest request was cut to leave the task its place: the room the task
         # leaves goes back to it (whole again when it fits).
         for index, fuller in _regrown(parts, costs, excess, messages, plan, counter, part_cost):
@@ -345,7 +355,7 @@ def _regrown(  # noqa: PLR0917 - the state of fit's last step
         if part.kind != "request" or part.message is original:
             continue
         room = costs[index] - excess
-        fuller = Part("request", truncate_message(original, room, counter, describe=describe_cut))
+        fuller = Part("request", cut_words(original, room, counter))
         if costs[index] < part_cost(fuller) <= room:
             found.append((index, fuller))
     return found
