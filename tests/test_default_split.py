@@ -204,9 +204,9 @@ class TestAnsweredExchange:
         assert _sent(output, counter) <= 700
 
 
-def _lookup_after_chat() -> list[Message]:
-    """Twenty turns of the same chit-chat (a summary of them is short), then a search
-    whose forty rows are far above their share."""
+def _small_talk() -> list[Message]:
+    """Twenty turns of the same chit-chat after an airline agent's prompt (a summary of
+    them is short)."""
     messages = [
         Message.system("You are an airline agent."),
         Message.user("I want to book a flight."),
@@ -214,6 +214,13 @@ def _lookup_after_chat() -> list[Message]:
     for _ in range(20):
         messages.append(Message.assistant("Noted, anything else?"))
         messages.append(Message.user("Yes, one more thing to tell you about the trip."))
+    return messages
+
+
+def _lookup_after_chat() -> list[Message]:
+    """Twenty turns of the same chit-chat, then a search whose forty rows are far above
+    their share."""
+    messages = _small_talk()
     rows = "\n".join(
         f"HAT{100 + i} JFK-SEA 2024-05-{10 + i % 20:02} economy ${120 + i} seats {i + 3}"
         for i in range(40)
@@ -251,13 +258,7 @@ class TestRoomTheSummaryLeft:
         target, and a smaller room is tried rather than none: it keeps another record,
         within the budget."""
         counter = TokenCounter()
-        messages = [
-            Message.system("You are an airline agent."),
-            Message.user("I want to book a flight."),
-        ]
-        for _ in range(20):
-            messages.append(Message.assistant("Noted, anything else?"))
-            messages.append(Message.user("Yes, one more thing to tell you about the trip."))
+        messages = _small_talk()
         records = [
             {
                 "flight_number": f"HAT{100 + i}",

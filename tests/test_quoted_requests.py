@@ -143,14 +143,7 @@ class TestCutSummary:
             f"## Goal and constraints\n{OPEN}\nFix this:\n```python\n{code}\n```\n"
             f"Thanks a lot\n{CLOSE}\n\n## Facts\n{facts}"
         )
-        messages = [
-            Message.system("You are an agent."),
-            previous(summary),
-            Message.assistant("Done with the fix."),
-            Message.user("Now run the tests please."),
-        ]
-        output = anyio.run(default_stack(150, counter=TokenCounter()).compact, messages)
-        (cut,) = [m.text for m in output if m.is_compaction]
+        cut = last_resort_cut(summary, "Done with the fix.")
         assert " cut ...]" in cut
         depth = 0
         for line in cut.split("\n"):
@@ -186,6 +179,20 @@ def code_lines(text: str) -> tuple[list[bool], str]:
                 continue
         inside.append(bool(fence))
     return inside, fence
+
+
+def last_resort_cut(summary: str, answer: str) -> str:
+    """What ``default_stack(150)`` keeps of an earlier ``summary`` too long for it, before
+    the assistant's ``answer`` and a new request."""
+    messages = [
+        Message.system("You are an agent."),
+        previous(summary),
+        Message.assistant(answer),
+        Message.user("Now run the tests please."),
+    ]
+    output = anyio.run(default_stack(150, counter=TokenCounter()).compact, messages)
+    (cut,) = [m.text for m in output if m.is_compaction]
+    return cut
 
 
 def blocks_closed(summary: str) -> list[str]:
@@ -272,14 +279,7 @@ class TestOpenCodeBlocks:
             f"## Decisions\n{plan}\n\n## Goal and constraints\n{OPEN}\n"
             f"Run this and tell me what fails:\n```\nmake test\n{log}\n{CLOSE}\n\n## Facts\n{facts}"
         )
-        messages = [
-            Message.system("You are an agent."),
-            previous(summary),
-            Message.assistant("Done."),
-            Message.user("Now run the tests please."),
-        ]
-        output = anyio.run(default_stack(150, counter=TokenCounter()).compact, messages)
-        (cut,) = [m.text for m in output if m.is_compaction]
+        cut = last_resort_cut(summary, "Done.")
         assert " cut ...]" in cut
         outside = blocks_closed(cut)
         assert "- get_order order_id=W29: status=shipped" in outside

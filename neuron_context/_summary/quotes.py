@@ -32,7 +32,7 @@ from .._messages.segments import Weigh
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
     from .._counting.counter import BaseCounter
 
-__all__ = ["closed", "fences_closed", "open_fence", "sentences_kept"]
+__all__ = ["closed", "closer", "fences_closed", "open_fence", "sentences_kept"]
 
 _LINES = re.compile(r"\n+")
 """Where a request's lines end."""
@@ -68,7 +68,7 @@ def closed(text: str) -> str:
     request quoted whole whose block the user never closed would turn the rest of the
     summary into code)."""
     fence = open_fence(text)
-    return f"{text}\n{_closer(fence)}" if fence else text
+    return f"{text}\n{closer(fence)}" if fence else text
 
 
 def fences_closed(kept: str, text: str) -> str:
@@ -87,7 +87,7 @@ def fences_closed(kept: str, text: str) -> str:
         chunk = list(run)
         if marker:
             if fence:
-                lines.append(_closer(fence))
+                lines.append(closer(fence))
                 fence = ""
             lines.extend(chunk)
             continue
@@ -103,11 +103,11 @@ def fences_closed(kept: str, text: str) -> str:
             lines.append(line)
             fence = open_fence(f"{fence}\n{line}" if fence else line)
     if fence:
-        lines.append(_closer(fence))
+        lines.append(closer(fence))
     return "\n".join(lines)
 
 
-def _closer(fence: str) -> str:
+def closer(fence: str) -> str:
     """The line that closes the code block ``fence`` opened."""
     return fence[0] * len(fence)
 

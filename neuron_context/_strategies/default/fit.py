@@ -48,7 +48,7 @@ from ..._messages.truncation import truncate_message, truncate_text
 from ..._summary.agent_plan import PLAN_CLOSE, PLAN_OPEN
 from ..._summary.facts import condense
 from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
-from ..._summary.quotes import open_fence
+from ..._summary.quotes import closer, open_fence
 from .plan import Part, Plan
 from .water import describe_cut
 
@@ -188,7 +188,7 @@ def _open_blocks(text: str) -> list[tuple[str, str]]:
     if quoted:
         blocks.append((REQUEST_OPEN, REQUEST_CLOSE))
     if fence:
-        blocks.append((fence, fence[0] * len(fence)))
+        blocks.append((fence, closer(fence)))
     return blocks
 
 
@@ -332,6 +332,11 @@ def _kept_step(
     if opener is None:  # pragma: no cover - the input starts on a user message
         return parts
     pin = Part("request", shrink(messages[opener], excess, counter, floor=_MIN_TRUNCATED))
+    return _pinned_first(parts, pin)
+
+
+def _pinned_first(parts: Sequence[Part], pin: Part) -> list[Part]:
+    """``parts`` with ``pin`` before the first of them that is not a system message."""
     first = next((i for i, p in enumerate(parts) if p.kind != "system"), len(parts))
     return [*parts[:first], pin, *parts[first:]]
 
@@ -387,14 +392,13 @@ def _repin(
     excess = sum(costs) - limit
     index = turn_start(messages, plan.cut - 1) if plan.cut > 0 else None
     if index is not None:
-        first = next((i for i, p in enumerate(parts) if p.kind != "system"), len(parts))
         pin = Part("request", messages[index])
         pinned = excess + part_cost(pin)
         if pinned > 0:
             pin = Part("request", shrink(pin.message, pinned, counter))
             pinned = excess + part_cost(pin)
         if pinned <= 0 or pinned <= excess:
-            return [*parts[:first], pin, *parts[first:]]
+            return _pinned_first(parts, pin)
         if in_progress != "drop" and any(p.kind == "step" for p in parts):
             if in_progress == "raise":
                 msg = (
@@ -404,7 +408,7 @@ def _repin(
                 raise ContextOverflowError(msg)
             over = excess + part_cost(Part("request", messages[index]))
             pin = Part("request", shrink(messages[index], over, counter, floor=_MIN_TRUNCATED))
-            return [*parts[:first], pin, *parts[first:]]
+            return _pinned_first(parts, pin)
     while not first_is_user([p.message for p in parts]):
         first = next(i for i, p in enumerate(parts) if p.kind != "system")
         parts = [*parts[:first], *parts[first + 1 :]]
