@@ -58,6 +58,10 @@ InProgress: TypeAlias = Literal["drop", "keep", "raise"]
 """What a compaction does when the budget cannot hold the newest request with the step
 in progress: keep them over budget, or raise :class:`ContextOverflowError`."""
 
+_BLOCK_TRIES = 4
+"""How many cuts of a summary are tried, each shorter by what closing its blocks cost
+over the space, before none is kept."""
+
 _MIN_TRUNCATED = 48
 """The smallest a message is truncated to before older messages are dropped instead,
 and the floor a newest request is first cut to."""
@@ -132,28 +136,34 @@ def _cut_blocks(text: str, space: int, counter: BaseCounter) -> str:
     the start of the tail opened after it (cut again to leave them their room): the
     rest of the summary never reads as the user's words or as code, and a summary that
     carries this one reads each quote whole. ``text`` cut as it comes where the blocks
-    do not fit."""
-    cut = truncate_text(text, space, counter)
-    fixed = _closed(cut, text)
-    if fixed == cut:
-        return cut
-    extra = counter.estimate_text(fixed) - counter.estimate_text(cut)
-    again = _closed(truncate_text(text, space - extra, counter), text)
-    return again if counter.estimate_text(again) <= space else cut
+    do not fit. ``""`` where no cut fits with its blocks closed (a cut that leaves a
+    quote open would make the rest read as the user's words)."""
+    goal = space
+    for _ in range(_BLOCK_TRIES):
+        cut = truncate_text(text, goal, counter)
+        fixed = _closed(cut, text)
+        over = counter.estimate_text(fixed) - space
+        if over <= 0:
+            return fixed
+        goal -= over
+    return ""  # no cut of it fits with its blocks closed: none is kept
 
 
 def _closed(cut: str, text: str) -> str:
-    """``cut`` (``text``'s head, a marker line, its tail) with the blocks open at the end
-    of its head closed before the marker, and those open at the start of its tail opened
-    after it, where the two differ."""
+    """``cut`` (``text``'s head, a marker line, its tail or none) with the blocks open at
+    the end of its head closed before the marker, and those open at the start of its
+    tail opened after it, where the two differ (a cut that keeps the head alone closes
+    them all)."""
+    if cut == text:
+        return cut
     same = _common(cut, text)
     start = cut.rfind("\n", 0, same + 1) + 1  # where the marker's line starts
     end = len(cut) - _common(cut[::-1], text[::-1])
     end += cut[end : end + 1] == "\n"  # where the tail starts
-    if not 0 < start < end < len(cut):
-        return cut  # no marker between a head and a tail
+    if not 0 < start < end <= len(cut):
+        return cut  # no head before the marker
     before = _open_blocks(text[:start])
-    after = _open_blocks(text[: len(text) - (len(cut) - end)])
+    after = _open_blocks(text[: len(text) - (len(cut) - end)]) if end < len(cut) else []
     if before == after:
         return cut  # the marker stands inside the blocks the head and the tail share
     closers = "".join(f"{close}\n" for _, close in reversed(before))

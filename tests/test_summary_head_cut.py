@@ -1,0 +1,85 @@
+"""A summary the last resort cuts keeps every quote (and code block) it shows closed,
+whether the cut keeps its head alone, its tail alone or both: the rest never reads as
+the user's words or as code."""
+
+from __future__ import annotations
+
+import anyio
+from hypothesis import given
+from hypothesis import strategies as st
+
+from neuron_context import Compaction, Message, Role, TokenCounter, default_stack
+
+OPEN, CLOSE = "<user_request>", "</user_request>"
+QUOTED = (
+    "… with no line terminators … "
+    "./eps1.9_zer0-day_b7604a922c8feef666a957933751a074.avi:         ASCII text, …"
+)
+REST = (
+    "## Decisions\n- Assistant: Try to locate the current directory ``` pwd ```\n"
+    "- Assistant: Let's check the files provided ``` file ~/ctf_files/* ```\n\n"
+    "## Artifacts\n- Mentioned: ./eps1.1_ones-and-zer0es_c4368e65e1883044f3917485ec928173.mpeg"
+)
+
+
+def summary(lines: int, fence: str, *, quote_last: bool) -> str:
+    """A summary quoting ``lines`` lines of a request (in a ``fence`` block when given),
+    before the rest of it or, with ``quote_last``, after it."""
+    body = "\n".join([QUOTED] * lines)
+    quoted = f"{fence}\n{body}\n{fence}" if fence else body
+    quote = f"## Goal and constraints\n{OPEN}\n{quoted}\n{CLOSE}"
+    return f"{REST}\n\n{quote}" if quote_last else f"{quote}\n\n{REST}"
+
+
+def balanced(text: str) -> bool:
+    """Whether every quote and fence ``text`` opens on a line of its own is closed, and
+    no quote is closed before it is opened."""
+    depth = 0
+    for line in text.split("\n"):
+        depth += (line == OPEN) - (line == CLOSE)
+        if depth not in (0, 1):
+            return False
+    fences = sum(1 for line in text.split("\n") if line.strip() in ("```", "~~~"))
+    return depth == 0 and fences % 2 == 0
+
+
+class TestSummaryCut:
+    """The last resort's cut of a summary leaves no block open."""
+
+    @given(
+        lines=st.integers(1, 4),
+        fence=st.sampled_from(["", "```", "~~~"]),
+        room=st.integers(20, 200),
+        quote_last=st.booleans(),
+    )
+    def test_closes_its_quote(self, lines: int, fence: str, room: int, quote_last: bool) -> None:
+        """Whatever the room, a summary kept in the output has its quotes and code blocks
+        closed (before: a cut keeping the head alone left '<user_request>' open)."""
+        messages = [
+            Message(
+                role=Role.USER,
+                content=(Compaction(content=summary(lines, fence, quote_last=quote_last)),),
+            ),
+            Message.assistant("Looked at the files."),
+            Message.user("Go on."),
+        ]
+        counter = TokenCounter()
+        output = anyio.run(default_stack(room, counter=counter).compact, messages)
+        for message in output:
+            if message.is_compaction:
+                assert balanced(message.text), message.text
+
+    def test_a_head_alone(self) -> None:
+        """At 51 tokens the summary's cut keeps a head alone that ends in its quote: the
+        quote is closed before the marker, or the cut ends before it opens (the case the
+        review found: the head kept '<user_request>' open to the end)."""
+        messages = [
+            Message(
+                role=Role.USER, content=(Compaction(content=summary(1, "", quote_last=False)),)
+            ),
+            Message.assistant("Looked at the files."),
+            Message.user("Go on."),
+        ]
+        output = anyio.run(default_stack(51, counter=TokenCounter()).compact, messages)
+        (kept,) = [m for m in output if m.is_compaction]
+        assert balanced(kept.text), kept.text
