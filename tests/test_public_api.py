@@ -195,6 +195,10 @@ class TestTestsUsePublicNames:
             # The choice of a JSON result's segments: its cap and verbatim-order invariants
             # are what it tests, below default_stack's cut that uses it.
             "tests/test_segment_choice.py",
+            # A user's words cut to a goal: its monotonicity in the goal and the earlier
+            # markers it keeps whole are what it tests, over every goal, below the last
+            # resort of default_stack that uses it.
+            "tests/test_cut_words.py",
             # Counts the pydantic-ai reader's conversions (a fleet worker reads only what
             # is new), which no public name shows.
             "tests/test_ext_pydantic_ai_fleet.py",

@@ -27,6 +27,7 @@ __all__ = [
     "is_truncated",
     "marker",
     "pieces",
+    "said_size",
     "stands_for",
     "tight",
     "whole",
@@ -95,6 +96,24 @@ def stands_for(line: str) -> int:
     if found is None or not body.endswith(_MARKER_END):
         return 0
     return int(found.group(1).replace(",", "")) if found.group(1) else 1
+
+
+_SAID = re.compile(
+    r"\b([\d,]+) characters(?:, | \()about ([\d,]+) tokens\)|\(about ([\d,]+) tokens\)"
+)
+"""The size a marker says (an earlier release's ``N characters (about T tokens)`` too)."""
+
+
+def said_size(line: str) -> tuple[int, int]:
+    """The characters and tokens ``line`` says its cut held when it is a line a cut wrote
+    that says so (a :func:`marker`; a short one says its tokens alone), else ``(0, 0)``:
+    a text cut again counts them in its own marker."""
+    found = _SAID.search(line) if stands_for(line) else None
+    if found is None:
+        return 0, 0
+    chars, tokens, alone = found.groups()
+    number = int((tokens or alone).replace(",", ""))
+    return (int(chars.replace(",", "")) if chars else 0), number
 
 
 def gap_marker(count: int, unit: str, *, reference: str = "") -> str:

@@ -17,8 +17,9 @@ in the order of what the next model call needs least:
    further: a task that fits is never dropped to keep more of a longer request; a task
    that cannot fit even cut (images cannot be cut), or whose cut keeps none of its
    words, gives way to the newest request, cut again into its room; a user's words
-   whose cut would keep only its marker keep words instead of the marker's names
-   (:func:`cut_words`);
+   are cut with the words first, the marker naming none of the cut part, and an
+   earlier cut's markers in them kept whole or cut whole and counted
+   (:func:`~.words.cut_words`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
@@ -42,7 +43,6 @@ from ..._counting.counter import BaseCounter
 from ..._errors import ContextOverflowError
 from ..._messages.content import Compaction
 from ..._messages.conversation import first_is_user, next_safe_cut, turn_start
-from ..._messages.markers import stands_for
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message, truncate_text
 from ..._summary.agent_plan import PLAN_CLOSE, PLAN_OPEN
@@ -51,8 +51,9 @@ from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
 from ..._summary.quotes import closer, open_fence
 from .plan import Part, Plan
 from .water import describe_cut
+from .words import cut_words, says
 
-__all__ = ["InProgress", "cut_words", "fit", "message_overhead", "shrink"]
+__all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 
 InProgress: TypeAlias = Literal["drop", "keep", "raise"]
 """What a compaction does when the budget cannot hold the newest request with the step
@@ -89,28 +90,11 @@ def shrink(message: Message, excess: int, counter: BaseCounter, *, floor: int = 
     return cut_words(message, goal, counter)
 
 
-def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
-    """``message`` cut to ``goal`` tokens, its marker naming what the cut part holds; a
-    user's words whose cut would keep only the marker are cut again without the names
-    (their share of a small space goes to the words: the request must still say what
-    it asks, and the names are what its words hold)."""
-    cut = truncate_message(message, goal, counter, describe=describe_cut, condense=condense)
-    if message.role is not Role.USER or _says(cut) or not _says(message):
-        return cut
-    plain = truncate_message(message, goal, counter)
-    return plain if _says(plain) else cut
-
-
 def _unsaid(parts: Sequence[Part], messages: Sequence[Message], plan: Plan) -> bool:
     """Whether ``parts`` hold the task cut to none of the words it had."""
-    if plan.task is None or not _says(messages[plan.task]):
+    if plan.task is None or not says(messages[plan.task]):
         return False
-    return any(p.kind == "task" and not _says(p.message) for p in parts)
-
-
-def _says(message: Message) -> bool:
-    """Whether ``message``'s text holds a line that is not a cut's marker."""
-    return any(line.strip() and not stands_for(line) for line in message.text.split("\n"))
+    return any(p.kind == "task" and not says(p.message) for p in parts)
 
 
 def _cut_summary(text: str, space: int, counter: BaseCounter) -> str:

@@ -35,10 +35,10 @@ from ..._stores.offload import short_reference
 from ..._stores.serialized import COSTLIEST_KEY
 from ..._stores.store import Store
 from ..._summary.format import SUMMARY_HEADING
-from .fit import cut_words
 from .plan import Part, Plan
 from .turns import is_request
 from .water import MIN_TRUNCATED
+from .words import cut_words
 
 Found: TypeAlias = tuple[list[Message], int, int]
 """One compaction: the output, its cost and the limit it must meet."""

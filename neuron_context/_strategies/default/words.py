@@ -1,0 +1,203 @@
+"""A user's words cut to a goal (:func:`cut_words`), as the last resort of a
+:class:`~neuron_context._strategies.default.DefaultStack` compaction cuts a pinned
+request, a task or the user message that opened a kept step.
+
+A user's words are cut in the middle, head and tail kept, and the words come first: the
+marker says how much was cut, and names none of it (the names of a cut part take the
+room of the words that say what the request asks; a long request cut to a few dozen
+tokens kept a marker's list of file names and a piece of its last line where the plain
+cut keeps its first requirement whole). So the words a cut keeps never shrink as its
+goal grows (the same cut, given more room, keeps more).
+
+A text an earlier cut left (a request pinned cut by a previous compaction) holds that
+cut's marker lines: a cut keeps each of them whole or cuts it whole, never a piece of one
+(``[... 119 l`` read as the user's words), and the marker of a cut that replaces earlier
+markers counts the lines and tokens they stood for, so the output says how much of the
+request is gone in all.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ..._counting.counter import BaseCounter
+from ..._messages.content import ContentBlock, Text
+from ..._messages.markers import marker, said_size, stands_for, tight
+from ..._messages.message import Message, Role
+from ..._messages.truncation import truncate_message
+from ..._summary.facts import condense
+from .water import describe_cut
+
+__all__ = ["cut_words", "says"]
+
+_SWITCH = 16
+"""How far above the goal where markers take their full form a cut is compared with the
+cut at the goal below (its marker short): the few tokens the full form costs more are
+words the bigger goal would otherwise lose."""
+
+_TRIES = 4
+"""How many cuts are tried, each shorter by its overshoot, where a marker that counts
+the earlier markers it replaces costs more than the one it stands for."""
+
+
+def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
+    """``message`` cut to ``goal`` tokens: a user's words (a message with no tool
+    results) in the middle, the marker counting what is gone, earlier markers included,
+    and never cutting one in two; any other message with its marker naming what the cut
+    part holds."""
+    if message.role is not Role.USER or message.tool_results:
+        return truncate_message(message, goal, counter, describe=describe_cut, condense=condense)
+    cut = _words_cut(message, goal, counter)
+    below = _below_short(message, goal, counter)
+    if below is not None and cut is not message:
+        # Just above the goal where markers take their short form, a cut with the
+        # short marker (at the goal below) may keep more words than one with the full.
+        shorter = _words_cut(message, below, counter)
+        if _words(shorter) > _words(cut):
+            return shorter
+    return cut
+
+
+def _below_short(message: Message, goal: int, counter: BaseCounter) -> int | None:
+    """The largest goal under ``goal`` whose cut of ``message`` writes short markers,
+    where ``goal``'s writes full ones and is within :data:`_SWITCH` tokens of it; else
+    ``None`` (a marker is short by the tokens its text is cut to: the goal less what the
+    message costs beyond its texts)."""
+    texts = sum(counter.estimate_text(b.text) for b in message.content if isinstance(b, Text))
+    beyond = counter.estimate_message(message) - texts
+    if tight(goal - beyond, counter):
+        return None
+    for below in range(goal - 1, max(0, goal - _SWITCH) - 1, -1):
+        if tight(below - beyond, counter):
+            return below
+    return None
+
+
+def _words(message: Message) -> int:
+    """How many characters of ``message``'s text are not a cut's marker lines."""
+    return sum(len(line) for line in message.text.split("\n") if not stands_for(line))
+
+
+def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
+    """A user's ``message`` cut in the middle to ``goal`` tokens, its earlier markers
+    each kept whole or cut whole and counted in the new one."""
+    if not any(_marked(block) for block in message.content):
+        return truncate_message(message, goal, counter)
+    space = goal
+    cut = message
+    for _ in range(_TRIES):
+        cut = truncate_message(message, space, counter)
+        content = tuple(
+            _whole(after, before, space, counter) if _marked(before) else after
+            for before, after in zip(message.content, cut.content, strict=True)
+        )
+        mended = attrs.evolve(cut, content=content)
+        over = counter.estimate_message(mended) - goal
+        if over <= 0:
+            return mended
+        space -= over
+    return _unmarked(cut)
+
+
+def says(message: Message) -> bool:
+    """Whether ``message``'s text holds a line that is not a cut's marker."""
+    return any(line.strip() and not stands_for(line) for line in message.text.split("\n"))
+
+
+def _marked(block: ContentBlock) -> bool:
+    """Whether ``block`` is a text holding a line an earlier cut wrote."""
+    return isinstance(block, Text) and any(stands_for(line) for line in block.text.split("\n"))
+
+
+def _unmarked(cut: Message) -> Message:
+    """``cut`` with its texts' marker lines only (each the whole of a line a cut wrote):
+    where no cut fits that keeps its words apart from the markers, no piece of one is
+    kept."""
+    content = tuple(
+        Text(text="\n".join(line for line in b.text.split("\n") if stands_for(line)))
+        if isinstance(b, Text)
+        else b
+        for b in cut.content
+    )
+    return attrs.evolve(cut, content=content)
+
+
+def _whole(after: ContentBlock, before: ContentBlock, space: int, counter: BaseCounter) -> Text:
+    """``after`` (``before``'s text cut: its head, a marker line, its tail) with the head
+    and the tail moved out of any marker line of an earlier cut they end or start in,
+    and its marker counting what the earlier markers it replaces stood for."""
+    assert isinstance(before, Text)
+    assert isinstance(after, Text)
+    text, cut = before.text, after.text
+    found = _split(cut, text)
+    if found is None:
+        return after
+    head, tail = found
+    start = _head_end(text, len(head))
+    end = _tail_start(text, len(text) - len(tail))
+    pieces = text[start:end].split("\n")
+    earlier = [piece for piece in pieces if stands_for(piece)]
+    if not earlier and (start, end) == (len(head), len(text) - len(tail)):
+        return after  # no earlier marker in or around the cut
+    chars = end - start
+    tokens = counter.estimate_text(text) - counter.estimate_text(text[:start] + text[end:])
+    for piece in earlier:  # what each stood for, beyond its own length and cost
+        said_chars, said_tokens = said_size(piece)
+        chars += max(0, said_chars - len(piece))
+        tokens += max(0, said_tokens - counter.estimate_text(piece))
+    lines = [piece for piece in pieces if piece.strip()] or [""]
+    count = sum(stands_for(piece) or 1 for piece in lines)
+    line = marker(chars, tokens, lines=count, short=tight(space, counter))
+    return Text(text=text[:start].rstrip("\n").rstrip(" ") + line + text[end:])
+
+
+def _head_end(text: str, start: int) -> int:
+    """Where a head of ``text`` ending at ``start`` ends once it keeps no piece of an
+    earlier marker line, nor such a line as its last (the new marker replaces it)."""
+    while start > 0:
+        line_start = text.rfind("\n", 0, start - 1) + 1  # the line of its last character
+        line_end = text.find("\n", line_start)
+        if not stands_for(text[line_start : len(text) if line_end < 0 else line_end]):
+            return start
+        start = max(0, line_start - 1)
+    return start
+
+
+def _tail_start(text: str, end: int) -> int:
+    """Where a tail of ``text`` starting at ``end`` starts once it keeps no piece of an
+    earlier marker line, nor such a line as its first."""
+    while end < len(text):
+        probe = end + (text[end] == "\n")  # a line end before the tail: its next line
+        line_start = text.rfind("\n", 0, probe) + 1
+        line_end = text.find("\n", probe)
+        line_end = len(text) if line_end < 0 else line_end
+        if not stands_for(text[line_start:line_end]):
+            return end
+        end = min(len(text), line_end + 1)
+    return end
+
+
+def _split(cut: str, text: str) -> tuple[str, str] | None:
+    """The head and the tail of ``text`` that ``cut`` keeps around its marker line, or
+    ``None`` where ``cut`` is not ``text``'s head, a marker line and its tail."""
+    if cut == text or not cut:
+        return None
+    same = _common(cut, text)
+    start = cut.rfind("\n", 0, same + 1)  # the marker line's leading line end
+    stop = cut.find("\n", start + 1)
+    if start < 0 or stop < 0 or not stands_for(cut[start + 1 : stop]):
+        return None
+    head, tail = cut[:start], cut[stop + 1 :]
+    if not text.startswith(head) or not text.endswith(tail):
+        return None
+    if len(head) + len(tail) > len(text):
+        return None
+    return head, tail
+
+
+def _common(first: str, second: str) -> int:
+    """How many characters ``first`` and ``second`` start with alike."""
+    for index, (one, other) in enumerate(zip(first, second, strict=False)):
+        if one != other:
+            return index
+    return min(len(first), len(second))

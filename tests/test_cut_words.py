@@ -1,0 +1,114 @@
+"""A user's words cut to a goal, as the last resort of ``default_stack`` cuts a pinned
+request: the words come before a marker's names, a bigger goal never keeps fewer of
+them, and a text an earlier cut left keeps each of its markers whole or cuts it whole,
+counted in the new marker."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+from strategies import listings, long_texts, texts
+
+from neuron_context import Message, TokenCounter
+from neuron_context._messages.markers import said_size, stands_for
+from neuron_context._strategies.default.words import cut_words
+
+COUNTER = TokenCounter()
+
+REQUIREMENTS = "\n".join(
+    f"Requirement {i}: the function parse_{i} must handle input file data_{i}.csv correctly."
+    for i in range(120)
+)
+REQUEST = (
+    "Please change my reservation YAX4DR to flight HAT235 on 2024-05-18 and pay with "
+    "credit_card_4421. "
+) * 8
+
+
+def words(message: Message) -> int:
+    """How many characters of ``message``'s text are the user's words (not a cut's
+    marker lines)."""
+    return sum(len(line) for line in message.text.split("\n") if not stands_for(line))
+
+
+def markers(text: str) -> list[str]:
+    """The lines of ``text`` a cut wrote."""
+    return [line for line in text.split("\n") if stands_for(line)]
+
+
+def lines_stood_for(text: str) -> int:
+    """How many lines ``text`` stands for: its own, each marker's as many as it says."""
+    return sum(stands_for(line) or 1 for line in text.split("\n") if line.strip())
+
+
+class TestWords:
+    """The words come first, and more room keeps more of them."""
+
+    def test_words_before_names(self) -> None:
+        """A long request cut to 60 tokens keeps its first requirement whole, and its
+        marker names nothing (before: a list of file names and a piece of the last
+        line)."""
+        cut = cut_words(Message.user(REQUIREMENTS), 60, COUNTER)
+        assert COUNTER.estimate_message(cut) <= 60
+        assert cut.text.startswith(REQUIREMENTS.split("\n")[0] + "\n")
+        assert "naming" not in cut.text
+
+    @given(
+        text=st.one_of(listings(), long_texts(), texts(max_size=400)),
+        first=st.integers(0, 200),
+        goal=st.integers(1, 300),
+        more=st.integers(1, 40),
+    )
+    @example(text=REQUIREMENTS, first=0, goal=51, more=9)  # names took the words' room
+    @example(text=REQUEST, first=0, goal=193, more=1)  # the marker's full form
+    @example(text=REQUIREMENTS, first=51, goal=35, more=1)  # a re-cut keeping words
+    def test_monotone_in_its_goal(self, text: str, first: int, goal: int, more: int) -> None:
+        """A bigger goal never keeps fewer of the user's words (of the text, or of the
+        text already cut to ``first`` tokens), and each cut is within its goal."""
+        message = Message.user(text)
+        if first:
+            message = cut_words(message, first, COUNTER)
+        smaller = cut_words(message, goal, COUNTER)
+        bigger = cut_words(message, goal + more, COUNTER)
+        assert words(bigger) >= words(smaller)
+        empty = COUNTER.estimate_message(Message.user(""))
+        for cut, room in ((smaller, goal), (bigger, goal + more)):
+            assert COUNTER.estimate_message(cut) <= max(room, empty)
+
+
+class TestEarlierMarkers:
+    """A text an earlier cut left keeps that cut's markers whole, and counts them."""
+
+    @given(first=st.integers(30, 120), goal=st.integers(10, 120))
+    @example(first=30, goal=22)  # "[... 120 lines (about 2,51" kept as words
+    @example(first=51, goal=48)  # the two markers in a row
+    def test_no_piece_of_a_marker(self, first: int, goal: int) -> None:
+        """Cut again, a cut request shows each earlier marker whole or not at all: no
+        line is a piece of one (before: ``[... 119 l`` read as the user's words), and
+        no two markers stand in a row."""
+        once = cut_words(Message.user(REQUIREMENTS), first, COUNTER)
+        twice = cut_words(once, goal, COUNTER)
+        earlier = markers(once.text)
+        lines = twice.text.split("\n")
+        for line in lines:
+            if line and line not in earlier:
+                assert not any(m.startswith(line) or m.endswith(line) for m in earlier), line
+        assert all(
+            not (stands_for(one) and stands_for(other)) for one, other in itertools.pairwise(lines)
+        )
+
+    @given(first=st.integers(30, 120), goal=st.integers(10, 120))
+    @example(first=51, goal=40)  # '[... 3 lines (about 26 tokens) cut ...]'
+    def test_counts_what_they_stood_for(self, first: int, goal: int) -> None:
+        """The markers of a request cut again stand for at least the lines the request
+        stood for, and say at least the tokens the earlier markers said (before: a re-cut
+        marker counted only the lines and tokens it cut itself)."""
+        once = cut_words(Message.user(REQUIREMENTS), first, COUNTER)
+        twice = cut_words(once, goal, COUNTER)
+        if twice.text == once.text or not twice.text:
+            return
+        assert lines_stood_for(twice.text) >= lines_stood_for(once.text)
+        said = sum(said_size(line)[1] for line in markers(twice.text))
+        assert said >= sum(said_size(line)[1] for line in markers(once.text))
