@@ -51,7 +51,7 @@ from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
 from ..._summary.quotes import closer, open_fence
 from .plan import Part, Plan
 from .water import describe_cut
-from .words import cut_words, says
+from .words import cut_words, regrown, says
 
 __all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 
@@ -283,8 +283,12 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
         drop({id(p) for p in parts if p.kind == "task"})
         # The newest request was cut to leave the task its place: the room the task
         # leaves goes back to it (whole again when it fits).
-        for index, fuller in _regrown(parts, costs, excess, messages, plan, counter, part_cost):
-            replace(index, fuller)
+        if plan.newest is not None:
+            newest = {"request": messages[plan.newest]}
+            fuller = regrown(parts, -excess, newest, counter=counter, part_cost=part_cost)
+            for index, part in enumerate(fuller):
+                if part is not parts[index]:
+                    replace(index, part)
     if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
         return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):
@@ -333,31 +337,6 @@ def _pinned_first(parts: Sequence[Part], pin: Part) -> list[Part]:
     """``parts`` with ``pin`` before the first of them that is not a system message."""
     first = next((i for i, p in enumerate(parts) if p.kind != "system"), len(parts))
     return [*parts[:first], pin, *parts[first:]]
-
-
-def _regrown(  # noqa: PLR0917 - the state of fit's last step
-    parts: Sequence[Part],
-    costs: Sequence[int],
-    excess: int,
-    messages: Sequence[Message],
-    plan: Plan,
-    counter: BaseCounter,
-    part_cost: Callable[[Part], int],
-) -> list[tuple[int, Part]]:
-    """The newest request, cut from the original again to the room there is now (whole
-    when it fits), where that keeps more of it: ``(index, part)`` to replace."""
-    if plan.newest is None:
-        return []
-    original = messages[plan.newest]
-    found: list[tuple[int, Part]] = []
-    for index, part in enumerate(parts):
-        if part.kind != "request" or part.message is original:
-            continue
-        room = costs[index] - excess
-        fuller = Part("request", cut_words(original, room, counter))
-        if costs[index] < part_cost(fuller) <= room:
-            found.append((index, fuller))
-    return found
 
 
 def _repin(

@@ -38,7 +38,7 @@ from ..._summary.format import SUMMARY_HEADING
 from .plan import Part, Plan
 from .turns import is_request
 from .water import MIN_TRUNCATED
-from .words import cut_words
+from .words import regrown
 
 Found: TypeAlias = tuple[list[Message], int, int]
 """One compaction: the output, its cost and the limit it must meet."""
@@ -242,26 +242,17 @@ def given_back(
     newest request first, no longer than the plan pinned them (whole where that fits):
     the placeholder is priced as long as an index may be, and the real one is often
     shorter (one line of a request, a rolled-up line). The output costs no more than
-    it did with the placeholder."""
+    it did with the placeholder. The same regrow as the last resort's where a task
+    gives way (:func:`~.words.regrown`), capped at the pins."""
     slack = room - sum(part_cost(p) for p in parts if p.kind == "reference")
     pins = [p for p in assembled if p.kind in ("request", "task")]
-    at = [i for i, p in enumerate(parts) if p.kind in ("request", "task")]
-    if slack <= 0 or [p.kind for p in pins] != [parts[i].kind for i in at]:
+    at = [p for p in parts if p.kind in ("request", "task")]
+    if slack <= 0 or [p.kind for p in pins] != [p.kind for p in at]:
         return parts  # nothing left over, or the last resort dropped or added a request
-    output = list(parts)
-    for pin, position in sorted(zip(pins, at, strict=True), key=lambda p: p[0].kind != "request"):
-        original = plan.newest if pin.kind == "request" else plan.task
-        part = output[position]
-        if part.message is pin.message or original is None:
-            continue
-        cost = part_cost(part)
-        goal = min(cost + slack, part_cost(pin))
-        fuller = Part(
-            pin.kind,
-            cut_words(plan.messages[original], goal, counter),
-        )
-        gained = part_cost(fuller) - cost
-        if 0 < gained <= slack:
-            output[position] = fuller
-            slack -= gained
-    return output
+    originals = {
+        kind: plan.messages[index]
+        for kind, index in (("request", plan.newest), ("task", plan.task))
+        if index is not None
+    }
+    caps = {pin.kind: part_cost(pin) for pin in pins}
+    return regrown(parts, slack, originals, counter=counter, part_cost=part_cost, caps=caps)

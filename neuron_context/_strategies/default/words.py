@@ -18,6 +18,8 @@ request is gone in all.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+
 import attrs
 
 from ..._counting.counter import BaseCounter
@@ -26,9 +28,10 @@ from ..._messages.markers import marker, said_size, stands_for, tight
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._summary.facts import condense
+from .plan import Part
 from .water import describe_cut
 
-__all__ = ["cut_words", "says"]
+__all__ = ["cut_words", "regrown", "says"]
 
 _SWITCH = 16
 """How far above the goal where markers take their full form a cut is compared with the
@@ -97,6 +100,43 @@ def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
             return mended
         space -= over
     return _unmarked(cut)
+
+
+def regrown(
+    parts: Sequence[Part],
+    slack: int,
+    originals: Mapping[str, Message],
+    *,
+    counter: BaseCounter,
+    part_cost: Callable[[Part], int],
+    caps: Mapping[str, int] | None = None,
+) -> list[Part]:
+    """``parts`` with their pinned requests cut again from their ``originals`` (by kind:
+    ``request``, then ``task``) into the ``slack`` tokens there are now beside them, no
+    longer than ``caps`` says for their kind (whole where that fits): a request the last
+    resort cut to leave room for what then took less (a task gone, an index shorter than
+    its placeholder) keeps more of its words. Each takes what it gains of the slack;
+    the output costs no more than ``parts`` and ``slack``."""
+    output = list(parts)
+    for kind in ("request", "task"):
+        original = originals.get(kind)
+        if original is None:
+            continue
+        for position, part in enumerate(output):
+            if slack <= 0:
+                return output
+            if part.kind != kind or part.message is original:
+                continue
+            cost = part_cost(part)
+            goal = cost + slack if caps is None else min(cost + slack, caps.get(kind, 0))
+            if goal <= cost:
+                continue
+            fuller = Part(kind, cut_words(original, goal, counter))
+            gained = part_cost(fuller) - cost
+            if 0 < gained <= slack:
+                output[position] = fuller
+                slack -= gained
+    return output
 
 
 def says(message: Message) -> bool:
