@@ -51,7 +51,7 @@ from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
 from ..._summary.quotes import closer, open_fence
 from .plan import Part, Plan
 from .water import describe_cut
-from .words import cut_words, regrown, says
+from .words import cut_words, regrown, says, words_kept
 
 __all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 
@@ -238,11 +238,32 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
                 return
             replace(index, Part(kind, shorter))
 
+    # What each pinned part was cut from: a pin cut again is cut from its original.
+    source = {id(message): messages[index] for index, message in plan.pinned.items()}
+
     def cut(kind: str, *, floor: int = 0) -> None:
-        """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens."""
+        """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens: a
+        pinned request from its original where that keeps as many of its words in no
+        more tokens than the part cut as it is (one cut, its marker counting all that
+        is gone); a pin that says nothing (an empty message, its marker alone: the
+        plan had no room for it) cut from its original to the floor, so the request
+        says what it asks."""
         for index, part in enumerate(parts):
-            if excess > 0 and part.kind == kind:
-                replace(index, Part(kind, shrink(part.message, excess, counter, floor=floor)))
+            if excess <= 0 or part.kind != kind:
+                continue
+            shorter = shrink(part.message, excess, counter, floor=floor)
+            original = source.get(id(part.message), part.message)
+            if original is not part.message and not shorter.is_compaction:
+                goal = counter.estimate_message(shorter)  # no more than the cut as it is
+                if not says(shorter) and says(original):  # ... but for words, to the floor
+                    goal = max(goal, message_overhead(counter), floor, costs[index] - excess)
+                again = cut_words(original, goal, counter)
+                if counter.estimate_message(again) <= goal and words_kept(again) >= words_kept(
+                    shorter
+                ):
+                    shorter = again
+            source[id(shorter)] = original
+            replace(index, Part(kind, shorter))
 
     def drop_oldest(kind: str) -> None:
         """Drop the oldest parts of ``kind``, from one safe cut to the next."""

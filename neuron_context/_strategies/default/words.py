@@ -1,6 +1,8 @@
-"""A user's words cut to a goal (:func:`cut_words`), as the last resort of a
-:class:`~neuron_context._strategies.default.DefaultStack` compaction cuts a pinned
-request, a task or the user message that opened a kept step.
+"""A user's words cut to a goal (:func:`cut_words`), as a
+:class:`~neuron_context._strategies.default.DefaultStack` compaction pins a request or
+the task, and its last resort cuts them (or the user message that opened a kept step)
+further; a pinned request cut again from its original into the room there is now
+(:func:`regrown`).
 
 A user's words are cut in the middle, head and tail kept, and the words come first: the
 marker says how much was cut, and names none of it (the names of a cut part take the
@@ -19,6 +21,7 @@ request is gone in all.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -28,10 +31,12 @@ from ..._messages.markers import marker, said_size, stands_for, tight
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._summary.facts import condense
-from .plan import Part
 from .water import describe_cut
 
-__all__ = ["cut_words", "regrown", "says"]
+if TYPE_CHECKING:  # the plan pins requests with cut_words: no import of it at run time
+    from .plan import Part
+
+__all__ = ["cut_words", "regrown", "says", "words_kept"]
 
 _SWITCH = 16
 """How far above the goal where markers take their full form a cut is compared with the
@@ -56,7 +61,7 @@ def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
         # Just above the goal where markers take their short form, a cut with the
         # short marker (at the goal below) may keep more words than one with the full.
         shorter = _words_cut(message, below, counter)
-        if _words(shorter) > _words(cut):
+        if words_kept(shorter) > words_kept(cut):
             return shorter
     return cut
 
@@ -76,7 +81,7 @@ def _below_short(message: Message, goal: int, counter: BaseCounter) -> int | Non
     return None
 
 
-def _words(message: Message) -> int:
+def words_kept(message: Message) -> int:
     """How many characters of ``message``'s text are not a cut's marker lines."""
     return sum(len(line) for line in message.text.split("\n") if not stands_for(line))
 
@@ -131,7 +136,7 @@ def regrown(
             goal = cost + slack if caps is None else min(cost + slack, caps.get(kind, 0))
             if goal <= cost:
                 continue
-            fuller = Part(kind, cut_words(original, goal, counter))
+            fuller = attrs.evolve(part, message=cut_words(original, goal, counter))
             gained = part_cost(fuller) - cost
             if 0 < gained <= slack:
                 output[position] = fuller

@@ -1,0 +1,47 @@
+"""``default_stack`` where the system messages fill the budget: the newest request kept
+beside the step in progress says what it asks, at its floor, never an empty message."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from neuron_context import Message, Role, TokenCounter, ToolUse, default_stack
+
+SYSTEM = "You are an airline agent. Follow the policy to the letter in every case. " * 40
+REQUEST = "Yes, please, as I'm sure I purchased insurance for this flight. Thank you!"
+
+
+def conversation() -> list[Message]:
+    """A policy, a task, a question, the user's answer and the call it led to."""
+    return [
+        Message.system(SYSTEM),
+        Message.user("Hi! I'm hoping to cancel a flight and get a refund."),
+        Message.assistant("Sure, which reservation? I need its id and your user id please."),
+        Message.user(REQUEST),
+        Message.assistant(
+            "",
+            tool_uses=[
+                ToolUse(id="c1", name="cancel_reservation", input={"reservation_id": "EHGLP3"})
+            ],
+        ),
+        Message.tool_result("c1", '{"status": "cancelled"}'),
+    ]
+
+
+class TestNewestRequest:
+    """The plan's pin of the newest request, where it had no room, is cut again from the
+    request to its floor by the last resort."""
+
+    @pytest.mark.parametrize("over", [200, 50, 1, 0])
+    def test_never_empty_beside_a_kept_step(self, over: int) -> None:
+        """With a budget at or below the system messages' cost, the step in progress is
+        kept over budget and the newest request with it whole (it is under its floor),
+        not as an empty user message (before: the plan pinned it to nothing and the last
+        resort kept that)."""
+        counter = TokenCounter()
+        budget = counter.estimate_message(Message.system(SYSTEM)) - over
+        output = anyio.run(default_stack(budget, counter=counter).compact, conversation())
+        users = [m.text for m in output if m.role is Role.USER and not m.is_compaction]
+        assert users == [REQUEST]
+        assert any(m.tool_uses for m in output)
