@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from strategies import listings, long_texts, texts
 
 from neuron_context import Message, TokenCounter
-from neuron_context._messages.markers import said_size, stands_for
+from neuron_context._messages.markers import marker, said_size, stands_for
 from neuron_context._strategies.default.words import cut_words
 
 COUNTER = TokenCounter()
@@ -112,3 +112,14 @@ class TestEarlierMarkers:
         assert lines_stood_for(twice.text) >= lines_stood_for(once.text)
         said = sum(said_size(line)[1] for line in markers(twice.text))
         assert said >= sum(said_size(line)[1] for line in markers(once.text))
+
+    @given(goal=st.integers(12, 60))
+    def test_keeps_their_keys(self, goal: int) -> None:
+        """A marker that shows where the whole text is (``recall: <key>``) and is cut
+        whole leaves its key in the new marker: what it stood for can still be read."""
+        key = "0123456789abcdef"
+        line = marker(5_000, 1_200, lines=40, reference=f"recall: {key}").strip()
+        text = f"Head words here and more words.\n{line}\nTail words are here and some more."
+        cut = cut_words(Message.user(text), goal, COUNTER)
+        if cut.text and COUNTER.estimate_message(cut) <= goal:
+            assert f"recall: {key}" in cut.text

@@ -1,11 +1,11 @@
 """A summary the last resort cuts keeps every quote (and code block) it shows closed,
 whether the cut keeps its head alone, its tail alone or both: the rest never reads as
-the user's words or as code."""
+the user's words or as code; and it keeps no piece of an earlier cut's marker."""
 
 from __future__ import annotations
 
 import anyio
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from neuron_context import Compaction, Message, Role, TokenCounter, default_stack
@@ -14,6 +14,10 @@ OPEN, CLOSE = "<user_request>", "</user_request>"
 QUOTED = (
     "… with no line terminators … "
     "./eps1.9_zer0-day_b7604a922c8feef666a957933751a074.avi:         ASCII text, …"
+)
+MARKER = (
+    "[... 120 lines (2,400 characters, about 2,494 tokens) cut, naming 5: data_0.csv · "
+    "data_1.csv · parse_3 · HAT235 · YAX4DR ...]"
 )
 REST = (
     "## Decisions\n- Assistant: Try to locate the current directory ``` pwd ```\n"
@@ -83,3 +87,25 @@ class TestSummaryCut:
         output = anyio.run(default_stack(51, counter=TokenCounter()).compact, messages)
         (kept,) = [m for m in output if m.is_compaction]
         assert balanced(kept.text), kept.text
+
+    @given(room=st.integers(20, 300))
+    @example(room=80)  # kept '[... 120 lines (2,400 characters, about 2,494'
+    def test_no_piece_of_a_marker(self, room: int) -> None:
+        """A summary quoting a request an earlier compaction cut shows that cut's marker
+        whole or not at all, whatever the room (before: a piece of it, read as the
+        user's words)."""
+        rows = "\n".join(f"- order_{i}=#W{i}00 total={i}.5" for i in range(30))
+        text = (
+            f"## Goal and constraints\n{OPEN}\nRequirement 0: parse data_0.csv.\n{MARKER}\n"
+            f"parse_119 must handle data_119.csv.\n{CLOSE}\n\n## Facts\n{rows}"
+        )
+        messages = [
+            Message(role=Role.USER, content=(Compaction(content=text),)),
+            Message.assistant("Looked at the files."),
+            Message.user("Go on."),
+        ]
+        output = anyio.run(default_stack(room, counter=TokenCounter()).compact, messages)
+        for message in output:
+            for line in message.text.split("\n"):
+                assert not line or line == MARKER or not MARKER.startswith(line), line
+                assert not line or line == MARKER or not MARKER.endswith(line), line

@@ -8,7 +8,8 @@ in the order of what the next model call needs least:
    naming what was cut), then the oldest recent messages go, from one safe cut to the
    next;
 2. the summary is cut (its plan block kept whole; a quote or code block the cut
-   leaves open is closed before the marker), then dropped;
+   leaves open is closed before the marker; an earlier cut's marker in it kept whole
+   or cut whole), then dropped;
 3. the step in progress (the calls of the last assistant message and their results) is
    cut in the middle, its biggest message first: it is what the model acts on now
    (with ``in_progress="drop"``, what cannot be cut, tool inputs and images, then goes
@@ -51,7 +52,7 @@ from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
 from ..._summary.quotes import closer, open_fence
 from .plan import Part, Plan
 from .water import describe_cut
-from .words import cut_words, regrown, says, words_kept
+from .words import cut_words, has_markers, regrown, says, whole_markers, words_kept
 
 __all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 
@@ -123,8 +124,11 @@ def _cut_blocks(text: str, space: int, counter: BaseCounter) -> str:
     do not fit. ``""`` where no cut fits with its blocks closed (a cut that leaves a
     quote open would make the rest read as the user's words)."""
     goal = space
+    marked = has_markers(text)
     for _ in range(_BLOCK_TRIES):
         cut = truncate_text(text, goal, counter)
+        if marked:  # no piece of an earlier cut's marker (a quote cut before)
+            cut = whole_markers(cut, text, goal, counter, pieces_only=True)
         fixed = _closed(cut, text)
         over = counter.estimate_text(fixed) - space
         if over <= 0:

@@ -30,13 +30,14 @@ from ..._messages.content import ContentBlock, Text
 from ..._messages.markers import marker, said_size, stands_for, tight
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
+from ..._stores.offload import references_in
 from ..._summary.facts import condense
 from .water import describe_cut
 
 if TYPE_CHECKING:  # the plan pins requests with cut_words: no import of it at run time
     from .plan import Part
 
-__all__ = ["cut_words", "regrown", "says", "words_kept"]
+__all__ = ["cut_words", "has_markers", "regrown", "says", "whole_markers", "words_kept"]
 
 _SWITCH = 16
 """How far above the goal where markers take their full form a cut is compared with the
@@ -56,8 +57,10 @@ def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
     if message.role is not Role.USER or message.tool_results:
         return truncate_message(message, goal, counter, describe=describe_cut, condense=condense)
     cut = _words_cut(message, goal, counter)
+    if cut is message:
+        return cut
     below = _below_short(message, goal, counter)
-    if below is not None and cut is not message:
+    if below is not None:
         # Just above the goal where markers take their short form, a cut with the
         # short marker (at the goal below) may keep more words than one with the full.
         shorter = _words_cut(message, below, counter)
@@ -89,12 +92,13 @@ def words_kept(message: Message) -> int:
 def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
     """A user's ``message`` cut in the middle to ``goal`` tokens, its earlier markers
     each kept whole or cut whole and counted in the new one."""
-    if not any(_marked(block) for block in message.content):
-        return truncate_message(message, goal, counter)
+    cut = truncate_message(message, goal, counter)
+    if cut is message or not any(_marked(block) for block in message.content):
+        return cut
     space = goal
-    cut = message
-    for _ in range(_TRIES):
-        cut = truncate_message(message, space, counter)
+    for attempt in range(_TRIES):
+        if attempt:
+            cut = truncate_message(message, space, counter)
         content = tuple(
             _whole(after, before, space, counter) if _marked(before) else after
             for before, after in zip(message.content, cut.content, strict=True)
@@ -104,7 +108,7 @@ def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
         if over <= 0:
             return mended
         space -= over
-    return _unmarked(cut)
+    return _gone(message, cut, goal, counter)
 
 
 def regrown(
@@ -151,39 +155,71 @@ def says(message: Message) -> bool:
 
 def _marked(block: ContentBlock) -> bool:
     """Whether ``block`` is a text holding a line an earlier cut wrote."""
-    return isinstance(block, Text) and any(stands_for(line) for line in block.text.split("\n"))
+    return isinstance(block, Text) and has_markers(block.text)
 
 
-def _unmarked(cut: Message) -> Message:
-    """``cut`` with its texts' marker lines only (each the whole of a line a cut wrote):
-    where no cut fits that keeps its words apart from the markers, no piece of one is
-    kept."""
+def _gone(message: Message, cut: Message, goal: int, counter: BaseCounter) -> Message:
+    """``cut`` (``message`` cut as it comes) with each text that holds an earlier marker
+    replaced by one marker standing for all of it, where no cut that keeps its markers
+    whole fits ``goal``; texts left empty where not even that fits."""
     content = tuple(
-        Text(text="\n".join(line for line in b.text.split("\n") if stands_for(line)))
-        if isinstance(b, Text)
-        else b
-        for b in cut.content
+        Text(text=_marker_for(before.text, 0, len(before.text), goal, counter))
+        if isinstance(before, Text) and _marked(before)
+        else after
+        for before, after in zip(message.content, cut.content, strict=True)
     )
-    return attrs.evolve(cut, content=content)
+    gone = attrs.evolve(cut, content=content)
+    if counter.estimate_message(gone) <= goal:
+        return gone
+    return attrs.evolve(
+        cut, content=tuple(Text(text="") if isinstance(b, Text) else b for b in gone.content)
+    )
 
 
 def _whole(after: ContentBlock, before: ContentBlock, space: int, counter: BaseCounter) -> Text:
-    """``after`` (``before``'s text cut: its head, a marker line, its tail) with the head
-    and the tail moved out of any marker line of an earlier cut they end or start in,
-    and its marker counting what the earlier markers it replaces stood for."""
+    """``after`` (``before``'s text cut) as :func:`whole_markers` mends it."""
     assert isinstance(before, Text)
     assert isinstance(after, Text)
-    text, cut = before.text, after.text
+    mended = whole_markers(after.text, before.text, space, counter)
+    return after if mended == after.text else Text(text=mended)
+
+
+def whole_markers(
+    cut: str, text: str, space: int, counter: BaseCounter, *, pieces_only: bool = False
+) -> str:
+    """``cut`` (``text`` cut to ``space`` tokens: its head, a marker line, its tail) with
+    the head and the tail moved out of any marker line of an earlier cut they end or
+    start in (and off one they end or start with: two markers never stand in a row),
+    its marker counting what the earlier markers it replaces stood for and showing the
+    keys they showed (``recall: <key>``); ``cut`` as it is where it holds no earlier
+    marker. It may cost a few tokens more than ``cut`` (a
+    count of more lines): the caller cuts again shorter where it must. With
+    ``pieces_only``, ``cut`` as it is unless its head or its tail holds a piece of an
+    earlier marker."""
     found = _split(cut, text)
     if found is None:
-        return after
+        return cut
     head, tail = found
+    inside = _in_line(text, len(head), head=True) or _in_line(
+        text, len(text) - len(tail), head=False
+    )
+    if pieces_only and not inside:
+        return cut
     start = _head_end(text, len(head))
     end = _tail_start(text, len(text) - len(tail))
+    if (start, end) == (len(head), len(text) - len(tail)) and not has_markers(text[start:end]):
+        return cut  # no earlier marker in or around the cut
+    line = _marker_for(text, start, end, space, counter)
+    return text[:start].rstrip("\n").rstrip(" ") + line + text[end:]
+
+
+def _marker_for(text: str, start: int, end: int, space: int, counter: BaseCounter) -> str:
+    """The marker line that stands for ``text[start:end]`` (whole lines, earlier markers
+    among them) in a cut to ``space`` tokens: its lines, characters and tokens, the
+    earlier markers' counted as what they said they stood for, and the keys they showed
+    (``recall: <key>``: what they cut is read back there)."""
     pieces = text[start:end].split("\n")
     earlier = [piece for piece in pieces if stands_for(piece)]
-    if not earlier and (start, end) == (len(head), len(text) - len(tail)):
-        return after  # no earlier marker in or around the cut
     chars = end - start
     tokens = counter.estimate_text(text) - counter.estimate_text(text[:start] + text[end:])
     for piece in earlier:  # what each stood for, beyond its own length and cost
@@ -192,8 +228,27 @@ def _whole(after: ContentBlock, before: ContentBlock, space: int, counter: BaseC
         tokens += max(0, said_tokens - counter.estimate_text(piece))
     lines = [piece for piece in pieces if piece.strip()] or [""]
     count = sum(stands_for(piece) or 1 for piece in lines)
-    line = marker(chars, tokens, lines=count, short=tight(space, counter))
-    return Text(text=text[:start].rstrip("\n").rstrip(" ") + line + text[end:])
+    keys = [key for piece in earlier for key in references_in(piece)]
+    reference = "; ".join(f"recall: {key}" for key in dict.fromkeys(keys))
+    return marker(chars, tokens, lines=count, reference=reference, short=tight(space, counter))
+
+
+def _in_line(text: str, at: int, *, head: bool) -> bool:
+    """Whether a cut at ``at`` (the end of a head, or the start of a tail) falls inside a
+    marker line of ``text``: the head would keep its first characters, the tail its
+    last."""
+    if not 0 < at < len(text):
+        return False
+    start = text.rfind("\n", 0, at) + 1  # the line the cut falls in
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    inside = start < at < end if head else start < at <= end - 1
+    return inside and bool(stands_for(text[start:end]))
+
+
+def has_markers(text: str) -> bool:
+    """Whether ``text`` holds a line a cut wrote."""
+    return any(stands_for(line) for line in text.split("\n"))
 
 
 def _head_end(text: str, start: int) -> int:
