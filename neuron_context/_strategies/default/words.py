@@ -8,8 +8,12 @@ A user's words are cut in the middle, head and tail kept, and the words come fir
 marker says how much was cut, and names none of it (the names of a cut part take the
 room of the words that say what the request asks; a long request cut to a few dozen
 tokens kept a marker's list of file names and a piece of its last line where the plain
-cut keeps its first requirement whole). So the words a cut keeps never shrink as its
-goal grows (the same cut, given more room, keeps more).
+cut keeps its first requirement whole). So the words a cut keeps do not shrink as its
+goal grows (a Hypothesis property; just above the goal where markers take their full
+form, the cut with the short marker is taken where it keeps more). One exception is
+known: a re-cut text of a few short rows of costly characters, where the middle cut
+itself keeps its head at one goal and its tail alone or nothing at the next (the rule
+that never shows a piece of a row).
 
 A text an earlier cut left (a request pinned cut by a previous compaction) holds that
 cut's marker lines: a cut keeps each of them whole or cuts it whole, never a piece of one
