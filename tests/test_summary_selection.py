@@ -297,6 +297,41 @@ class TestByContent:
         # With room for both, the words still come.
         assert CHIT_CHAT in by_content(session, 400)
 
+    def test_a_small_summary_leaves_out_words_that_hold_nothing(self) -> None:
+        """In a summary under 120 tokens, a request that holds nothing an agent reuses
+        is left out even where it would fit: the room goes back to the messages beside
+        the summary. A bigger summary still quotes it after the facts, and one chosen
+        without a weigh quotes it in its turn."""
+        session = [
+            Message.user(CHIT_CHAT),
+            call("r1", "get_reservation_details", reservation_id="NO6JO3"),
+            Message.tool_result("r1", json.dumps({"payment_id": "credit_card_4421486"})),
+            Message.user("Thanks."),
+        ]
+        counter = TokenCounter()
+        small = by_content(session, 110)
+        assert "payment_id=credit_card_4421486" in small
+        assert CHIT_CHAT not in small
+        assert counter.estimate_text(small) < 80  # the room was there
+        assert CHIT_CHAT in by_content(session, 120)
+        assert CHIT_CHAT in by_content(session, 110, weigh=None)
+
+    def test_a_small_summary_takes_a_result_s_facts_first(self) -> None:
+        """Where one item fits, it is the newest result's facts, not an earlier
+        request quoted (every section starts even, so the order on ties chooses); the
+        newest request is kept beside the summary, as ``default_stack`` keeps it."""
+        session = [
+            Message.user("My user ID is mia_li_3668, and my reservation is NO6JO3."),
+            call("r1", "get_reservation_details", reservation_id="NO6JO3"),
+            Message.tool_result(
+                "r1", json.dumps({"payment_id": "credit_card_4421486", "date": "2024-05-20"})
+            ),
+            Message.user("Thanks."),
+        ]
+        text = by_content(session, 40, newest_kept=True)
+        assert "payment_id=credit_card_4421486" in text
+        assert "mia_li_3668" not in text
+
     def test_the_newest_request_summarized_is_not_pinned_when_the_newest_is_kept(
         self,
     ) -> None:
