@@ -210,6 +210,37 @@ class TestFilling:
                 assert "HAT169" in text, budget
         assert shown
 
+    def test_a_condensed_table_read_again_keeps_its_header_with_a_row(self) -> None:
+        """A result an earlier compaction condensed to the index of its values (a table
+        as ``key: column|column`` over its rows) is read again as that table: its header
+        is noted with its first row, never alone (column names say nothing without a
+        row), and the rows follow under it."""
+        header = "items: flight_number|departure|arrival|basic_economy|economy|business"
+        index = "\n".join(
+            [
+                "[condensed: 944 characters (about 326 tokens) shown as an index of their values]",
+                "origin=ORD, destination=PHL, status=available",
+                header,
+                "HAT139|17:00:00|19:00:00|65|114|395",
+                "HAT271|19:00:00|21:00:00|83|174|338",
+                "HAT289|05:00:00|07:00:00|83|161|253",
+            ]
+        )
+        session = [
+            Message.user("Find me a flight from ORD to PHL on 2024-05-26."),
+            call("s1", "search_direct_flight", origin="ORD", destination="PHL", date="2024-05-26"),
+            Message.tool_result("s1", index),
+            Message.user("Thanks."),
+        ]
+        held = 0
+        for budget in range(30, 200, 5):
+            text = by_content(session, budget, newest_kept=True)
+            if header in text:
+                held += 1
+                assert f"{header}\n  HAT139|17:00:00|19:00:00|65|114|395" in text
+        assert held
+        assert "HAT289|05:00:00|07:00:00|83|161|253" in by_content(session, 200, newest_kept=True)
+
     def test_an_item_too_big_for_the_room_left_is_passed_over(self) -> None:
         """When a section's next item does not fit in the room left, a smaller one after
         it still may: the space is filled, not left empty."""
