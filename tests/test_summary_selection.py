@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import well_formed_conversations
+from strategies import record_lists, well_formed_conversations
 
 from neuron_context import (
     CompletionRequest,
@@ -240,6 +240,29 @@ class TestFilling:
                 assert f"{header}\n  HAT139|17:00:00|19:00:00|65|114|395" in text
         assert held
         assert "HAT289|05:00:00|07:00:00|83|161|253" in by_content(session, 200, newest_kept=True)
+
+    @given(lists=record_lists(), budget=st.integers(20, 200))
+    def test_a_condensed_table_s_header_never_stands_alone(
+        self, lists: list[list[dict[str, object]]], budget: int
+    ) -> None:
+        """Whatever a condensed table holds and whatever the space, a summary that
+        shows its header shows a row of it on the next line."""
+        records = [record for inner in lists for record in inner]
+        columns = list(records[0])
+        header = "items: " + "|".join(f"{column}_of_flight" for column in columns)  # names
+        rows = ["|".join(str(record[column]) for column in columns) for record in records]
+        index = "\n".join(["[condensed: about 300 tokens as an index]", header, *rows])
+        session = [
+            Message.user("Search, please."),
+            call("s1", "search", origin="JFK"),
+            Message.tool_result("s1", index),
+            Message.user("Thanks."),
+        ]
+        lines = by_content(session, budget, newest_kept=True).split("\n")
+        for at, line in enumerate(lines):
+            if line.endswith(header):
+                assert at + 1 < len(lines)
+                assert lines[at + 1].removeprefix("  ") in rows
 
     def test_an_item_too_big_for_the_room_left_is_passed_over(self) -> None:
         """When a section's next item does not fit in the room left, a smaller one after
