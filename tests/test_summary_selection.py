@@ -181,6 +181,23 @@ class TestFilling:
         assert "- get_user_details user_id=mohamed_silva_9265: email=" in text
         assert "- user_id=mohamed_silva_9265: get_user_details" not in text
 
+    def test_a_call_without_arguments_is_not_indexed_beside_its_facts(self) -> None:
+        """A call without arguments is indexed by its tool's name alone; beside its
+        result's facts line, which starts with that name, the index line says nothing
+        more and is left out, whatever the room."""
+        session = [
+            Message.user("Which airports do you serve?"),
+            call("a1", "list_all_airports"),
+            Message.tool_result(
+                "a1", json.dumps({"SFO": "San Francisco", "JFK": "New York", "LAX": "Los Angeles"})
+            ),
+            Message.user("Thanks."),
+        ]
+        for budget in (100, 400):
+            text = summarize(session, budget)
+            assert "- list_all_airports: SFO=San Francisco" in text
+            assert "- list_all_airports\n" not in text
+
     def test_values_every_row_holds_stand_with_the_table(self) -> None:
         """A value every row of a table holds (``status=available``), written once
         before the table, is not a chunk of its own: it comes with the table's header

@@ -374,10 +374,13 @@ def _cut(text: str, space: int, counter: BaseCounter, weigh: Weigh | None) -> st
 
 
 def _repeats(line: str, labels: Sequence[str]) -> bool:
-    """Whether the index ``line`` (``artifact: tool``, one tool) says no more than one
-    of the facts lines ``labels`` (``tool artifact: facts``) starts with."""
+    """Whether the index ``line`` (``artifact: tool``, one tool; or a tool's name alone,
+    a call without arguments) says no more than one of the facts lines ``labels``
+    (``tool artifact: facts``, ``tool: facts``) starts with."""
     artifact, separator, tool = line.rpartition(": ")
-    if not separator or not _is_tool(tool):
+    if not separator:
+        return _is_tool(line) and any(label.startswith(f"{line}: ") for label in labels)
+    if not _is_tool(tool):
         return False
     head = f"{tool} {artifact}: "
     return any(label.startswith(head) for label in labels)
