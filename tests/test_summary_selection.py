@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import well_formed_conversations
+from strategies import record_lists, well_formed_conversations
 
 from neuron_context import (
     CompletionRequest,
@@ -181,6 +181,23 @@ class TestFilling:
         assert "- get_user_details user_id=mohamed_silva_9265: email=" in text
         assert "- user_id=mohamed_silva_9265: get_user_details" not in text
 
+    def test_a_call_without_arguments_is_not_indexed_beside_its_facts(self) -> None:
+        """A call without arguments is indexed by its tool's name alone; beside its
+        result's facts line, which starts with that name, the index line says nothing
+        more and is left out, whatever the room."""
+        session = [
+            Message.user("Which airports do you serve?"),
+            call("a1", "list_all_airports"),
+            Message.tool_result(
+                "a1", json.dumps({"SFO": "San Francisco", "JFK": "New York", "LAX": "Los Angeles"})
+            ),
+            Message.user("Thanks."),
+        ]
+        for budget in (100, 400):
+            text = summarize(session, budget)
+            assert "- list_all_airports: SFO=San Francisco" in text
+            assert "- list_all_airports\n" not in text
+
     def test_values_every_row_holds_stand_with_the_table(self) -> None:
         """A value every row of a table holds (``status=available``), written once
         before the table, is not a chunk of its own: it comes with the table's header
@@ -209,6 +226,60 @@ class TestFilling:
                 shown += 1
                 assert "HAT169" in text, budget
         assert shown
+
+    def test_a_condensed_table_read_again_keeps_its_header_with_a_row(self) -> None:
+        """A result an earlier compaction condensed to the index of its values (a table
+        as ``key: column|column`` over its rows) is read again as that table: its header
+        is noted with its first row, never alone (column names say nothing without a
+        row), and the rows follow under it."""
+        header = "items: flight_number|departure|arrival|basic_economy|economy|business"
+        index = "\n".join(
+            [
+                "[condensed: 944 characters (about 326 tokens) shown as an index of their values]",
+                "origin=ORD, destination=PHL, status=available",
+                header,
+                "HAT139|17:00:00|19:00:00|65|114|395",
+                "HAT271|19:00:00|21:00:00|83|174|338",
+                "HAT289|05:00:00|07:00:00|83|161|253",
+            ]
+        )
+        session = [
+            Message.user("Find me a flight from ORD to PHL on 2024-05-26."),
+            call("s1", "search_direct_flight", origin="ORD", destination="PHL", date="2024-05-26"),
+            Message.tool_result("s1", index),
+            Message.user("Thanks."),
+        ]
+        held = 0
+        for budget in range(30, 200, 5):
+            text = by_content(session, budget, newest_kept=True)
+            if header in text:
+                held += 1
+                assert f"{header}\n  HAT139|17:00:00|19:00:00|65|114|395" in text
+        assert held
+        assert "HAT289|05:00:00|07:00:00|83|161|253" in by_content(session, 200, newest_kept=True)
+
+    @given(lists=record_lists(), budget=st.integers(20, 200))
+    def test_a_condensed_table_s_header_never_stands_alone(
+        self, lists: list[list[dict[str, object]]], budget: int
+    ) -> None:
+        """Whatever a condensed table holds and whatever the space, a summary that
+        shows its header shows a row of it on the next line."""
+        records = [record for inner in lists for record in inner]
+        columns = list(records[0])
+        header = "items: " + "|".join(f"{column}_of_flight" for column in columns)  # names
+        rows = ["|".join(str(record[column]) for column in columns) for record in records]
+        index = "\n".join(["[condensed: about 300 tokens as an index]", header, *rows])
+        session = [
+            Message.user("Search, please."),
+            call("s1", "search", origin="JFK"),
+            Message.tool_result("s1", index),
+            Message.user("Thanks."),
+        ]
+        lines = by_content(session, budget, newest_kept=True).split("\n")
+        for at, line in enumerate(lines):
+            if line.endswith(header):
+                assert at + 1 < len(lines)
+                assert lines[at + 1].removeprefix("  ") in rows
 
     def test_an_item_too_big_for_the_room_left_is_passed_over(self) -> None:
         """When a section's next item does not fit in the room left, a smaller one after
@@ -296,6 +367,41 @@ class TestByContent:
         assert CHIT_CHAT not in text
         # With room for both, the words still come.
         assert CHIT_CHAT in by_content(session, 400)
+
+    def test_a_small_summary_leaves_out_words_that_hold_nothing(self) -> None:
+        """In a summary under 120 tokens, a request that holds nothing an agent reuses
+        is left out even where it would fit: the room goes back to the messages beside
+        the summary. A bigger summary still quotes it after the facts, and one chosen
+        without a weigh quotes it in its turn."""
+        session = [
+            Message.user(CHIT_CHAT),
+            call("r1", "get_reservation_details", reservation_id="NO6JO3"),
+            Message.tool_result("r1", json.dumps({"payment_id": "credit_card_4421486"})),
+            Message.user("Thanks."),
+        ]
+        counter = TokenCounter()
+        small = by_content(session, 110)
+        assert "payment_id=credit_card_4421486" in small
+        assert CHIT_CHAT not in small
+        assert counter.estimate_text(small) < 80  # the room was there
+        assert CHIT_CHAT in by_content(session, 120)
+        assert CHIT_CHAT in by_content(session, 110, weigh=None)
+
+    def test_a_small_summary_takes_a_result_s_facts_first(self) -> None:
+        """Where one item fits, it is the newest result's facts, not an earlier
+        request quoted (every section starts even, so the order on ties chooses); the
+        newest request is kept beside the summary, as ``default_stack`` keeps it."""
+        session = [
+            Message.user("My user ID is mia_li_3668, and my reservation is NO6JO3."),
+            call("r1", "get_reservation_details", reservation_id="NO6JO3"),
+            Message.tool_result(
+                "r1", json.dumps({"payment_id": "credit_card_4421486", "date": "2024-05-20"})
+            ),
+            Message.user("Thanks."),
+        ]
+        text = by_content(session, 40, newest_kept=True)
+        assert "payment_id=credit_card_4421486" in text
+        assert "mia_li_3668" not in text
 
     def test_the_newest_request_summarized_is_not_pinned_when_the_newest_is_kept(
         self,

@@ -326,7 +326,8 @@ class ExtractiveSummarizer(Provider):
             kept = noted(group.facts, group.label, noted_before, shown)
             noted_before.update(fact.text for fact in kept if repeatable(fact))
             for number, chunk in enumerate(chunks(kept)):
-                text = render_facts(chunk)
+                # A table's header and its first row read from lines are two segments.
+                text = render_facts(chunk).replace("\n", SEGMENT_BREAK)
                 order = (position + 1) * 100_000 + number
                 rank = _TIER + position + number * STRIDE
                 if number == 0:

@@ -47,7 +47,8 @@ import attrs
 
 from .._messages.markers import stands_for
 from .facts_json import VALUE, Braced, Table, leaves
-from .facts_text import calls, definition, is_code_name, is_salient, key_value
+from .facts_text import calls, cells, definition, is_code_name, is_salient, key_value
+from .facts_text import table_columns as header_of
 from .scan import is_data
 
 __all__ = ["CHUNK", "SEGMENT", "STRIDE", "Fact", "chunks", "condense", "facts", "render", "segment"]
@@ -68,6 +69,10 @@ _CONDENSED = 100_000
 """The most facts of a condensed JSON text (one with more is not condensed)."""
 _WORD_MAX = 100
 """The longest run of word characters considered (longer ones are data, not names)."""
+
+_TABLE_LINE = 2 * SEGMENT
+"""The longest line of a text read as a table's header or row (a longer one is read
+for its names, as any line is)."""
 
 _RUN = re.compile(r"[\w$.@#+-]+")
 _GUTTER = re.compile(r"\s*(\d{1,7})(?:→|\t|:(?=\S)| {1,2}(?=\S)|\| ?)")
@@ -269,7 +274,9 @@ class _Collector:
         something, then its other lines that hold a salient token (not the lines a cut
         wrote, see :func:`~neuron_context._messages.markers.stands_for`), each a segment of
         the line as it stands (see :func:`segment`), so a name keeps what it is beside
-        it (``47→def make_pattern_type(ast_t* pattern)``, ``| HAT170 | 08:00 |``)."""
+        it (``47→def make_pattern_type(ast_t* pattern)``, ``| HAT170 | 08:00 |``); a
+        table as the facts index writes one (a condensed result read again) is noted
+        whole, its header with its rows."""
         definitions: list[tuple[str, str]] = []
         pairs: list[str] = []
         self._json_pairs(text)
@@ -295,11 +302,28 @@ class _Collector:
                 self.seen.add(name)
         for pair in pairs:
             self.add(pair, key=pair.partition("=")[2])
-        for raw in _lines(text):
+        columns = 0  # the columns of the table whose rows are being read (0: none is)
+        for raw, after in itertools.pairwise(itertools.chain(_lines(text), ("",))):
             if self.full:
                 return
-            if not stands_for(raw):
-                self._line_tokens(raw)
+            if stands_for(raw):
+                columns = 0
+                continue
+            found = header_of(raw, after) if len(raw) <= _TABLE_LINE else 0
+            if found or (columns and cells(raw) == columns and len(raw) <= _TABLE_LINE):
+                columns = found or columns
+                self._add_table_line(raw, header=bool(found))
+                continue
+            columns = 0
+            self._line_tokens(raw)
+
+    def _add_table_line(self, line: str, *, header: bool) -> None:
+        """Note a line of a table as the facts index writes one (a condensed result read
+        again): its header, or a row under it, whole; the header waits for its first
+        row noted (see :attr:`Fact.header`), so it is never a chunk alone."""
+        shown = _DATA_RUN.sub(_undata, line.strip())
+        self.found.append(Fact(shown, line=True, header=header, row=not header))
+        self._see_names(shown)
 
     def _add_segment(self, shown: str) -> None:
         """Note a segment of a line, and the salient names it holds as seen."""
@@ -308,6 +332,10 @@ class _Collector:
             return
         self.seen.add(shown)
         self.found.append(Fact(shown, line=True))
+        self._see_names(shown)
+
+    def _see_names(self, shown: str) -> None:
+        """Mark the names a noted segment holds as seen (not noted again alone)."""
         for match in _RUN.finditer(shown):
             word = match.group().strip(_TRIM + "-+#@$")
             if 4 <= len(word) <= _WORD_MAX:

@@ -15,7 +15,15 @@ import re
 from .facts_json import NAME, VALUE
 from .scan import is_data, is_file_name
 
-__all__ = ["calls", "definition", "is_code_name", "is_salient", "key_value"]
+__all__ = [
+    "calls",
+    "cells",
+    "definition",
+    "is_code_name",
+    "is_salient",
+    "key_value",
+    "table_columns",
+]
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){2,3}")
@@ -143,3 +151,38 @@ def is_code_name(word: str) -> bool:
     if _CAMEL.search(core) is not None:
         return True
     return core.isupper() and len(core) >= 5 and core.isalpha()
+
+
+def cells(segment: str) -> int:
+    """How many cells ``segment`` holds read as a table's row (a cell holds no ``|``:
+    a table's writer puts ``/`` for one, see :mod:`.facts_json`)."""
+    return segment.count("|") + 1
+
+
+def table_columns(segment: str, after: str) -> int:
+    """How many columns ``segment`` names when it is a table's header as the facts
+    index writes one (``flights: origin|destination|date``, in a summary's facts line or
+    a condensed result), else 0: it reads as a header (its key and columns each a
+    field's name: see :func:`_named`) and is followed by its first row (a header is
+    written with its first row, never alone: ``after``, a cell under each column, not
+    itself a header's shape: two compiler lines ``a.py: str|None``, ``b.py: int|float``
+    are lines)."""
+    columns = _named(segment)
+    return columns if columns and cells(after) == columns and not _named(after) else 0
+
+
+def _named(segment: str) -> int:
+    """How many columns ``segment`` names read as ``key: column|column``, its key and
+    columns each a field's name (no space, ``:`` or ``|`` in one: a compiler's
+    ``src/a.py:12: error: has type: str|None`` is no header), else 0."""
+    key, separator, names = segment.partition(": ")
+    if not separator or _FIELD.fullmatch(key) is None:
+        return 0
+    columns = names.split("|")
+    if len(columns) < 2 or not all(_FIELD.fullmatch(name) for name in columns):
+        return 0
+    return len(columns)
+
+
+_FIELD = re.compile(r"[^\s:|]+")
+"""A table's key or column as a header writes it: a JSON object's key, one word."""

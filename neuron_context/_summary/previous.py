@@ -3,10 +3,10 @@ quoted user requests and its plans, verbatim (the format is :mod:`.format`'s).""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Set
 
 from .agent_plan import PLAN_CLOSE, PLAN_OPEN
+from .facts_text import cells, table_columns
 from .format import FACTS, GOAL, HEADINGS, PLAN, REQUEST_CLOSE, REQUEST_OPEN, unquoted
 from .scan import clip
 from .shown import repeats
@@ -85,20 +85,21 @@ def carried_segments(segments: list[str], shown: Set[str]) -> list[tuple[str, bo
     and whether it is a further row of a table (to be taken only after the item before
     it: a row stands under its header): not one the rest of the request shows (see
     :func:`~.shown.repeats`), but a table's header (``flights: origin|...``, see
-    :func:`_columns`) with the first of its rows carried, as one item, whatever the
-    request shows of it (a row says what its cells are only under its header), and not
-    at all when none of its rows is. A row is a segment with a cell under each of the
-    header's columns; the first segment that is not one ends the table."""
+    :func:`~.facts_text.table_columns`) with the first of its rows carried, as one
+    item, whatever the request shows of it (a row says what its cells are only under
+    its header), and not at all when none of its rows is. A row is a segment with a
+    cell under each of the header's columns; the first segment that is not one ends
+    the table."""
     kept: list[tuple[str, bool]] = []
     header = ""  # a table's header, waiting for its first row carried
     columns = 0  # the columns of the table being read (0: none is)
     table = False  # a row of the table being read was carried
     for at, text in enumerate(segments):
-        found = _columns(text, segments[at + 1] if at + 1 < len(segments) else "")
+        found = table_columns(text, segments[at + 1] if at + 1 < len(segments) else "")
         if found:
             header, columns, table = text, found, False
             continue
-        if columns and _cells(text) != columns:
+        if columns and cells(text) != columns:
             header, columns, table = "", 0, False  # not a row: the table has ended
         if repeats(text, shown):
             continue
@@ -108,36 +109,3 @@ def carried_segments(segments: list[str], shown: Set[str]) -> list[tuple[str, bo
         else:
             kept.append((text, table))
     return kept
-
-
-def _cells(segment: str) -> int:
-    """How many cells ``segment`` holds read as a table's row (a cell holds no ``|``:
-    a table's writer puts ``/`` for one, see :mod:`.facts_json`)."""
-    return segment.count("|") + 1
-
-
-def _columns(segment: str, after: str) -> int:
-    """How many columns ``segment`` names when it is a table's header as a summary
-    writes one (:attr:`.facts.Fact.header`), else 0: it reads as a header (see
-    :func:`_named`) and is followed by its first row (a header is written with its
-    first row, never alone: ``after``, a cell under each column, not itself a header's
-    shape: two compiler lines ``a.py: str|None``, ``b.py: int|float`` are lines)."""
-    columns = _named(segment)
-    return columns if columns and _cells(after) == columns and not _named(after) else 0
-
-
-def _named(segment: str) -> int:
-    """How many columns ``segment`` names read as ``key: column|column``, its key and
-    columns each a field's name (no space, ``:`` or ``|`` in one: a compiler's
-    ``src/a.py:12: error: has type: str|None`` is no header), else 0."""
-    key, separator, names = segment.partition(": ")
-    if not separator or _NAME.fullmatch(key) is None:
-        return 0
-    columns = names.split("|")
-    if len(columns) < 2 or not all(_NAME.fullmatch(name) for name in columns):
-        return 0
-    return len(columns)
-
-
-_NAME = re.compile(r"[^\s:|]+")
-"""A table's key or column as a header writes it: a JSON object's key, one word."""
