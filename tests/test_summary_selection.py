@@ -368,24 +368,20 @@ class TestByContent:
         # With room for both, the words still come.
         assert CHIT_CHAT in by_content(session, 400)
 
-    def test_a_small_summary_leaves_out_words_that_hold_nothing(self) -> None:
-        """In a summary under 120 tokens, a request that holds nothing an agent reuses
-        is left out even where it would fit: the room goes back to the messages beside
-        the summary. A bigger summary still quotes it after the facts, and one chosen
-        without a weigh quotes it in its turn."""
+    def test_a_small_summary_still_quotes_words_that_hold_nothing(self) -> None:
+        """A request that holds no id or number (a user's constraint) still comes in a
+        small summary after the facts, where room is left: such words bind every later
+        step though an agent copies nothing from them."""
+        constraint = "Please don't use my credit card for this."
         session = [
-            Message.user(CHIT_CHAT),
+            Message.user(constraint),
             call("r1", "get_reservation_details", reservation_id="NO6JO3"),
             Message.tool_result("r1", json.dumps({"payment_id": "credit_card_4421486"})),
             Message.user("Thanks."),
         ]
-        counter = TokenCounter()
         small = by_content(session, 110)
         assert "payment_id=credit_card_4421486" in small
-        assert CHIT_CHAT not in small
-        assert counter.estimate_text(small) < 80  # the room was there
-        assert CHIT_CHAT in by_content(session, 120)
-        assert CHIT_CHAT in by_content(session, 110, weigh=None)
+        assert constraint in small
 
     def test_a_small_summary_takes_a_result_s_facts_first(self) -> None:
         """Where one item fits, it is the newest result's facts, not an earlier

@@ -14,9 +14,9 @@ Read`` beside ``Read a.py: ...``) gives its space back, and the turns go on.
 Given a :data:`~neuron_context._messages.segments.Weigh` (what an agent reuses of a
 text: ids, dates, names with their labels, paths, code names), the choice goes by
 content too: the requests, decisions and next steps that hold nothing it weighs (``That
-sounds good, thanks!``) take their turns only after every item that holds something (in
-a small summary, not at all: its room goes back to the messages beside it), and a quoted
-request too long for its space keeps its lines, sentences or clauses worth most
+sounds good, thanks!``) take their turns only after every item that holds something (a user's
+constraint, ``Don't use my credit card``, holds no id yet binds every later step), and a
+quoted request too long for its space keeps its lines, sentences or clauses worth most
 (``My user ID is aarav_garcia_1177.``, see :mod:`.quotes`) rather than its head and tail.
 """
 
@@ -52,8 +52,8 @@ _PRIORITY = (PLAN, FACTS, ARTIFACTS, GOAL, ERRORS, NEXT, DECISIONS)
 spent nothing, so in a small summary (one or two items) this order is the whole choice:
 a result's facts, then the index, come before the quoted requests (replayed at 10% of the
 budget on tau-bench airline runs outside the shared set, where most summaries hold 20-120
-tokens: 62.7% of the next step's evidence kept against 62.1% with the goal first; 63.2%
-against 62.4% with :data:`_SMALL` beside each; the shared set unchanged)."""
+tokens: 62.7% of the next step's evidence kept against 62.1% with the goal first; the
+shared set unchanged)."""
 _WEIGHTS = {
     PLAN: 100.0,
     GOAL: 4.0,
@@ -75,16 +75,7 @@ _VERBATIM_SHARE = 0.4
 _WORDS = (GOAL, DECISIONS, NEXT)
 """The sections whose items are words that may hold nothing an agent reuses (a request
 of thanks, an assistant's "let me check"): given a weigh, such an item waits until every
-item that holds something has had its turn (and in a summary under :data:`_SMALL`
-tokens is left out)."""
-_SMALL = 120
-"""Tokens under which a summary chosen by content holds only what an agent reuses: the
-words of :data:`_WORDS` that hold nothing it weighs (``Yes, please go ahead.``, ``Let
-me check that for you.``) are left out, not put after the rest, and the room they would
-take goes back to the recent messages beside the summary (``default_stack`` levels
-them again in the room a summary leaves). Replayed at 10% of the budget, where most
-summaries are under it, quoted requests held about half the next step's items per token
-that a result's facts or the index held."""
+item that holds something has had its turn, then fills what room is left."""
 _IDLE_CHARS = 1_000
 """The longest words weighed for whether they hold nothing an agent reuses: a longer
 request (a pasted log, an issue) is not chit-chat, and takes its turns with the facts
@@ -171,9 +162,8 @@ def fit(
     # so a few long requests cannot crowd out the index, and space one section
     # leaves goes to the others.
     # Given a weigh, the items that hold something an agent reuses take their turns
-    # first; the words that hold nothing then fill what room is left (none in a small
-    # summary: its room goes back to the messages beside it).
-    for phase in _phases(by_section, weigh, small=budget < _SMALL):
+    # first; the words that hold nothing then fill what room is left.
+    for phase in _phases(by_section, weigh):
         turn = _Turns(_heads(phase), place)
         for _ in range(_REFILLS):
             taken = dict.fromkeys(phase, 0)  # each pass looks again at what was passed over
@@ -210,14 +200,11 @@ def _within(chosen: list[Item], costs: list[int], budget: int, counter: BaseCoun
     return ""
 
 
-def _phases(
-    by_section: dict[int, list[Item]], weigh: Weigh | None, *, small: bool
-) -> list[dict[int, list[Item]]]:
+def _phases(by_section: dict[int, list[Item]], weigh: Weigh | None) -> list[dict[int, list[Item]]]:
     """The queues of ``by_section`` in the order their turns are taken: all of them, or,
     given ``weigh``, first every item but the words of :data:`_WORDS` that hold nothing
-    it weighs (up to :data:`_IDLE_CHARS` characters), then those, unless the summary is
-    ``small`` (under :data:`_SMALL` tokens: those are left out); each queue keeps its
-    order."""
+    it weighs (up to :data:`_IDLE_CHARS` characters), then those (each queue keeps its
+    order)."""
     if weigh is None:
         return [by_section]
     first: dict[int, list[Item]] = {}
@@ -226,7 +213,7 @@ def _phases(
         for item in queue:
             idle = section in _WORDS and len(item.text) <= _IDLE_CHARS and not weigh(item.text)
             (later if idle else first).setdefault(section, []).append(item)
-    return [first] if small else [first, later]
+    return [first, later]
 
 
 @attrs.define
