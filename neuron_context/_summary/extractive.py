@@ -57,7 +57,7 @@ from .format import (
     REQUEST_CLOSE,
     REQUEST_OPEN,
 )
-from .previous import SEGMENT_BREAK, carried_sections, carried_segments
+from .previous import SEGMENT_BREAK, carried_head, carried_sections, carried_segments
 from .scan import clip, is_notice
 from .sections import Item, fit
 from .shown import noted, repeatable
@@ -334,7 +334,7 @@ class ExtractiveSummarizer(Provider):
                     add(FACTS, rank, f"{group.label}: {text}", order=order)
                 else:
                     separator = SEGMENT_BREAK if chunk[0].line else "; " if chunk[0].group else ", "
-                    add(FACTS, rank, text, order=order, continues=separator)
+                    add(FACTS, rank, text, order=order, continues=separator, chained=chunk[0].row)
 
     @staticmethod
     def _carried_facts(
@@ -345,10 +345,11 @@ class ExtractiveSummarizer(Provider):
         it are chunks of one result, taken in turn with the newer results' chunks (see
         ``facts.STRIDE``), each verbatim; a segment that the rest of the request shows
         is left out, but a table's header goes with its first row carried (see
-        :func:`.previous.carried_segments`)."""
+        :func:`.previous.carried_segments`; a header that ends the head takes its
+        first row into the head, see :func:`.previous.carried_head`)."""
         for position, line in enumerate(lines, start=newer):
             order = (position + 1) * 100_000
-            head, *segments = line.split(SEGMENT_BREAK)
+            head, segments = carried_head(line)
             add(FACTS, _TIER + position, head, order=order)
             for number, (text, row) in enumerate(carried_segments(segments, shown), start=1):
                 rank = _TIER + position + number * STRIDE

@@ -11,7 +11,7 @@ from .format import FACTS, GOAL, HEADINGS, PLAN, REQUEST_CLOSE, REQUEST_OPEN, un
 from .scan import clip
 from .shown import repeats
 
-__all__ = ["SEGMENT_BREAK", "carried_sections", "carried_segments"]
+__all__ = ["SEGMENT_BREAK", "carried_head", "carried_sections", "carried_segments"]
 
 SEGMENT_BREAK = "\n  "
 """What sets a segment of a result's line (a line of the result as it stands) apart from
@@ -109,3 +109,18 @@ def carried_segments(segments: list[str], shown: Set[str]) -> list[tuple[str, bo
         else:
             kept.append((text, table))
     return kept
+
+
+def carried_head(line: str) -> tuple[str, list[str]]:
+    """A previous facts line's head (its call's label and the facts on that line) and
+    its segments; where the head ends in a table's header (a result whose first chunk
+    is a table: ``search ...: items: flight_number|price``), the table's first row
+    under it goes with the head, as one item (a header says nothing without a row)."""
+    head, *segments = line.split(SEGMENT_BREAK)
+    if segments and any(
+        table_columns(head[at + 2 :], segments[0])
+        for at in range(len(head))
+        if head.startswith(": ", at)
+    ):
+        return f"{head}{SEGMENT_BREAK}{segments[0]}", segments[1:]
+    return head, segments

@@ -1,0 +1,103 @@
+"""A table an earlier compaction condensed (``key: column|column`` over its rows), read
+again by an extractive summary: its header never stands without a row, nor a row
+without its header, in a fresh summary or an updated one."""
+
+from __future__ import annotations
+
+import json
+
+from neuron_context import (
+    Compaction,
+    CompletionRequest,
+    ExtractiveSummarizer,
+    Message,
+    Role,
+    ToolUse,
+)
+
+MARK = "[condensed: 944 characters shown as an index of their values]"
+
+
+def call(use_id: str, name: str, **arguments: object) -> Message:
+    """An assistant message calling ``name`` once."""
+    return Message.assistant(tool_uses=[ToolUse(id=use_id, name=name, input=arguments)])
+
+
+def kept_beside(messages: list[Message], max_tokens: int) -> str:
+    """The summary of ``messages`` as ``default_stack`` asks for it: the task and the
+    newest request kept beside it."""
+    request = CompletionRequest(messages, max_tokens=max_tokens)
+    return ExtractiveSummarizer().summarize(request, task_kept=True, newest_kept=True)
+
+
+def headers_alone(summary: str, header: str) -> list[int]:
+    """The lines of ``summary`` that end in ``header`` with no row on the next line."""
+    lines = summary.split("\n")
+    return [
+        at
+        for at, line in enumerate(lines)
+        if line.endswith(header) and not (at + 1 < len(lines) and "|" in lines[at + 1])
+    ]
+
+
+class TestUpdated:
+    def test_a_table_that_is_a_result_s_first_chunk_keeps_its_row_on_update(self) -> None:
+        """A summary writes a table that is its result's first chunk on the result's own
+        line (``- search ...: items: a|b``) with its first row under it; a summary that
+        carries that line keeps the header with that row, never alone."""
+        header = "items: flight_number|departure|arrival|economy"
+        index = "\n".join(
+            [MARK, header, "HAT139|17:00:00|19:00:00|114", "HAT271|19:00:00|21:00:00|174"]
+        )
+        first = ExtractiveSummarizer().summarize(
+            CompletionRequest(
+                [
+                    Message.user("Find me a flight from ORD to PHL on 2024-05-26."),
+                    call("s1", "search_direct_flight", origin="ORD", destination="PHL"),
+                    Message.tool_result("s1", index),
+                    Message.user("Thanks."),
+                ],
+                max_tokens=200,
+            )
+        )
+        assert f": {header}\n  HAT139|17:00:00|19:00:00|114" in first
+        later = [
+            Message(role=Role.USER, content=(Compaction(content=first),)),
+            call("u1", "get_user_details", user_id="mia_li_3668"),
+            Message.tool_result("u1", json.dumps({"user_id": "mia_li_3668", "tier": "gold"})),
+        ]
+        held = 0
+        for budget in range(30, 200, 2):
+            summary = kept_beside(later, budget)
+            held += header in summary
+            assert not headers_alone(summary, header), (budget, summary)
+        assert held
+
+
+class TestFresh:
+    def test_a_further_row_stands_only_under_its_header(self) -> None:
+        """A condensed table that is not its result's first chunk: a further row is
+        placed only after the chunk before it (the header with the first row), never
+        alone."""
+        rows = [f"HAT{n:03d}|2024-05-{n:02d}|{100 + n}" for n in range(10, 14)]
+        index = "\n".join(
+            [
+                MARK,
+                "reservation_id=NO6JO3, user_id=mia_li_3668, origin=JFK, destination=SEA",
+                "flights: flight_number|date|price",
+                *rows,
+            ]
+        )
+        session = [
+            Message.user("Hi, change my reservation."),
+            call("r1", "get_reservation_details", reservation_id="NO6JO3"),
+            Message.tool_result("r1", index),
+        ]
+        for budget in range(30, 300, 3):
+            lines = kept_beside(session, budget).split("\n")
+            for at, line in enumerate(lines):
+                if line.strip() in rows:
+                    before = lines[at - 1].strip()
+                    assert before.endswith("flights: flight_number|date|price") or (
+                        before in rows and rows.index(before) == rows.index(line.strip()) - 1
+                    ), (budget, lines)
