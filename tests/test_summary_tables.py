@@ -101,3 +101,50 @@ class TestFresh:
                     assert before.endswith("flights: flight_number|date|price") or (
                         before in rows and rows.index(before) == rows.index(line.strip()) - 1
                     ), (budget, lines)
+
+
+def facts_of(index: str, max_tokens: int = 400) -> str:
+    """The summary's facts of one search whose result is ``index``."""
+    session = [
+        Message.user("Find me a flight from ORD to PHL."),
+        call("s1", "search_direct_flight", origin="ORD", destination="PHL"),
+        Message.tool_result("s1", index),
+        Message.user("Thanks."),
+    ]
+    summary = kept_beside(session, max_tokens)
+    return summary.split("## Facts")[1].split("\n\n")[0]
+
+
+class TestRead:
+    def test_the_values_every_row_holds_stand_with_the_table(self) -> None:
+        """The pairs the facts index writes once above a table (the values every row
+        holds) are read again with the table, before its header, as a JSON result's
+        are: a condensed search keeps ``status=available``."""
+        index = "\n".join(
+            [
+                MARK,
+                "status=available, cabin=economy",
+                "items: flight_number|price",
+                "HAT139|239",
+                "HAT271|371",
+            ]
+        )
+        held = facts_of(index)
+        assert "status=available, cabin=economy\n  items: flight_number|price\n  HAT139|239" in (
+            held
+        )
+
+    def test_a_header_over_a_row_too_long_to_read_whole_is_not_lost(self) -> None:
+        """A header whose first row is too long to be read whole is no table's header:
+        its line is read for its names, as any line is, not dropped as a header with
+        no row noted."""
+        index = "\n".join([MARK, "items: flight_number|price", "HAT123|" + "x" * 400, "HAT124|99"])
+        assert "items: flight_number|price" in facts_of(index)
+
+    def test_a_table_repeated_in_one_result_is_noted_once(self) -> None:
+        """Each fact is noted once: a table a result holds twice (a log that printed
+        it again) is noted once, its header with its rows."""
+        table = ["items: flight_number|price", "HAT139|239", "HAT271|371"]
+        held = facts_of("\n".join([MARK, *table, "searched again", *table]))
+        assert held.count("HAT139|239") == 1
+        assert held.count("items: flight_number|price") == 1

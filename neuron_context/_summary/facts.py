@@ -41,26 +41,35 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterator
 
 import attrs
 
 from .._messages.markers import stands_for
 from .facts_json import VALUE, Braced, Table, leaves
-from .facts_text import calls, cells, definition, is_code_name, is_salient, key_value
-from .facts_text import table_columns as header_of
+from .facts_text import (
+    CUT,
+    FIXED,
+    HEADER,
+    ROW,
+    SEGMENT,
+    calls,
+    definition,
+    is_code_name,
+    is_salient,
+    key_value,
+    lines_of,
+    segment,
+    table_lines,
+)
 from .scan import is_data
 
-__all__ = ["CHUNK", "SEGMENT", "STRIDE", "Fact", "chunks", "condense", "facts", "render", "segment"]
+__all__ = ["CHUNK", "STRIDE", "Fact", "chunks", "condense", "facts", "render"]
 
 CHUNK = 160
 """Characters of facts per summary item: a result's facts are taken a chunk at a time."""
 STRIDE = 4
 """How far down a summary's ranking each further chunk of one result's facts goes: the
 newest result's second chunk comes after the first chunks of the four results before it."""
-SEGMENT = 160
-"""The most characters of a line a fact shows (a window around its name when longer)."""
-
 _LINE = 2_000
 """The longest line read for definitions and key/value pairs (a minified line is not)."""
 _JSON = 2_000_000
@@ -141,33 +150,6 @@ def render(found: list[Fact], *, lines: bool = False) -> str:
                 parts.append(("\n" if lines else "; ") if fact.group else ", ")
         parts.append(fact.text)
     return "".join(parts)
-
-
-def segment(line: str, start: int, end: int) -> str:
-    """The part of ``line`` (stripped) that shows ``line[start:end]`` among the words
-    around it: the whole line when it has at most :data:`SEGMENT` characters, else a
-    window of that many around it, cut at spaces and marked ``…``."""
-    if len(line) > 4 * SEGMENT:  # a long line: only the part around the name is read
-        low, high = max(0, start - SEGMENT), min(len(line), end + SEGMENT)
-        shown = segment(line[low:high], start - low, end - low)
-        before = "…" if low and not shown.startswith("…") else ""
-        after = "…" if high < len(line) and not shown.endswith("…") else ""
-        return f"{before}{shown}{after}"
-    stripped = line.strip()
-    if len(stripped) <= SEGMENT:
-        return stripped
-    offset = len(line) - len(line.lstrip())
-    start, end = max(0, start - offset), max(0, end - offset)
-    first = max(0, min(start - SEGMENT // 3, len(stripped) - SEGMENT))
-    last = min(len(stripped), max(first + SEGMENT, end))
-    if first:
-        space = stripped.find(" ", first, start)
-        first = space + 1 if space >= 0 else first
-    if last < len(stripped):
-        space = stripped.rfind(" ", end, last)
-        last = space if space >= 0 else last
-    piece = stripped[first:last].strip()
-    return f"{'…' if first else ''}{piece}{'…' if last < len(stripped) else ''}"
 
 
 def condense(text: str) -> str:
@@ -273,14 +255,16 @@ class _Collector:
         """The facts of a text that is not JSON: its pairs, then its lines that define
         something, then its other lines that hold a salient token (not the lines a cut
         wrote, see :func:`~neuron_context._messages.markers.stands_for`), each a segment of
-        the line as it stands (see :func:`segment`), so a name keeps what it is beside
+        the line as it stands (see :func:`.facts_text.segment`), so a name keeps what it is beside
         it (``47→def make_pattern_type(ast_t* pattern)``, ``| HAT170 | 08:00 |``); a
-        table as the facts index writes one (a condensed result read again) is noted
-        whole, its header with its rows."""
+        table as the facts index writes one (a condensed result read again, see
+        :func:`~.facts_text.table_lines`) is noted whole, its header with its rows and
+        the values every row holds (the line of pairs above it) before it, each row
+        once."""
         definitions: list[tuple[str, str]] = []
         pairs: list[str] = []
         self._json_pairs(text)
-        for raw in _lines(text):
+        for raw in lines_of(text):
             if stands_for(raw):
                 continue  # a cut's marker: names without what they are
             line = raw[:_LINE]
@@ -302,28 +286,36 @@ class _Collector:
                 self.seen.add(name)
         for pair in pairs:
             self.add(pair, key=pair.partition("=")[2])
-        columns = 0  # the columns of the table whose rows are being read (0: none is)
-        for raw, after in itertools.pairwise(itertools.chain(_lines(text), ("",))):
+        pending: list[Fact] = []  # a table's values and header, waiting for a new row
+        for raw, kind in table_lines(lines_of(text), _TABLE_LINE):
             if self.full:
                 return
-            if stands_for(raw):
-                columns = 0
-                continue
-            found = header_of(raw, after) if len(raw) <= _TABLE_LINE else 0
-            if found or (columns and cells(raw) == columns and len(raw) <= _TABLE_LINE):
-                columns = found or columns
-                self._add_table_line(raw, header=bool(found))
-                continue
-            columns = 0
-            self._line_tokens(raw)
+            if kind in (FIXED, HEADER):
+                shown = _DATA_RUN.sub(_undata, raw.strip())
+                fact = Fact(shown, line=True, header=kind == HEADER, fixed=kind == FIXED)
+                after_fixed = kind == HEADER and pending and pending[-1].fixed
+                pending = [*pending, fact] if after_fixed else [fact]
+            elif kind == ROW:
+                if self._add_row(raw, pending):
+                    pending = []
+            else:
+                pending = []
+                if kind != CUT:
+                    self._line_tokens(raw)
 
-    def _add_table_line(self, line: str, *, header: bool) -> None:
-        """Note a line of a table as the facts index writes one (a condensed result read
-        again): its header, or a row under it, whole; the header waits for its first
-        row noted (see :attr:`Fact.header`), so it is never a chunk alone."""
+    def _add_row(self, line: str, table: list[Fact]) -> bool:
+        """Note a row of a table as the facts index writes one (a condensed result read
+        again), whole, unless it was noted already (a table repeated): the first one
+        noted after ``table`` (the values every row holds and the header) with them, so
+        a header is never a chunk alone (see :attr:`Fact.header`). Whether it is noted."""
         shown = _DATA_RUN.sub(_undata, line.strip())
-        self.found.append(Fact(shown, line=True, header=header, row=not header))
-        self._see_names(shown)
+        if shown in self.seen:
+            return False
+        self.seen.add(shown)
+        for fact in (*table, Fact(shown, line=True, row=True)):
+            self.found.append(fact)
+            self._see_names(fact.text)
+        return True
 
     def _add_segment(self, shown: str) -> None:
         """Note a segment of a line, and the salient names it holds as seen."""
@@ -397,13 +389,3 @@ def _undata(match: re.Match[str]) -> str:
     """A run of data shown as ``…``: a segment keeps the words around a digest or a
     signature, not the data itself (it would take the space of names)."""
     return "…" if is_data(match.group()) else match.group()
-
-
-def _lines(text: str) -> Iterator[str]:
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start)
-        if end < 0:
-            end = len(text)
-        yield text[start:end]
-        start = end + 1

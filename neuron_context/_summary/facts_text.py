@@ -2,28 +2,42 @@
 the ``key=value`` a setting's line holds, whether a token is salient (a date, a version,
 an identifier with letters and digits, a code name) or a call through an object.
 
-Each answer looks at one line or one token, and every pattern is anchored and bounded by
-its length, so a scan that asks of every line stays linear
-(see :mod:`neuron_context._summary.facts`, which notes what these find).
+Each answer looks at one line or one token (what a line is in a table: at the two lines
+after it), and every pattern is anchored and bounded by its length, so a scan that asks
+of every line stays linear (see :mod:`neuron_context._summary.facts`, which notes what
+these find).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable, Iterator
 
+from .._messages.markers import stands_for
 from .facts_json import NAME, VALUE
 from .scan import is_data, is_file_name
 
 __all__ = [
+    "CUT",
+    "FIXED",
+    "HEADER",
+    "ROW",
+    "SEGMENT",
     "calls",
     "cells",
     "definition",
     "is_code_name",
     "is_salient",
     "key_value",
+    "lines_of",
+    "segment",
     "table_columns",
+    "table_lines",
 ]
+
+SEGMENT = 160
+"""The most characters of a line a fact shows (a window around its name when longer)."""
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?)?")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){2,3}")
@@ -153,6 +167,33 @@ def is_code_name(word: str) -> bool:
     return core.isupper() and len(core) >= 5 and core.isalpha()
 
 
+def segment(line: str, start: int, end: int) -> str:
+    """The part of ``line`` (stripped) that shows ``line[start:end]`` among the words
+    around it: the whole line when it has at most :data:`SEGMENT` characters, else a
+    window of that many around it, cut at spaces and marked ``…``."""
+    if len(line) > 4 * SEGMENT:  # a long line: only the part around the name is read
+        low, high = max(0, start - SEGMENT), min(len(line), end + SEGMENT)
+        shown = segment(line[low:high], start - low, end - low)
+        before = "…" if low and not shown.startswith("…") else ""
+        after = "…" if high < len(line) and not shown.endswith("…") else ""
+        return f"{before}{shown}{after}"
+    stripped = line.strip()
+    if len(stripped) <= SEGMENT:
+        return stripped
+    offset = len(line) - len(line.lstrip())
+    start, end = max(0, start - offset), max(0, end - offset)
+    first = max(0, min(start - SEGMENT // 3, len(stripped) - SEGMENT))
+    last = min(len(stripped), max(first + SEGMENT, end))
+    if first:
+        space = stripped.find(" ", first, start)
+        first = space + 1 if space >= 0 else first
+    if last < len(stripped):
+        space = stripped.rfind(" ", end, last)
+        last = space if space >= 0 else last
+    piece = stripped[first:last].strip()
+    return f"{'…' if first else ''}{piece}{'…' if last < len(stripped) else ''}"
+
+
 def cells(segment: str) -> int:
     """How many cells ``segment`` holds read as a table's row (a cell holds no ``|``:
     a table's writer puts ``/`` for one, see :mod:`.facts_json`)."""
@@ -186,3 +227,58 @@ def _named(segment: str) -> int:
 
 _FIELD = re.compile(r"[^\s:|]+")
 """A table's key or column as a header writes it: a JSON object's key, one word."""
+
+
+CUT = "cut"
+"""A line a cut wrote (its marker): read for nothing, and it ends a table."""
+HEADER = "header"
+"""A table's header (``flights: origin|date``), followed by its first row."""
+ROW = "row"
+"""A row of the table whose header is above it (a cell under each column)."""
+FIXED = "fixed"
+"""A line of pairs directly above a table's header (``status=available, cabin=economy``):
+the values every row of the table holds, which the facts index writes once before it."""
+
+_PAIRS = re.compile(r"[^\s:|=,]+=[^\s,]")
+"""A line that starts with a pair, as the facts index writes a group of them."""
+
+
+def table_lines(lines: Iterable[str], longest: int) -> Iterator[tuple[str, str]]:
+    """Each of ``lines`` with what it is in a table as the facts index writes one (a
+    condensed result read again): :data:`HEADER`, :data:`ROW`, :data:`FIXED`,
+    :data:`CUT`, or ``""`` (none of these: a line read for its names). A line longer
+    than ``longest`` characters is none, nor a header whose first row is (a table's
+    lines are each read whole), and it ends the table."""
+    columns = 0  # the columns of the table whose rows are being read (0: none is)
+    window = itertools.chain(lines, ("", ""))
+    raw, after = next(window), next(window)
+    for beyond in window:
+        kind = ""
+        if stands_for(raw):
+            columns, kind = 0, CUT
+        elif len(raw) <= longest:
+            found = table_columns(raw, after) if len(after) <= longest else 0
+            if found:
+                columns, kind = found, HEADER
+            elif columns and cells(raw) == columns:
+                kind = ROW
+            else:
+                columns = 0
+                below = len(after) <= longest and len(beyond) <= longest
+                if _PAIRS.match(raw) and below and table_columns(after, beyond):
+                    kind = FIXED
+        else:
+            columns = 0
+        yield raw, kind
+        raw, after = after, beyond
+
+
+def lines_of(text: str) -> Iterator[str]:
+    """The lines of ``text``, one at a time (a long text is not split whole)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        yield text[start:end]
+        start = end + 1
