@@ -122,8 +122,11 @@ class ExtractiveSummarizer(Provider):
     summary's first, rank as results older than the new ones), so incremental summaries
     keep the user's words and what the tools told.
     The summary fits ``request.max_tokens`` (1024 when ``None``) as measured by
-    ``counter`` and fills it: sections take turns to add their most important remaining
-    item, goal first, until the next one does not fit.
+    ``counter`` and fills it: the task and the newest request are quoted first (unless
+    kept beside the summary), then sections take turns to add their most important
+    remaining item, the one that has spent least for its weight first, and on ties the
+    plan, then a result's facts, then the index, then the quoted requests, until the
+    next one does not fit.
 
     The work is bounded by the budget, not by the history: every section but the goal
     reads the conversation newest first and stops when its items already found would
