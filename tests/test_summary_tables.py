@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from neuron_context import (
     Compaction,
     CompletionRequest,
@@ -71,6 +73,31 @@ class TestUpdated:
             summary = kept_beside(later, budget)
             held += header in summary
             assert not headers_alone(summary, header), (budget, summary)
+        assert held
+
+    @pytest.mark.parametrize("above", [[], ["reservation_id=NO6JO3, user_id=mia_li_3668"]])
+    def test_the_values_every_row_holds_stay_with_their_table_on_update(
+        self, above: list[str]
+    ) -> None:
+        """The values every row of a condensed table holds, on the line above its header
+        (on its result's own line when they are its first chunk), are carried with the
+        header and its first row, never as a line of their own."""
+        table = ["items: flight_number|price", "HAT139|239", "HAT271|371"]
+        index = "\n".join([MARK, *above, "status=available, cabin=economy", *table])
+        first = facts_of(index, 300)
+        assert "status=available, cabin=economy\n  items: flight_number|price" in first
+        later = [
+            Message(role=Role.USER, content=(Compaction(content=f"## Facts\n{first}"),)),
+            call("u1", "get_user_details", user_id="mia_li_3668"),
+            Message.tool_result("u1", json.dumps({"user_id": "mia_li_3668", "tier": "gold"})),
+        ]
+        held = 0
+        for budget in range(30, 200, 2):
+            lines = kept_beside(later, budget).split("\n")
+            for at, line in enumerate(lines):
+                if line.endswith("status=available, cabin=economy"):
+                    held += 1
+                    assert lines[at + 1].strip() == "items: flight_number|price", (budget, lines)
         assert held
 
 

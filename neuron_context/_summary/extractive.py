@@ -57,7 +57,7 @@ from .format import (
     REQUEST_CLOSE,
     REQUEST_OPEN,
 )
-from .previous import SEGMENT_BREAK, carried_head, carried_sections, carried_segments
+from .previous import SEGMENT_BREAK, carried_sections, carried_segments
 from .scan import clip, is_notice
 from .sections import Item, fit
 from .shown import noted, repeatable
@@ -347,16 +347,15 @@ class ExtractiveSummarizer(Provider):
         older than the ``newer`` ones just read: a line's head and each segment under
         it are chunks of one result, taken in turn with the newer results' chunks (see
         ``facts.STRIDE``), each verbatim; a segment that the rest of the request shows
-        is left out, but a table's header goes with its first row carried (see
-        :func:`.previous.carried_segments`; a header that ends the head takes its
-        first row into the head, see :func:`.previous.carried_head`)."""
+        is left out, but a table's header goes with its first row carried, and a head
+        that ends in a table's header with the table (see
+        :func:`.previous.carried_segments`)."""
         for position, line in enumerate(lines, start=newer):
             order = (position + 1) * 100_000
-            head, segments = carried_head(line)
-            add(FACTS, _TIER + position, head, order=order)
-            for number, (text, row) in enumerate(carried_segments(segments, shown), start=1):
-                rank = _TIER + position + number * STRIDE
-                add(FACTS, rank, text, order=order + number, continues=SEGMENT_BREAK, chained=row)
+            for number, (text, row) in enumerate(carried_segments(line, shown)):
+                # The head is the result's line; each segment goes under it.
+                under = {"continues": SEGMENT_BREAK, "chained": row} if number else {}
+                add(FACTS, _TIER + position + number * STRIDE, text, order=order + number, **under)
 
     def _requests(
         self, source: Source, budget: int, chars: int, *, task: bool, pin_newest: bool

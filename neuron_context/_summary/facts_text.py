@@ -31,6 +31,7 @@ __all__ = [
     "is_salient",
     "key_value",
     "lines_of",
+    "pairs_line",
     "segment",
     "table_columns",
     "table_lines",
@@ -243,6 +244,12 @@ _PAIRS = re.compile(r"[^\s:|=,]+=[^\s,]")
 """A line that starts with a pair, as the facts index writes a group of them."""
 
 
+def pairs_line(segment: str) -> bool:
+    """Whether ``segment`` reads as a group of pairs as the facts index writes one
+    (``status=available, cabin=economy``)."""
+    return _PAIRS.match(segment) is not None and ": " not in segment
+
+
 def table_lines(lines: Iterable[str], longest: int) -> Iterator[tuple[str, str]]:
     """Each of ``lines`` with what it is in a table as the facts index writes one (a
     condensed result read again): :data:`HEADER`, :data:`ROW`, :data:`FIXED`,
@@ -265,7 +272,7 @@ def table_lines(lines: Iterable[str], longest: int) -> Iterator[tuple[str, str]]
             else:
                 columns = 0
                 below = len(after) <= longest and len(beyond) <= longest
-                if _PAIRS.match(raw) and below and table_columns(after, beyond):
+                if pairs_line(raw) and below and table_columns(after, beyond):
                     kind = FIXED
         else:
             columns = 0

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Set
 
 from .agent_plan import PLAN_CLOSE, PLAN_OPEN
-from .facts_text import cells, table_columns
+from .facts_text import cells, pairs_line, table_columns
 from .format import FACTS, GOAL, HEADINGS, PLAN, REQUEST_CLOSE, REQUEST_OPEN, unquoted
 from .scan import clip
 from .shown import repeats
 
-__all__ = ["SEGMENT_BREAK", "carried_head", "carried_sections", "carried_segments"]
+__all__ = ["SEGMENT_BREAK", "carried_sections", "carried_segments"]
 
 SEGMENT_BREAK = "\n  "
 """What sets a segment of a result's line (a line of the result as it stands) apart from
@@ -80,47 +80,61 @@ def carried_sections(
     return carried, quoted, plans
 
 
-def carried_segments(segments: list[str], shown: Set[str]) -> list[tuple[str, bool]]:
-    """The segments of a previous facts line worth carrying, each an item of its own,
-    and whether it is a further row of a table (to be taken only after the item before
-    it: a row stands under its header): not one the rest of the request shows (see
-    :func:`~.shown.repeats`), but a table's header (``flights: origin|...``, see
-    :func:`~.facts_text.table_columns`) with the first of its rows carried, as one
-    item, whatever the request shows of it (a row says what its cells are only under
-    its header), and not at all when none of its rows is. A row is a segment with a
-    cell under each of the header's columns; the first segment that is not one ends
-    the table."""
+def carried_segments(line: str, shown: Set[str]) -> list[tuple[str, bool]]:
+    """The parts of a previous facts line worth carrying, each an item of its own, and
+    whether it is a further row of a table (to be taken only after the item before it:
+    a row stands under its header). The first is the line's head (its call's label and
+    the facts on that line), always; then its segments, but not one the rest of the
+    request shows (see :func:`~.shown.repeats`). A table's header (``flights:
+    origin|...``, see :func:`~.facts_text.table_columns`), with the values every row
+    holds (the pairs directly above it), goes with the first of its rows carried, as
+    one item, whatever the request shows of it (a row says what its cells are only
+    under its header), and not at all when none of its rows is; where the head ends in
+    the header or those values (a result whose first chunk is the table), the head
+    goes with them (kept alone when no row is carried: with the table's first row
+    where it ends in the header). A row is a segment with a cell under each of the
+    header's columns; the first segment that is not one ends the table."""
+    parts = line.split(SEGMENT_BREAK)
     kept: list[tuple[str, bool]] = []
     header = ""  # a table's header, waiting for its first row carried
+    alone = ""  # what the head is kept as if it waits for a row and none is carried
     columns = 0  # the columns of the table being read (0: none is)
     table = False  # a row of the table being read was carried
-    for at, text in enumerate(segments):
-        found = table_columns(text, segments[at + 1] if at + 1 < len(segments) else "")
+    fixed = ""  # the values every row of the table below holds, waiting for its header
+
+    def close() -> None:
+        nonlocal header
+        if header and not kept:  # the head, waiting for a row none of which is carried
+            kept.append((alone, False))
+        header = ""
+
+    for at, text in enumerate(parts):
+        after, beyond = [*parts[at + 1 : at + 3], "", ""][:2]
+        # The head's facts follow its label's ": " (a segment is all facts).
+        ends = [text[on + 2 :] for on in range(len(text)) if text.startswith(": ", on)]
+        ends = ends if at == 0 else [text]
+        found = max((table_columns(end, after) for end in ends), default=0)
+        if found and at == 0:
+            alone = f"{text}{SEGMENT_BREAK}{after}"
         if found:
-            header, columns, table = text, found, False
+            close()
+            header = SEGMENT_BREAK.join(filter(None, (fixed, text)))
+            columns, table, fixed = found, False, ""
             continue
         if columns and cells(text) != columns:
-            header, columns, table = "", 0, False  # not a row: the table has ended
-        if repeats(text, shown):
+            close()  # not a row: the table has ended
+            columns, table = 0, False
+        if not columns and any(map(pairs_line, ends)) and table_columns(after, beyond):
+            fixed = alone = text
             continue
-        if header:
+        if at == 0:
+            kept.append((text, False))
+        elif repeats(text, shown):
+            continue
+        elif header:
             kept.append((f"{header}{SEGMENT_BREAK}{text}", False))
             header, table = "", True
         else:
             kept.append((text, table))
+    close()
     return kept
-
-
-def carried_head(line: str) -> tuple[str, list[str]]:
-    """A previous facts line's head (its call's label and the facts on that line) and
-    its segments; where the head ends in a table's header (a result whose first chunk
-    is a table: ``search ...: items: flight_number|price``), the table's first row
-    under it goes with the head, as one item (a header says nothing without a row)."""
-    head, *segments = line.split(SEGMENT_BREAK)
-    if segments and any(
-        table_columns(head[at + 2 :], segments[0])
-        for at in range(len(head))
-        if head.startswith(": ", at)
-    ):
-        return f"{head}{SEGMENT_BREAK}{segments[0]}", segments[1:]
-    return head, segments
