@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import record_lists
 
 from neuron_context import (
     Compaction,
@@ -99,6 +102,52 @@ class TestUpdated:
                     held += 1
                     assert lines[at + 1].strip() == "items: flight_number|price", (budget, lines)
         assert held
+
+    @given(
+        lists=record_lists(),
+        first=st.integers(60, 300),
+        budget=st.integers(30, 200),
+        shown=st.booleans(),
+    )
+    def test_an_updated_summary_keeps_every_table_together(
+        self, lists: list[list[dict[str, object]]], first: int, budget: int, shown: bool
+    ) -> None:
+        """Whatever a condensed table holds, whatever the spaces and whether the request
+        shows its first row, a summary that carries an earlier one's table shows its
+        header over a row, its rows under their header, and the values every row holds
+        over the header."""
+        records = [record for inner in lists for record in inner]
+        names = [name for name in records[0] if name != "id"]
+        fixed = [n for n in names if len({str(record[n]) for record in records}) == 1]
+        varying = ["id", *(n for n in names if n not in fixed), "seq"]
+        header = "items: " + "|".join(f"{name}_of_flight" for name in varying)
+        rows = [
+            "|".join(str(record.get(name, at)) for name in varying)
+            for at, record in enumerate(records)
+        ]
+        pairs = ", ".join(f"{name}={records[0][name]}" for name in fixed)
+        index = "\n".join([MARK, *([pairs] if pairs else []), header, *rows])
+        earlier = facts_of(index, first)
+        later = [
+            Message(role=Role.USER, content=(Compaction(content=f"## Facts\n{earlier}"),)),
+            call("u1", "get_user_details", user_id="mia_li_3668"),
+            Message.tool_result("u1", json.dumps({"user_id": "mia_li_3668", "tier": "gold"})),
+        ]
+        request = CompletionRequest(later, max_tokens=budget)
+        seen = frozenset(rows[0].split("|")) if shown else frozenset()
+        summary = ExtractiveSummarizer().summarize(
+            request, shown=seen, task_kept=True, newest_kept=True
+        )
+        lines = [line.strip() for line in summary.split("\n")]
+        for at, line in enumerate(lines):
+            below = lines[at + 1] if at + 1 < len(lines) else ""
+            if line.endswith(header):
+                assert below in rows, lines
+            if line in rows:
+                above = lines[at - 1]
+                assert above.endswith(header) or above in rows, lines
+            if pairs and line.endswith(pairs):
+                assert below == header, lines
 
 
 class TestFresh:

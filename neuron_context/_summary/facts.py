@@ -44,7 +44,6 @@ import re
 
 import attrs
 
-from .._messages.markers import stands_for
 from .facts_json import VALUE, Braced, Table, leaves
 from .facts_text import (
     CUT,
@@ -264,9 +263,9 @@ class _Collector:
         definitions: list[tuple[str, str]] = []
         pairs: list[str] = []
         self._json_pairs(text)
-        for raw in lines_of(text):
-            if stands_for(raw):
-                continue  # a cut's marker: names without what they are
+        for raw, kind in table_lines(lines_of(text), _TABLE_LINE):
+            if kind in (CUT, FIXED):
+                continue  # a cut's marker (names without what they are), a table's values
             line = raw[:_LINE]
             body = line
             gutter = _GUTTER.match(line)
