@@ -45,6 +45,38 @@ def headers_alone(summary: str, header: str) -> list[int]:
     ]
 
 
+def condensed_table(lists: list[list[dict[str, object]]]) -> tuple[str, str, list[str], str]:
+    """``lists``' records as the facts index condenses them (the values every record
+    holds on a line of pairs, then a table of the others), with the table's header, its
+    rows and that line of pairs."""
+    records = [record for inner in lists for record in inner]
+    names = [name for name in records[0] if name != "id"]
+    fixed = [n for n in names if len({str(record[n]) for record in records}) == 1]
+    varying = ["id", *(n for n in names if n not in fixed), "seq"]
+    header = "items: " + "|".join(f"{name}_of_flight" for name in varying)
+    rows = [
+        "|".join(str(record.get(name, at)) for name in varying) for at, record in enumerate(records)
+    ]
+    pairs = ", ".join(f"{name}={records[0][name]}" for name in fixed)
+    index = "\n".join([MARK, *([pairs] if pairs else []), header, *rows])
+    return index, header, rows, pairs
+
+
+def together(summary: str, header: str, rows: list[str], pairs: str) -> None:
+    """Assert that ``summary`` shows the header over a row, each row under its header
+    or the row before it, and the values every row holds over the header."""
+    lines = [line.strip() for line in summary.split("\n")]
+    for at, line in enumerate(lines):
+        below = lines[at + 1] if at + 1 < len(lines) else ""
+        if line.endswith(header):
+            assert below in rows, lines
+        if line in rows:
+            above = lines[at - 1]
+            assert above.endswith(header) or above in rows, lines
+        if pairs and line.endswith(pairs):
+            assert below == header, lines
+
+
 class TestUpdated:
     def test_a_table_that_is_a_result_s_first_chunk_keeps_its_row_on_update(self) -> None:
         """A summary writes a table that is its result's first chunk on the result's own
@@ -116,17 +148,7 @@ class TestUpdated:
         shows its first row, a summary that carries an earlier one's table shows its
         header over a row, its rows under their header, and the values every row holds
         over the header."""
-        records = [record for inner in lists for record in inner]
-        names = [name for name in records[0] if name != "id"]
-        fixed = [n for n in names if len({str(record[n]) for record in records}) == 1]
-        varying = ["id", *(n for n in names if n not in fixed), "seq"]
-        header = "items: " + "|".join(f"{name}_of_flight" for name in varying)
-        rows = [
-            "|".join(str(record.get(name, at)) for name in varying)
-            for at, record in enumerate(records)
-        ]
-        pairs = ", ".join(f"{name}={records[0][name]}" for name in fixed)
-        index = "\n".join([MARK, *([pairs] if pairs else []), header, *rows])
+        index, header, rows, pairs = condensed_table(lists)
         earlier = facts_of(index, first)
         later = [
             Message(role=Role.USER, content=(Compaction(content=f"## Facts\n{earlier}"),)),
@@ -138,19 +160,31 @@ class TestUpdated:
         summary = ExtractiveSummarizer().summarize(
             request, shown=seen, task_kept=True, newest_kept=True
         )
-        lines = [line.strip() for line in summary.split("\n")]
-        for at, line in enumerate(lines):
-            below = lines[at + 1] if at + 1 < len(lines) else ""
-            if line.endswith(header):
-                assert below in rows, lines
-            if line in rows:
-                above = lines[at - 1]
-                assert above.endswith(header) or above in rows, lines
-            if pairs and line.endswith(pairs):
-                assert below == header, lines
+        together(summary, header, rows, pairs)
 
 
 class TestFresh:
+    @given(lists=record_lists(), budget=st.integers(20, 300), shown=st.booleans())
+    def test_a_summary_keeps_every_condensed_table_together(
+        self, lists: list[list[dict[str, object]]], budget: int, shown: bool
+    ) -> None:
+        """Whatever a condensed table holds, whatever the space and whether the request
+        shows its first row, a summary of it shows its header over a row, its rows
+        under their header, and the values every row holds over the header."""
+        index, header, rows, pairs = condensed_table(lists)
+        session = [
+            Message.user("Find me a flight from ORD to PHL."),
+            call("s1", "search_direct_flight", origin="ORD", destination="PHL"),
+            Message.tool_result("s1", index),
+            Message.user("Thanks."),
+        ]
+        request = CompletionRequest(session, max_tokens=budget)
+        seen = frozenset(rows[0].split("|")) if shown else frozenset()
+        summary = ExtractiveSummarizer().summarize(
+            request, shown=seen, task_kept=True, newest_kept=True
+        )
+        together(summary, header, rows, pairs)
+
     def test_a_further_row_stands_only_under_its_header(self) -> None:
         """A condensed table that is not its result's first chunk: a further row is
         placed only after the chunk before it (the header with the first row), never
