@@ -6,6 +6,7 @@ cap."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -500,6 +501,74 @@ class TestChooseSegments:
         assert chosen.text.startswith('{"reservation_id": "H8Q05L", ')
         assert counter.estimate_text(chosen.text) <= cap
         assert _in_order(_pieces(chosen.text), text)
+
+    def test_a_record_s_fields_stand_with_its_first_field(self) -> None:
+        """A record (an object in a list) cut into its fields keeps a field only beside
+        the record's first field, which says whose it is: a flight's price with the
+        flight, never ``"price": 117`` alone."""
+        flights = [
+            {"origin": o, "destination": d, "flight_number": n, "date": "2024-05-26", "price": p}
+            for o, d, n, p in (
+                ("SEA", "DFW", "HAT113", 117),
+                ("DFW", "ATL", "HAT282", 140),
+                ("ATL", "SEA", "HAT239", 158),
+            )
+        ]
+        record = {
+            "reservation_id": "UM3OG5",
+            "user_id": "omar_rossi_1241",
+            "origin": "SEA",
+            "destination": "DFW",
+            "flight_type": "round_trip",
+            "cabin": "economy",
+            "flights": flights,
+            "passengers": [{"first_name": "Liam", "last_name": "Lee", "dob": "1989-08-12"}],
+            "payment_history": [{"payment_id": "gift_card_8190333", "amount": 830}],
+            "created_at": "2024-05-10T09:21:39",
+            "insurance": "no",
+        }
+        text = json.dumps(record)
+        for cap in range(50, 130, 6):
+            cut = choose_segments(text, cap, TokenCounter(), weigh=reuse).text
+            for flight in flights:
+                if f'"price": {flight["price"]}' in cut:
+                    assert f'{{"origin": "{flight["origin"]}", ' in cut, (cap, cut)
+
+    @given(
+        count=st.integers(1, 30),
+        fields=st.lists(st.sampled_from(("note", "price", "date", "code")), max_size=4),
+        split=st.sampled_from([8, 24, 64, 400]),  # 8: no id is short enough to lead
+    )
+    def test_a_field_of_a_record_stands_under_its_first(
+        self, count: int, fields: list[str], split: int
+    ) -> None:
+        """Any list of records of any fields, any split: a field of a record that is cut
+        into its fields stands under the record's first field (its id) where that is no
+        longer than the split (else under the record's opener, as the first field
+        does); the first field of an object that is not in a list (a record's nested
+        ``"prices": {...}``) leads nothing."""
+        values = {"note": "nothing to see here", "price": 1286, "date": "2024-05-26", "code": 7}
+        records = [
+            {
+                "id": f"R{i:04d}X",
+                **{field: values[field] for field in fields},
+                "prices": {"economy": 100 + i, "business": 200 + i},
+            }
+            for i in range(count)
+        ]
+        text = json.dumps({"user_id": "mia_li_3668", "records": records})
+        parts = partition(text, split)
+        segments = [text[a:b] for a, b in itertools.pairwise(parts.starts)]
+        lead = -1
+        for index, segment in enumerate(segments):
+            parent = parts.parents[index]
+            if segment.startswith('"id": '):
+                assert segments[parent].endswith("{"), (segment, segments[parent])
+                lead = index if len(segment) <= split else parent  # else: not a lead
+            elif segment.startswith((*(f'"{field}": ' for field in fields), '"prices": ')):
+                assert parent == lead, (segment, segments[parent])
+            elif segment.startswith('"business": '):
+                assert segments[parent].startswith('"prices": {'), (segment, segments[parent])
 
     @given(drawn=tables(), cap=st.integers(min_value=0, max_value=300), counter=counters())
     def test_a_table_s_header_never_stands_without_its_rows(
