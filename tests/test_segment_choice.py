@@ -23,6 +23,7 @@ from neuron_context import (
     default_stack,
     validate,
 )
+from neuron_context._messages.markers import is_truncated
 from neuron_context._messages.partition import partition
 from neuron_context._messages.segments import choose_segments
 from neuron_context._strategies.default.reuse import reuse
@@ -501,6 +502,35 @@ class TestChooseSegments:
         assert chosen.text.startswith('{"reservation_id": "H8Q05L", ')
         assert counter.estimate_text(chosen.text) <= cap
         assert _in_order(_pieces(chosen.text), text)
+
+    @pytest.mark.parametrize("reference", ["", "recall: 0123456789abcdef"])
+    def test_a_json_cut_marks_its_largest_gap_in_full_and_the_others_short(
+        self, reference: str
+    ) -> None:
+        """A JSON result cut to a few records has one full marker, at its largest gap
+        (with the reference, where the whole result is), and a one-token ``…`` line in
+        every other gap: where the space is small, a marker in every gap took the room
+        of the records (six markers in a reservation cut to 113 tokens)."""
+        records: list[dict[str, object]] = [
+            {"note": "nothing here", "kind": "plain"} for _ in range(40)
+        ]
+        for i in (9, 17, 26):
+            records[i] = {"reservation_id": f"R{i:04d}X", "price": 1000 + i}
+        text = json.dumps({"user_id": "mia_li_3668", "reservations": records})
+        counter = TokenCounter()
+        cut = choose_segments(text, 150, counter, weigh=reuse, reference=reference).text
+        gaps = [int(n) for n in re.findall(r"\[\.\.\. (\d+) items? cut", cut)]
+        shorts = cut.split("\n").count("…")
+        assert len(gaps) == 1, cut
+        assert shorts >= 2, cut
+        assert all(f"R{i:04d}X" in cut for i in (9, 17, 26)), cut
+        assert counter.estimate_text(cut) <= 150
+        assert is_truncated(cut)
+        assert cut.count(reference or "recall:") == (1 if reference else 0)
+        (full,) = [line for line in cut.split("\n") if line.startswith("[... ")]
+        assert reference in full
+        # The full marker's gap is the largest (9 to 16, 18 to 25, 27 on: 8 items).
+        assert gaps[0] >= 7, cut
 
     def test_a_record_s_fields_stand_with_its_first_field(self) -> None:
         """A record (an object in a list) cut into its fields keeps a field only beside
