@@ -79,8 +79,8 @@ SHORT_GAP = "…"
 says what a gap is and how many lines or items it holds, so each ``…`` holds at most as
 many): a token or two, where a listing cut to its definitions has a gap every few lines
 (its line numbers, when it has them, say how many lines each holds) and a JSON result
-cut to ~100 tokens one between each two kept fields (a full marker in each took ~40% of
-a reservation cut to 113 tokens)."""
+cut to ~100 tokens one between each two kept fields (where a full marker in each gap
+would take ~40% of a reservation cut to 113 tokens)."""
 
 
 _STANDS = re.compile(r"\[\.\.\. (?:([\d,]+) (?:lines?|items?) )?(?:\(|cut)")
