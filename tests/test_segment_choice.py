@@ -532,6 +532,24 @@ class TestChooseSegments:
         # The full marker's gap is the largest (9 to 16, 18 to 25, 27 on: 8 items).
         assert gaps[0] >= 7, cut
 
+    @given(
+        text=json_values().map(json.dumps)
+        | st.lists(json_values(), max_size=40).map(lambda v: json.dumps(v, indent=2)),
+        cap=st.integers(min_value=0, max_value=400),
+        counter=counters(),
+    )
+    def test_a_cut_has_one_full_marker_and_reads_as_cut(
+        self, text: str, cap: int, counter: TokenCounter
+    ) -> None:
+        """Any JSON text, any cap: a choice that cut something holds exactly one full
+        gap marker (its other gaps are ``…`` lines) and reads as a cut text, so a
+        strategy that skips cut texts never cuts it again."""
+        chosen = choose_segments(text, cap, counter, weigh=_words).text
+        if chosen and chosen != text:
+            full = re.findall(r"^\[\.\.\. [\d,]+ (?:items?|lines?) cut \.\.\.\]$", chosen, re.M)
+            assert len(full) == 1, chosen
+            assert is_truncated(chosen)
+
     def test_a_record_s_fields_stand_with_its_first_field(self) -> None:
         """A record (an object in a list) cut into its fields keeps a field only beside
         the record's first field, which says whose it is: a flight's price with the
