@@ -280,7 +280,10 @@ class TestMarkerLookalikes:
         assert untouched == (_ORACLE.search(text) is not None)
 
 
-_GAP = re.compile(r"^\[\.\.\. [\d,]+ (?:lines?|items?) cut(?:; [^\n]*)? \.\.\.\]$", re.MULTILINE)
+_GAP = re.compile(
+    r"^(?:\[\.\.\. [\d,]+ (?:lines?|items?) cut(?:; [^\n]*)? \.\.\.\]|…)$", re.MULTILINE
+)
+"""A gap of a choice of segments: the largest gap's marker, or a short gap (``…``)."""
 
 
 class TestChosenSegments:

@@ -6,6 +6,7 @@ cap."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -22,6 +23,7 @@ from neuron_context import (
     default_stack,
     validate,
 )
+from neuron_context._messages.markers import is_truncated
 from neuron_context._messages.partition import partition
 from neuron_context._messages.segments import choose_segments
 from neuron_context._strategies.default.reuse import reuse
@@ -500,6 +502,121 @@ class TestChooseSegments:
         assert chosen.text.startswith('{"reservation_id": "H8Q05L", ')
         assert counter.estimate_text(chosen.text) <= cap
         assert _in_order(_pieces(chosen.text), text)
+
+    @pytest.mark.parametrize("reference", ["", "recall: 0123456789abcdef"])
+    def test_a_json_cut_marks_its_largest_gap_in_full_and_the_others_short(
+        self, reference: str
+    ) -> None:
+        """A JSON result cut to a few records has one full marker, at its largest gap
+        (with the reference, where the whole result is), and a one-token ``…`` line in
+        every other gap: where the space is small, a marker in every gap took the room
+        of the records (six markers in a reservation cut to 113 tokens)."""
+        records: list[dict[str, object]] = [
+            {"note": "nothing here", "kind": "plain"} for _ in range(40)
+        ]
+        for i in (9, 17, 26):
+            records[i] = {"reservation_id": f"R{i:04d}X", "price": 1000 + i}
+        text = json.dumps({"user_id": "mia_li_3668", "reservations": records})
+        counter = TokenCounter()
+        cut = choose_segments(text, 150, counter, weigh=reuse, reference=reference).text
+        gaps = [int(n) for n in re.findall(r"\[\.\.\. (\d+) items? cut", cut)]
+        shorts = cut.split("\n").count("…")
+        assert len(gaps) == 1, cut
+        assert shorts >= 2, cut
+        assert all(f"R{i:04d}X" in cut for i in (9, 17, 26)), cut
+        assert counter.estimate_text(cut) <= 150
+        assert is_truncated(cut)
+        assert cut.count(reference or "recall:") == (1 if reference else 0)
+        (full,) = [line for line in cut.split("\n") if line.startswith("[... ")]
+        assert reference in full
+        # The full marker's gap is the largest (9 to 16, 18 to 25, 27 on: 8 items).
+        assert gaps[0] >= 7, cut
+
+    @given(
+        text=json_values().map(json.dumps)
+        | st.lists(json_values(), max_size=40).map(lambda v: json.dumps(v, indent=2)),
+        cap=st.integers(min_value=0, max_value=400),
+        counter=counters(),
+    )
+    def test_a_cut_has_one_full_marker_and_reads_as_cut(
+        self, text: str, cap: int, counter: TokenCounter
+    ) -> None:
+        """Any JSON text, any cap: a choice that cut something holds exactly one full
+        gap marker (its other gaps are ``…`` lines) and reads as a cut text, so a
+        strategy that skips cut texts never cuts it again."""
+        chosen = choose_segments(text, cap, counter, weigh=_words).text
+        if chosen and chosen != text:
+            full = re.findall(r"^\[\.\.\. [\d,]+ (?:items?|lines?) cut \.\.\.\]$", chosen, re.M)
+            assert len(full) == 1, chosen
+            assert is_truncated(chosen)
+
+    def test_a_record_s_fields_stand_with_its_first_field(self) -> None:
+        """A record (an object in a list) cut into its fields keeps a field only beside
+        the record's first field, which says whose it is: a flight's price with the
+        flight, never ``"price": 117`` alone."""
+        flights = [
+            {"origin": o, "destination": d, "flight_number": n, "date": "2024-05-26", "price": p}
+            for o, d, n, p in (
+                ("SEA", "DFW", "HAT113", 117),
+                ("DFW", "ATL", "HAT282", 140),
+                ("ATL", "SEA", "HAT239", 158),
+            )
+        ]
+        record = {
+            "reservation_id": "UM3OG5",
+            "user_id": "omar_rossi_1241",
+            "origin": "SEA",
+            "destination": "DFW",
+            "flight_type": "round_trip",
+            "cabin": "economy",
+            "flights": flights,
+            "passengers": [{"first_name": "Liam", "last_name": "Lee", "dob": "1989-08-12"}],
+            "payment_history": [{"payment_id": "gift_card_8190333", "amount": 830}],
+            "created_at": "2024-05-10T09:21:39",
+            "insurance": "no",
+        }
+        text = json.dumps(record)
+        for cap in range(50, 130, 6):
+            cut = choose_segments(text, cap, TokenCounter(), weigh=reuse).text
+            for flight in flights:
+                if f'"price": {flight["price"]}' in cut:
+                    assert f'{{"origin": "{flight["origin"]}", ' in cut, (cap, cut)
+
+    @given(
+        count=st.integers(1, 30),
+        fields=st.lists(st.sampled_from(("note", "price", "date", "code")), max_size=4),
+        split=st.sampled_from([8, 24, 64, 400]),  # 8: no id is short enough to lead
+    )
+    def test_a_field_of_a_record_stands_under_its_first(
+        self, count: int, fields: list[str], split: int
+    ) -> None:
+        """Any list of records of any fields, any split: a field of a record that is cut
+        into its fields stands under the record's first field (its id) where that is no
+        longer than the split (else under the record's opener, as the first field
+        does); the first field of an object that is not in a list (a record's nested
+        ``"prices": {...}``) leads nothing."""
+        values = {"note": "nothing to see here", "price": 1286, "date": "2024-05-26", "code": 7}
+        records = [
+            {
+                "id": f"R{i:04d}X",
+                **{field: values[field] for field in fields},
+                "prices": {"economy": 100 + i, "business": 200 + i},
+            }
+            for i in range(count)
+        ]
+        text = json.dumps({"user_id": "mia_li_3668", "records": records})
+        parts = partition(text, split)
+        segments = [text[a:b] for a, b in itertools.pairwise(parts.starts)]
+        lead = -1
+        for index, segment in enumerate(segments):
+            parent = parts.parents[index]
+            if segment.startswith('"id": '):
+                assert segments[parent].endswith("{"), (segment, segments[parent])
+                lead = index if len(segment) <= split else parent  # else: not a lead
+            elif segment.startswith((*(f'"{field}": ' for field in fields), '"prices": ')):
+                assert parent == lead, (segment, segments[parent])
+            elif segment.startswith('"business": '):
+                assert segments[parent].startswith('"prices": {'), (segment, segments[parent])
 
     @given(drawn=tables(), cap=st.integers(min_value=0, max_value=300), counter=counters())
     def test_a_table_s_header_never_stands_without_its_rows(

@@ -76,10 +76,12 @@ def marker(
 
 
 SHORT_GAP = "…"
-"""A gap between kept lines of a text other than its largest (whose :func:`gap_marker`
-says what a gap is and how many lines it holds): a token or two, where a listing cut to
-its definitions has a gap every few lines (its line numbers, when it has them, say how
-many lines each holds)."""
+"""A gap between kept segments of a text other than its largest (whose :func:`gap_marker`
+says what a gap is and how many lines or items it holds, so each ``…`` holds at most as
+many): a token or two, where a listing cut to its definitions has a gap every few lines
+(its line numbers, when it has them, say how many lines each holds) and a JSON result
+cut to ~100 tokens one between each two kept fields (where a full marker in each gap
+would take ~40% of a reservation cut to 113 tokens)."""
 
 
 _STANDS = re.compile(r"\[\.\.\. (?:([\d,]+) (?:lines?|items?) )?(?:\(|cut)")
@@ -118,8 +120,8 @@ def said_size(line: str) -> tuple[int, int]:
 
 def gap_marker(count: int, unit: str, *, reference: str = "") -> str:
     """The line that stands where ``count`` segments of a text (``unit``: ``lines`` or
-    ``items``) were cut between segments that are kept: short, since a choice of
-    segments has a gap between each two (``[... 12 items cut ...]``); ``reference`` as
+    ``items``) were cut between segments that are kept, at a choice's largest gap (its
+    other gaps are a :data:`SHORT_GAP`): ``[... 12 items cut ...]``; ``reference`` as
     :func:`marker`'s."""
     what = f"{count:,} {unit if count != 1 else unit.removesuffix('s')}"
     note = f"; {reference}" if reference else ""

@@ -1,10 +1,11 @@
 """Where a text's segments are: the elements of a JSON result, the lines of a text, and
 what each needs beside it to keep its meaning (the opener holding an element's key, a
-table's header, the line an indented line stands in, the heading of a markdown section,
-the first line of a paragraph), for
+record's first field, a table's header, the line an indented line stands in, the
+heading of a markdown section, the first line of a paragraph), for
 :func:`~neuron_context._messages.segments.choose_segments`.
 
-The units are where an agent's facts live: a record under its key, a row under its
+The units are where an agent's facts live: a record under its key (a field of it under
+the record's first field, which says whose it is), a row under its
 header, a body line under its definition, a line of prose under its paragraph's first
 line and its section's headings (each heading under the one of a higher level). A line
 too long for its space (a paragraph of a web page on one line, a list of links) is cut
@@ -114,6 +115,8 @@ class _Container:
     """The container each element that is one is, by the element's position."""
     close: int = -1
     """Where its closing bracket stands."""
+    record: bool = False
+    """Whether it is an object (in a list: a record, whose fields stand under its first)."""
 
 
 def _containers(text: str) -> list[_Container]:
@@ -131,7 +134,7 @@ def _containers(text: str) -> list[_Container]:
                 parent = found[stack[-1]]
                 parent.children[len(parent.elements) - 1] = len(found)
             stack.append(len(found))
-            found.append(_Container())
+            found.append(_Container(record=char == "{"))
         elif char in "]}":
             found[stack.pop()].close = at
             continue
@@ -145,27 +148,36 @@ def _json_partition(text: str, split: int) -> Partition | None:
     """The elements of a JSON text's outermost container, an element longer than
     ``split`` split into its own (its opener, its elements, its closer), iteratively (a
     result may nest deeply). An element's parent is the opener of its container (the
-    key it stands under); ``None`` when the outermost container is empty."""
+    key it stands under); a field of a record (an object in a list) split into its
+    fields stands under the record's first field where that is a value no longer than
+    ``split`` (a record leads with what it is: ``"flight_number": "HAT170"``, a
+    ``"price": 117`` alone says whose price it is not); ``None`` when the outermost
+    container is empty."""
     containers = _containers(text)
     if not containers or not containers[0].elements:
         return None
     starts: list[int] = [0]  # the first segment: what opens the text, up to its first element
     parents: list[int] = [-1]
     closers: dict[int, int] = {}
-    stack: list[tuple[int, int, int]] = [(0, 0, 0)]  # container, its opener, next element
+    # A container, its opener, its next element, whether it is a record (an object in
+    # a list), the segment of its first field when its other fields stand under it.
+    stack: list[tuple[int, int, int, bool, int]] = [(0, 0, 0, False, -1)]
     while stack:
-        index, opener, position = stack.pop()
+        index, opener, position, record, lead = stack.pop()
         container = containers[index]
         elements = container.elements
         while position < len(elements):
             start = elements[position]
             end = elements[position + 1] if position + 1 < len(elements) else container.close
             child = container.children.get(position)
+            if record and not position and child is None and end - start <= split:
+                lead = len(starts)
             starts.append(start)
-            parents.append(opener)
+            parents.append(lead if position and lead >= 0 else opener)
             if child is not None and end - start > split and containers[child].elements:
-                stack.append((index, opener, position + 1))
-                stack.append((child, len(starts) - 1, 0))
+                stack.append((index, opener, position + 1, record, lead))
+                inner = containers[child]
+                stack.append((child, len(starts) - 1, 0, inner.record and not container.record, -1))
                 break
             position += 1
         else:

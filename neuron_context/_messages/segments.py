@@ -1,5 +1,5 @@
 """Segment choice: a text too big for its space cut to the whole segments that hold its
-facts, kept verbatim in their order, with a short marker in each gap.
+facts, kept verbatim in their order, with a marker in each gap.
 
 A cut in the middle keeps a head and a tail and loses everything between, however much of
 it the next step needs (the reservation in the middle of a list, the failing test above
@@ -9,22 +9,26 @@ or a log. So the text is split into segments
 (:func:`~neuron_context._messages.partition.partition`), each is weighed by the
 caller (:data:`Weigh`: what an agent reuses of it: identifiers and numbers with their
 labels, definitions, errors, paths), and the best that fit are kept, the head and the
-tail first among equals (the head says what the text is, the tail how it ended)::
+tail first among equals (the head says what the text is, the tail how it ended); the
+largest gap gets the full marker, every other gap a one-token
+:data:`~neuron_context._messages.markers.SHORT_GAP`::
 
     {"reservations": [{"reservation_id": "MFRB94", "status": "confirmed", ...},
+    …
+    {"reservation_id": "K67C4W", "status": "confirmed", ...},
     [... 12 items cut ...]
     {"reservation_id": "PUNERT", "status": "cancelled", ...}]}
 
 A kept segment keeps what gives it its meaning: a JSON element is kept with the openers of
-the containers around it (``{"reservations": [``: the key it stands under), a table row
+the containers around it (``{"reservations": [``: the key it stands under), a field of a
+record cut into its fields with the record's first field (``"flight_number": "HAT170"``
+beside its ``"price": 117``), a table row
 with its header, an indented line with the line it is indented under (a body line with
 its definition's header), a line of prose with its paragraph's first line and its
 section's heading, a piece of a long line with the line's start. A line holding names
 beside a kept line is worth one name more (:data:`_NEIGHBOUR`): a hit is kept with its
 neighbours, as ``grep -C`` shows it, where they hold names too, and two kept lines
-together cost one gap less. The lines of a text are cut with a gap every few lines, so
-only the largest gap gets a full marker and the others a one-token
-:data:`~neuron_context._messages.markers.SHORT_GAP`; a blank line is never kept for
+together cost one gap less. A blank line is never kept for
 itself, nor a table's header (it names the columns: it is kept with a row), nor the
 marker of an earlier cut (a gap counts the lines that one stood for)::
 
@@ -117,7 +121,9 @@ def choose_segments(
 ) -> Choice:
     """``text`` if it costs at most ``max_tokens``, else the segments of it worth most
     that fit, verbatim and in order, a :func:`~neuron_context._messages.markers.gap_marker`
-    in each gap (the first one with ``reference``), costing at most ``max_tokens``; no
+    in the largest gap (with ``reference``) and a
+    :data:`~neuron_context._messages.markers.SHORT_GAP` in each other, costing at most
+    ``max_tokens``; no
     text when the segments that fit would fill less than 35% of it (the caller cuts the
     text in the middle instead)."""
     cost = counter.estimate_text(text)
@@ -133,12 +139,10 @@ def choose_segments(
     costs = [max(1, c) for c in counter.estimate_texts(pieces)]
     edge = _edges(costs, max_tokens)
     names, unweighed = _weighed(pieces, costs, edge, weigh, max_tokens)
+    # One full marker (the largest gap's, with the reference), a short gap for the others.
     full = counter.estimate_text(gap_marker(9_999, parts.unit) + "\n\n")
-    extra = counter.estimate_text(f"; {reference}") if reference else 0
-    mark = full
-    if parts.unit == "lines":  # one full marker (the largest gap's), short gaps
-        mark = counter.estimate_text(SHORT_GAP + "\n\n")
-        extra += full
+    extra = full + (counter.estimate_text(f"; {reference}") if reference else 0)
+    mark = counter.estimate_text(SHORT_GAP + "\n\n")
     kept, order = _greedy(
         names,
         costs,
@@ -341,10 +345,9 @@ def _orphans(kept: list[bool], parts: Partition) -> None:
 def _assemble(
     text: str, parts: Partition, kept: list[bool], costs: list[int], reference: str
 ) -> str:
-    """The kept segments in order, a marker in each gap: each gap's
-    :func:`~neuron_context._messages.markers.gap_marker` (the first with ``reference``)
-    for items; for lines, the largest gap's (first among equals), the others a
-    :data:`~neuron_context._messages.markers.SHORT_GAP`."""
+    """The kept segments in order, a marker in each gap: the largest gap's (first among
+    equals) :func:`~neuron_context._messages.markers.gap_marker` with ``reference``, the
+    others a :data:`~neuron_context._messages.markers.SHORT_GAP`."""
     starts = parts.starts
     count = len(kept)
     gaps: list[tuple[int, int, int]] = []  # (first segment, end, how many cut)
@@ -362,18 +365,12 @@ def _assemble(
             cut += sum(parts.stood.get(i, 1) - 1 for i in range(index, end))
         gaps.append((index, end, cut))
         index = end
-    telling = -1
-    if parts.unit == "lines" and gaps:
-        telling = max(range(len(gaps)), key=lambda g: (gaps[g][2], -g))
+    telling = max(range(len(gaps)), key=lambda g: (gaps[g][2], -g), default=-1)
     out: list[str] = []
     index = 0
     for number, (start, end, cut) in enumerate(gaps):
         out.extend(text[starts[i] : starts[i + 1]] for i in range(index, start))
-        if telling < 0 or number == telling:
-            first = number == max(telling, 0)
-            line = gap_marker(cut, parts.unit, reference=reference if first else "")
-        else:
-            line = SHORT_GAP
+        line = gap_marker(cut, parts.unit, reference=reference) if number == telling else SHORT_GAP
         if out and not out[-1].endswith("\n"):
             line = "\n" + line
         if end < count or not out:

@@ -16,8 +16,9 @@ many as a share of the space allows::
 
 A caller that can weigh what a text holds (:data:`~neuron_context._messages.segments.Weigh`)
 gets a choice of its segments instead (:mod:`neuron_context._messages.segments`). A JSON
-result keeps the records worth most whole with their keys, in their order, a short marker
-in each gap, or the rows of its condensed index under their headers when those hold more
+result keeps the records worth most whole with their keys (a record's field beside the
+record's first field), in their order, the largest gap's marker in full and a one-token
+``…`` in each other gap, or the rows of its condensed index under their headers when those hold more
 in the same space; it is cut in the middle only when no choice of whole segments fills
 35% of its space (one record bigger than the space, a string holding a whole file). A
 text that is not JSON (a listing, a log, a page) keeps whichever holds more of what the
