@@ -13,6 +13,7 @@ from strategies import listings, long_texts, texts
 
 from neuron_context import Message, TokenCounter
 from neuron_context._messages.markers import marker, said_size, stands_for
+from neuron_context._messages.truncation import truncate_message
 from neuron_context._strategies.default.words import cut_words
 
 COUNTER = TokenCounter()
@@ -25,6 +26,19 @@ REQUEST = (
     "Please change my reservation YAX4DR to flight HAT235 on 2024-05-18 and pay with "
     "credit_card_4421. "
 ) * 8
+
+
+WITH_KEY = (
+    "Head words here and more words.\n"
+    + marker(5_000, 1_200, lines=40, reference="recall: 0123456789abcdef").strip()
+    + "\nTail words are here and some more.\n"
+    + "\n".join(f"more line {i} with words" for i in range(20))
+)
+PARAGRAPH = (
+    "We need to refactor the billing module so that invoices are computed lazily, "
+    "and every currency conversion goes through the rates service. "
+) * 30
+ROWS = "\n".join("数据处理模块需要重构" * 3 for _ in range(12))
 
 
 def words(message: Message) -> int:
@@ -64,15 +78,23 @@ class TestWords:
     @example(text=REQUIREMENTS, first=0, goal=51, more=9)  # names took the words' room
     @example(text=REQUEST, first=0, goal=193, more=1)  # the marker's full form
     @example(text=REQUIREMENTS, first=51, goal=35, more=1)  # a re-cut keeping words
+    @example(text=WITH_KEY, first=0, goal=34, more=1)  # 31 chars at 34, none at 35
+    @example(text=PARAGRAPH, first=0, goal=194, more=1)  # truncation's own: 711 -> 707
+    @example(text=ROWS, first=150, goal=112, more=1)  # truncation's own: 120 -> 90
     def test_monotone_in_its_goal(self, text: str, first: int, goal: int, more: int) -> None:
         """A bigger goal never keeps fewer of the user's words (of the text, or of the
-        text already cut to ``first`` tokens), and each cut is within its goal."""
+        text already cut to ``first`` tokens), and each cut is within its goal. The one
+        exception: where the middle cut itself (``truncate_message``, whose tries
+        shrink the head and tail by their overshoot in steps) keeps fewer characters at
+        the bigger goal, the words cut may too."""
         message = Message.user(text)
         if first:
             message = cut_words(message, first, COUNTER)
         smaller = cut_words(message, goal, COUNTER)
         bigger = cut_words(message, goal + more, COUNTER)
-        assert words(bigger) >= words(smaller)
+        if words(bigger) < words(smaller):
+            middle = [truncate_message(message, g, COUNTER) for g in (goal, goal + more)]
+            assert words(middle[1]) < words(middle[0]), (words(bigger), words(smaller))
         empty = COUNTER.estimate_message(Message.user(""))
         for cut, room in ((smaller, goal), (bigger, goal + more)):
             assert COUNTER.estimate_message(cut) <= max(room, empty)

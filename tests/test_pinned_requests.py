@@ -45,3 +45,40 @@ class TestNewestRequest:
         users = [m.text for m in output if m.role is Role.USER and not m.is_compaction]
         assert users == [REQUEST]
         assert any(m.tool_uses for m in output)
+
+
+def said(text: str) -> bool:
+    """Whether ``text`` holds a line that is not a cut's marker (``[... N lines ...]``)."""
+    return any(line.strip() and not line.startswith("[... ") for line in text.split("\n"))
+
+
+class TestCutToMarkers:
+    """A request holding an earlier cut's marker, cut again by the last resort, keeps
+    words where they fit."""
+
+    def test_keeps_words(self) -> None:
+        """At the system's cost and 39 tokens the newest request keeps some of its words
+        (on wp-edges: its marker alone, four tries by one token never leaving one cut)."""
+        counter = TokenCounter()
+        reference = (
+            "[... 40 lines (5,000 characters, about 1,200 tokens) cut; "
+            "recall: 0123456789abcdef ...]"
+        )
+        request = (
+            f"Please fix the failing billing tests first.\n{reference}\n"
+            "Then rerun the suite and report back.\n"
+            + "\n".join(f"more line {i} with words" for i in range(20))
+        )
+        system = "You are a coding agent. " * 30
+        messages = [
+            Message.system(system),
+            Message.user("Start with the repo layout."),
+            Message.assistant("Done: src/, tests/. " * 10),
+            Message.user(request),
+        ]
+        budget = counter.estimate_message(Message.system(system)) + 39
+        output = anyio.run(default_stack(budget, counter=counter).compact, messages)
+        assert counter.estimate_messages(output) <= budget
+        (last,) = [m for m in output if m.role is Role.USER][-1:]
+        assert said(last.text), last.text
+        assert "recall: 0123456789abcdef" in last.text

@@ -52,7 +52,15 @@ from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
 from ..._summary.quotes import closer, open_fence
 from .plan import Part, Plan
 from .water import describe_cut
-from .words import cut_words, has_markers, regrown, says, whole_markers, words_kept
+from .words import (
+    cut_words,
+    has_markers,
+    marker_alone,
+    regrown,
+    says,
+    whole_markers,
+    words_kept,
+)
 
 __all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 
@@ -120,9 +128,11 @@ def _cut_blocks(text: str, space: int, counter: BaseCounter) -> str:
     blocks open at the end of the head are closed before the marker and those open at
     the start of the tail opened after it (cut again to leave them their room): the
     rest of the summary never reads as the user's words or as code, and a summary that
-    carries this one reads each quote whole. ``text`` cut as it comes where the blocks
-    do not fit. ``""`` where no cut fits with its blocks closed (a cut that leaves a
-    quote open would make the rest read as the user's words)."""
+    carries this one reads each quote whole. Where closing them costs more than the
+    space, the cut is tried shorter (each try below the last cut's own cost, by what it
+    was over); where no try fits, the marker alone stands for all of ``text`` (a cut
+    that leaves a quote open would make the rest read as the user's words), or ``""``
+    where not even that fits (the caller drops the summary then)."""
     goal = space
     marked = has_markers(text)
     for _ in range(_BLOCK_TRIES):
@@ -133,8 +143,10 @@ def _cut_blocks(text: str, space: int, counter: BaseCounter) -> str:
         over = counter.estimate_text(fixed) - space
         if over <= 0:
             return fixed
-        goal -= over
-    return ""  # no cut of it fits with its blocks closed: none is kept
+        # Below the cut this goal gave (a cut is the same for several goals in a row).
+        goal = min(goal, counter.estimate_text(cut)) - over
+    alone = marker_alone(text, space, counter)
+    return alone if counter.estimate_text(alone) <= space else ""
 
 
 def _closed(cut: str, text: str) -> str:
@@ -280,7 +292,8 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     cut_biggest("tail")
     drop_oldest("tail")
     cut("summary")
-    if excess > 0:  # cut and still too big: the summary goes
+    if excess > 0 or any(p.kind == "summary" and not p.message.text for p in parts):
+        # Cut and still too big, or cut to nothing (not even its marker fits): it goes.
         drop({id(p) for p in parts if p.kind == "summary"})
     cut_biggest("step")
     if in_progress == "drop":
@@ -395,7 +408,8 @@ def _repin(
         if pinned > 0:
             pin = Part("request", shrink(pin.message, pinned, counter))
             pinned = excess + part_cost(pin)
-        if pinned <= 0 or pinned <= excess:
+        empty = pin.message.is_compaction and not pin.message.text  # it says nothing
+        if (pinned <= 0 or pinned <= excess) and not empty:
             return _pinned_first(parts, pin)
         if in_progress != "drop" and any(p.kind == "step" for p in parts):
             if in_progress == "raise":

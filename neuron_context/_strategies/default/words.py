@@ -41,7 +41,15 @@ from .water import describe_cut
 if TYPE_CHECKING:  # the plan pins requests with cut_words: no import of it at run time
     from .plan import Part
 
-__all__ = ["cut_words", "has_markers", "regrown", "says", "whole_markers", "words_kept"]
+__all__ = [
+    "cut_words",
+    "has_markers",
+    "marker_alone",
+    "regrown",
+    "says",
+    "whole_markers",
+    "words_kept",
+]
 
 _SWITCH = 16
 """How far above the goal where markers take their full form a cut is compared with the
@@ -111,7 +119,8 @@ def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
         over = counter.estimate_message(mended) - goal
         if over <= 0:
             return mended
-        space -= over
+        # Below the cut this space gave (a cut is the same for several goals in a row).
+        space = min(space, counter.estimate_message(cut)) - over
     return _gone(message, cut, goal, counter)
 
 
@@ -215,6 +224,13 @@ def whole_markers(
         return cut  # no earlier marker in or around the cut
     line = _marker_for(text, start, end, space, counter)
     return text[:start].rstrip("\n").rstrip(" ") + line + text[end:]
+
+
+def marker_alone(text: str, space: int, counter: BaseCounter) -> str:
+    """The marker line that stands for all of ``text`` in a cut to ``space`` tokens (the
+    earlier markers in it counted, their keys shown): what is left of a text no cut of
+    which fits."""
+    return _marker_for(text, 0, len(text), space, counter).strip("\n")
 
 
 def _marker_for(text: str, start: int, end: int, space: int, counter: BaseCounter) -> str:
