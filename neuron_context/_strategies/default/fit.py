@@ -58,6 +58,7 @@ from .words import (
     marker_alone,
     regrown,
     says,
+    shared,
     whole_markers,
     words_kept,
 )
@@ -289,6 +290,21 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
                 return
             drop({id(p) for p in kept[: next_safe_cut([p.message for p in kept], 1)]})
 
+    def share() -> None:
+        """The task and the newest request (one part each) cut again from their
+        originals to share their room, each keeping words, where such a cut fits."""
+        at = {p.kind: i for i, p in enumerate(parts) if p.kind in ("task", "request")}
+        kinds = [p.kind for p in parts]
+        if plan.task is None or plan.newest is None or kinds.count("task") != 1:
+            return
+        if kinds.count("request") != 1:
+            return
+        room = costs[at["task"]] + costs[at["request"]] - max(0, excess)
+        both = shared(messages[plan.task], messages[plan.newest], room, counter)
+        if both is not None:
+            replace(at["task"], Part("task", both[0]))
+            replace(at["request"], Part("request", both[1]))
+
     cut_biggest("tail")
     drop_oldest("tail")
     cut("summary")
@@ -315,6 +331,8 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             drop({id(p) for p in parts if p.kind == "task"})
     if not stepping:
         cut("request")
+        if _unsaid(parts, messages, plan):
+            share()  # the request below its floor before a task that says nothing goes
     if any(p.kind == "request" for p in parts) and (excess > 0 or _unsaid(parts, messages, plan)):
         # The task cannot fit even cut, or its cut keeps none of its words (an empty
         # message, or its marker alone: it says nothing of the task).
@@ -327,6 +345,13 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             for index, part in enumerate(fuller):
                 if part is not parts[index]:
                     replace(index, part)
+    if excess > 0 and stepping and any(p.kind == "request" for p in parts):
+        # The task gave way and the step is kept: the newest request goes below its
+        # floor where that alone makes the output fit and it still says something.
+        saved = (list(parts), list(costs), excess)
+        cut("request")
+        if excess > 0 or not all(says(p.message) for p in parts if p.kind == "request"):
+            parts, costs, excess = saved
     if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
         return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):

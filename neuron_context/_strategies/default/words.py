@@ -47,6 +47,7 @@ __all__ = [
     "marker_alone",
     "regrown",
     "says",
+    "shared",
     "whole_markers",
     "words_kept",
 ]
@@ -159,6 +160,25 @@ def regrown(
                 output[position] = fuller
                 slack -= gained
     return output
+
+
+def shared(
+    task: Message, request: Message, room: int, counter: BaseCounter
+) -> tuple[Message, Message] | None:
+    """The ``task`` and the newest ``request`` (their originals) cut to share ``room``
+    tokens, each keeping some of its words: the task half the room, or the least that
+    keeps any of its words where that is more or leaves the request none; the request
+    the rest. ``None`` where no such cut of both says something."""
+    least = next((g for g in range(1, room + 1) if says(cut_words(task, g, counter))), None)
+    if least is None:
+        return None
+    for goal in dict.fromkeys((max(least, room // 2), least)):
+        kept = cut_words(task, goal, counter)
+        left = room - counter.estimate_message(kept)
+        cut = cut_words(request, left, counter)
+        if says(cut) and counter.estimate_message(cut) <= left:
+            return kept, cut
+    return None
 
 
 def says(message: Message) -> bool:
