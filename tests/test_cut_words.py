@@ -1,7 +1,7 @@
 """A user's words cut to a goal, as the last resort of ``default_stack`` cuts a pinned
-request: the words come before a marker's names, a bigger goal never keeps fewer of
-them, and a text an earlier cut left keeps each of its markers whole or cuts it whole,
-counted in the new marker."""
+request: the words come before a marker's names, a bigger goal keeps no fewer of them
+than the middle cut itself does, and a text an earlier cut left keeps each of its
+markers whole or cuts it whole, counted in the new marker."""
 
 from __future__ import annotations
 
@@ -58,7 +58,8 @@ def lines_stood_for(text: str) -> int:
 
 
 class TestWords:
-    """The words come first, and more room keeps more of them."""
+    """The words come first, and more room keeps no fewer of them (but where the middle
+    cut itself keeps fewer)."""
 
     def test_words_before_names(self) -> None:
         """A long request cut to 60 tokens keeps its first requirement whole, and its
@@ -145,3 +146,14 @@ class TestEarlierMarkers:
         cut = cut_words(Message.user(text), goal, COUNTER)
         if cut.text and COUNTER.estimate_message(cut) <= goal:
             assert f"recall: {key}" in cut.text
+
+    def test_short_earlier_marker_keeps_it_short(self) -> None:
+        """A marker that replaces an earlier one giving tokens alone gives tokens alone:
+        a count of characters would leave out what that one stood for (on wp-edges:
+        ``[... 497 lines (4,693 characters, about 13,162 tokens) cut ...]``)."""
+        short = marker(50_000, 12_000, lines=400, short=True).strip()
+        body = "\n".join(f"line {i} of the request with several words in it" for i in range(60))
+        cut = cut_words(Message.user(f"{body}\n{short}\n{body}"), 300, COUNTER)
+        (line,) = markers(cut.text)
+        assert "characters" not in line, line
+        assert said_size(line)[1] >= 12_000
