@@ -208,9 +208,10 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     cut_biggest("tail")
     drop_oldest("tail")
     cut("summary")
-    if excess > 0 or any(p.kind == "summary" and not p.message.text for p in parts):
-        # Cut and still too big, or cut to nothing (not even its marker fits): it goes.
+    if excess > 0:  # cut and still too big: the summaries go
         drop({id(p) for p in parts if p.kind == "summary"})
+    # A summary cut to nothing (not even its marker fits) says nothing: it goes.
+    drop({id(p) for p in parts if p.kind == "summary" and not p.message.text})
     cut_biggest("step")
     if in_progress == "drop":
         drop_oldest("step")  # what cannot be cut (tool inputs, images)
