@@ -1,7 +1,7 @@
 """A user's words cut to a goal, as the last resort of ``default_stack`` cuts a pinned
-request: the words come before a marker's names, a bigger goal never keeps fewer of
-them, and a text an earlier cut left keeps each of its markers whole or cuts it whole,
-counted in the new marker."""
+request: the words come before a marker's names, a bigger goal keeps no fewer of them
+than the middle cut itself does, and a text an earlier cut left keeps each of its
+markers whole or cuts it whole, counted in the new marker."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from strategies import listings, long_texts, texts
 
 from neuron_context import Message, TokenCounter
 from neuron_context._messages.markers import marker, said_size, stands_for
+from neuron_context._messages.truncation import truncate_message
 from neuron_context._strategies.default.words import cut_words
 
 COUNTER = TokenCounter()
@@ -25,6 +26,19 @@ REQUEST = (
     "Please change my reservation YAX4DR to flight HAT235 on 2024-05-18 and pay with "
     "credit_card_4421. "
 ) * 8
+
+
+WITH_KEY = (
+    "Head words here and more words.\n"
+    + marker(5_000, 1_200, lines=40, reference="recall: 0123456789abcdef").strip()
+    + "\nTail words are here and some more.\n"
+    + "\n".join(f"more line {i} with words" for i in range(20))
+)
+PARAGRAPH = (
+    "We need to refactor the billing module so that invoices are computed lazily, "
+    "and every currency conversion goes through the rates service. "
+) * 30
+ROWS = "\n".join("数据处理模块需要重构" * 3 for _ in range(12))
 
 
 def words(message: Message) -> int:
@@ -44,7 +58,8 @@ def lines_stood_for(text: str) -> int:
 
 
 class TestWords:
-    """The words come first, and more room keeps more of them."""
+    """The words come first, and more room keeps no fewer of them (but where the middle
+    cut itself keeps fewer)."""
 
     def test_words_before_names(self) -> None:
         """A long request cut to 60 tokens keeps its first requirement whole, and its
@@ -64,15 +79,23 @@ class TestWords:
     @example(text=REQUIREMENTS, first=0, goal=51, more=9)  # names took the words' room
     @example(text=REQUEST, first=0, goal=193, more=1)  # the marker's full form
     @example(text=REQUIREMENTS, first=51, goal=35, more=1)  # a re-cut keeping words
+    @example(text=WITH_KEY, first=0, goal=34, more=1)  # 31 chars at 34, none at 35
+    @example(text=PARAGRAPH, first=0, goal=194, more=1)  # truncation's own: 711 -> 707
+    @example(text=ROWS, first=150, goal=112, more=1)  # truncation's own: 120 -> 90
     def test_monotone_in_its_goal(self, text: str, first: int, goal: int, more: int) -> None:
         """A bigger goal never keeps fewer of the user's words (of the text, or of the
-        text already cut to ``first`` tokens), and each cut is within its goal."""
+        text already cut to ``first`` tokens), and each cut is within its goal. The one
+        exception: where the middle cut itself (``truncate_message``, whose tries
+        shrink the head and tail by their overshoot in steps) keeps fewer characters at
+        the bigger goal, the words cut may too."""
         message = Message.user(text)
         if first:
             message = cut_words(message, first, COUNTER)
         smaller = cut_words(message, goal, COUNTER)
         bigger = cut_words(message, goal + more, COUNTER)
-        assert words(bigger) >= words(smaller)
+        if words(bigger) < words(smaller):
+            middle = [truncate_message(message, g, COUNTER) for g in (goal, goal + more)]
+            assert words(middle[1]) < words(middle[0]), (words(bigger), words(smaller))
         empty = COUNTER.estimate_message(Message.user(""))
         for cut, room in ((smaller, goal), (bigger, goal + more)):
             assert COUNTER.estimate_message(cut) <= max(room, empty)
@@ -123,3 +146,14 @@ class TestEarlierMarkers:
         cut = cut_words(Message.user(text), goal, COUNTER)
         if cut.text and COUNTER.estimate_message(cut) <= goal:
             assert f"recall: {key}" in cut.text
+
+    def test_short_earlier_marker_keeps_it_short(self) -> None:
+        """A marker that replaces an earlier one giving tokens alone gives tokens alone:
+        a count of characters would leave out what that one stood for (on wp-edges:
+        ``[... 497 lines (4,693 characters, about 13,162 tokens) cut ...]``)."""
+        short = marker(50_000, 12_000, lines=400, short=True).strip()
+        body = "\n".join(f"line {i} of the request with several words in it" for i in range(60))
+        cut = cut_words(Message.user(f"{body}\n{short}\n{body}"), 300, COUNTER)
+        (line,) = markers(cut.text)
+        assert "characters" not in line, line
+        assert said_size(line)[1] >= 12_000

@@ -5,6 +5,7 @@ the user's words or as code; and it keeps no piece of an earlier cut's marker.""
 from __future__ import annotations
 
 import anyio
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -36,8 +37,11 @@ def summary(lines: int, fence: str, *, quote_last: bool) -> str:
 
 
 def balanced(text: str) -> bool:
-    """Whether every quote and fence ``text`` opens on a line of its own is closed, and
-    no quote is closed before it is opened."""
+    """Whether ``text`` is not empty, and every quote and fence it opens on a line of its
+    own is closed, no quote closed before it is opened (an empty summary kept in the
+    output says nothing: it goes)."""
+    if not text:
+        return False
     depth = 0
     for line in text.split("\n"):
         depth += (line == OPEN) - (line == CLOSE)
@@ -56,6 +60,7 @@ class TestSummaryCut:
         room=st.integers(20, 200),
         quote_last=st.booleans(),
     )
+    @example(lines=1, fence="", room=51, quote_last=False)
     def test_closes_its_quote(self, lines: int, fence: str, room: int, quote_last: bool) -> None:
         """Whatever the room, a summary kept in the output has its quotes and code blocks
         closed (before: a cut keeping the head alone left '<user_request>' open)."""
@@ -87,6 +92,31 @@ class TestSummaryCut:
         output = anyio.run(default_stack(51, counter=TokenCounter()).compact, messages)
         (kept,) = [m for m in output if m.is_compaction]
         assert balanced(kept.text), kept.text
+
+    @pytest.mark.parametrize("room", [50, 55, 144])
+    def test_shorter_than_its_last_cut(self, room: int) -> None:
+        """Where closing its blocks costs more than the room, each try is shorter than
+        the last cut (a cut is the same for several goals in a row): the summary keeps a
+        closed cut, not an empty message (on wp-edges: ``''`` at these rooms, four
+        one-token tries never leaving one cut)."""
+        code = "\n".join(
+            f"    x_{i} = compute(value_{i}, other_{i})  # step {i}" for i in range(40)
+        )
+        facts = "\n".join(f"- fact {i} about thing_{i}" for i in range(30))
+        quote = f"{OPEN}\nPlease fix it.\n```\n{code}\n```\nThanks.\n{CLOSE}"
+        text = f"## Goal\n{quote}\n\n## Facts\n{facts}"
+        messages = [
+            Message(role=Role.USER, content=(Compaction(content=text),)),
+            Message.assistant("Looked at the files."),
+            Message.user("Go on."),
+        ]
+        counter = TokenCounter()
+        output = anyio.run(default_stack(room, counter=counter).compact, messages)
+        assert counter.estimate_messages(output) <= room
+        (kept,) = [m for m in output if m.is_compaction]
+        assert balanced(kept.text), kept.text
+        if room == 144:
+            assert "Please fix it." in kept.text
 
     @given(room=st.integers(20, 300))
     @example(room=80)  # kept '[... 120 lines (2,400 characters, about 2,494'

@@ -7,16 +7,20 @@ in the order of what the next model call needs least:
 1. the biggest recent messages are cut in the middle (head and tail kept, the marker
    naming what was cut), then the oldest recent messages go, from one safe cut to the
    next;
-2. the summary is cut (its plan block kept whole; a quote or code block the cut
-   leaves open is closed before the marker; an earlier cut's marker in it kept whole
-   or cut whole), then dropped;
+2. the summary is cut (:func:`~.summary_cut.cut_summary`: its plan block kept whole;
+   a quote or code block the cut leaves open is closed before the marker; an earlier
+   cut's marker in it kept whole or cut whole; its marker alone where no cut fits with
+   its blocks closed), then dropped, as is a summary cut to nothing (never kept as an
+   empty message);
 3. the step in progress (the calls of the last assistant message and their results) is
    cut in the middle, its biggest message first: it is what the model acts on now
    (with ``in_progress="drop"``, what cannot be cut, tool inputs and images, then goes
    from its oldest message, one safe cut to the next);
 4. the newest request is cut down to a floor, then the task, then the newest request
    further: a task that fits is never dropped to keep more of a longer request; a task
-   that cannot fit even cut (images cannot be cut), or whose cut keeps none of its
+   whose cut keeps none of its words is cut again with the request, the two sharing
+   their room and each keeping words (:func:`~.words.shared`), where that fits; a task
+   that cannot fit even cut (images cannot be cut), or whose cut still keeps none of its
    words, gives way to the newest request, cut again into its room; a user's words
    are cut with the words first, the marker naming none of the cut part, and an
    earlier cut's markers in them kept whole or cut whole and counted
@@ -24,11 +28,12 @@ in the order of what the next model call needs least:
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
-   go; when the budget cannot hold the step in progress even with the task gone and
-   the newest request at its floor (a kept step never cuts a request further), the
-   output keeps them over budget (``in_progress="keep"``, the default: a model that no longer
-   sees the call it just made would make it again; the agent loop reports a
-   ``CompactionOverBudget`` event), or the compaction raises
+   go; beside a kept step the newest request goes below its floor only where that
+   alone makes the output fit and it still keeps words; when the budget cannot hold
+   the step in progress even so, the output keeps them over budget
+   (``in_progress="keep"``, the default: a model that no longer sees the call it just
+   made would make it again; the agent loop reports a ``CompactionOverBudget``
+   event), or the compaction raises
    :class:`~neuron_context.errors.ContextOverflowError` (``in_progress="raise"``).
 
 Finally the output starts on a user message again if the cuts left it starting on an
@@ -45,24 +50,18 @@ from ..._errors import ContextOverflowError
 from ..._messages.content import Compaction
 from ..._messages.conversation import first_is_user, next_safe_cut, turn_start
 from ..._messages.message import Message, Role
-from ..._messages.truncation import truncate_message, truncate_text
-from ..._summary.agent_plan import PLAN_CLOSE, PLAN_OPEN
+from ..._messages.truncation import truncate_message
 from ..._summary.facts import condense
-from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
-from ..._summary.quotes import closer, open_fence
 from .plan import Part, Plan
+from .summary_cut import cut_summary
 from .water import describe_cut
-from .words import cut_words, has_markers, regrown, says, whole_markers, words_kept
+from .words import cut_words, regrown, says, shared, words_kept
 
 __all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 
 InProgress: TypeAlias = Literal["drop", "keep", "raise"]
 """What a compaction does when the budget cannot hold the newest request with the step
 in progress: keep them over budget, or raise :class:`ContextOverflowError`."""
-
-_BLOCK_TRIES = 4
-"""How many cuts of a summary are tried, each shorter by what closing its blocks cost
-over the space, before none is kept."""
 
 _MIN_TRUNCATED = 48
 """The smallest a message is truncated to before older messages are dropped instead,
@@ -86,7 +85,7 @@ def shrink(message: Message, excess: int, counter: BaseCounter, *, floor: int = 
         space = max(0, goal - overhead)
         return Message(
             role=Role.USER,
-            content=(Compaction(content=_cut_summary(block.content, space, counter)),),
+            content=(Compaction(content=cut_summary(block.content, space, counter)),),
         )
     return cut_words(message, goal, counter)
 
@@ -96,98 +95,6 @@ def _unsaid(parts: Sequence[Part], messages: Sequence[Message], plan: Plan) -> b
     if plan.task is None or not says(messages[plan.task]):
         return False
     return any(p.kind == "task" and not says(p.message) for p in parts)
-
-
-def _cut_summary(text: str, space: int, counter: BaseCounter) -> str:
-    """A summary's text cut to ``space`` tokens; its plan block, when it has one and it
-    fits, is kept whole and the rest cut around it."""
-    opening = text.find(PLAN_OPEN + "\n")
-    closing = text.find("\n" + PLAN_CLOSE, opening)
-    if opening < 0 or closing < 0:
-        return _cut_blocks(text, space, counter)
-    end = closing + len(PLAN_CLOSE) + 1
-    plan = text[opening:end]
-    left = space - counter.estimate_text(plan + "\n\n")
-    if left < 0:
-        return _cut_blocks(text, space, counter)
-    rest = _cut_blocks((text[:opening] + text[end:]).strip("\n"), left, counter)
-    return f"{plan}\n\n{rest}" if rest else plan
-
-
-def _cut_blocks(text: str, space: int, counter: BaseCounter) -> str:
-    """``text`` (a summary's) cut in the middle to ``space`` tokens; where its head and
-    its tail stand in different blocks (the head in a quote, the tail after it), the
-    blocks open at the end of the head are closed before the marker and those open at
-    the start of the tail opened after it (cut again to leave them their room): the
-    rest of the summary never reads as the user's words or as code, and a summary that
-    carries this one reads each quote whole. ``text`` cut as it comes where the blocks
-    do not fit. ``""`` where no cut fits with its blocks closed (a cut that leaves a
-    quote open would make the rest read as the user's words)."""
-    goal = space
-    marked = has_markers(text)
-    for _ in range(_BLOCK_TRIES):
-        cut = truncate_text(text, goal, counter)
-        if marked:  # no piece of an earlier cut's marker (a quote cut before)
-            cut = whole_markers(cut, text, goal, counter, pieces_only=True)
-        fixed = _closed(cut, text)
-        over = counter.estimate_text(fixed) - space
-        if over <= 0:
-            return fixed
-        goal -= over
-    return ""  # no cut of it fits with its blocks closed: none is kept
-
-
-def _closed(cut: str, text: str) -> str:
-    """``cut`` (``text``'s head, a marker line, its tail or none) with the blocks open at
-    the end of its head closed before the marker, and those open at the start of its
-    tail opened after it, where the two differ (a cut that keeps the head alone closes
-    them all)."""
-    if cut == text:
-        return cut
-    same = _common(cut, text)
-    start = cut.rfind("\n", 0, same + 1) + 1  # where the marker's line starts
-    end = len(cut) - _common(cut[::-1], text[::-1])
-    end += cut[end : end + 1] == "\n"  # where the tail starts
-    if not 0 < start < end <= len(cut):
-        return cut  # no head before the marker
-    before = _open_blocks(text[:start])
-    after = _open_blocks(text[: len(text) - (len(cut) - end)]) if end < len(cut) else []
-    if before == after:
-        return cut  # the marker stands inside the blocks the head and the tail share
-    closers = "".join(f"{close}\n" for _, close in reversed(before))
-    openers = "".join(f"{opening}\n" for opening, _ in after)
-    return cut[:start] + closers + cut[start:end] + openers + cut[end:]
-
-
-def _common(first: str, second: str) -> int:
-    """How many characters ``first`` and ``second`` start with alike."""
-    for index, (one, other) in enumerate(zip(first, second, strict=False)):
-        if one != other:
-            return index
-    return min(len(first), len(second))
-
-
-def _open_blocks(text: str) -> list[tuple[str, str]]:
-    """The quote and the code block open at the end of ``text`` (a summary's first
-    lines), outermost first: each as the line that opens it and the one that closes it.
-    A line that is :data:`REQUEST_CLOSE` ends the quote and any code block opened in it
-    (a quote escapes the tags in the user's words: that line is never theirs, and a
-    block the user left open ends with their words)."""
-    blocks: list[tuple[str, str]] = []
-    fence = ""
-    quoted = False
-    for line in text.split("\n")[:-1]:  # the lines ended in ``text``
-        if not fence and line == REQUEST_OPEN:
-            quoted = True
-        elif quoted and line == REQUEST_CLOSE:
-            quoted, fence = False, ""
-        else:
-            fence = open_fence(f"{fence}\n{line}" if fence else line)
-    if quoted:
-        blocks.append((REQUEST_OPEN, REQUEST_CLOSE))
-    if fence:
-        blocks.append((fence, closer(fence)))
-    return blocks
 
 
 def fit(  # noqa: PLR0915 - the last resort's steps, in order
@@ -243,7 +150,13 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             replace(index, Part(kind, shorter))
 
     # What each pinned part was cut from: a pin cut again is cut from its original.
-    source = {id(message): messages[index] for index, message in plan.pinned.items()}
+    # Keyed by id, each entry holds its message too: alive, its id never another's.
+    source = {id(message): (message, messages[index]) for index, message in plan.pinned.items()}
+
+    def original_of(message: Message) -> Message:
+        """What ``message`` (a pinned part, or a cut of one) was cut from."""
+        entry = source.get(id(message))
+        return entry[1] if entry is not None and entry[0] is message else message
 
     def cut(kind: str, *, floor: int = 0) -> None:
         """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens: a
@@ -256,7 +169,7 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             if excess <= 0 or part.kind != kind:
                 continue
             shorter = shrink(part.message, excess, counter, floor=floor)
-            original = source.get(id(part.message), part.message)
+            original = original_of(part.message)
             if original is not part.message and not shorter.is_compaction:
                 goal = counter.estimate_message(shorter)  # no more than the cut as it is
                 if not says(shorter) and says(original):  # ... but for words, to the floor
@@ -266,7 +179,7 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
                     shorter
                 ):
                     shorter = again
-            source[id(shorter)] = original
+            source[id(shorter)] = (shorter, original)
             replace(index, Part(kind, shorter))
 
     def drop_oldest(kind: str) -> None:
@@ -277,11 +190,28 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
                 return
             drop({id(p) for p in kept[: next_safe_cut([p.message for p in kept], 1)]})
 
+    def share() -> None:
+        """The task and the newest request (one part each) cut again from their
+        originals to share their room, each keeping words, where such a cut fits."""
+        at = {p.kind: i for i, p in enumerate(parts) if p.kind in ("task", "request")}
+        kinds = [p.kind for p in parts]
+        if plan.task is None or plan.newest is None or kinds.count("task") != 1:
+            return
+        if kinds.count("request") != 1:
+            return
+        room = costs[at["task"]] + costs[at["request"]] - max(0, excess)
+        both = shared(messages[plan.task], messages[plan.newest], room, counter)
+        if both is not None:
+            replace(at["task"], Part("task", both[0]))
+            replace(at["request"], Part("request", both[1]))
+
     cut_biggest("tail")
     drop_oldest("tail")
     cut("summary")
-    if excess > 0:  # cut and still too big: the summary goes
+    if excess > 0:  # cut and still too big: the summaries go
         drop({id(p) for p in parts if p.kind == "summary"})
+    # A summary cut to nothing (not even its marker fits) says nothing: it goes.
+    drop({id(p) for p in parts if p.kind == "summary" and not p.message.text})
     cut_biggest("step")
     if in_progress == "drop":
         drop_oldest("step")  # what cannot be cut (tool inputs, images)
@@ -302,6 +232,8 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             drop({id(p) for p in parts if p.kind == "task"})
     if not stepping:
         cut("request")
+        if _unsaid(parts, messages, plan):
+            share()  # the request below its floor before a task that says nothing goes
     if any(p.kind == "request" for p in parts) and (excess > 0 or _unsaid(parts, messages, plan)):
         # The task cannot fit even cut, or its cut keeps none of its words (an empty
         # message, or its marker alone: it says nothing of the task).
@@ -314,6 +246,13 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             for index, part in enumerate(fuller):
                 if part is not parts[index]:
                     replace(index, part)
+    if excess > 0 and stepping and any(p.kind == "request" for p in parts):
+        # The task gave way and the step is kept: the newest request goes below its
+        # floor where that alone makes the output fit and it still says something.
+        saved = (list(parts), list(costs), excess)
+        cut("request")
+        if excess > 0 or not all(says(p.message) for p in parts if p.kind == "request"):
+            parts, costs, excess = saved
     if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
         return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):
@@ -395,7 +334,8 @@ def _repin(
         if pinned > 0:
             pin = Part("request", shrink(pin.message, pinned, counter))
             pinned = excess + part_cost(pin)
-        if pinned <= 0 or pinned <= excess:
+        empty = pin.message.is_compaction and not pin.message.text  # it says nothing
+        if (pinned <= 0 or pinned <= excess) and not empty:
             return _pinned_first(parts, pin)
         if in_progress != "drop" and any(p.kind == "step" for p in parts):
             if in_progress == "raise":

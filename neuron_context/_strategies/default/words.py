@@ -8,18 +8,23 @@ A user's words are cut in the middle, head and tail kept, and the words come fir
 marker says how much was cut, and names none of it (the names of a cut part take the
 room of the words that say what the request asks; a long request cut to a few dozen
 tokens kept a marker's list of file names and a piece of its last line where the plain
-cut keeps its first requirement whole). So the words a cut keeps do not shrink as its
-goal grows (a Hypothesis property; just above the goal where markers take their full
-form, the cut with the short marker is taken where it keeps more). One exception is
-known: a re-cut text of a few short rows of costly characters, where the middle cut
-itself keeps its head at one goal and its tail alone or nothing at the next (the rule
-that never shows a piece of a row).
+cut keeps its first requirement whole). A bigger goal keeps no fewer words than the
+middle cut itself does (a Hypothesis property; just above the goal where markers take
+their full form, the cut with the short marker is taken where it keeps more; a cut tried
+again shorter goes below the cut it last gave, so a few one-token tries never end in no
+words). Where the middle cut itself (``truncate_message``) keeps fewer characters at
+the bigger goal, this cut may too: its tries shrink the head and the tail by their
+overshoot in steps (a plain paragraph keeps 711 characters at 194 tokens, 707 at 195),
+and its rule that never shows a piece of a row can keep a re-cut text's head at one goal
+and its tail alone at the next.
 
 A text an earlier cut left (a request pinned cut by a previous compaction) holds that
 cut's marker lines: a cut keeps each of them whole or cuts it whole, never a piece of one
 (``[... 119 l`` read as the user's words), and the marker of a cut that replaces earlier
 markers counts the lines and tokens they stood for, so the output says how much of the
-request is gone in all.
+request is gone in all (its tokens alone where one of them gave no character count).
+Where no step is kept and a task's cut would say nothing, the task and the newest
+request share their room, each keeping words (:func:`shared`), before the task goes.
 """
 
 from __future__ import annotations
@@ -41,7 +46,16 @@ from .water import describe_cut
 if TYPE_CHECKING:  # the plan pins requests with cut_words: no import of it at run time
     from .plan import Part
 
-__all__ = ["cut_words", "has_markers", "regrown", "says", "whole_markers", "words_kept"]
+__all__ = [
+    "cut_words",
+    "has_markers",
+    "marker_alone",
+    "regrown",
+    "says",
+    "shared",
+    "whole_markers",
+    "words_kept",
+]
 
 _SWITCH = 16
 """How far above the goal where markers take their full form a cut is compared with the
@@ -111,7 +125,8 @@ def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
         over = counter.estimate_message(mended) - goal
         if over <= 0:
             return mended
-        space -= over
+        # Below the cut this space gave (a cut is the same for several goals in a row).
+        space = min(space, counter.estimate_message(cut)) - over
     return _gone(message, cut, goal, counter)
 
 
@@ -150,6 +165,25 @@ def regrown(
                 output[position] = fuller
                 slack -= gained
     return output
+
+
+def shared(
+    task: Message, request: Message, room: int, counter: BaseCounter
+) -> tuple[Message, Message] | None:
+    """The ``task`` and the newest ``request`` (their originals) cut to share ``room``
+    tokens, each keeping some of its words: the task half the room, or the least that
+    keeps any of its words where that is more or leaves the request none; the request
+    the rest. ``None`` where no such cut of both says something."""
+    least = next((g for g in range(1, room + 1) if says(cut_words(task, g, counter))), None)
+    if least is None:
+        return None
+    for goal in dict.fromkeys((max(least, room // 2), least)):
+        kept = cut_words(task, goal, counter)
+        left = room - counter.estimate_message(kept)
+        cut = cut_words(request, left, counter)
+        if says(cut) and counter.estimate_message(cut) <= left:
+            return kept, cut
+    return None
 
 
 def says(message: Message) -> bool:
@@ -217,24 +251,36 @@ def whole_markers(
     return text[:start].rstrip("\n").rstrip(" ") + line + text[end:]
 
 
+def marker_alone(text: str, space: int, counter: BaseCounter) -> str:
+    """The marker line that stands for all of ``text`` in a cut to ``space`` tokens (the
+    earlier markers in it counted, their keys shown): what is left of a text no cut of
+    which fits."""
+    return _marker_for(text, 0, len(text), space, counter).strip("\n")
+
+
 def _marker_for(text: str, start: int, end: int, space: int, counter: BaseCounter) -> str:
     """The marker line that stands for ``text[start:end]`` (whole lines, earlier markers
     among them) in a cut to ``space`` tokens: its lines, characters and tokens, the
     earlier markers' counted as what they said they stood for, and the keys they showed
-    (``recall: <key>``: what they cut is read back there)."""
+    (``recall: <key>``: what they cut is read back there). Its short form (tokens
+    alone) where an earlier marker gave no character count: a count of characters would
+    leave out what that one stood for."""
     pieces = text[start:end].split("\n")
     earlier = [piece for piece in pieces if stands_for(piece)]
     chars = end - start
     tokens = counter.estimate_text(text) - counter.estimate_text(text[:start] + text[end:])
+    uncounted = False  # a marker that gave no character count (a short one)
     for piece in earlier:  # what each stood for, beyond its own length and cost
         said_chars, said_tokens = said_size(piece)
         chars += max(0, said_chars - len(piece))
         tokens += max(0, said_tokens - counter.estimate_text(piece))
+        uncounted = uncounted or not said_chars
     lines = [piece for piece in pieces if piece.strip()] or [""]
     count = sum(stands_for(piece) or 1 for piece in lines)
     keys = [key for piece in earlier for key in references_in(piece)]
     reference = "; ".join(f"recall: {key}" for key in dict.fromkeys(keys))
-    return marker(chars, tokens, lines=count, reference=reference, short=tight(space, counter))
+    short = uncounted or tight(space, counter)  # no character count it cannot make good
+    return marker(chars, tokens, lines=count, reference=reference, short=short)
 
 
 def _in_line(text: str, at: int, *, head: bool) -> bool:
