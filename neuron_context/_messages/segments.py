@@ -83,7 +83,9 @@ _NEIGHBOUR = 1.0
 is the kept line's context, and the two cost one gap less). Measured on the shared
 transcripts at 10/25/50%: 0.5 and 1.0 hold or gain, 2.0 loses at 10%."""
 _ANCESTORS = 8
-"""The most enclosing segments (openers, headers) kept with a segment."""
+"""The most enclosing segments (openers, headers, a record's first field; not their
+closers) kept with a segment: one nested deeper than this below its nearest kept
+parent is not kept."""
 _ENOUGH = 0.35
 """The least share of the space the kept segments must fill (else ``""``)."""
 _TRIES = 8
@@ -254,7 +256,8 @@ def _greedy(
     lazy greedy: a segment's worth is checked again when it comes up, at most
     :data:`_RECHECKS` times; a line beside one just kept comes up again at once), each
     with the segments it needs (its enclosing openers, up to :data:`_ANCESTORS`, and
-    their closers), while they and the markers of the gaps fit ``space``."""
+    their closers; one that needs more is never kept), while they and the markers of
+    the gaps fit ``space``."""
     parents, closers = parts.parents, parts.closers
     count = len(costs)
     kept = [False] * count
@@ -287,11 +290,15 @@ def _greedy(
                 continue
         chain = [index]
         parent = parents[index]
-        while parent >= 0 and not kept[parent] and len(chain) <= _ANCESTORS:
+        steps = 0  # the enclosing segments taken (their closers not counted)
+        while parent >= 0 and not kept[parent] and steps < _ANCESTORS:
             chain.append(parent)
+            steps += 1
             if parent in closers:
                 chain.append(closers[parent])
             parent = parents[parent]
+        if parent >= 0 and not kept[parent]:
+            continue  # nested deeper than it may be kept with what encloses it
         price = sum(costs[i] for i in chain) + mark * _gaps(chain, kept)
         if used + price > space:
             continue
