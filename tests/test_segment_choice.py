@@ -663,6 +663,22 @@ class TestChooseSegments:
             assert orphans, chosen
             assert not orphans[0], chosen  # the first choice, before any overshoot fix
 
+    @pytest.mark.parametrize("split", [24, 48])
+    def test_a_record_whose_first_field_is_null_is_led_by_none(self, split: int) -> None:
+        """A record whose first field is ``null`` (``"id": null``) says whose nothing
+        is: its other fields stand under the record's opener, not under the null."""
+        records = [
+            {"id": None, "code": f"C{i:04d}", "price": 100 + i, "note": "nothing to see here"}
+            for i in range(8)
+        ]
+        text = json.dumps({"user_id": "mia_li_3668", "records": records})
+        parts = partition(text, split)
+        pieces = [text[a:b] for a, b in itertools.pairwise(parts.starts)]
+        fields = [i for i, piece in enumerate(pieces) if piece.startswith(('"code"', '"price"'))]
+        assert fields, pieces  # the records are cut into their fields
+        for index in fields:
+            assert pieces[parts.parents[index]].endswith("{"), pieces[parts.parents[index]]
+
     @given(drawn=tables(), cap=st.integers(min_value=0, max_value=300), counter=counters())
     def test_a_table_s_header_never_stands_without_its_rows(
         self, drawn: tuple[str, list[tuple[str, list[str]]]], cap: int, counter: TokenCounter
