@@ -1,5 +1,6 @@
 """Segment choice: a text too big for its space cut to the whole segments that hold its
-facts, kept verbatim in their order, with a marker in each gap.
+facts, kept verbatim in their order, with a marker in each gap (the largest in full, the
+others a one-token ``…``).
 
 A cut in the middle keeps a head and a tail and loses everything between, however much of
 it the next step needs (the reservation in the middle of a list, the failing test above
