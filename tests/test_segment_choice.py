@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -23,8 +24,9 @@ from neuron_context import (
     default_stack,
     validate,
 )
+from neuron_context._messages import segments
 from neuron_context._messages.markers import is_truncated
-from neuron_context._messages.partition import partition
+from neuron_context._messages.partition import Partition, partition
 from neuron_context._messages.segments import choose_segments
 from neuron_context._strategies.default.reuse import reuse
 
@@ -617,6 +619,65 @@ class TestChooseSegments:
                 assert parent == lead, (segment, segments[parent])
             elif segment.startswith('"business": '):
                 assert segments[parent].startswith('"prices": {'), (segment, segments[parent])
+
+    @given(
+        depth=st.integers(1, 3),
+        width=st.integers(1, 6),
+        fields=st.lists(st.sampled_from(("status", "date", "price")), min_size=1, max_size=3),
+        cap=st.integers(min_value=30, max_value=600),
+    )
+    def test_a_kept_segment_is_kept_with_what_encloses_it(
+        self, depth: int, width: int, fields: list[str], cap: int
+    ) -> None:
+        """Records nested in records (a user's reservations, each with its flights),
+        any cap: every kept segment is kept with its parent (the opener it stands in,
+        ``"reservations": [``, or the record's first field), however deep it is."""
+        values = {"status": "confirmed", "date": "2024-05-16", "price": 117}
+
+        def records(level: int, path: str) -> list[dict[str, object]]:
+            return [
+                {
+                    "id": f"{path}{i}",
+                    **{field: values[field] for field in fields},
+                    **({"kids": records(level + 1, f"{path}{i}.")} if level < depth else {}),
+                }
+                for i in range(width)
+            ]
+
+        text = json.dumps({"user_id": "mia_li_3668", "reservations": records(1, "R")})
+        orphans: list[list[int]] = []
+        assemble = segments._assemble
+
+        def spy(
+            text: str, parts: Partition, kept: list[bool], costs: list[int], reference: str
+        ) -> str:
+            parents = parts.parents
+            orphans.append(
+                [i for i, k in enumerate(kept) if k and parents[i] >= 0 and not kept[parents[i]]]
+            )
+            return assemble(text, parts, kept, costs, reference)
+
+        with mock.patch.object(segments, "_assemble", spy):
+            chosen = choose_segments(text, cap, TokenCounter(), weigh=reuse).text
+        if chosen and chosen != text:
+            assert orphans, chosen
+            assert not orphans[0], chosen  # the first choice, before any overshoot fix
+
+    @pytest.mark.parametrize("split", [24, 48])
+    def test_a_record_whose_first_field_is_null_is_led_by_none(self, split: int) -> None:
+        """A record whose first field is ``null`` (``"id": null``) says whose nothing
+        is: its other fields stand under the record's opener, not under the null."""
+        records = [
+            {"id": None, "code": f"C{i:04d}", "price": 100 + i, "note": "nothing to see here"}
+            for i in range(8)
+        ]
+        text = json.dumps({"user_id": "mia_li_3668", "records": records})
+        parts = partition(text, split)
+        pieces = [text[a:b] for a, b in itertools.pairwise(parts.starts)]
+        fields = [i for i, piece in enumerate(pieces) if piece.startswith(('"code"', '"price"'))]
+        assert fields, pieces  # the records are cut into their fields
+        for index in fields:
+            assert pieces[parts.parents[index]].endswith("{"), pieces[parts.parents[index]]
 
     @given(drawn=tables(), cap=st.integers(min_value=0, max_value=300), counter=counters())
     def test_a_table_s_header_never_stands_without_its_rows(

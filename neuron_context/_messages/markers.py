@@ -90,7 +90,9 @@ _STANDS = re.compile(r"\[\.\.\. (?:([\d,]+) (?:lines?|items?) )?(?:\(|cut)")
 def stands_for(line: str) -> int:
     """How many lines (or items) ``line`` stands for when it is a line a cut wrote (a
     :func:`marker`, a :func:`gap_marker`, a :data:`SHORT_GAP`: at least one), else 0:
-    a text cut again counts what its earlier cut left out in its own gaps."""
+    a text cut again counts what its earlier cut left out in its own gaps. A
+    :data:`SHORT_GAP` does not say how many it stands for, so it counts as one: what a
+    later cut counts of its gaps is a lower bound where the earlier cut wrote ``…``."""
     body = line.strip()
     if body == SHORT_GAP:
         return 1

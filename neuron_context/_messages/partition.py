@@ -35,6 +35,8 @@ _JSON_MAX = 2_000_000
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]')
 """A JSON string (skipped whole) or a structural character."""
 _NONSPACE = re.compile(r"\S")
+_NULL_FIELD = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"\s*:\s*null\b')
+"""A field whose value is ``null`` (it says whose nothing is: it leads no record)."""
 _TABLE_SEPARATOR = re.compile(r"[\s|:+-]*\Z")
 _NAMES = re.compile(r"(?:[^\W\d]|[ \t|()#%&*+?,'-])*\Z")
 """A line of column names: words, spaces and the cells' separators only. No digit, no
@@ -150,9 +152,9 @@ def _json_partition(text: str, split: int) -> Partition | None:
     result may nest deeply). An element's parent is the opener of its container (the
     key it stands under); a field of a record (an object in a list) split into its
     fields stands under the record's first field where that is a value no longer than
-    ``split`` (a record leads with what it is: ``"flight_number": "HAT170"``, a
-    ``"price": 117`` alone says whose price it is not); ``None`` when the outermost
-    container is empty."""
+    ``split`` and not ``null`` (a record leads with what it is: ``"flight_number":
+    "HAT170"``, a ``"price": 117`` alone says whose price it is not); ``None`` when the
+    outermost container is empty."""
     containers = _containers(text)
     if not containers or not containers[0].elements:
         return None
@@ -170,7 +172,13 @@ def _json_partition(text: str, split: int) -> Partition | None:
             start = elements[position]
             end = elements[position + 1] if position + 1 < len(elements) else container.close
             child = container.children.get(position)
-            if record and not position and child is None and end - start <= split:
+            if (
+                record
+                and not position
+                and child is None
+                and end - start <= split
+                and not _NULL_FIELD.match(text, start)
+            ):
                 lead = len(starts)
             starts.append(start)
             parents.append(lead if position and lead >= 0 else opener)

@@ -1,5 +1,6 @@
 """Segment choice: a text too big for its space cut to the whole segments that hold its
-facts, kept verbatim in their order, with a marker in each gap.
+facts, kept verbatim in their order, with a marker in each gap (the largest in full, the
+others a one-token ``…``).
 
 A cut in the middle keeps a head and a tail and loses everything between, however much of
 it the next step needs (the reservation in the middle of a list, the failing test above
@@ -83,7 +84,9 @@ _NEIGHBOUR = 1.0
 is the kept line's context, and the two cost one gap less). Measured on the shared
 transcripts at 10/25/50%: 0.5 and 1.0 hold or gain, 2.0 loses at 10%."""
 _ANCESTORS = 8
-"""The most enclosing segments (openers, headers) kept with a segment."""
+"""The most enclosing segments (openers, headers, a record's first field; not their
+closers) kept with a segment: one nested deeper than this below its nearest kept
+parent is not kept."""
 _ENOUGH = 0.35
 """The least share of the space the kept segments must fill (else ``""``)."""
 _TRIES = 8
@@ -254,7 +257,8 @@ def _greedy(
     lazy greedy: a segment's worth is checked again when it comes up, at most
     :data:`_RECHECKS` times; a line beside one just kept comes up again at once), each
     with the segments it needs (its enclosing openers, up to :data:`_ANCESTORS`, and
-    their closers), while they and the markers of the gaps fit ``space``."""
+    their closers; one that needs more is never kept), while they and the markers of
+    the gaps fit ``space``."""
     parents, closers = parts.parents, parts.closers
     count = len(costs)
     kept = [False] * count
@@ -287,11 +291,15 @@ def _greedy(
                 continue
         chain = [index]
         parent = parents[index]
-        while parent >= 0 and not kept[parent] and len(chain) <= _ANCESTORS:
+        steps = 0  # the enclosing segments taken (their closers not counted)
+        while parent >= 0 and not kept[parent] and steps < _ANCESTORS:
             chain.append(parent)
+            steps += 1
             if parent in closers:
                 chain.append(closers[parent])
             parent = parents[parent]
+        if parent >= 0 and not kept[parent]:
+            continue  # nested deeper than it may be kept with what encloses it
         price = sum(costs[i] for i in chain) + mark * _gaps(chain, kept)
         if used + price > space:
             continue
