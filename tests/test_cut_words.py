@@ -6,6 +6,7 @@ markers whole or cuts it whole, counted in the new marker."""
 from __future__ import annotations
 
 import itertools
+import string
 
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -14,7 +15,7 @@ from strategies import listings, long_texts, texts
 from neuron_context import Message, TokenCounter
 from neuron_context._messages.markers import marker, said_size, stands_for
 from neuron_context._messages.truncation import truncate_message
-from neuron_context._strategies.default.words import cut_words
+from neuron_context._strategies.default.words import cut_words, marker_alone
 
 COUNTER = TokenCounter()
 
@@ -139,13 +140,37 @@ class TestEarlierMarkers:
     @given(goal=st.integers(12, 60))
     def test_keeps_their_keys(self, goal: int) -> None:
         """A marker that shows where the whole text is (``recall: <key>``) and is cut
-        whole leaves its key in the new marker: what it stood for can still be read."""
+        whole leaves its key in the new marker: what it stood for can still be read. The
+        key gives way only to words (a cut with words and the key does not fit), or
+        where the marker showing it does not fit alone."""
         key = "0123456789abcdef"
         line = marker(5_000, 1_200, lines=40, reference=f"recall: {key}").strip()
         text = f"Head words here and more words.\n{line}\nTail words are here and some more."
         cut = cut_words(Message.user(text), goal, COUNTER)
-        if cut.text and COUNTER.estimate_message(cut) <= goal:
-            assert f"recall: {key}" in cut.text
+        assert COUNTER.estimate_message(cut) <= goal
+        if f"recall: {key}" not in cut.text:
+            alone = Message.user(marker_alone(text, goal, COUNTER))
+            assert words(cut) or COUNTER.estimate_message(alone) > goal
+
+    @given(
+        head=st.text(string.ascii_letters + " ", max_size=200),
+        tail=st.text(string.ascii_letters + " ", max_size=200),
+        keyed=st.booleans(),
+        goal=st.integers(5, 80),
+    )
+    @example(head="please keep going", tail="and finish", keyed=True, goal=15)
+    def test_never_empty(self, head: str, tail: str, keyed: bool, goal: int) -> None:
+        """A request holding an earlier marker is cut within its goal, never to an empty
+        text where a plain cut's marker alone fits (before: the keyed marker that counts
+        the earlier one cost more than the room, and the text went empty)."""
+        reference = "recall: 0123456789abcdef" if keyed else ""
+        line = marker(4_693, 1_162, lines=400, reference=reference).strip()
+        text = f"{head}\n{line}\n{tail}"
+        cut = cut_words(Message.user(text), goal, COUNTER)
+        assert COUNTER.estimate_message(cut) <= goal
+        plain = marker(len(text), COUNTER.estimate_text(text), lines=3, short=True)
+        if COUNTER.estimate_message(Message.user(plain)) <= goal:
+            assert cut.text.strip(), goal
 
     def test_short_earlier_marker_keeps_it_short(self) -> None:
         """A marker that replaces an earlier one giving tokens alone gives tokens alone:

@@ -28,8 +28,9 @@ in the order of what the next model call needs least:
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
-   go; beside a kept step the newest request goes below its floor only where that
-   alone makes the output fit and it still keeps words; when the budget cannot hold
+   go; beside a kept step the newest request (the task, where it is the only request)
+   goes below its floor only where that alone makes the output fit and it still keeps
+   words; when the budget cannot hold
    the step in progress even so, the output keeps them over budget
    (``in_progress="keep"``, the default: a model that no longer sees the call it just
    made would make it again; the agent loop reports a ``CompactionOverBudget``
@@ -246,12 +247,14 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             for index, part in enumerate(fuller):
                 if part is not parts[index]:
                     replace(index, part)
-    if excess > 0 and stepping and any(p.kind == "request" for p in parts):
-        # The task gave way and the step is kept: the newest request goes below its
-        # floor where that alone makes the output fit and it still says something.
+    pinned = "request" if any(p.kind == "request" for p in parts) else "task"
+    if excess > 0 and stepping and any(p.kind == pinned for p in parts):
+        # The task gave way (or is the only request) and the step is kept: the newest
+        # request goes below its floor where that alone makes the output fit and it
+        # still says something.
         saved = (list(parts), list(costs), excess)
-        cut("request")
-        if excess > 0 or not all(says(p.message) for p in parts if p.kind == "request"):
+        cut(pinned)
+        if excess > 0 or not all(says(p.message) for p in parts if p.kind == pinned):
             parts, costs, excess = saved
     if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
         return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)

@@ -22,7 +22,10 @@ A text an earlier cut left (a request pinned cut by a previous compaction) holds
 cut's marker lines: a cut keeps each of them whole or cuts it whole, never a piece of one
 (``[... 119 l`` read as the user's words), and the marker of a cut that replaces earlier
 markers counts the lines and tokens they stood for, so the output says how much of the
-request is gone in all (its tokens alone where one of them gave no character count).
+request is gone in all (its tokens alone where one of them gave no character count),
+showing their keys. Where that marker leaves no room for words, or does not fit, it
+gives way in steps (:data:`_FORMS`), so such a request is never left empty where a
+plain cut's marker fits.
 Where no step is kept and a task's cut would say nothing, the task and the newest
 request share their room, each keeping words (:func:`shared`), before the task goes.
 """
@@ -65,6 +68,13 @@ words the bigger goal would otherwise lose."""
 _TRIES = 4
 """How many cuts are tried, each shorter by its overshoot, where a marker that counts
 the earlier markers it replaces costs more than the one it stands for."""
+
+_FORMS = 4
+"""The forms of a marker that replaces earlier ones, each cheaper than the one before:
+0 its full form (characters where it can, tokens, the earlier markers' counts added,
+their keys shown); 1 tokens alone; 2 tokens alone without the keys; 3 what the cut
+itself removed (its lines and tokens as the text holds them, no earlier count added),
+as a plain cut writes it. A cut takes the first that leaves room for words."""
 
 
 def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
@@ -109,16 +119,36 @@ def words_kept(message: Message) -> int:
 
 def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
     """A user's ``message`` cut in the middle to ``goal`` tokens, its earlier markers
-    each kept whole or cut whole and counted in the new one."""
+    each kept whole or cut whole and counted in the new one: the new marker in its full
+    form where a cut with it keeps words, else in the next of its :data:`_FORMS` that
+    does (the first cut that fits and holds a marker where none keeps words)."""
     cut = truncate_message(message, goal, counter)
     if cut is message or not any(_marked(block) for block in message.content):
         return cut
+    first: Message | None = None
+    for form in range(_FORMS):
+        mended = _fitted(message, cut, goal, counter, form)
+        if mended is None:
+            continue
+        if says(mended):
+            return mended
+        if first is None and mended.text.strip():
+            first = mended
+    return _gone(message, cut, goal, counter) if first is None else first
+
+
+def _fitted(
+    message: Message, cut: Message, goal: int, counter: BaseCounter, form: int
+) -> Message | None:
+    """``cut`` (``message`` cut to ``goal``) with its earlier markers kept whole, the new
+    marker in ``form``, cut again shorter where that costs more than ``goal``; ``None``
+    where no such cut fits in :data:`_TRIES` tries."""
     space = goal
     for attempt in range(_TRIES):
         if attempt:
             cut = truncate_message(message, space, counter)
         content = tuple(
-            _whole(after, before, space, counter) if _marked(before) else after
+            _whole(after, before, space, counter, form) if _marked(before) else after
             for before, after in zip(message.content, cut.content, strict=True)
         )
         mended = attrs.evolve(cut, content=content)
@@ -127,7 +157,7 @@ def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
             return mended
         # Below the cut this space gave (a cut is the same for several goals in a row).
         space = min(space, counter.estimate_message(cut)) - over
-    return _gone(message, cut, goal, counter)
+    return None
 
 
 def regrown(
@@ -173,7 +203,9 @@ def shared(
     """The ``task`` and the newest ``request`` (their originals) cut to share ``room``
     tokens, each keeping some of its words: the task half the room, or the least that
     keeps any of its words where that is more or leaves the request none; the request
-    the rest. ``None`` where no such cut of both says something."""
+    the rest. ``None`` where no such cut of both says something, the request's cut
+    showing the keys (``recall: <key>``) the request shows: a cut that loses them loses
+    the way to what they stood for, and the task gives way first."""
     least = next((g for g in range(1, room + 1) if says(cut_words(task, g, counter))), None)
     if least is None:
         return None
@@ -181,9 +213,14 @@ def shared(
         kept = cut_words(task, goal, counter)
         left = room - counter.estimate_message(kept)
         cut = cut_words(request, left, counter)
-        if says(cut) and counter.estimate_message(cut) <= left:
+        if says(cut) and counter.estimate_message(cut) <= left and _keeps_keys(cut, request):
             return kept, cut
     return None
+
+
+def _keeps_keys(cut: Message, original: Message) -> bool:
+    """Whether ``cut`` shows every key (``recall: <key>``) ``original`` shows."""
+    return set(references_in(original.text)) <= set(references_in(cut.text))
 
 
 def says(message: Message) -> bool:
@@ -198,39 +235,50 @@ def _marked(block: ContentBlock) -> bool:
 
 def _gone(message: Message, cut: Message, goal: int, counter: BaseCounter) -> Message:
     """``cut`` (``message`` cut as it comes) with each text that holds an earlier marker
-    replaced by one marker standing for all of it, where no cut that keeps its markers
-    whole fits ``goal``; texts left empty where not even that fits."""
-    content = tuple(
-        Text(text=_marker_for(before.text, 0, len(before.text), goal, counter))
-        if isinstance(before, Text) and _marked(before)
-        else after
-        for before, after in zip(message.content, cut.content, strict=True)
-    )
-    gone = attrs.evolve(cut, content=content)
-    if counter.estimate_message(gone) <= goal:
-        return gone
+    replaced by one marker standing for all of it (in the first of its :data:`_FORMS`
+    that fits), where no cut that keeps its markers whole fits ``goal``; texts left
+    empty where not even that fits."""
+    for form in range(_FORMS):
+        content = tuple(
+            Text(text=_marker_for(before.text, 0, len(before.text), goal, counter, form=form))
+            if isinstance(before, Text) and _marked(before)
+            else after
+            for before, after in zip(message.content, cut.content, strict=True)
+        )
+        gone = attrs.evolve(cut, content=content)
+        if counter.estimate_message(gone) <= goal:
+            return gone
     return attrs.evolve(
         cut, content=tuple(Text(text="") if isinstance(b, Text) else b for b in gone.content)
     )
 
 
-def _whole(after: ContentBlock, before: ContentBlock, space: int, counter: BaseCounter) -> Text:
-    """``after`` (``before``'s text cut) as :func:`whole_markers` mends it."""
+def _whole(
+    after: ContentBlock, before: ContentBlock, space: int, counter: BaseCounter, form: int
+) -> Text:
+    """``after`` (``before``'s text cut) as :func:`whole_markers` mends it, its marker
+    in ``form`` (one of :data:`_FORMS`)."""
     assert isinstance(before, Text)
     assert isinstance(after, Text)
-    mended = whole_markers(after.text, before.text, space, counter)
+    mended = whole_markers(after.text, before.text, space, counter, form=form)
     return after if mended == after.text else Text(text=mended)
 
 
 def whole_markers(
-    cut: str, text: str, space: int, counter: BaseCounter, *, pieces_only: bool = False
+    cut: str,
+    text: str,
+    space: int,
+    counter: BaseCounter,
+    *,
+    pieces_only: bool = False,
+    form: int = 0,
 ) -> str:
     """``cut`` (``text`` cut to ``space`` tokens: its head, a marker line, its tail) with
     the head and the tail moved out of any marker line of an earlier cut they end or
     start in (and off one they end or start with: two markers never stand in a row),
     its marker counting what the earlier markers it replaces stood for and showing the
     keys they showed (``recall: <key>``); ``cut`` as it is where it holds no earlier
-    marker. It may cost a few tokens more than ``cut`` (a
+    marker (in ``form``, one of :data:`_FORMS`). It may cost a few tokens more than ``cut`` (a
     count of more lines): the caller cuts again shorter where it must. With
     ``pieces_only``, ``cut`` as it is unless its head or its tail holds a piece of an
     earlier marker."""
@@ -247,7 +295,7 @@ def whole_markers(
     end = _tail_start(text, len(text) - len(tail))
     if (start, end) == (len(head), len(text) - len(tail)) and not has_markers(text[start:end]):
         return cut  # no earlier marker in or around the cut
-    line = _marker_for(text, start, end, space, counter)
+    line = _marker_for(text, start, end, space, counter, form=form)
     return text[:start].rstrip("\n").rstrip(" ") + line + text[end:]
 
 
@@ -258,28 +306,32 @@ def marker_alone(text: str, space: int, counter: BaseCounter) -> str:
     return _marker_for(text, 0, len(text), space, counter).strip("\n")
 
 
-def _marker_for(text: str, start: int, end: int, space: int, counter: BaseCounter) -> str:
+def _marker_for(
+    text: str, start: int, end: int, space: int, counter: BaseCounter, *, form: int = 0
+) -> str:
     """The marker line that stands for ``text[start:end]`` (whole lines, earlier markers
     among them) in a cut to ``space`` tokens: its lines, characters and tokens, the
     earlier markers' counted as what they said they stood for, and the keys they showed
     (``recall: <key>``: what they cut is read back there). Its short form (tokens
     alone) where an earlier marker gave no character count: a count of characters would
-    leave out what that one stood for."""
+    leave out what that one stood for. Cheaper in a later ``form`` (:data:`_FORMS`)."""
     pieces = text[start:end].split("\n")
-    earlier = [piece for piece in pieces if stands_for(piece)]
     chars = end - start
     tokens = counter.estimate_text(text) - counter.estimate_text(text[:start] + text[end:])
+    lines = [piece for piece in pieces if piece.strip()] or [""]
+    if form == _FORMS - 1:  # what this cut removed, as a plain cut counts it
+        return marker(chars, tokens, lines=len(lines), short=True)
+    earlier = [piece for piece in pieces if stands_for(piece)]
     uncounted = False  # a marker that gave no character count (a short one)
     for piece in earlier:  # what each stood for, beyond its own length and cost
         said_chars, said_tokens = said_size(piece)
         chars += max(0, said_chars - len(piece))
         tokens += max(0, said_tokens - counter.estimate_text(piece))
         uncounted = uncounted or not said_chars
-    lines = [piece for piece in pieces if piece.strip()] or [""]
     count = sum(stands_for(piece) or 1 for piece in lines)
     keys = [key for piece in earlier for key in references_in(piece)]
-    reference = "; ".join(f"recall: {key}" for key in dict.fromkeys(keys))
-    short = uncounted or tight(space, counter)  # no character count it cannot make good
+    reference = "; ".join(f"recall: {key}" for key in dict.fromkeys(keys)) if form < 2 else ""
+    short = uncounted or form > 0 or tight(space, counter)  # no character count it cannot make good
     return marker(chars, tokens, lines=count, reference=reference, short=short)
 
 
