@@ -125,14 +125,24 @@ class TestEarlierMarkers:
 
     @given(first=st.integers(30, 120), goal=st.integers(10, 120))
     @example(first=51, goal=40)  # '[... 3 lines (about 26 tokens) cut ...]'
+    @example(first=30, goal=15)  # a marker alone: the counting one does not fit
     def test_counts_what_they_stood_for(self, first: int, goal: int) -> None:
         """The markers of a request cut again stand for at least the lines the request
         stood for, and say at least the tokens the earlier markers said (before: a re-cut
-        marker counted only the lines and tokens it cut itself)."""
+        marker counted only the lines and tokens it cut itself), except where a marker
+        counting all of it would not fit beside the words kept (or alone): a request
+        keeps its words, and is never left empty, before its marker counts everything,
+        so the marker then counts what this cut removed."""
         once = cut_words(Message.user(REQUIREMENTS), first, COUNTER)
         twice = cut_words(once, goal, COUNTER)
         if twice.text == once.text or not twice.text:
             return
+        words = "\n".join(line for line in twice.text.split("\n") if not stands_for(line))
+        tokens = COUNTER.estimate_text(once.text)
+        tokens += sum(said_size(line)[1] for line in markers(once.text))
+        counting = marker(0, tokens, lines=lines_stood_for(once.text), short=True)
+        if COUNTER.estimate_message(Message.user(counting + words)) > goal:
+            return  # words first: the marker then counts what this cut removed
         assert lines_stood_for(twice.text) >= lines_stood_for(once.text)
         said = sum(said_size(line)[1] for line in markers(twice.text))
         assert said >= sum(said_size(line)[1] for line in markers(once.text))
