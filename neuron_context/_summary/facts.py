@@ -262,8 +262,10 @@ class _Collector:
         once."""
         definitions: list[tuple[str, str]] = []
         pairs: list[str] = []
+        kinds: list[str] = []  # each line's kind, read once for both passes
         self._json_pairs(text)
         for raw, kind in table_lines(lines_of(text), _TABLE_LINE):
+            kinds.append(kind)
             if kind in (CUT, FIXED):
                 continue  # a cut's marker (names without what they are), a table's values
             line = raw[:_LINE]
@@ -286,7 +288,7 @@ class _Collector:
         for pair in pairs:
             self.add(pair, key=pair.partition("=")[2])
         pending: list[Fact] = []  # a table's values and header, waiting for a new row
-        for raw, kind in table_lines(lines_of(text), _TABLE_LINE):
+        for raw, kind in zip(lines_of(text), kinds, strict=True):
             if self.full:
                 return
             if kind in (FIXED, HEADER):

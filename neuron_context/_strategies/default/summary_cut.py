@@ -11,7 +11,7 @@ from ..._messages.truncation import truncate_text
 from ..._summary.agent_plan import PLAN_CLOSE, PLAN_OPEN
 from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
 from ..._summary.quotes import closer, open_fence
-from .words import has_markers, marker_alone, whole_markers
+from .words import common_prefix, has_markers, marker_alone, whole_markers
 
 __all__ = ["cut_summary"]
 
@@ -70,9 +70,9 @@ def _closed(cut: str, text: str) -> str:
     them all)."""
     if cut == text:
         return cut
-    same = _common(cut, text)
+    same = common_prefix(cut, text)
     start = cut.rfind("\n", 0, same + 1) + 1  # where the marker's line starts
-    end = len(cut) - _common(cut[::-1], text[::-1])
+    end = len(cut) - common_prefix(cut[::-1], text[::-1])
     end += cut[end : end + 1] == "\n"  # where the tail starts
     if not 0 < start < end <= len(cut):
         return cut  # no head before the marker
@@ -83,14 +83,6 @@ def _closed(cut: str, text: str) -> str:
     closers = "".join(f"{close}\n" for _, close in reversed(before))
     openers = "".join(f"{opening}\n" for opening, _ in after)
     return cut[:start] + closers + cut[start:end] + openers + cut[end:]
-
-
-def _common(first: str, second: str) -> int:
-    """How many characters ``first`` and ``second`` start with alike."""
-    for index, (one, other) in enumerate(zip(first, second, strict=False)):
-        if one != other:
-            return index
-    return min(len(first), len(second))
 
 
 def _open_blocks(text: str) -> list[tuple[str, str]]:

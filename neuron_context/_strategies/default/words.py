@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # the plan pins requests with cut_words: no import of it at r
     from .plan import Part
 
 __all__ = [
+    "common_prefix",
     "cut_words",
     "has_markers",
     "marker_alone",
@@ -384,7 +385,7 @@ def _split(cut: str, text: str) -> tuple[str, str] | None:
     ``None`` where ``cut`` is not ``text``'s head, a marker line and its tail."""
     if cut == text or not cut:
         return None
-    same = _common(cut, text)
+    same = common_prefix(cut, text)
     start = cut.rfind("\n", 0, same + 1)  # the marker line's leading line end
     stop = cut.find("\n", start + 1)
     if start < 0 or stop < 0 or not stands_for(cut[start + 1 : stop]):
@@ -397,7 +398,7 @@ def _split(cut: str, text: str) -> tuple[str, str] | None:
     return head, tail
 
 
-def _common(first: str, second: str) -> int:
+def common_prefix(first: str, second: str) -> int:
     """How many characters ``first`` and ``second`` start with alike."""
     for index, (one, other) in enumerate(zip(first, second, strict=False)):
         if one != other:
