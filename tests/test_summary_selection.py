@@ -355,8 +355,10 @@ class TestByContent:
                     {"payment_id": "credit_card_4421486", "reservations": ["NO6JO3", "AIXC49"]}
                 ),
             ),
-            call("r1", "get_reservation_details", reservation_id="NO6JO3"),
-            Message.tool_result("r1", json.dumps({"reservation_id": "NO6JO3", "flights": flights})),
+            # Not one of the profile's reservations: the list is not being walked (a
+            # walked list leads the facts whatever the words, see tests/test_walked.py).
+            call("r1", "get_reservation_details", reservation_id="K1NW8N"),
+            Message.tool_result("r1", json.dumps({"reservation_id": "K1NW8N", "flights": flights})),
             Message.user("Thanks."),
         ]
         by_turns = by_content(session, 120, weigh=None)

@@ -62,6 +62,7 @@ from .scan import clip, is_notice
 from .sections import Item, fit
 from .shown import noted, repeatable
 from .source import Source, source_of
+from .walked import walked_facts, walked_line, words
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -71,6 +72,9 @@ _MIN_READ = 200_000
 _TIER = 1_000_000
 """Ranks within the artifacts: carried lines, then what the calls touched by tier (see
 ``findings.tier``), then mentions (each tier newest first)."""
+_WALKED = -_TIER
+"""Ranks within the facts: the lists being walked (see :mod:`.walked`), newest first,
+before every result's first chunk (ranked from ``_TIER``)."""
 
 
 def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -104,11 +108,13 @@ class ExtractiveSummarizer(Provider):
       what code defines, key/value pairs of JSON results and tables of its lists of
       objects, ids, dates, versions, code names), a line per result under its call,
       newest first, a chunk at a time (a result's first chunk before the further
-      chunks of the newer ones); and the values a call sent (the pairs and tables of
-      its arguments, ``called tool artifact with: ...``) where it acted on no path,
-      URL, command or pattern (a booking's flights and payment: what a retry sends
-      again); a result's facts line takes the place of its call's index line where
-      both do not fit;
+      chunks of the newer ones), a list of scalars that later calls walk (took some
+      of its items as arguments, others not yet: see ``neuron_context._summary.walked``)
+      first of all, in new results and carried lines alike; and the values a call
+      sent (the pairs and tables of its arguments, ``called tool artifact with:
+      ...``) where it acted on no path, URL, command or pattern (a booking's flights
+      and payment: what a retry sends again); a result's facts line takes the place
+      of its call's index line where both do not fit;
     - **Errors and fixes**: the first line of each error result, or the error line of
       a result that holds a traceback or an ``error:`` line, newest first;
     - **Next steps**: what the assistant said last, its last call (unless its index
@@ -219,6 +225,7 @@ class ExtractiveSummarizer(Provider):
             cost=self.counter.estimate_text,
             line_chars=self.line_chars,
             max_mentions=self.max_mentions,
+            shown=shown,
         )
         requests = self._requests(
             source, budget, chars, task=not task_kept, pin_newest=not newest_kept
@@ -271,7 +278,7 @@ class ExtractiveSummarizer(Provider):
         for line in carried.pop(ARTIFACTS, []):
             if not index.carry(line):
                 add(ARTIFACTS, 0, line)
-        self._carried_facts(carried.pop(FACTS, []), len(found.facts), shown, add)
+        self._carried_facts(carried.pop(FACTS, []), len(found.facts), found, shown, add)
         for section, lines in carried.items():
             if section == NEXT and found.acted:
                 continue
@@ -323,25 +330,38 @@ class ExtractiveSummarizer(Provider):
         """The facts of the results, newest first, a chunk of each result at a time:
         each result's first chunk before the later chunks of the newer ones (see
         ``facts.STRIDE``); a result's pairs share a line, and each segment of a line of it
-        (:attr:`Fact.line`) is a chunk on a line of its own, under its call."""
+        (:attr:`Fact.line`) is a chunk on a line of its own, under its call. A list a
+        later call walks (see :mod:`.walked`) is its result's first chunk, before the
+        first chunks of every result (its items not used yet come next)."""
         noted_before: set[str] = set()
+        called = found.called
         for position, group in enumerate(found.facts):
-            kept = noted(group.facts, group.label, noted_before, shown)
+
+            def used(item: str, read: int = group.read) -> bool:
+                said = words(item)
+                return bool(said) and all(w in shown or called.get(w, read) < read for w in said)
+
+            ahead, rest = walked_facts(group.facts, used)
+            ahead = noted(ahead, group.label, noted_before, shown)
+            kept = noted(rest, group.label, noted_before, shown)
             noted_before.update(fact.text for fact in kept if repeatable(fact))
+            order = (position + 1) * 100_000
+            if ahead:
+                add(FACTS, _WALKED + position, f"{group.label}: {render_facts(ahead)}", order=order)
             for number, chunk in enumerate(chunks(kept)):
                 # A table's header and its first row read from lines are two segments.
                 text = render_facts(chunk).replace("\n", SEGMENT_BREAK)
-                order = (position + 1) * 100_000 + number
                 rank = _TIER + position + number * STRIDE
-                if number == 0:
-                    add(FACTS, rank, f"{group.label}: {text}", order=order)
+                at = order + 1 + number
+                if number == 0 and not ahead:
+                    add(FACTS, rank, f"{group.label}: {text}", order=at)
                 else:
                     separator = SEGMENT_BREAK if chunk[0].line else "; " if chunk[0].group else ", "
-                    add(FACTS, rank, text, order=order, continues=separator, chained=chunk[0].row)
+                    add(FACTS, rank, text, order=at, continues=separator, chained=chunk[0].row)
 
     @staticmethod
     def _carried_facts(
-        lines: list[str], newer: int, shown: Set[str], add: Callable[..., None]
+        lines: list[str], newer: int, found: Findings, shown: Set[str], add: Callable[..., None]
     ) -> None:
         """The previous summary's facts lines (newest first), ranked as the results
         older than the ``newer`` ones just read: a line's head and each segment under
@@ -349,13 +369,30 @@ class ExtractiveSummarizer(Provider):
         ``facts.STRIDE``), each verbatim; a segment that the rest of the request shows
         is left out, but a table's header goes with its first row carried, and a head
         that ends in a table's header with the table (see
-        :func:`.previous.carried_segments`)."""
+        :func:`.previous.carried_segments`). A list being walked (see :mod:`.walked`:
+        calls of ``found`` or the rest of the request used some of its items) leads its
+        line, updated, before the first chunks of every result older than the newer
+        results' walked lists."""
+        called = found.called
+
+        def used(item: str) -> bool:
+            said = words(item)
+            return bool(said) and all(w in shown or w in called for w in said)
+
         for position, line in enumerate(lines, start=newer):
             order = (position + 1) * 100_000
-            for number, (text, row) in enumerate(carried_segments(line, shown)):
+            head, separator, segments = line.partition(SEGMENT_BREAK)
+            ahead, rest = walked_line(head, used)
+            if ahead:
+                add(FACTS, _WALKED + position, ahead, order=order)
+            carried = f"{rest}{separator}{segments}" if ahead else line
+            for number, (text, row) in enumerate(carried_segments(carried, shown)):
                 # The head is the result's line; each segment goes under it.
                 under = {"continues": SEGMENT_BREAK, "chained": row} if number else {}
-                add(FACTS, _TIER + position + number * STRIDE, text, order=order + number, **under)
+                if ahead and not number:
+                    under = {"continues": ", "}
+                rank = _TIER + position + number * STRIDE
+                add(FACTS, rank, text, order=order + 1 + number, **under)
 
     def _requests(
         self, source: Source, budget: int, chars: int, *, task: bool, pin_newest: bool

@@ -24,7 +24,8 @@ scan of its text is linear (see :mod:`neuron_context._summary.scan`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Set
 
 import attrs
 
@@ -32,6 +33,10 @@ from .agent_plan import is_plan_tool, plan_of
 from .facts import STRIDE, Fact, facts, render
 from .scan import KEY_ARGUMENTS, argument_text, artifact_of, error_line, is_notice, mentioned
 from .transcript import Entry
+from .walked import walked_facts, words
+
+_SCALARS = re.compile(r'"\s{0,4}:\s{0,4}\[\s{0,8}(?:"|-?\d|true|false)')
+"""Where a JSON text may hold a list of scalars under a key (``"reservations": ["``)."""
 
 __all__ = ["DECISIONS_QUOTED", "FactGroup", "Findings", "Index", "find", "tier"]
 
@@ -122,6 +127,9 @@ class FactGroup:
     """The call: its tool and what it touched (its tool alone until the call is read)."""
     facts: list[Fact]
     """The facts, most telling first."""
+    read: int = 0
+    """When it was read (entries are read newest first, counted from 1): the calls read
+    before it are the newer ones (see :attr:`Findings.called`)."""
 
 
 @attrs.define
@@ -152,6 +160,10 @@ class Findings:
     plan: str = ""
     """The plan the newest plan or todo call wrote, rendered (see
     :mod:`neuron_context._summary.agent_plan`)."""
+    called: dict[str, int] = attrs.Factory(dict)
+    """The words of the calls' arguments (see :func:`.walked.words`), each with when
+    the newest call holding it was read (see :attr:`FactGroup.read`): a result's list
+    whose items calls after it used is being walked (see :mod:`.walked`)."""
 
 
 @attrs.define
@@ -169,6 +181,8 @@ class _Reader:
     all_count: int = 0  # the same, with those only in tool output
     facts_cost: int = 0
     unlabelled: dict[str, FactGroup] = attrs.Factory(dict)  # results whose call is unread
+    entries: int = 0  # how many were read
+    shown: Set[str] = frozenset()  # the telling words of the rest of the request
 
     def complete(self) -> bool:
         found = self.found
@@ -183,6 +197,7 @@ class _Reader:
 
     def read(self, entry: Entry, text: str) -> None:
         kind = entry.kind
+        self.entries += 1
         if kind == "user":
             self._said(text)
         elif kind == "assistant":
@@ -192,6 +207,8 @@ class _Reader:
             self._said(text)
         elif kind == "call":
             self._call(entry.name or "tool", text)
+            for word in words(text):
+                self.found.called.setdefault(word, self.entries)
             self._label(entry, text)
             self._said(argument_text(text))
             self._arguments(entry, text)
@@ -210,15 +227,42 @@ class _Reader:
         chunks of the ``STRIDE`` results before a result's next chunk (see
         ``facts.STRIDE``), so the results before a long one are read too."""
         if self.facts_cost > self.budget:
+            self._walked(entry, text)
             return
         found = facts(text)
         if not found:
             return
-        group = FactGroup(entry.id, entry.name or "tool", found)
+        group = FactGroup(entry.id, entry.name or "tool", found, self.entries)
         self.found.facts.append(group)
         if entry.id:
             self.unlabelled.setdefault(entry.id, group)
         self.facts_cost += min(self.cost(render(found)), self.budget // STRIDE)
+
+    def _walked(self, entry: Entry, text: str) -> None:
+        """Note the lists of an older result that newer calls (or the rest of the
+        request) walk, when the facts found already fill the budget: a summary takes a
+        walked list before every result's facts (see :mod:`.walked`). Only a result
+        that holds a JSON list of scalars is read for its facts."""
+        if _SCALARS.search(text) is None:
+            return
+        found = facts(text)
+        read = self.entries
+        called = self.found.called
+        shown = self.shown
+
+        def used(item: str) -> bool:
+            said = words(item)
+            return bool(said) and all(w in shown or called.get(w, read) < read for w in said)
+
+        ahead, _ = walked_facts(found, used)
+        if not ahead:
+            return
+        keys = {fact.text.partition("=")[0] for fact in ahead}
+        kept = [fact for fact in found if fact.text.partition("=[")[0] in keys]
+        group = FactGroup(entry.id, entry.name or "tool", kept, read)
+        self.found.facts.append(group)
+        if entry.id:
+            self.unlabelled.setdefault(entry.id, group)
 
     def _arguments(self, entry: Entry, arguments: str) -> None:
         """Note the facts of a call's arguments beyond what its index line names (a
@@ -237,7 +281,7 @@ class _Reader:
         artifact = artifact_of(arguments, self.line_chars)
         call = f"{entry.name or 'tool'} {artifact}".strip()
         label = f"called {call} with"
-        self.found.facts.append(FactGroup("", label, found))
+        self.found.facts.append(FactGroup("", label, found, self.entries))
         self.facts_cost += min(self.cost(render(found)), self.budget // STRIDE)
 
     def _label(self, entry: Entry, arguments: str) -> None:
@@ -313,10 +357,13 @@ def find(
     cost: Callable[[str], int],
     line_chars: int,
     max_mentions: int,
+    shown: Set[str] = frozenset(),
 ) -> Findings:
     """Read ``entries`` (newest first) until no older one could reach a summary of
-    ``budget`` tokens as ``cost`` prices its lines, or ``chars`` characters are read."""
-    reader = _Reader(budget, cost, line_chars, max_mentions)
+    ``budget`` tokens as ``cost`` prices its lines, or ``chars`` characters are read;
+    ``shown``: the telling words of the rest of the request (a list whose items they
+    show is being walked, see :mod:`.walked`)."""
+    reader = _Reader(budget, cost, line_chars, max_mentions, shown=shown)
     first = True
     for entry in entries:
         if chars <= 0 or reader.complete():

@@ -1,0 +1,134 @@
+"""The lists an agent walks: the items of an earlier result taken one by one as the
+arguments of its next calls.
+
+An agent often works through a list a tool gave it: the reservations of a user's
+profile (``get_reservation_details(DQST39)``, then ``BSSSM3``, then ``RVQC22``), the
+files a search listed, the failing tests a run named. The next step then needs the
+*next* item of that list, which sits in an older result, and a later step often all of
+them (``cancel all my upcoming flights``). A list of scalars as the facts index writes
+it (``reservations=[GXWCPN, DQST39, BSSSM3, RVQC22]``, in pieces of at most 16 items,
+see :mod:`.facts_json`) of which some items are used by later calls (their arguments,
+or the rest of the request the summary goes into) and others are not yet is being
+walked: the summary takes the piece that holds the next item (the first not used after
+the last used) as its result's first chunk, before the newer results' facts, in new
+results and in a previous summary's facts lines alike, for as long as items remain.
+The list is kept whole and as written, the items used included: replayed on τ-bench
+airline runs at 25% of the budget, keeping only the items not used yet with a count of
+those used kept 87.4% of the next step's evidence against 88.0% for the whole list (a
+later step names the walked items again: the reservations to cancel, a report).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from .facts import Fact
+
+__all__ = ["next_piece", "walked_facts", "walked_line", "words"]
+
+_LIST = re.compile(r"(?<![\w.=-])([A-Za-z_][\w.-]{0,39})=\[([^\[\]\n]{1,4000})\]")
+"""A list of scalars as the facts index writes it (a piece of one): ``key=[a, b, c]``."""
+_WORD = re.compile(r"[\w$.@#+-]+")
+_TRIM = ".,;:!?'\"`()[]{}<>-+#@$"
+_SHORTEST = 3
+"""Words shorter than this say nothing on their own (``id``, ``1``)."""
+
+
+def words(item: str) -> list[str]:
+    """The words an item is known by (three characters or more), as a call's arguments
+    or a request show them: ``src/app.py`` by ``src`` and ``app.py``."""
+    trimmed = (found.strip(_TRIM) for found in _WORD.findall(item))
+    return [word for word in trimmed if len(word) >= _SHORTEST]
+
+
+def next_piece(pieces: list[list[str]], used: Callable[[str], bool]) -> int | None:
+    """Which of ``pieces`` (the items of one list, piece by piece) holds the next item
+    of a walk: the first not used after the last used one (else the first not used);
+    ``None`` when the list is not being walked (none of its items is used, or all)."""
+    flat = [(at, used(item)) for at, piece in enumerate(pieces) for item in piece]
+    if not any(done for _, done in flat) or all(done for _, done in flat):
+        return None
+    last = max(position for position, (_, done) in enumerate(flat) if done)
+    after = [at for at, done in flat[last + 1 :] if not done]
+    return after[0] if after else next(at for at, done in flat if not done)
+
+
+def walked_facts(found: list[Fact], used: Callable[[str], bool]) -> tuple[list[Fact], list[Fact]]:
+    """The piece holding the next item of each list of ``found`` (one result's facts)
+    being walked (see :func:`next_piece`), and the rest of ``found`` in its order;
+    ``([], found)`` when no list is."""
+    ahead: list[Fact] = []
+    rest: list[Fact] = []
+    at = 0
+    while at < len(found):
+        match = _LIST.fullmatch(found[at].text)
+        if match is None:
+            rest.append(found[at])
+            at += 1
+            continue
+        key, pieces, end = match.group(1), [match.group(2).split(", ")], at + 1
+        while end < len(found) and (piece := _LIST.fullmatch(found[end].text)) is not None:
+            if piece.group(1) != key:
+                break
+            pieces.append(piece.group(2).split(", "))
+            end += 1
+        chosen = next_piece(pieces, used)
+        for number, fact in enumerate(found[at:end]):
+            (ahead if number == chosen else rest).append(fact)
+        at = end
+    return ahead, rest
+
+
+def walked_line(head: str, used: Callable[[str], bool]) -> tuple[str, str]:
+    """A previous summary's facts line ``head`` (``label: facts``) split where it holds a
+    list being walked: ``label: `` and the piece holding the next item of each such
+    list (see :func:`next_piece`), and the rest of its facts; ``("", head)`` when it
+    holds none."""
+    label_end = head.find(": ")
+    if label_end < 0:
+        return "", head
+    facts = label_end + 2
+    ahead: list[str] = []
+    parts: list[str] = []
+    done = facts
+    for spans in _pieces(head, facts):
+        chosen = next_piece([items for _, _, items in spans], used)
+        if chosen is None:
+            continue
+        start, end, _ = spans[chosen]
+        ahead.append(head[start:end])
+        parts.append(head[done:start])
+        done = end
+    if not ahead:
+        return "", head
+    parts.append(head[done:])
+    rest = _SEPARATORS.sub(_separator, "".join(parts)).strip(", ;")
+    return f"{head[:facts]}{', '.join(ahead)}", rest
+
+
+def _pieces(text: str, start: int) -> Iterator[list[tuple[int, int, list[str]]]]:
+    """The pieces of each list written in ``text`` from ``start``: ``(start, end,
+    items)`` each, side by side ones under one key together."""
+    pending: list[tuple[int, int, list[str]]] = []
+    key = ""
+    for match in _LIST.finditer(text, start):
+        joined = pending and key == match.group(1)
+        if joined and text[pending[-1][1] : match.start()] in (", ", "; "):
+            pending.append((match.start(), match.end(), match.group(2).split(", ")))
+            continue
+        if pending:
+            yield pending
+        key = match.group(1)
+        pending = [(match.start(), match.end(), match.group(2).split(", "))]
+    if pending:
+        yield pending
+
+
+_SEPARATORS = re.compile(r"(?:, |; )(?:, |; )+")
+"""Separators left side by side where a piece was taken out of a line."""
+
+
+def _separator(match: re.Match[str]) -> str:
+    """One separator for those side by side: ``; `` (objects apart) where one is."""
+    return "; " if ";" in match.group() else ", "

@@ -1,0 +1,205 @@
+"""The list an agent walks: a summary keeps the list whose items later calls take one by
+one, so the next step finds the next item (issue 32)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import anyio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neuron_context import (
+    Compaction,
+    CompletionRequest,
+    ExtractiveSummarizer,
+    Message,
+    Role,
+    ToolUse,
+    default_stack,
+)
+
+RESERVATIONS = ["GXWCPN", "DQST39", "BSSSM3", "RVQC22", "P824NH", "3HE6QG"]
+
+
+def call(use_id: str, name: str, **arguments: object) -> Message:
+    """An assistant message calling ``name`` once."""
+    return Message.assistant(tool_uses=[ToolUse(id=use_id, name=name, input=arguments)])
+
+
+def profile(reservations: Sequence[str]) -> str:
+    """A user's profile: its payment methods (ids and amounts: what a summary notes
+    first) before its reservations."""
+    methods = {
+        f"certificate_{n}": {"source": "certificate", "amount": n % 500, "id": f"certificate_{n}"}
+        for n in (5449394, 7365778, 2942955, 6012237, 8818301)
+    }
+    return json.dumps(
+        {
+            "email": "ethan.martin2913@example.com",
+            "dob": "1963-05-18",
+            "payment_methods": methods,
+            "reservations": list(reservations),
+        }
+    )
+
+
+def reservation(code: str, number: int) -> str:
+    """A reservation's details: its flights, several ids and amounts each."""
+    flights = [
+        {
+            "origin": "ORD",
+            "destination": "IAH",
+            "flight_number": f"HAT{100 + number * 10 + leg}",
+            "date": f"2024-05-{10 + leg:02d}",
+            "price": 1000 + 37 * leg + number,
+        }
+        for leg in range(4)
+    ]
+    return json.dumps({"reservation_id": code, "cabin": "business", "flights": flights})
+
+
+def walking(walked: int, reservations: Sequence[str] = RESERVATIONS) -> list[Message]:
+    """A session: the user's profile looked up, then the first ``walked`` of its
+    reservations looked up in turn (each result full of facts of its own)."""
+    session = [
+        Message.user("Which of my trips can be refunded?"),
+        call("u", "get_user_details", user_id="ethan_martin_2396"),
+        Message.tool_result("u", profile(reservations)),
+    ]
+    for number, code in enumerate(reservations[:walked]):
+        session += [
+            call(f"r{number}", "get_reservation_details", reservation_id=code),
+            Message.tool_result(f"r{number}", reservation(code, number)),
+        ]
+    return session
+
+
+def summarize(
+    messages: Sequence[Message], max_tokens: int, shown: frozenset[str] = frozenset()
+) -> str:
+    """The offline summary of ``messages`` in ``max_tokens``, the task and the newest
+    request kept beside it (no request quoted first for being first or newest)."""
+    request = CompletionRequest(list(messages), max_tokens=max_tokens)
+    summarizer = ExtractiveSummarizer()
+    return summarizer.summarize(request, shown=shown, task_kept=True, newest_kept=True)
+
+
+def summary(text: str) -> Message:
+    """A summary message holding ``text``."""
+    return Message(role=Role.USER, content=(Compaction(content=text),))
+
+
+class TestNewResults:
+    def test_a_walked_list_leads_the_facts(self) -> None:
+        """Two of six reservations looked up in turn: the profile's list comes before
+        the newer results' facts, so the next reservation (BSSSM3) is in a summary
+        that has room for little more than that line."""
+        text = summarize(walking(2), 90)
+        assert "reservations=[GXWCPN, DQST39, BSSSM3, RVQC22, P824NH, 3HE6QG]" in text
+        assert "get_user_details user_id=ethan_martin_2396: reservations=[" in text
+        assert "HAT11" not in text  # the newer result's facts wait their turn
+
+    def test_a_list_not_walked_keeps_its_place(self) -> None:
+        """No call took an item of the list: the profile's facts come in their turn,
+        the newest results' first (at the same space, the list is not there)."""
+        session = walking(2, ["K1NW8N", "M05KNL", "LU15PA", "OWZ4XL"])
+        session[3:] = walking(2)[3:]  # the lookups are of other reservations
+        assert "K1NW8N" not in summarize(session, 90)
+
+    def test_a_list_walked_to_its_end_keeps_its_place(self) -> None:
+        """Every item taken: nothing is left to walk, the list is a fact as any."""
+        session = walking(3, RESERVATIONS[:3])
+        assert "reservations=[GXWCPN" not in summarize(session, 90)
+
+    def test_the_rest_of_the_request_walks_a_list(self) -> None:
+        """The calls that took the items are in the kept part (the words the rest of
+        the request shows): the list is being walked all the same."""
+        session = walking(0)
+        shown = frozenset({"GXWCPN", "DQST39", "get_reservation_details", "reservation_id"})
+        assert "reservations=[" not in summarize(session, 40)
+        assert "BSSSM3" in summarize(session, 40, shown=shown)
+
+    def test_a_call_before_the_result_does_not_walk_it(self) -> None:
+        """A call older than the list (the id the user gave first) did not take it from
+        the list: the list is not being walked for it."""
+        session = [
+            Message.user("Which of my trips can be refunded?"),
+            call("r", "get_reservation_details", reservation_id="GXWCPN"),
+            Message.tool_result("r", reservation("GXWCPN", 9)),
+            *walking(0)[1:],
+            call("f", "search_direct_flight", origin="ORD", destination="IAH"),
+            Message.tool_result("f", reservation("ZZZZZ1", 8)),
+        ]
+        assert "BSSSM3" not in summarize(session, 90)
+
+
+class TestCarriedLines:
+    LINE = (
+        "- get_user_details user_id=ethan_martin_2396: email=ethan.martin2913@example.com, "
+        "dob=1963-05-18; payment_methods: source|amount|id; certificate|394|certificate_5449394; "
+        "certificate|278|certificate_7365778, reservations=[GXWCPN, DQST39, BSSSM3, RVQC22]"
+    )
+
+    def test_a_merge_keeps_a_walked_list(self) -> None:
+        """An earlier summary's facts line ends in a list the newer calls walk: a merge
+        carries the list first, ahead of the newer results' facts, under its call."""
+        session = [summary(f"## Facts\n{self.LINE}"), *walking(2)[3:]]
+        text = summarize(session, 80)
+        assert (
+            "get_user_details user_id=ethan_martin_2396: reservations=[GXWCPN, DQST39, BSSSM3"
+            in text
+        )
+        assert "certificate_5449394" not in text  # the line's other facts wait their turn
+
+    def test_a_carried_line_not_walked_is_verbatim(self) -> None:
+        """With room for all, a carried line whose list no newer call walks is carried
+        as it was."""
+        session = [
+            summary(f"## Facts\n{self.LINE}"),
+            Message.user("thanks"),
+            Message.assistant("ok"),
+        ]
+        assert self.LINE in summarize(session, 400)
+
+    def test_a_walked_line_keeps_every_fact_with_room(self) -> None:
+        """With room for all, a walked line keeps each of its facts: the list first."""
+        session = [summary(f"## Facts\n{self.LINE}"), *walking(1)[3:]]
+        text = summarize(session, 1_000)
+        for fact in ("email=ethan.martin2913@example.com", "certificate|278|certificate_7365778"):
+            assert fact in text
+        assert text.count("reservations=[") == 1
+
+
+class TestThroughTheStack:
+    def test_compact_keeps_the_next_item(self) -> None:
+        """``default_stack`` summarizing the profile and the first lookups keeps the
+        profile's list, so the next call finds the next reservation."""
+        session = walking(4)
+        session.append(Message.assistant("Let me check the next one."))
+        stack = default_stack(420)
+        out = anyio.run(stack.compact, session)
+        text = "\n".join(m.text for m in out)
+        assert "P824NH" in text
+        assert "get_reservation_details" in text
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    items=st.lists(
+        st.from_regex(r"[A-Z][A-Z0-9]{5}", fullmatch=True), min_size=2, max_size=12, unique=True
+    ),
+    data=st.data(),
+)
+def test_a_walked_list_keeps_every_item_with_room(items: list[str], data: st.DataObject) -> None:
+    """Whatever the list and however far it was walked, a summary with room for its
+    line (the heading, the call and the list) holds every item not yet walked, and
+    the ones walked too."""
+    walked = data.draw(st.integers(min_value=1, max_value=len(items) - 1))
+    session = walking(walked, items)
+    line = f"- get_user_details user_id=ethan_martin_2396: reservations=[{', '.join(items)}]\n"
+    estimate = ExtractiveSummarizer().counter.estimate_text
+    budget = estimate("\n## Facts\n") + estimate(line)
+    text = summarize(session, budget)
+    assert all(item in text for item in items)
