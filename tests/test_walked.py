@@ -135,6 +135,30 @@ class TestNewResults:
         assert "BSSSM3" not in summarize(session, 90)
 
 
+class TestCutResults:
+    def test_a_cut_results_list_is_walked(self) -> None:
+        """A profile an earlier compaction cut (its head and tail, not JSON any more)
+        still holds its list whole: read as a list, walked, it leads the facts."""
+        whole = profile(RESERVATIONS)
+        tail = whole[whole.index('"reservations') :]
+        cut = f"{whole[:120]}\n[... 4 items cut ...]\n{tail}"
+        session = walking(2)
+        session[2] = Message.tool_result("u", cut)
+        text = summarize(session, 90)
+        assert "reservations=[GXWCPN, DQST39, BSSSM3, RVQC22, P824NH, 3HE6QG]" in text
+
+    def test_a_cut_results_list_is_noted_as_a_list(self) -> None:
+        """Walked or not, a list of scalars in a cut JSON result is noted under its key
+        once, bracketed, not as the segments of its line."""
+        text = '{"user_id": "mia_li_3668", …\n"reservations": ["NO6JO3", "AIXC49", 7], "x": 1'
+        session = [
+            Message.user("Look me up."),
+            call("u", "get_user_details", user_id="mia_li_3668"),
+            Message.tool_result("u", text),
+        ]
+        assert "reservations=[NO6JO3, AIXC49, 7]" in summarize(session, 400)
+
+
 class TestCarriedLines:
     LINE = (
         "- get_user_details user_id=ethan_martin_2396: email=ethan.martin2913@example.com, "

@@ -44,7 +44,7 @@ import re
 
 import attrs
 
-from .facts_json import VALUE, Braced, Table, leaves
+from .facts_json import VALUE, Braced, Table, cut_lists, leaves
 from .facts_text import (
     CUT,
     FIXED,
@@ -361,19 +361,27 @@ class _Collector:
 
     def _json_pairs(self, text: str) -> None:
         """The ``"key": value`` pairs of JSON in a text that is not JSON (a cut result,
-        a log of JSON lines). A key whose every pair holds one value (a session id on
-        every line of a log) is noted once; one whose values differ (each object's
-        status) is noted at each pair, as a parsed list's objects are. At most
-        :data:`_PAIRS_READ` times ``limit`` pairs are read."""
+        a log of JSON lines), and its ``"key": [...]`` lists of scalars (bracketed as
+        a whole result's, see :func:`.facts_json.cut_lists`), in the text's order. A
+        key whose every pair holds one value (a session id on every line of a log) is
+        noted once; one whose values differ (each object's status) is noted at each
+        pair, as a parsed list's objects are. At most :data:`_PAIRS_READ` times
+        ``limit`` pairs are read."""
         matches = itertools.islice(_JSON_PAIR.finditer(text), self.limit * _PAIRS_READ)
-        pairs = [(match.group(1), match.group(2).strip('"')) for match in matches]
+        pairs = [(match.start(), match.group(1), match.group(2).strip('"')) for match in matches]
         values: dict[str, set[str]] = {}
-        for key, value in pairs:
+        for _, key, value in pairs:
             values.setdefault(key, set()).add(value)
+        lists = [(at, key, list(pieces)) for at, key, pieces in cut_lists(text, self.limit)]
         noted: set[str] = set()
-        for key, value in pairs:
+        for _, key, value in sorted([*pairs, *lists], key=lambda found: found[0]):
             if self.full:
                 return
+            if isinstance(value, list):  # a list of scalars, in its pieces
+                for piece in value:
+                    self.found.append(Fact(f"{key}={piece}"))
+                    self.seen.update(piece[1:-1].split(", "))
+                continue
             self.seen.update((key, value))  # neither is noted again as a token
             if len(values[key]) == 1:
                 if key in noted:

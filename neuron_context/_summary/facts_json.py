@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 
 import attrs
 
-__all__ = ["GROUP", "NAME", "VALUE", "Braced", "Table", "leaves"]
+__all__ = ["GROUP", "NAME", "VALUE", "Braced", "Table", "cut_lists", "leaves"]
 
 VALUE = 80
 """The longest value noted whole (a longer string contributes its salient tokens)."""
@@ -355,3 +355,23 @@ def _telling(value: object) -> bool:
             if not token.isalpha() or (len(token) >= 2 and token.isupper()):
                 told += len(token)
     return 2 * told >= seen > 0
+
+
+_CUT_LIST = re.compile(r'"([A-Za-z_][\w .-]{0,39})"\s{0,4}:\s{0,4}(\[[^\[\]{}\n]{1,2000}\])')
+"""A ``"key": [...]`` list of scalars in JSON that is not whole (its brackets hold no
+nested container, on one line)."""
+
+
+def cut_lists(text: str, limit: int) -> Iterator[tuple[int, str, list[Braced]]]:
+    """``(position, key, pieces)`` of the lists of scalars in ``text``, JSON that is not
+    whole (the head and tail of a cut result): each bracketed as a whole result's list
+    is (:func:`_listed`), so a cut result's list reads as its whole result's; at most
+    ``limit`` of them."""
+    for match in itertools.islice(_CUT_LIST.finditer(text), limit):
+        try:
+            value = json.loads(match.group(2))
+        except ValueError:
+            continue
+        listed = _listed(value) if isinstance(value, list) else None
+        if listed is not None:
+            yield match.start(), match.group(1), listed
