@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 
 import anyio
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ from neuron_context import (
     ExtractiveSummarizer,
     Message,
     Role,
+    TokenizerCounter,
     ToolUse,
     default_stack,
 )
@@ -157,6 +159,20 @@ class TestCutResults:
             Message.tool_result("u", text),
         ]
         assert "reservations=[NO6JO3, AIXC49, 7]" in summarize(session, 400)
+
+
+class TestAStepCut:
+    @pytest.mark.parametrize("budget", range(120, 400, 20))
+    def test_a_cut_list_keeps_its_first_item(self, budget: int) -> None:
+        """The newest result, a profile whose list of reservations does not fit, is cut
+        to its segments: wherever the cut keeps items of the list, it keeps its first
+        (the next step looks up the first reservation), whatever each costs in tokens."""
+        ids = [*RESERVATIONS, "NTIRXF", "HG8X9P", *(f"R{n:02d}A{n:02d}" for n in range(20))]
+        session = walking(0, ids)
+        counter = TokenizerCounter.from_encoding("o200k_base")
+        output = anyio.run(default_stack(budget, counter=counter).compact, session)
+        cut = output[-1].tool_results[0].text
+        assert ids[0] in cut or not any(item in cut for item in ids)
 
 
 class TestCarriedLines:

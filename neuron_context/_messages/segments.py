@@ -10,7 +10,9 @@ or a log. So the text is split into segments
 (:func:`~neuron_context._messages.partition.partition`), each is weighed by the
 caller (:data:`Weigh`: what an agent reuses of it: identifiers and numbers with their
 labels, definitions, errors, paths), and the best that fit are kept, the head and the
-tail first among equals (the head says what the text is, the tail how it ended); the
+tail first among equals (the head says what the text is, the tail how it ended), and
+the elements of a list of scalars the more the nearer its start (:data:`_WALK`: an
+agent takes a list's items in order, the first one next); the
 largest gap gets the full marker, every other gap a one-token
 :data:`~neuron_context._messages.markers.SHORT_GAP`::
 
@@ -52,7 +54,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
@@ -141,6 +143,7 @@ def choose_segments(
         return Choice(text, _worth([weigh(piece) for piece in pieces], range(count)), parts.unit)
     costs = [max(1, c) for c in counter.estimate_texts(pieces)]
     edge = _edges(costs, max_tokens)
+    _walk_order(pieces, parts.parents, edge)
     names, unweighed = _weighed(pieces, costs, edge, weigh, max_tokens)
     # One full marker (the largest gap's, with the reference), a short gap for the others.
     full = counter.estimate_text(gap_marker(9_999, parts.unit) + "\n\n")
@@ -240,6 +243,23 @@ def _edges(costs: list[int], space: int) -> list[float]:
         edge[index] = max(edge[index], _EDGE)
         used += costs[index]
     return edge
+
+
+_SCALAR = re.compile(r'\s*(?:"(?:[^"\\\n]|\\.){0,200}"|-?\d[\d.eE+-]{0,30}|true|false)\s*,?\s*')
+_WALK = 1.0
+"""How much more the first element of a JSON list of scalars (a segment that is one
+scalar under a ``[``) is worth than one in the middle, the second half as much more,
+...: an agent takes a list's items in order, so a cut keeps its start."""
+
+
+def _walk_order(pieces: list[str], parents: Sequence[int], edge: list[float]) -> None:
+    """Weigh each element of a list of scalars by its place in it, into ``edge``."""
+    places: dict[int, int] = {}
+    for index, piece in enumerate(pieces):
+        parent = parents[index]
+        if parent >= 0 and pieces[parent].rstrip().endswith("[") and _SCALAR.fullmatch(piece):
+            places[parent] = place = places.get(parent, -1) + 1
+            edge[index] *= 1 + _WALK / (1 + place)
 
 
 def _greedy(
