@@ -243,3 +243,28 @@ def test_a_walked_list_keeps_every_item_with_room(items: list[str], data: st.Dat
     budget = estimate("\n## Facts\n") + estimate(line)
     text = summarize(session, budget)
     assert all(item in text for item in items)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    items=st.lists(
+        st.from_regex(r"[A-Z][A-Z0-9]{5}", fullmatch=True), min_size=2, max_size=12, unique=True
+    ),
+    before=st.lists(st.from_regex(r"[a-z]{3,8}=[a-z0-9]{1,12}", fullmatch=True), max_size=6),
+    data=st.data(),
+)
+def test_a_merge_keeps_every_item_of_a_walked_list_with_room(
+    items: list[str], before: list[str], data: st.DataObject
+) -> None:
+    """An earlier summary's facts line holds a list among other facts; the calls of the
+    span summarized now walk it: a merge with room for the call's label and the list
+    holds every item of it, whatever stood before it on the line."""
+    walked = data.draw(st.integers(min_value=1, max_value=len(items) - 1))
+    label = "get_user_details user_id=ethan_martin_2396"
+    listed = f"reservations=[{', '.join(items)}]"
+    line = f"- {label}: {', '.join([*before, listed])}"
+    session = [summary(f"## Facts\n{line}"), *walking(walked, items)[3:]]
+    estimate = ExtractiveSummarizer().counter.estimate_text
+    budget = estimate("\n## Facts\n") + estimate(f"- {label}: {listed}\n")
+    text = summarize(session, budget)
+    assert f"{label}: {listed}" in text
