@@ -62,7 +62,7 @@ from .scan import clip, is_notice
 from .sections import Item, fit
 from .shown import noted, repeatable
 from .source import Source, source_of
-from .walked import walked_facts, walked_line, words
+from .walked import used_by, walked_facts, walked_line
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -331,16 +331,11 @@ class ExtractiveSummarizer(Provider):
         each result's first chunk before the later chunks of the newer ones (see
         ``facts.STRIDE``); a result's pairs share a line, and each segment of a line of it
         (:attr:`Fact.line`) is a chunk on a line of its own, under its call. A list a
-        later call walks (see :mod:`.walked`) is its result's first chunk, before the
-        first chunks of every result (its items not used yet come next)."""
+        later call walks (see :mod:`.walked`: the piece holding its next item) is its
+        result's first chunk, before the first chunks of every result."""
         noted_before: set[str] = set()
-        called = found.called
         for position, group in enumerate(found.facts):
-
-            def used(item: str, read: int = group.read) -> bool:
-                said = words(item)
-                return bool(said) and all(w in shown or called.get(w, read) < read for w in said)
-
+            used = used_by(found.called, shown, group.read)
             ahead, rest = walked_facts(group.facts, used)
             ahead = noted(ahead, group.label, noted_before, shown)
             kept = noted(rest, group.label, noted_before, shown)
@@ -373,12 +368,7 @@ class ExtractiveSummarizer(Provider):
         calls of ``found`` or the rest of the request used some of its items) leads its
         line, updated, before the first chunks of every result older than the newer
         results' walked lists."""
-        called = found.called
-
-        def used(item: str) -> bool:
-            said = words(item)
-            return bool(said) and all(w in shown or w in called for w in said)
-
+        used = used_by(found.called, shown)
         for position, line in enumerate(lines, start=newer):
             order = (position + 1) * 100_000
             head, separator, segments = line.partition(SEGMENT_BREAK)

@@ -33,7 +33,7 @@ from .agent_plan import is_plan_tool, plan_of
 from .facts import STRIDE, Fact, facts, render
 from .scan import KEY_ARGUMENTS, argument_text, artifact_of, error_line, is_notice, mentioned
 from .transcript import Entry
-from .walked import walked_facts, words
+from .walked import used_by, walked_facts, words
 
 _SCALARS = re.compile(r'"\s{0,4}:\s{0,4}\[\s{0,8}(?:"|-?\d|true|false)')
 """Where a JSON text may hold a list of scalars under a key (``"reservations": ["``)."""
@@ -247,14 +247,7 @@ class _Reader:
             return
         found = facts(text)
         read = self.entries
-        called = self.found.called
-        shown = self.shown
-
-        def used(item: str) -> bool:
-            said = words(item)
-            return bool(said) and all(w in shown or called.get(w, read) < read for w in said)
-
-        ahead, _ = walked_facts(found, used)
+        ahead, _ = walked_facts(found, used_by(self.found.called, self.shown, read))
         if not ahead:
             return
         keys = {fact.text.partition("=")[0] for fact in ahead}

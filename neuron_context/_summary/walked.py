@@ -21,11 +21,11 @@ later step names the walked items again: the reservations to cancel, a report).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Set
 
 from .facts import Fact
 
-__all__ = ["next_piece", "walked_facts", "walked_line", "words"]
+__all__ = ["next_piece", "used_by", "walked_facts", "walked_line", "words"]
 
 _LIST = re.compile(r"(?<![\w.=-])([A-Za-z_][\w.-]{0,39})=\[([^\[\]\n]{1,4000})\]")
 """A list of scalars as the facts index writes it (a piece of one): ``key=[a, b, c]``."""
@@ -40,6 +40,24 @@ def words(item: str) -> list[str]:
     or a request show them: ``src/app.py`` by ``src`` and ``app.py``."""
     trimmed = (found.strip(_TRIM) for found in _WORD.findall(item))
     return [word for word in trimmed if len(word) >= _SHORTEST]
+
+
+def used_by(
+    called: Mapping[str, int], shown: Set[str], read: int | None = None
+) -> Callable[[str], bool]:
+    """Whether an item is used: each of its :func:`words` is in ``shown`` (the rest of
+    the request) or in the arguments of a call of ``called`` (each word with when the
+    newest call holding it was read, newest first) read before ``read`` (the result
+    the item is of: a call before it in the conversation did not take it from it;
+    ``None``: any call, all newer than the list)."""
+
+    def used(item: str) -> bool:
+        said = words(item)
+        if read is None:
+            return bool(said) and all(w in shown or w in called for w in said)
+        return bool(said) and all(w in shown or called.get(w, read) < read for w in said)
+
+    return used
 
 
 def next_piece(pieces: list[list[str]], used: Callable[[str], bool]) -> int | None:
