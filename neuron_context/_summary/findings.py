@@ -24,19 +24,22 @@ scan of its text is linear (see :mod:`neuron_context._summary.scan`).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Set
 
 import attrs
 
 from .agent_plan import is_plan_tool, plan_of
 from .facts import STRIDE, Fact, facts, render
+from .facts_json import cut_lists
 from .scan import KEY_ARGUMENTS, argument_text, artifact_of, error_line, is_notice, mentioned
 from .transcript import Entry
-from .walked import used_by, walked_facts, words
+from .walked import Calls, next_piece, used_by, walked_facts
 
-_SCALARS = re.compile(r'"\s{0,4}:\s{0,4}\[\s{0,8}(?:"|-?\d|true|false)')
-"""Where a JSON text may hold a list of scalars under a key (``"reservations": ["``)."""
+_LISTS = 16
+"""The most lists of scalars of an older result checked for a walk (see ``_walked``)."""
+_BEYOND = 64
+"""The most results read for a walked list once the facts found fill the budget: a
+list an agent walks stands a few results before the calls that walk it."""
 
 __all__ = ["DECISIONS_QUOTED", "FactGroup", "Findings", "Index", "find", "tier"]
 
@@ -160,10 +163,10 @@ class Findings:
     plan: str = ""
     """The plan the newest plan or todo call wrote, rendered (see
     :mod:`neuron_context._summary.agent_plan`)."""
-    called: dict[str, int] = attrs.Factory(dict)
-    """The words of the calls' arguments (see :func:`.walked.words`), each with when
-    the newest call holding it was read (see :attr:`FactGroup.read`): a result's list
-    whose items calls after it used is being walked (see :mod:`.walked`)."""
+    called: Calls = attrs.Factory(Calls)
+    """The calls' arguments, each with when it was read (see :attr:`FactGroup.read`):
+    a result's list whose items calls after it used is being walked (see
+    :mod:`.walked`)."""
 
 
 @attrs.define
@@ -183,6 +186,7 @@ class _Reader:
     unlabelled: dict[str, FactGroup] = attrs.Factory(dict)  # results whose call is unread
     entries: int = 0  # how many were read
     shown: Set[str] = frozenset()  # the telling words of the rest of the request
+    beyond: int = 0  # results read for a walked list once the facts fill the budget
 
     def complete(self) -> bool:
         found = self.found
@@ -207,8 +211,7 @@ class _Reader:
             self._said(text)
         elif kind == "call":
             self._call(entry.name or "tool", text)
-            for word in words(text):
-                self.found.called.setdefault(word, self.entries)
+            self.found.called.add(text, self.entries)
             self._label(entry, text)
             self._said(argument_text(text))
             self._arguments(entry, text)
@@ -241,13 +244,23 @@ class _Reader:
     def _walked(self, entry: Entry, text: str) -> None:
         """Note the lists of an older result that newer calls (or the rest of the
         request) walk, when the facts found already fill the budget: a summary takes a
-        walked list before every result's facts (see :mod:`.walked`). Only a result
-        that holds a JSON list of scalars is read for its facts."""
-        if _SCALARS.search(text) is None:
+        walked list before every result's facts (see :mod:`.walked`). At most
+        :data:`_BEYOND` results are looked at, and only one with a JSON list of scalars
+        (one of its first :data:`_LISTS`, on one line) being walked is read for its
+        facts."""
+        self.beyond += 1
+        if self.beyond > _BEYOND:
+            return
+        read = self.entries
+        used = used_by(self.found.called, self.shown, read)
+        lists = [
+            [piece[1:-1].split(", ") for piece in pieces]
+            for _, _, pieces in cut_lists(text, _LISTS)
+        ]
+        if not any(next_piece(pieces, used) is not None for pieces in lists):
             return
         found = facts(text)
-        read = self.entries
-        ahead, _ = walked_facts(found, used_by(self.found.called, self.shown, read))
+        ahead, _ = walked_facts(found, used)
         if not ahead:
             return
         keys = {fact.text.partition("=")[0] for fact in ahead}

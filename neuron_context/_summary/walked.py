@@ -21,11 +21,11 @@ later step names the walked items again: the reservations to cancel, a report).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Set
+from collections.abc import Callable, Iterator, Set
 
 from .facts import Fact
 
-__all__ = ["next_piece", "used_by", "walked_facts", "walked_line", "words"]
+__all__ = ["Calls", "next_piece", "used_by", "walked_facts", "walked_line", "words"]
 
 _LIST = re.compile(r"(?<![\w.=-])([A-Za-z_][\w.-]{0,39})=\[([^\[\]\n]{1,4000})\]")
 """A list of scalars as the facts index writes it (a piece of one): ``key=[a, b, c]``."""
@@ -35,24 +35,53 @@ _SHORTEST = 3
 """Words shorter than this say nothing on their own (``id``, ``1``)."""
 
 
-def words(item: str) -> list[str]:
+def words(item: str) -> set[str]:
     """The words an item is known by (three characters or more), as a call's arguments
     or a request show them: ``src/app.py`` by ``src`` and ``app.py``."""
-    trimmed = (found.strip(_TRIM) for found in _WORD.findall(item))
-    return [word for word in trimmed if len(word) >= _SHORTEST]
+    trimmed = {found.strip(_TRIM) for found in set(_WORD.findall(item))}
+    return {word for word in trimmed if len(word) >= _SHORTEST}
 
 
-def used_by(
-    called: Mapping[str, int], shown: Set[str], read: int | None = None
-) -> Callable[[str], bool]:
+_CALLED = 2_000
+"""The characters of a call's arguments read for the items it takes."""
+
+
+class Calls:
+    """The calls' arguments as they are read (newest first, each with when it was
+    read), and their :func:`words`, found once and only when first asked: most
+    conversations hold no list of scalars to walk."""
+
+    __slots__ = ("_read", "_texts", "_words")
+
+    def __init__(self) -> None:
+        self._texts: list[tuple[str, int]] = []
+        self._words: dict[str, int] = {}
+        self._read = 0
+
+    def add(self, arguments: str, read: int) -> None:
+        """Note a call's ``arguments`` (their first :data:`_CALLED` characters: a longer
+        argument is text the call writes, not an item it takes), read at ``read``."""
+        self._texts.append((arguments[:_CALLED], read))
+
+    def words(self) -> dict[str, int]:
+        """Each word of the arguments noted, with when the newest call holding it was
+        read."""
+        for text, read in self._texts[self._read :]:
+            for word in words(text):
+                self._words.setdefault(word, read)
+        self._read = len(self._texts)
+        return self._words
+
+
+def used_by(calls: Calls, shown: Set[str], read: int | None = None) -> Callable[[str], bool]:
     """Whether an item is used: each of its :func:`words` is in ``shown`` (the rest of
-    the request) or in the arguments of a call of ``called`` (each word with when the
-    newest call holding it was read, newest first) read before ``read`` (the result
-    the item is of: a call before it in the conversation did not take it from it;
-    ``None``: any call, all newer than the list)."""
+    the request) or in the arguments of one of ``calls`` read before ``read`` (the
+    result the item is of: a call before it in the conversation did not take it from
+    it; ``None``: any call, all newer than the list)."""
 
     def used(item: str) -> bool:
         said = words(item)
+        called = calls.words()
         if read is None:
             return bool(said) and all(w in shown or w in called for w in said)
         return bool(said) and all(w in shown or called.get(w, read) < read for w in said)
