@@ -4,12 +4,14 @@ one, so the next step finds the next item (issue 32)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import hostile_texts
 
 from neuron_context import (
     Compaction,
@@ -268,3 +270,26 @@ def test_a_merge_keeps_every_item_of_a_walked_list_with_room(
     budget = estimate("\n## Facts\n") + estimate(f"- {label}: {listed}\n")
     text = summarize(session, budget)
     assert f"{label}: {listed}" in text
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    around=st.lists(hostile_texts(), min_size=2, max_size=2),
+    items=st.lists(st.sampled_from([*RESERVATIONS, "a, b", "[x]", "", "12"]), max_size=8),
+    walked=st.integers(min_value=0, max_value=4),
+    budget=st.integers(min_value=1, max_value=400),
+)
+def test_any_carried_line_is_read(
+    around: list[str], items: list[str], walked: int, budget: int
+) -> None:
+    """Whatever an earlier summary's facts line holds around a list (brackets, commas,
+    separators, lone surrogates), a merge that walks it reads it without failing and
+    fits its space, and a list it takes first is one the line held."""
+    listed = f"reservations=[{', '.join(items)}]"
+    line = f"- get_user_details{around[0]}: {listed}{around[1]}"
+    session = [summary(f"## Facts\n{line}"), *walking(walked)[3:]]
+    text = summarize(session, budget)
+    counter = ExtractiveSummarizer().counter
+    assert counter.estimate_text(text) <= budget
+    for found in re.findall(r"reservations=\[[^\]\n]*\]", text):
+        assert found in line
