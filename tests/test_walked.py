@@ -139,6 +139,40 @@ class TestNewResults:
         assert "BSSSM3" not in summarize(session, 90)
 
 
+METHODS = [
+    {"source": "certificate", "amount": 100 + n, "id": f"certificate_{4856380 + n}"}
+    for n in range(6)
+]
+
+
+class TestTables:
+    def session(self, paid: int) -> list[Message]:
+        """A profile whose payment methods (a table) the first ``paid`` refunds walk,
+        each refund's result full of facts of its own."""
+        session = [
+            Message.user("Refund each of my certificates, please."),
+            call("u", "get_user_details", user_id="mia_li_3668"),
+            Message.tool_result("u", json.dumps({"payment_methods": METHODS})),
+        ]
+        for number, method in enumerate(METHODS[:paid]):
+            session += [
+                call(f"p{number}", "refund", payment_id=method["id"], order=f"W{number}"),
+                Message.tool_result(f"p{number}", reservation(f"W{number}", number)),
+            ]
+        return session
+
+    def test_a_walked_column_leads_the_facts(self) -> None:
+        """Two certificates of six refunded in turn: the table leads the facts, under
+        its header, the next certificate's row first."""
+        text = summarize(self.session(2), 100)
+        assert "payment_methods: amount|id; 102|certificate_4856382; 103|" in text
+
+    def test_one_row_taken_is_a_choice_not_a_walk(self) -> None:
+        """One row taken (a flight booked out of a search) is a choice: the table keeps
+        its place among the facts."""
+        assert "certificate_4856382" not in summarize(self.session(1), 100)
+
+
 class TestCutResults:
     def test_a_cut_results_list_is_walked(self) -> None:
         """A profile an earlier compaction cut (its head and tail, not JSON any more)
@@ -293,3 +327,33 @@ def test_any_carried_line_is_read(
     assert counter.estimate_text(text) <= budget
     for found in re.findall(r"reservations=\[[^\]\n]*\]", text):
         assert found in line
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(min_value=3, max_value=8), data=st.data())
+def test_a_walked_table_keeps_its_next_row_with_room(rows: int, data: st.DataObject) -> None:
+    """However far a table's id column was walked (two rows or more), a summary with
+    room for the table's line holds the next row under its header, and the rows after
+    it that share its chunk of the facts (the
+    refunds' results say little: a table is found among the results read while the
+    facts found fit the budget, where a list is found beyond them too)."""
+    paid = data.draw(st.integers(min_value=2, max_value=rows - 1))
+    methods = [
+        {"amount": 100 + n, "id": f"gift_card_{7001000 + n}", "kind": f"k{n}"} for n in range(rows)
+    ]
+    session = [
+        Message.user("Refund each of my gift cards, please."),
+        call("u", "get_user_details", user_id="mia_li_3668"),
+        Message.tool_result("u", json.dumps({"payment_methods": methods})),
+    ]
+    for number, method in enumerate(methods[:paid]):
+        session += [
+            call(f"p{number}", "refund", payment_id=method["id"]),
+            Message.tool_result(f"p{number}", "ok"),
+        ]
+    cells = "; ".join(f"{m['amount']}|{m['id']}|{m['kind']}" for m in methods)
+    line = f"- get_user_details user_id=mia_li_3668: payment_methods: amount|id|kind; {cells}\n"
+    estimate = ExtractiveSummarizer().counter.estimate_text
+    text = summarize(session, estimate("\n## Facts\n") + estimate(line))
+    nxt = methods[paid]
+    assert f"payment_methods: amount|id|kind; {nxt['amount']}|{nxt['id']}|{nxt['kind']}" in text

@@ -23,7 +23,7 @@ abandoned, its result discarded). Every scan of untrusted text is linear (see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Set
+from collections.abc import Set
 from typing import Any
 
 import anyio.to_thread
@@ -43,8 +43,8 @@ from ..providers._base import (
     TokenUsage,
 )
 from .agent_plan import plan_block
-from .facts import CHUNK, STRIDE, chunks
-from .facts import render as render_facts
+from .fact_items import carried_items, result_items
+from .facts import CHUNK
 from .findings import DECISIONS_QUOTED, Findings, find
 from .format import (
     ARTIFACTS,
@@ -57,12 +57,10 @@ from .format import (
     REQUEST_CLOSE,
     REQUEST_OPEN,
 )
-from .previous import SEGMENT_BREAK, carried_sections, carried_segments
+from .previous import carried_sections
 from .scan import clip, is_notice
 from .sections import Item, fit
-from .shown import noted, repeatable
 from .source import Source, source_of
-from .walked import used_by, walked_facts, walked_line
 
 __all__ = ["ExtractiveSummarizer"]
 
@@ -72,9 +70,6 @@ _MIN_READ = 200_000
 _TIER = 1_000_000
 """Ranks within the artifacts: carried lines, then what the calls touched by tier (see
 ``findings.tier``), then mentions (each tier newest first)."""
-_WALKED = -_TIER
-"""Ranks within the facts: the lists being walked (see :mod:`.walked`), newest first,
-before every result's first chunk (ranked from ``_TIER``)."""
 
 
 def _at_least_20(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -278,7 +273,7 @@ class ExtractiveSummarizer(Provider):
         for line in carried.pop(ARTIFACTS, []):
             if not index.carry(line):
                 add(ARTIFACTS, 0, line)
-        self._carried_facts(carried.pop(FACTS, []), len(found.facts), found, shown, add)
+        carried_items(carried.pop(FACTS, []), len(found.facts), found, shown, add)
         for section, lines in carried.items():
             if section == NEXT and found.acted:
                 continue
@@ -312,7 +307,7 @@ class ExtractiveSummarizer(Provider):
             else:
                 add(ARTIFACTS, rank, f"Mentioned: {mention}")
                 width = len(mention) + 12
-        self._facts(found, shown, add)
+        result_items(found, shown, add)
         for position, line in enumerate(found.errors):
             add(ERRORS, position, line)
         if found.said:
@@ -324,65 +319,6 @@ class ExtractiveSummarizer(Provider):
         if found.unanswered:
             add(NEXT, 2, "Unanswered user request: " + clip(found.unanswered, limit))
         return items
-
-    @staticmethod
-    def _facts(found: Findings, shown: Set[str], add: Callable[..., None]) -> None:
-        """The facts of the results, newest first, a chunk of each result at a time:
-        each result's first chunk before the later chunks of the newer ones (see
-        ``facts.STRIDE``); a result's pairs share a line, and each segment of a line of it
-        (:attr:`Fact.line`) is a chunk on a line of its own, under its call. A list a
-        later call walks (see :mod:`.walked`: the piece holding its next item) is its
-        result's first chunk, before the first chunks of every result."""
-        noted_before: set[str] = set()
-        for position, group in enumerate(found.facts):
-            used = used_by(found.called, shown, group.read)
-            ahead, rest = walked_facts(group.facts, used)
-            ahead = noted(ahead, group.label, noted_before, shown)
-            kept = noted(rest, group.label, noted_before, shown)
-            noted_before.update(fact.text for fact in kept if repeatable(fact))
-            order = (position + 1) * 100_000
-            if ahead:
-                add(FACTS, _WALKED + position, f"{group.label}: {render_facts(ahead)}", order=order)
-            for number, chunk in enumerate(chunks(kept)):
-                # A table's header and its first row read from lines are two segments.
-                text = render_facts(chunk).replace("\n", SEGMENT_BREAK)
-                rank = _TIER + position + number * STRIDE
-                at = order + 1 + number
-                if number == 0 and not ahead:
-                    add(FACTS, rank, f"{group.label}: {text}", order=at)
-                else:
-                    separator = SEGMENT_BREAK if chunk[0].line else "; " if chunk[0].group else ", "
-                    add(FACTS, rank, text, order=at, continues=separator, chained=chunk[0].row)
-
-    @staticmethod
-    def _carried_facts(
-        lines: list[str], newer: int, found: Findings, shown: Set[str], add: Callable[..., None]
-    ) -> None:
-        """The previous summary's facts lines (newest first), ranked as the results
-        older than the ``newer`` ones just read: a line's head and each segment under
-        it are chunks of one result, taken in turn with the newer results' chunks (see
-        ``facts.STRIDE``), each verbatim; a segment that the rest of the request shows
-        is left out, but a table's header goes with its first row carried, and a head
-        that ends in a table's header with the table (see
-        :func:`.previous.carried_segments`). A list being walked (see :mod:`.walked`:
-        calls of ``found`` or the rest of the request used some of its items) leads its
-        line, updated, before the first chunks of every result older than the newer
-        results' walked lists."""
-        used = used_by(found.called, shown)
-        for position, line in enumerate(lines, start=newer):
-            order = (position + 1) * 100_000
-            head, separator, segments = line.partition(SEGMENT_BREAK)
-            ahead, rest = walked_line(head, used)
-            if ahead:
-                add(FACTS, _WALKED + position, ahead, order=order)
-            carried = f"{rest}{separator}{segments}" if ahead else line
-            for number, (text, row) in enumerate(carried_segments(carried, shown)):
-                # The head is the result's line; each segment goes under it.
-                under = {"continues": SEGMENT_BREAK, "chained": row} if number else {}
-                if ahead and not number:
-                    under = {"continues": ", "}
-                rank = _TIER + position + number * STRIDE
-                add(FACTS, rank, text, order=order + 1 + number, **under)
 
     def _requests(
         self, source: Source, budget: int, chars: int, *, task: bool, pin_newest: bool

@@ -12,8 +12,17 @@ or the rest of the request the summary goes into) and others are not yet is bein
 walked: the summary takes the piece that holds the next item (the first not used after
 the last used) as its result's first chunk, before the newer results' facts, in new
 results and in a previous summary's facts lines alike, for as long as items remain.
-The list is kept whole and as written, the items used included: replayed on τ-bench
-airline runs at 25% of the budget, keeping only the items not used yet with a count of
+A table (objects of one shape, see :mod:`.facts_json`) is walked the same way along a
+column whose cells differ row to row (the ids of a profile's payment methods refunded
+one by one), but only once two of its rows are used: one row used is a choice (a
+flight booked out of a search), not a walk; the table then leads its result's facts
+under its header, the next row first (then those passed over, then those used). A
+table is found among the results read while their facts fit the summary's budget
+(a list beyond them too, see ``findings``), and only in new results: a carried line's
+table keeps its place (replayed on τ-bench airline runs, a table walked from its
+first row used lost 0.5 to 1.1 points at 10% and 25%; from its second, it gained 0.3
+at 25% and 0.5 at 50%). A list is kept whole and as written, the items used included:
+at 25% of the budget on τ-bench, keeping only the items not used yet with a count of
 those used kept 87.4% of the next step's evidence against 88.0% for the whole list (a
 later step names the walked items again: the reservations to cancel, a report).
 """
@@ -109,6 +118,12 @@ def walked_facts(found: list[Fact], used: Callable[[str], bool]) -> tuple[list[F
     rest: list[Fact] = []
     at = 0
     while at < len(found):
+        if found[at].header or found[at].fixed:
+            end = _table_end(found, at)
+            walked = _walked_table(found[at:end], used)
+            (ahead if walked else rest).extend(walked or found[at:end])
+            at = end
+            continue
         match = _LIST.fullmatch(found[at].text)
         if match is None:
             rest.append(found[at])
@@ -179,3 +194,38 @@ _SEPARATORS = re.compile(r"(?:, |; )(?:, |; )+")
 def _separator(match: re.Match[str]) -> str:
     """One separator for those side by side: ``; `` (objects apart) where one is."""
     return "; " if ";" in match.group() else ", "
+
+
+def _table_end(found: list[Fact], start: int) -> int:
+    """Where the table whose values every row holds or header is at ``start`` ends."""
+    at = start
+    while at < len(found) and found[at].fixed:
+        at += 1
+    if at < len(found) and found[at].header:
+        at += 1
+        while at < len(found) and found[at].row:
+            at += 1
+    return max(at, start + 1)
+
+
+def _walked_table(table: list[Fact], used: Callable[[str], bool]) -> list[Fact]:
+    """``table`` (the values every row holds, its header, its rows) with its rows in the
+    order of a walk where one of its columns whose cells differ row to row (ids) has
+    some cells used and others not: the rows after the last used first, then those
+    passed over, then the used ones; ``[]`` when no column is walked."""
+    heads = [fact for fact in table if not fact.row]
+    rows = [fact for fact in table if fact.row]
+    if len(rows) < 2 or not heads[-1].header:
+        return []
+    cells = [row.text.split("|") for row in rows]
+    for column in range(min(len(row) for row in cells)):
+        values = [row[column] for row in cells]
+        if len(set(values)) < len(values):
+            continue
+        done = [used(value) for value in values]
+        if sum(done) >= 2 and not all(done):
+            last = max(at for at, flag in enumerate(done) if flag)
+            order = [at for at in (*range(last + 1, len(rows)), *range(last)) if not done[at]]
+            order += [at for at in range(len(rows)) if done[at]]
+            return [*heads, *(rows[at] for at in order)]
+    return []
