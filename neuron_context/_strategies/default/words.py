@@ -4,8 +4,10 @@ the task, and its last resort cuts them (or the user message that opened a kept 
 further; a pinned request cut again from its original into the room there is now
 (:func:`regrown`).
 
-A user's words are cut in the middle, head and tail kept, and the words come first: the
-marker says how much was cut, and names none of it (the names of a cut part take the
+A user's words are cut in the middle, head and tail kept, or by content where that
+holds more of their names (:mod:`.clauses`: the lines, sentences or clauses worth most,
+each gap a ``…``), and the words come first: the marker says how much was cut, and
+names none of it (the names of a cut part take the
 room of the words that say what the request asks; a long request cut to a few dozen
 tokens kept a marker's list of file names and a piece of its last line where the plain
 cut keeps its first requirement whole). A bigger goal keeps no fewer words than the
@@ -44,6 +46,7 @@ from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._stores.offload import references_in
 from ..._summary.facts import condense
+from .clauses import by_content, holds, reused
 from .water import describe_cut
 
 if TYPE_CHECKING:  # the plan pins requests with cut_words: no import of it at run time
@@ -94,7 +97,13 @@ def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
         # short marker (at the goal below) may keep more words than one with the full.
         shorter = _words_cut(message, below, counter)
         if words_kept(shorter) > words_kept(cut):
-            return shorter
+            cut = shorter
+    chosen = by_content(message, goal, counter)
+    if chosen is None:
+        return cut
+    names = reused(message)  # a piece of a name the middle cut leaves is not one
+    if (holds(chosen, names), words_kept(chosen)) > (holds(cut, names), words_kept(cut)):
+        return chosen
     return cut
 
 

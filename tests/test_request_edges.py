@@ -1,0 +1,102 @@
+"""``default_stack``'s last resort across budgets, where the system messages nearly fill
+the budget: a task cut short keeps its ids with their clause."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from neuron_context import Message, Role, TokenCounter, ToolUse, default_stack
+
+COUNTER = TokenCounter()
+SYSTEM = "You are an airline agent. Follow the policy to the letter in every case. " * 40
+CLAUSE = "My reservation is EHGLP3 and user id mia_li_3668."
+TASK = f"Hi! I'm hoping to cancel a flight and get a refund. {CLAUSE} " * 4
+SAID = "Yes, please, as I'm sure I purchased insurance for this flight. Thank you! "
+ANSWER = SAID * 4
+
+
+def exchanges(task: str = TASK, answer: str = ANSWER, *, step: bool = False) -> list[Message]:
+    """A policy, a long task, two exchanges and a long newest request (and, with
+    ``step``, the call it led to and its result)."""
+    messages = [
+        Message.system(SYSTEM),
+        Message.user(task),
+        Message.assistant("Sure, which reservation? I need its id and your user id please. " * 5),
+        Message.user("ok"),
+        Message.assistant("Let me check the policy on that. " * 8),
+        Message.user(answer),
+    ]
+    if step:
+        flights = [{"flight_number": f"HAT{100 + i}", "price": 120 + i} for i in range(12)]
+        messages += [
+            Message.assistant(
+                "",
+                tool_uses=[ToolUse(id="c9", name="get_reservation", input={"id": "EHGLP3"})],
+            ),
+            Message.tool_result("c9", json.dumps({"id": "EHGLP3", "flights": flights})),
+        ]
+    return messages
+
+
+def compact(messages: list[Message], budget: int, **options: object) -> list[Message]:
+    stack = default_stack(budget, counter=COUNTER, **options)  # type: ignore[arg-type]
+    return anyio.run(stack.compact, messages)
+
+
+def system_cost(messages: list[Message]) -> int:
+    return COUNTER.estimate_messages([m for m in messages if m.role is Role.SYSTEM])
+
+
+def marker_line(line: str) -> bool:
+    """Whether ``line`` is a cut's marker (``[... N lines ...]``, or a ``…`` gap alone)."""
+    body = line.strip()
+    return body == "…" or (body.startswith("[... ") and body.endswith(" ...]"))
+
+
+def words(message: Message) -> int:
+    """How many characters of ``message``'s text are the user's words."""
+    return sum(len(line) for line in message.text.split("\n") if not marker_line(line))
+
+
+def requests(output: list[Message]) -> list[Message]:
+    """The user's messages in ``output`` that are neither summaries nor tool results."""
+    return [m for m in output if m.role is Role.USER and not m.is_compaction]
+
+
+class TestTaskKeepsItsIds:
+    """A task cut where it shares its room with the newest request keeps the clause that
+    holds its ids (what the request's cut in a summary keeps), not only its head and
+    tail."""
+
+    @pytest.mark.parametrize("over", [46, 57, 63, 70, 75, 80, 86])
+    def test_reservation_id(self, over: int) -> None:
+        """At these budgets the task keeps ``reservation is EHGLP3`` (on main: its head
+        and tail, ``Hi! I'm hoping to cancel a ... r id mia_li_3668.``)."""
+        messages = exchanges()
+        budget = system_cost(messages) + over
+        output = compact(messages, budget)
+        assert COUNTER.estimate_messages(output) <= budget
+        task, _ = requests(output)
+        assert "reservation is EHGLP3" in task.text, task.text
+
+    @given(over=st.integers(0, 300), repeat=st.integers(2, 6), step=st.booleans())
+    @example(over=70, repeat=4, step=False)  # main: head and tail, the id cut out
+    def test_a_task_that_keeps_words_keeps_its_ids(
+        self, over: int, repeat: int, step: bool
+    ) -> None:
+        """Across budgets, a cut task that keeps any words and at least as many tokens as
+        its ids' clause (as a message) keeps both ids."""
+        task = f"Hi! I'm hoping to cancel a flight and get a refund. {CLAUSE} " * repeat
+        messages = exchanges(task, step=step)
+        output = compact(messages, system_cost(messages) + over)
+        kept = requests(output)
+        if len(kept) < 2 or not words(kept[0]):
+            return  # the task gave way, or kept none of its words
+        if COUNTER.estimate_message(kept[0]) >= COUNTER.estimate_message(Message.user(CLAUSE)):
+            assert "EHGLP3" in kept[0].text, kept[0].text
+            assert "mia_li_3668" in kept[0].text, kept[0].text
