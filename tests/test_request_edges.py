@@ -1,5 +1,6 @@
 """``default_stack``'s last resort across budgets, where the system messages nearly fill
-the budget: a task cut short keeps its ids with their clause."""
+the budget: a task cut short keeps its ids with their clause, and the output fits the
+budget wherever the step in progress fits beside a request that keeps words."""
 
 from __future__ import annotations
 
@@ -100,3 +101,67 @@ class TestTaskKeepsItsIds:
         if COUNTER.estimate_message(kept[0]) >= COUNTER.estimate_message(Message.user(CLAUSE)):
             assert "EHGLP3" in kept[0].text, kept[0].text
             assert "mia_li_3668" in kept[0].text, kept[0].text
+
+
+def coding_request() -> list[Message]:
+    """A request holding an earlier cut's marker, the call it led to and a big result."""
+    request = (
+        "0. src/app.py delta refund refund delta never never\n"
+        "1. refund order user_id destination delta destination beta payment the alpha "
+        "update the user_id\n[... 40 lines (about 757 tokens) cut ...]\n"
+        "40. price item business reservation test file please bug the"
+    )
+    rows = [{"id": i, "price": 100 + i, "status": "available"} for i in range(200)]
+    return [
+        Message.system("You are an agent. " + "rule " * 60),
+        Message.user(request),
+        Message.assistant(
+            "looking", tool_uses=(ToolUse(id="c1", name="search", input={"q": "x"}),)
+        ),
+        Message.tool_result("c1", json.dumps(rows)),
+    ]
+
+
+class TestWithinTheBudget:
+    """Beside a kept step, a request that keeps words within the budget is cut to it: the
+    output goes over the budget only where the step and such a request cannot fit."""
+
+    @pytest.mark.parametrize("over", range(81, 86))
+    def test_fits_where_a_cut_with_words_does(self, over: int) -> None:
+        """At the system's cost and 81-85 tokens the output fits the budget with the step
+        and words of the request (on main: the request held at its floor of 48 tokens,
+        17-21 tokens over the budget: below the floor it was cut only to meet the limit,
+        which a cut keeping words did not, and the middle cut at its goal kept no words
+        where one a token above came out within it)."""
+        messages = coding_request()
+        budget = system_cost(messages) + over
+        output = compact(messages, budget)
+        assert COUNTER.estimate_messages(output) <= budget
+        assert any(m.tool_uses for m in output)
+        (request,) = requests(output)
+        assert words(request), request.text
+
+    @given(
+        first=st.integers(0, 200),
+        more=st.integers(1, 60),
+        in_progress=st.sampled_from(["keep", "drop"]),
+        which=st.sampled_from(["coding", "airline"]),
+    )
+    def test_fits_from_the_least_budget_that_fits(
+        self, first: int, more: int, in_progress: str, which: str
+    ) -> None:
+        """An output over its budget keeps the step in progress (``in_progress="keep"``,
+        issue 35's documented case) or holds nothing but the system messages and one
+        user message; and a budget above one whose output fits gives an output that fits
+        too."""
+        messages = coding_request() if which == "coding" else exchanges(step=True)
+        system = system_cost(messages)
+        fits = []
+        for over in (first, first + more):
+            output = compact(messages, system + over, in_progress=in_progress)
+            over_budget = COUNTER.estimate_messages(output) > system + over
+            fits.append(not over_budget)
+            if over_budget:
+                stepping = in_progress == "keep" and any(m.tool_uses for m in output)
+                assert stepping or len(output) == 2, [m.text for m in output]
+        assert fits[1] or not fits[0]

@@ -21,16 +21,18 @@ in the order of what the next model call needs least:
    whose cut keeps none of its words is cut again with the request, the two sharing
    their room and each keeping words (:func:`~.words.shared`), where that fits; a task
    that cannot fit even cut (images cannot be cut), or whose cut still keeps none of its
-   words, gives way to the newest request, cut again into its room; a user's words
-   are cut with the words first, the marker naming none of the cut part, and an
+   words, gives way to the newest request, cut again into its room; a user's words are cut
+   by content where that keeps more of their names (:mod:`.clauses`), with the words
+   first, the marker naming none of the cut part, and an
    earlier cut's markers in them kept whole or cut whole and counted
    (:func:`~.words.cut_words`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
    go; beside a kept step the newest request (the task, where it is the only request)
-   goes below its floor only where that alone makes the output fit and it still keeps
-   words; when the budget cannot hold
+   goes below its floor only where that alone makes the output fit (the limit, else
+   the hard budget: the reserve beyond the limit is spent before the floor puts the
+   output over the budget) and it still keeps words; when the budget cannot hold
    the step in progress even so, the output keeps them over budget
    (``in_progress="keep"``, the default: a model that no longer sees the call it just
    made would make it again; the agent loop reports a ``CompactionOverBudget``
@@ -107,9 +109,12 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     counter: BaseCounter,
     part_cost: Callable[[Part], int],
     in_progress: InProgress = "keep",
+    budget: int = 0,
 ) -> list[Part]:
     """``parts`` cut until they cost at most ``limit`` as ``part_cost`` prices them (see
-    the module docstring); ``messages`` is the input, ``plan`` its plan.
+    the module docstring); ``messages`` is the input, ``plan`` its plan, ``budget`` the
+    hard budget beyond ``limit`` (its reserve) that a kept step's output still meets
+    where it cannot meet ``limit``.
 
     Raises:
         ContextOverflowError: ``in_progress="raise"`` and the budget cannot hold the
@@ -251,10 +256,15 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     if excess > 0 and stepping and any(p.kind == pinned for p in parts):
         # The task gave way (or is the only request) and the step is kept: the newest
         # request goes below its floor where that alone makes the output fit and it
-        # still says something.
-        saved = (list(parts), list(costs), excess)
-        cut(pinned)
-        if excess > 0 or not all(says(p.message) for p in parts if p.kind == pinned):
+        # still says something; fit the limit, else the budget beyond it (the reserve:
+        # a few tokens over the limit rather than the floor's many over the budget).
+        for spare in dict.fromkeys((0, max(0, budget - limit))):
+            saved = (list(parts), list(costs), excess)
+            excess -= spare
+            cut(pinned)
+            excess += spare
+            if excess <= spare and all(says(p.message) for p in parts if p.kind == pinned):
+                break
             parts, costs, excess = saved
     if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
         return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)

@@ -425,6 +425,7 @@ class DefaultStack(BudgetedStrategy):
             counter=self.counter,
             part_cost=self._part_cost,
             in_progress=self.in_progress,
+            budget=self.max_tokens,
         )
 
     def _check(self, cost: int, limit: int) -> None:

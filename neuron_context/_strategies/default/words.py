@@ -14,11 +14,12 @@ cut keeps its first requirement whole). A bigger goal keeps no fewer words than 
 middle cut itself does (a Hypothesis property; just above the goal where markers take
 their full form, the cut with the short marker is taken where it keeps more; a cut tried
 again shorter goes below the cut it last gave, so a few one-token tries never end in no
-words). Where the middle cut itself (``truncate_message``) keeps fewer characters at
-the bigger goal, this cut may too: its tries shrink the head and the tail by their
-overshoot in steps (a plain paragraph keeps 711 characters at 194 tokens, 707 at 195),
-and its rule that never shows a piece of a row can keep a re-cut text's head at one goal
-and its tail alone at the next.
+words; a cut that keeps no words at its goal takes a middle cut at a goal a few tokens
+above that comes out within it). Where the middle cut itself (``truncate_message``)
+keeps fewer characters at the bigger goal, this cut may too: its tries shrink the head
+and the tail by their overshoot in steps (a plain paragraph keeps 711 characters at 194
+tokens, 707 at 195), and its rule that never shows a piece of a row can keep a re-cut
+text's head at one goal and its tail alone at the next.
 
 A text an earlier cut left (a request pinned cut by a previous compaction) holds that
 cut's marker lines: a cut keeps each of them whole or cuts it whole, never a piece of one
@@ -34,7 +35,7 @@ request share their room, each keeping words (:func:`shared`), before the task g
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -133,18 +134,34 @@ def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
     form where a cut with it keeps words, else in the next of its :data:`_FORMS` that
     does (the first cut that fits and holds a marker where none keeps words)."""
     cut = truncate_message(message, goal, counter)
-    if cut is message or not any(_marked(block) for block in message.content):
+    if cut is message:
         return cut
+    if not any(_marked(block) for block in message.content):
+        if says(cut) or not says(message):
+            return cut
+        return next((c for c in _above(message, goal, counter) if says(c)), cut)
     first: Message | None = None
-    for form in range(_FORMS):
-        mended = _fitted(message, cut, goal, counter, form)
-        if mended is None:
-            continue
-        if says(mended):
-            return mended
-        if first is None and mended.text.strip():
-            first = mended
+    for tried in (cut, *_above(message, goal, counter)):
+        for form in range(_FORMS):
+            mended = _fitted(message, tried, goal, counter, form)
+            if mended is None:
+                continue
+            if says(mended):
+                return mended
+            if first is None and mended.text.strip():
+                first = mended
     return _gone(message, cut, goal, counter) if first is None else first
+
+
+def _above(message: Message, goal: int, counter: BaseCounter) -> Iterator[Message]:
+    """The middle cuts of ``message`` at the :data:`_TRIES` goals above ``goal`` that
+    come out within ``goal``: the middle cut shrinks its head and tail in steps, so a
+    cut that keeps words within a goal may be found only from a goal above it (where
+    the cut at the goal itself kept none)."""
+    for above in range(goal + 1, goal + 1 + _TRIES):
+        cut = truncate_message(message, above, counter)
+        if counter.estimate_message(cut) <= goal:
+            yield cut
 
 
 def _fitted(
