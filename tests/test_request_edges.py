@@ -1,6 +1,7 @@
 """``default_stack``'s last resort across budgets, where the system messages nearly fill
-the budget: a task cut short keeps its ids with their clause, and the output fits the
-budget wherever the step in progress fits beside a request that keeps words."""
+the budget: a task cut short keeps its ids with their clause, a bigger budget never keeps
+fewer of the user's words (the task's and the newest request's together), and the output
+fits the budget wherever the step in progress fits beside a request that keeps words."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from neuron_context import Message, Role, TokenCounter, ToolUse, default_stack
+from neuron_context.stores import MemoryStore
 
 COUNTER = TokenCounter()
 SYSTEM = "You are an airline agent. Follow the policy to the letter in every case. " * 40
@@ -103,6 +105,53 @@ class TestTaskKeepsItsIds:
             assert "mia_li_3668" in kept[0].text, kept[0].text
 
 
+SHORT = "Hi! Please cancel my reservation EHGLP3, user id mia_li_3668."
+
+
+class TestMoreRoomNoFewerWords:
+    """For a fixed history, a bigger budget never keeps fewer of the user's words: the
+    task's and the newest request's together, between outputs that meet their budget and
+    keep the same parts (the task, the step in progress).
+
+    The honest exceptions, left out here: where the bigger budget's output keeps the task
+    or the step the smaller one's dropped (the newest request gives it its room); a
+    request holding an earlier cut's marker (at a bigger goal, the marker counting what
+    the earlier markers stood for, or showing their keys, fits and takes the room of a
+    few words); the reserve spent beside a kept step where the limit cannot be met
+    (``reserve=0`` here); a long task that shares its room with the newest request (no
+    step kept, and the task's cut alone would keep none of its words: each takes its
+    half of the room, in steps, so a token more may move a few characters from the one to
+    the other); and, between the two, the newest request alone may keep fewer where the
+    task keeps more (its share of the room grows with the budget)."""
+
+    @given(
+        first=st.integers(0, 300),
+        more=st.integers(1, 60),
+        repeat=st.integers(1, 8),
+        step=st.booleans(),
+    )
+    @example(first=55, more=6, repeat=3, step=False)  # main: 136 characters, then 131
+    @example(first=89, more=3, repeat=4, step=True)  # main: 84, then 80
+    def test_task_and_request_together(
+        self, first: int, more: int, repeat: int, step: bool
+    ) -> None:
+        """The words kept of the task and the newest request together never fall as the
+        budget grows (on main: a request cut from what the plan pinned, which depends on
+        the budget, kept fewer words at the same goal; and the room a cut left below its
+        goal went unused)."""
+        messages = exchanges(SHORT, SAID * repeat, step=step)
+        system = system_cost(messages)
+        outputs = [compact(messages, system + over, reserve=0) for over in (first, first + more)]
+        for output, over in zip(outputs, (first, first + more), strict=True):
+            if COUNTER.estimate_messages(output) > system + over:
+                return  # over budget: the step kept, or nothing fits
+        shapes = [(len(requests(output)), any(m.tool_uses for m in output)) for output in outputs]
+        if shapes[0] != shapes[1]:
+            return  # a part kept at one budget and not at the other
+        smaller, bigger = (sum(words(m) for m in requests(output)) for output in outputs)
+        assert bigger >= smaller, [m.text for m in requests(outputs[1])]
+
+
 def coding_request() -> list[Message]:
     """A request holding an earlier cut's marker, the call it led to and a big result."""
     request = (
@@ -165,3 +214,45 @@ class TestWithinTheBudget:
                 stepping = in_progress == "keep" and any(m.tool_uses for m in output)
                 assert stepping or len(output) == 2, [m.text for m in output]
         assert fits[1] or not fits[0]
+
+
+REQUEST = "Yes, please, as I'm sure I purchased insurance for this flight. Thank you!"
+
+
+def cancelling() -> list[Message]:
+    """A policy, a task, a question, the user's answer and the call it led to."""
+    return [
+        Message.system(SYSTEM),
+        Message.user("Hi! I'm hoping to cancel a flight and get a refund."),
+        Message.assistant("Sure, which reservation? I need its id and your user id please."),
+        Message.user(REQUEST),
+        Message.assistant(
+            "",
+            tool_uses=[
+                ToolUse(id="c1", name="cancel_reservation", input={"reservation_id": "EHGLP3"})
+            ],
+        ),
+        Message.tool_result("c1", '{"status": "cancelled"}'),
+    ]
+
+
+class TestWithAStore:
+    """With a store, the room the real index leaves of what was kept for it goes back to
+    the newest request where the last resort dropped the task too, and so does the room
+    a cut leaves below its goal: a bigger budget keeps no fewer of the request's words."""
+
+    @pytest.mark.parametrize("over", [87, 88, 90, 94, 96])
+    def test_more_room_more_words(self, over: int) -> None:
+        """Beside the index and the step, the newest request keeps at least as many of its
+        words at these budgets as at the system's cost and 86 tokens (on main: fewer, up to
+        18 tokens of the budget left unused: the room the index left was not given back
+        once the task had given way)."""
+        messages = cancelling()
+        messages[3] = Message.user(REQUEST * 6)
+        system = system_cost(messages)
+        outputs = [compact(messages, system + o, store=MemoryStore()) for o in (86, over)]
+        for output in outputs:
+            assert any(m.is_compaction for m in output)
+            assert any(m.tool_uses for m in output)
+        smaller, bigger = (words(requests(output)[-1]) for output in outputs)
+        assert bigger >= smaller

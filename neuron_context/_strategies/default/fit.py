@@ -21,10 +21,12 @@ in the order of what the next model call needs least:
    whose cut keeps none of its words is cut again with the request, the two sharing
    their room and each keeping words (:func:`~.words.shared`), where that fits; a task
    that cannot fit even cut (images cannot be cut), or whose cut still keeps none of its
-   words, gives way to the newest request, cut again into its room; a user's words are cut
-   by content where that keeps more of their names (:mod:`.clauses`), with the words
-   first, the marker naming none of the cut part, and an
-   earlier cut's markers in them kept whole or cut whole and counted
+   words, gives way to the newest request, cut again into its room; a pinned request
+   is cut again from its original at the cut's own goal, and the room a cut leaves
+   below its goal goes back to the pinned requests, the newest first, up to their pins;
+   a user's words are cut by content where that keeps more of their names
+   (:mod:`.clauses`), with the words first, the marker naming none of the cut part, and
+   an earlier cut's markers in them kept whole or cut whole and counted
    (:func:`~.words.cut_words`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
@@ -166,23 +168,24 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
 
     def cut(kind: str, *, floor: int = 0) -> None:
         """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens: a
-        pinned request from its original where that keeps as many of its words in no
-        more tokens than the part cut as it is (one cut, its marker counting all that
-        is gone); a pin that says nothing (an empty message, its marker alone: the
-        plan had no room for it) cut from its original to the floor, so the request
-        says what it asks."""
+        pinned request from its original, to the same goal (one cut, its marker counting
+        all that is gone; at a goal that does not depend on what the plan pinned, so a
+        bigger budget, whose plan pinned more, keeps no fewer of its words), where that
+        keeps as many of its words as the part cut as it is, or the part cut says
+        nothing (a pin the plan had no room for, an empty message or its marker alone,
+        is cut from its original to the floor, so the request says what it asks)."""
         for index, part in enumerate(parts):
             if excess <= 0 or part.kind != kind:
                 continue
             shorter = shrink(part.message, excess, counter, floor=floor)
             original = original_of(part.message)
             if original is not part.message and not shorter.is_compaction:
-                goal = counter.estimate_message(shorter)  # no more than the cut as it is
-                if not says(shorter) and says(original):  # ... but for words, to the floor
-                    goal = max(goal, message_overhead(counter), floor, costs[index] - excess)
+                goal = max(message_overhead(counter), floor, costs[index] - excess)
+                if says(shorter) or not says(original):  # a cut, not a regrow
+                    goal = min(goal, costs[index])
                 again = cut_words(original, goal, counter)
-                if counter.estimate_message(again) <= goal and words_kept(again) >= words_kept(
-                    shorter
+                if counter.estimate_message(again) <= goal and (
+                    words_kept(again) >= words_kept(shorter) or not says(shorter)
                 ):
                     shorter = again
             source[id(shorter)] = (shorter, original)
@@ -266,6 +269,21 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             if excess <= spare and all(says(p.message) for p in parts if p.kind == pinned):
                 break
             parts, costs, excess = saved
+    if excess < 0:
+        # A cut keeps no more than its goal, often less (it cuts in steps), and the
+        # request was cut to its floor before the task was cut: the room left goes back
+        # to the pinned requests, the newest first, up to their pins.
+        fuller = regrown(
+            parts,
+            -excess,
+            _originals(messages, plan),
+            counter=counter,
+            part_cost=part_cost,
+            caps=_pin_costs(plan, part_cost),
+        )
+        for index, part in enumerate(fuller):
+            if part is not parts[index]:
+                replace(index, part)
     if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
         return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):
@@ -280,6 +298,23 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             in_progress=in_progress,
         )
     return parts
+
+
+def _originals(messages: Sequence[Message], plan: Plan) -> dict[str, Message]:
+    """The pinned requests' originals by the kind of their part."""
+    kinds = (("request", plan.newest), ("task", plan.task))
+    return {kind: messages[index] for kind, index in kinds if index is not None}
+
+
+def _pin_costs(plan: Plan, part_cost: Callable[[Part], int]) -> dict[str, int]:
+    """What the plan's pins cost, by the kind of their part: the most a request the
+    last resort cut grows back to."""
+    kinds = (("request", plan.newest), ("task", plan.task))
+    return {
+        kind: part_cost(Part(kind, plan.pinned[index]))
+        for kind, index in kinds
+        if index is not None and index in plan.pinned
+    }
 
 
 def _kept_step(

@@ -348,7 +348,13 @@ class DefaultStack(BudgetedStrategy):
             if offloaded is None:
                 return None
             parts = given_back(
-                offloaded, assembled, plan, room, counter=self.counter, part_cost=self._part_cost
+                offloaded,
+                assembled,
+                plan,
+                room,
+                counter=self.counter,
+                part_cost=self._part_cost,
+                limit=limit,
             )
         output = [part.message for part in parts]
         after = self._cost(parts)
