@@ -5,8 +5,8 @@ further; a pinned request cut again from its original into the room there is now
 (:func:`regrown`).
 
 A user's words are cut in the middle, head and tail kept, or by content where that
-holds more of their names (:mod:`.clauses`: the lines, sentences or clauses worth most,
-each gap a ``…``), and the words come first: the marker says how much was cut, and
+holds more of their names (:mod:`.clauses`: a one-line request's sentences or clauses
+worth most, each gap a ``…``), and the words come first: the marker says how much was cut, and
 names none of it (the names of a cut part take the
 room of the words that say what the request asks; a long request cut to a few dozen
 tokens kept a marker's list of file names and a piece of its last line where the plain
