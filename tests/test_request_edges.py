@@ -11,6 +11,7 @@ import anyio
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from transcripts import load_transcript, transcript_paths
 
 from neuron_context import Message, Role, TokenCounter, ToolUse, default_stack
 from neuron_context.stores import MemoryStore
@@ -256,3 +257,47 @@ class TestWithAStore:
             assert any(m.tool_uses for m in output)
         smaller, bigger = (words(requests(output)[-1]) for output in outputs)
         assert bigger >= smaller
+
+
+def session() -> list[Message]:
+    """An OpenHands session: a long task (an issue and instructions), then tool steps."""
+    (path,) = [
+        p for p in transcript_paths() if p.name.startswith("openhands-ponylang__ponyc-4588.")
+    ]
+    return load_transcript(path)
+
+
+class TestTaskBelowItsFloor:
+    """Beside a kept step, a task still over the budget at its floor goes below it, where
+    that alone makes the output fit and it still keeps words, rather than going whole."""
+
+    def test_kept_beside_the_index(self) -> None:
+        """With a store, where the task's room makes the output fit beside the index, a
+        task cut a token below its floor that still keeps words stays (wp-edges before
+        this: the 228-token task cut to 47 tokens went whole, 59 tokens left unused)."""
+        messages = session()
+        messages = messages[: len(messages) * 3 // 10]
+        while messages[-1].role is Role.ASSISTANT:
+            messages = messages[:-1]
+        budget = system_cost(messages) + 242
+        output = compact(messages, budget, store=MemoryStore())
+        assert COUNTER.estimate_messages(output) <= budget
+        assert any(m.is_compaction for m in output)
+        (task,) = requests(output)
+        assert task.text.startswith("<uploaded_files>"), task.text
+
+    @pytest.mark.parametrize("over", [150, 154, 160])
+    def test_kept_on_a_real_session(self, over: int) -> None:
+        """The OpenHands session (its last step in progress) keeps its task beside the
+        newest request and the step (wp-edges before this: the task, cut from its
+        original to its floor, was 11 tokens over and went whole, 44-54 tokens of the
+        budget left unused)."""
+        messages = session()
+        while messages[-1].role is Role.ASSISTANT:
+            messages = messages[:-1]
+        budget = system_cost(messages) + over
+        output = compact(messages, budget)
+        assert COUNTER.estimate_messages(output) <= budget
+        assert any(m.tool_uses for m in output)
+        task, _ = requests(output)
+        assert task.text.startswith("<uploaded_files>"), task.text
