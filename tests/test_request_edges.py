@@ -271,21 +271,6 @@ class TestTaskBelowItsFloor:
     """Beside a kept step, a task still over the budget at its floor goes below it, where
     that alone makes the output fit and it still keeps words, rather than going whole."""
 
-    def test_kept_beside_the_index(self) -> None:
-        """With a store, where the task's room makes the output fit beside the index, a
-        task cut a token below its floor that still keeps words stays (wp-edges before
-        this: the 228-token task cut to 47 tokens went whole, 59 tokens left unused)."""
-        messages = session()
-        messages = messages[: len(messages) * 3 // 10]
-        while messages[-1].role is Role.ASSISTANT:
-            messages = messages[:-1]
-        budget = system_cost(messages) + 242
-        output = compact(messages, budget, store=MemoryStore())
-        assert COUNTER.estimate_messages(output) <= budget
-        assert any(m.is_compaction for m in output)
-        (task,) = requests(output)
-        assert task.text.startswith("<uploaded_files>"), task.text
-
     @pytest.mark.parametrize("over", [150, 154, 160])
     def test_kept_on_a_real_session(self, over: int) -> None:
         """The OpenHands session (its last step in progress) keeps its task beside the

@@ -31,7 +31,7 @@ in the order of what the next model call needs least:
    an earlier cut's markers in them kept whole or cut whole and counted
    (:func:`~.words.cut_words`);
 5. with a store, a kept step that leaves no room for the reference to what the output
-   lost takes the task (cut, or gone when its cut keeps none of its words: the
+   lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
    go; beside a kept step the newest request (the task, where it is the only request)
    goes below its floor only where that alone makes the output fit (the limit, else
@@ -234,10 +234,12 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     if stepping and 0 < excess <= task_cost and any(p.kind == "reference" for p in parts):
         # The reference reaches everything the output lost, the task with it: where the
         # task's room makes the output fit, the task gives way before the reference
-        # would (a compaction without it loses them all). Cut to none of its words, it
-        # is a marker alone: it goes.
+        # would (a compaction without it loses them all). Cut below its floor, it is
+        # a marker with next to nothing of the task: it goes.
         cut("task")
-        if excess > 0 or _unsaid(parts, messages, plan):
+        if excess > 0 or any(
+            p.kind == "task" and costs[i] < _MIN_TRUNCATED for i, p in enumerate(parts)
+        ):
             drop({id(p) for p in parts if p.kind == "task"})
     if stepping and excess > 0 and any(p.kind == "request" for p in parts):
         # The task below its floor, where that alone makes the output fit and it still
