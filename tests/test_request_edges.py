@@ -286,3 +286,20 @@ class TestTaskBelowItsFloor:
         assert any(m.tool_uses for m in output)
         task, _ = requests(output)
         assert task.text.startswith("<uploaded_files>"), task.text
+
+    @pytest.mark.parametrize("over", [184, 186, 190])
+    def test_floor_kept_beside_a_full_index(self, over: int) -> None:
+        """With a store, the newest request keeps its floor (here all of it) and the task
+        stays, beside the shortest reference, rather than going below its floor beside a
+        full index that costs the task (wp-edges before this: the request cut to 15
+        tokens, the task gone)."""
+        messages = session()
+        while messages[-1].role is Role.ASSISTANT:
+            messages = messages[:-1]
+        newest = next(m for m in reversed(messages) if m.role is Role.USER and m.text)
+        budget = system_cost(messages) + over
+        output = compact(messages, budget, store=MemoryStore())
+        assert COUNTER.estimate_messages(output) <= budget
+        task, request = requests(output)
+        assert task.text.startswith("<uploaded_files>"), task.text
+        assert request.text == newest.text

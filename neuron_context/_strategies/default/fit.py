@@ -36,7 +36,8 @@ in the order of what the next model call needs least:
    go; beside a kept step the newest request (the task, where it is the only request)
    goes below its floor only where that alone makes the output fit (the limit, else
    the hard budget: the reserve beyond the limit is spent before the floor puts the
-   output over the budget) and it still keeps words; when the budget cannot hold
+   output over the budget) and it still keeps words, and never beside a full index
+   (the shortest reference is tried first); when the budget cannot hold
    the step in progress even so, the output keeps them over budget
    (``in_progress="keep"``, the default: a model that no longer sees the call it just
    made would make it again; the agent loop reports a ``CompactionOverBudget``
@@ -114,11 +115,14 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     part_cost: Callable[[Part], int],
     in_progress: InProgress = "keep",
     budget: int = 0,
+    below: bool = True,
 ) -> list[Part]:
     """``parts`` cut until they cost at most ``limit`` as ``part_cost`` prices them (see
     the module docstring); ``messages`` is the input, ``plan`` its plan, ``budget`` the
     hard budget beyond ``limit`` (its reserve) that a kept step's output still meets
-    where it cannot meet ``limit``.
+    where it cannot meet ``limit``; ``below``: whether the newest request may go below
+    its floor beside a kept step (not beside a full index, where the shortest
+    reference would leave it its floor).
 
     Raises:
         ContextOverflowError: ``in_progress="raise"`` and the budget cannot hold the
@@ -265,7 +269,7 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
                 if part is not parts[index]:
                     replace(index, part)
     pinned = "request" if any(p.kind == "request" for p in parts) else "task"
-    if excess > 0 and stepping and any(p.kind == pinned for p in parts):
+    if excess > 0 and stepping and below and any(p.kind == pinned for p in parts):
         # The task gave way (or is the only request) and the step is kept: the newest
         # request goes below its floor where that alone makes the output fit and it
         # still says something; fit the limit, else the budget beyond it (the reserve:
