@@ -102,7 +102,8 @@ class TestTaskAndRequest:
     @pytest.mark.parametrize("over", [68, 69, 75, 80])
     def test_both_keep_words(self, over: int) -> None:
         """At these budgets the task and the request are both kept, each with words (on
-        wp-edges: the request at its floor left the task its marker alone, so it went)."""
+        wp-edges: the request at its floor left the task its marker alone, so it went),
+        the task with its reservation id (its clause chosen by what it holds)."""
         counter = TokenCounter()
         budget = counter.estimate_message(Message.system(SYSTEM)) + over
         output = anyio.run(default_stack(budget, counter=counter).compact, exchanges())
@@ -110,7 +111,7 @@ class TestTaskAndRequest:
         users = [m.text for m in output if m.role is Role.USER and not m.is_compaction]
         assert len(users) == 2, users
         assert all(said(text) for text in users), users
-        assert users[0].startswith("Hi! I'm hoping")
+        assert "reservation is EHGLP3" in users[0], users[0]
         assert users[1].startswith("Yes, please")
 
 

@@ -21,16 +21,23 @@ in the order of what the next model call needs least:
    whose cut keeps none of its words is cut again with the request, the two sharing
    their room and each keeping words (:func:`~.words.shared`), where that fits; a task
    that cannot fit even cut (images cannot be cut), or whose cut still keeps none of its
-   words, gives way to the newest request, cut again into its room; a user's words
-   are cut with the words first, the marker naming none of the cut part, and an
-   earlier cut's markers in them kept whole or cut whole and counted
+   words, gives way to the newest request, cut again into its room (beside a kept step,
+   the task goes below its floor first where that alone makes the output fit and it
+   still keeps words); a pinned request
+   is cut again from its original at the cut's own goal, and the room a cut leaves
+   below its goal goes back to the pinned requests, the newest first, up to their pins;
+   a user's words are cut by content where that keeps more of their names
+   (:mod:`.clauses`), with the words first, the marker naming none of the cut part, and
+   an earlier cut's markers in them kept whole or cut whole and counted
    (:func:`~.words.cut_words`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
    go; beside a kept step the newest request (the task, where it is the only request)
-   goes below its floor only where that alone makes the output fit and it still keeps
-   words; when the budget cannot hold
+   goes below its floor only where that alone makes the output fit (the limit, else
+   the hard budget: the reserve beyond the limit is spent before the floor puts the
+   output over the budget) and it still keeps words, and never beside a full index
+   (the shortest reference is tried first); when the budget cannot hold
    the step in progress even so, the output keeps them over budget
    (``in_progress="keep"``, the default: a model that no longer sees the call it just
    made would make it again; the agent loop reports a ``CompactionOverBudget``
@@ -107,9 +114,15 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     counter: BaseCounter,
     part_cost: Callable[[Part], int],
     in_progress: InProgress = "keep",
+    budget: int = 0,
+    below: bool = True,
 ) -> list[Part]:
     """``parts`` cut until they cost at most ``limit`` as ``part_cost`` prices them (see
-    the module docstring); ``messages`` is the input, ``plan`` its plan.
+    the module docstring); ``messages`` is the input, ``plan`` its plan, ``budget`` the
+    hard budget beyond ``limit`` (its reserve) that a kept step's output still meets
+    where it cannot meet ``limit``; ``below``: whether the newest request may go below
+    its floor beside a kept step (not beside a full index, where the shortest
+    reference would leave it its floor).
 
     Raises:
         ContextOverflowError: ``in_progress="raise"`` and the budget cannot hold the
@@ -161,23 +174,24 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
 
     def cut(kind: str, *, floor: int = 0) -> None:
         """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens: a
-        pinned request from its original where that keeps as many of its words in no
-        more tokens than the part cut as it is (one cut, its marker counting all that
-        is gone); a pin that says nothing (an empty message, its marker alone: the
-        plan had no room for it) cut from its original to the floor, so the request
-        says what it asks."""
+        pinned request from its original, to the same goal (one cut, its marker counting
+        all that is gone; at a goal that does not depend on what the plan pinned, so a
+        bigger budget, whose plan pinned more, keeps no fewer of its words), where that
+        keeps as many of its words as the part cut as it is, or the part cut says
+        nothing (a pin the plan had no room for, an empty message or its marker alone,
+        is cut from its original to the floor, so the request says what it asks)."""
         for index, part in enumerate(parts):
             if excess <= 0 or part.kind != kind:
                 continue
             shorter = shrink(part.message, excess, counter, floor=floor)
             original = original_of(part.message)
             if original is not part.message and not shorter.is_compaction:
-                goal = counter.estimate_message(shorter)  # no more than the cut as it is
-                if not says(shorter) and says(original):  # ... but for words, to the floor
-                    goal = max(goal, message_overhead(counter), floor, costs[index] - excess)
+                goal = max(message_overhead(counter), floor, costs[index] - excess)
+                if says(shorter) or not says(original):  # a cut, not a regrow
+                    goal = min(goal, costs[index])
                 again = cut_words(original, goal, counter)
-                if counter.estimate_message(again) <= goal and words_kept(again) >= words_kept(
-                    shorter
+                if counter.estimate_message(again) <= goal and (
+                    words_kept(again) >= words_kept(shorter) or not says(shorter)
                 ):
                     shorter = again
             source[id(shorter)] = (shorter, original)
@@ -231,6 +245,13 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             p.kind == "task" and costs[i] < _MIN_TRUNCATED for i, p in enumerate(parts)
         ):
             drop({id(p) for p in parts if p.kind == "task"})
+    if stepping and excess > 0 and any(p.kind == "request" for p in parts):
+        # The task below its floor, where that alone makes the output fit and it still
+        # says something, rather than gone (the request keeps its floor).
+        saved = (list(parts), list(costs), excess)
+        cut("task")
+        if excess > 0 or _unsaid(parts, messages, plan):
+            parts, costs, excess = saved
     if not stepping:
         cut("request")
         if _unsaid(parts, messages, plan):
@@ -248,14 +269,34 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
                 if part is not parts[index]:
                     replace(index, part)
     pinned = "request" if any(p.kind == "request" for p in parts) else "task"
-    if excess > 0 and stepping and any(p.kind == pinned for p in parts):
+    if excess > 0 and stepping and below and any(p.kind == pinned for p in parts):
         # The task gave way (or is the only request) and the step is kept: the newest
         # request goes below its floor where that alone makes the output fit and it
-        # still says something.
-        saved = (list(parts), list(costs), excess)
-        cut(pinned)
-        if excess > 0 or not all(says(p.message) for p in parts if p.kind == pinned):
+        # still says something; fit the limit, else the budget beyond it (the reserve:
+        # a few tokens over the limit rather than the floor's many over the budget).
+        for spare in dict.fromkeys((0, max(0, budget - limit))):
+            saved = (list(parts), list(costs), excess)
+            excess -= spare
+            cut(pinned)
+            excess += spare
+            if excess <= spare and all(says(p.message) for p in parts if p.kind == pinned):
+                break
             parts, costs, excess = saved
+    if excess < 0:
+        # A cut keeps no more than its goal, often less (it cuts in steps), and the
+        # request was cut to its floor before the task was cut: the room left goes back
+        # to the pinned requests, the newest first, up to their pins.
+        fuller = regrown(
+            parts,
+            -excess,
+            _originals(messages, plan),
+            counter=counter,
+            part_cost=part_cost,
+            caps=_pin_costs(plan, part_cost),
+        )
+        for index, part in enumerate(fuller):
+            if part is not parts[index]:
+                replace(index, part)
     if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
         return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):
@@ -270,6 +311,23 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             in_progress=in_progress,
         )
     return parts
+
+
+def _originals(messages: Sequence[Message], plan: Plan) -> dict[str, Message]:
+    """The pinned requests' originals by the kind of their part."""
+    kinds = (("request", plan.newest), ("task", plan.task))
+    return {kind: messages[index] for kind, index in kinds if index is not None}
+
+
+def _pin_costs(plan: Plan, part_cost: Callable[[Part], int]) -> dict[str, int]:
+    """What the plan's pins cost, by the kind of their part: the most a request the
+    last resort cut grows back to."""
+    kinds = (("request", plan.newest), ("task", plan.task))
+    return {
+        kind: part_cost(Part(kind, plan.pinned[index]))
+        for kind, index in kinds
+        if index is not None and index in plan.pinned
+    }
 
 
 def _kept_step(

@@ -235,24 +235,34 @@ def given_back(
     *,
     counter: BaseCounter,
     part_cost: Callable[[Part], int],
+    limit: int | None = None,
 ) -> list[Part]:
     """``parts`` (the output, its index written) with the pinned requests the last resort
     cut below their pins (``assembled``: the parts before it) cut again from the
     originals into the room the index left of its placeholder's (``room`` tokens), the
     newest request first, no longer than the plan pinned them (whole where that fits):
     the placeholder is priced as long as an index may be, and the real one is often
-    shorter (one line of a request, a rolled-up line). The output costs no more than
-    it did with the placeholder. The same regrow as the last resort's where a task
-    gives way (:func:`~.words.regrown`), capped at the pins."""
+    shorter (one line of a request, a rolled-up line); where the last resort dropped
+    the task, the newest request, up to all of it. The output costs no more than it
+    did with the placeholder, nor more than ``limit``. The same regrow as the last
+    resort's where a task gives way (:func:`~.words.regrown`), capped at the pins."""
     slack = room - sum(part_cost(p) for p in parts if p.kind == "reference")
+    if limit is not None:  # an output over its limit (a kept step) takes no more
+        slack = min(slack, limit - sum(part_cost(p) for p in parts))
     pins = [p for p in assembled if p.kind in ("request", "task")]
-    at = [p for p in parts if p.kind in ("request", "task")]
-    if slack <= 0 or [p.kind for p in pins] != [p.kind for p in at]:
-        return parts  # nothing left over, or the last resort dropped or added a request
+    at = [p.kind for p in parts if p.kind in ("request", "task")]
     originals = {
         kind: plan.messages[index]
         for kind, index in (("request", plan.newest), ("task", plan.task))
         if index is not None
     }
     caps = {pin.kind: part_cost(pin) for pin in pins}
+    if at != [p.kind for p in pins]:
+        if at != [p.kind for p in pins if p.kind != "task"]:
+            return parts  # the last resort added a request (the opener of a kept step)
+        # The task gave way and the newest request took its room (whole where it fit):
+        # the room the index leaves goes to it, up to all of it.
+        caps = {kind: part_cost(Part(kind, message)) for kind, message in originals.items()}
+    if slack <= 0:
+        return parts
     return regrown(parts, slack, originals, counter=counter, part_cost=part_cost, caps=caps)

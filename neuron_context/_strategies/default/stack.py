@@ -342,13 +342,19 @@ class DefaultStack(BudgetedStrategy):
         summaries = await self._written(plan, plan.target, written)
         plan, parts = regrown(plan, summaries, holder, costs, self.counter, self._cost, room, limit)
         assembled = list(parts)
-        parts = self._fit(parts, messages, plan, limit)
+        parts = self._fit(parts, messages, plan, limit, below=store is None or short)
         if store is not None:
             offloaded = offload(parts, messages, store, self.counter, short=short)
             if offloaded is None:
                 return None
             parts = given_back(
-                offloaded, assembled, plan, room, counter=self.counter, part_cost=self._part_cost
+                offloaded,
+                assembled,
+                plan,
+                room,
+                counter=self.counter,
+                part_cost=self._part_cost,
+                limit=limit,
             )
         output = [part.message for part in parts]
         after = self._cost(parts)
@@ -413,7 +419,13 @@ class DefaultStack(BudgetedStrategy):
         return await self._writer.summaries(plan, target, limit)
 
     def _fit(
-        self, parts: list[Part], messages: Sequence[Message], plan: Plan, limit: int
+        self,
+        parts: list[Part],
+        messages: Sequence[Message],
+        plan: Plan,
+        limit: int,
+        *,
+        below: bool = True,
     ) -> list[Part]:
         """The last resort, until the output is within ``limit`` (see
         :mod:`neuron_context._strategies.default.fit`)."""
@@ -425,6 +437,8 @@ class DefaultStack(BudgetedStrategy):
             counter=self.counter,
             part_cost=self._part_cost,
             in_progress=self.in_progress,
+            budget=self.max_tokens,
+            below=below,
         )
 
     def _check(self, cost: int, limit: int) -> None:

@@ -4,19 +4,22 @@ the task, and its last resort cuts them (or the user message that opened a kept 
 further; a pinned request cut again from its original into the room there is now
 (:func:`regrown`).
 
-A user's words are cut in the middle, head and tail kept, and the words come first: the
-marker says how much was cut, and names none of it (the names of a cut part take the
+A user's words are cut in the middle, head and tail kept, or by content where that
+holds more of their names (:mod:`.clauses`: a one-line request's sentences or clauses
+worth most, each gap a ``…``), and the words come first: the marker says how much was cut, and
+names none of it (the names of a cut part take the
 room of the words that say what the request asks; a long request cut to a few dozen
 tokens kept a marker's list of file names and a piece of its last line where the plain
 cut keeps its first requirement whole). A bigger goal keeps no fewer words than the
 middle cut itself does (a Hypothesis property; just above the goal where markers take
 their full form, the cut with the short marker is taken where it keeps more; a cut tried
 again shorter goes below the cut it last gave, so a few one-token tries never end in no
-words). Where the middle cut itself (``truncate_message``) keeps fewer characters at
-the bigger goal, this cut may too: its tries shrink the head and the tail by their
-overshoot in steps (a plain paragraph keeps 711 characters at 194 tokens, 707 at 195),
-and its rule that never shows a piece of a row can keep a re-cut text's head at one goal
-and its tail alone at the next.
+words; a cut that keeps no words at its goal takes a middle cut at a goal a few tokens
+above that comes out within it). Where the middle cut itself (``truncate_message``)
+keeps fewer characters at the bigger goal, this cut may too: its tries shrink the head
+and the tail by their overshoot in steps (a plain paragraph keeps 711 characters at 194
+tokens, 707 at 195), and its rule that never shows a piece of a row can keep a re-cut
+text's head at one goal and its tail alone at the next.
 
 A text an earlier cut left (a request pinned cut by a previous compaction) holds that
 cut's marker lines: a cut keeps each of them whole or cuts it whole, never a piece of one
@@ -32,7 +35,7 @@ request share their room, each keeping words (:func:`shared`), before the task g
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -44,6 +47,7 @@ from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._stores.offload import references_in
 from ..._summary.facts import condense
+from .clauses import by_content, holds, reused
 from .water import describe_cut
 
 if TYPE_CHECKING:  # the plan pins requests with cut_words: no import of it at run time
@@ -94,7 +98,13 @@ def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
         # short marker (at the goal below) may keep more words than one with the full.
         shorter = _words_cut(message, below, counter)
         if words_kept(shorter) > words_kept(cut):
-            return shorter
+            cut = shorter
+    chosen = by_content(message, goal, counter)
+    if chosen is None:
+        return cut
+    names = reused(message)  # a piece of a name the middle cut leaves is not one
+    if (holds(chosen, names), words_kept(chosen)) > (holds(cut, names), words_kept(cut)):
+        return chosen
     return cut
 
 
@@ -124,18 +134,34 @@ def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
     form where a cut with it keeps words, else in the next of its :data:`_FORMS` that
     does (the first cut that fits and holds a marker where none keeps words)."""
     cut = truncate_message(message, goal, counter)
-    if cut is message or not any(_marked(block) for block in message.content):
+    if cut is message:
         return cut
+    if not any(_marked(block) for block in message.content):
+        if says(cut) or not says(message):
+            return cut
+        return next((c for c in _above(message, goal, counter) if says(c)), cut)
     first: Message | None = None
-    for form in range(_FORMS):
-        mended = _fitted(message, cut, goal, counter, form)
-        if mended is None:
-            continue
-        if says(mended):
-            return mended
-        if first is None and mended.text.strip():
-            first = mended
+    for tried in (cut, *_above(message, goal, counter)):
+        for form in range(_FORMS):
+            mended = _fitted(message, tried, goal, counter, form)
+            if mended is None:
+                continue
+            if says(mended):
+                return mended
+            if first is None and mended.text.strip():
+                first = mended
     return _gone(message, cut, goal, counter) if first is None else first
+
+
+def _above(message: Message, goal: int, counter: BaseCounter) -> Iterator[Message]:
+    """The middle cuts of ``message`` at the :data:`_TRIES` goals above ``goal`` that
+    come out within ``goal``: the middle cut shrinks its head and tail in steps, so a
+    cut that keeps words within a goal may be found only from a goal above it (where
+    the cut at the goal itself kept none)."""
+    for above in range(goal + 1, goal + 1 + _TRIES):
+        cut = truncate_message(message, above, counter)
+        if counter.estimate_message(cut) <= goal:
+            yield cut
 
 
 def _fitted(
