@@ -238,6 +238,10 @@ class Plan:
     levels: tuple[int, int] = (0, 0)
     """The space the kept part was levelled in and the room above the target its
     :attr:`first` messages could take (see :func:`~.water.kept_part`)."""
+    below_floor: bool = True
+    """Whether the last resort may cut the newest request below its floor beside a kept
+    step (see :func:`~.fit.fit`): not beside a store's full index, only beside its
+    shortest reference or with no store."""
 
     @classmethod
     def of(

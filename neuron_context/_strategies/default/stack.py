@@ -342,7 +342,9 @@ class DefaultStack(BudgetedStrategy):
         summaries = await self._written(plan, plan.target, written)
         plan, parts = regrown(plan, summaries, holder, costs, self.counter, self._cost, room, limit)
         assembled = list(parts)
-        parts = self._fit(parts, messages, plan, limit, below=store is None or short)
+        if store is not None and not short:
+            plan = attrs.evolve(plan, below_floor=False)
+        parts = self._fit(parts, messages, plan, limit)
         if store is not None:
             offloaded = offload(parts, messages, store, self.counter, short=short)
             if offloaded is None:
@@ -424,11 +426,10 @@ class DefaultStack(BudgetedStrategy):
         messages: Sequence[Message],
         plan: Plan,
         limit: int,
-        *,
-        below: bool = True,
     ) -> list[Part]:
         """The last resort, until the output is within ``limit`` (see
-        :mod:`neuron_context._strategies.default.fit`)."""
+        :mod:`neuron_context._strategies.default.fit`). Its signature is kept as it is:
+        measurement tools wrap it to record what it keeps."""
         return fit(
             parts,
             messages,
@@ -438,7 +439,7 @@ class DefaultStack(BudgetedStrategy):
             part_cost=self._part_cost,
             in_progress=self.in_progress,
             budget=self.max_tokens,
-            below=below,
+            below=plan.below_floor,
         )
 
     def _check(self, cost: int, limit: int) -> None:
