@@ -196,6 +196,21 @@ class TestCutResults:
         ]
         assert "reservations=[NO6JO3, AIXC49, 7]" in summarize(session, 400)
 
+    def test_a_list_every_log_line_holds_is_noted_once(self) -> None:
+        """A log of JSON lines whose every line holds the same list notes it once, as a
+        key whose every pair holds one value is, so the room goes to the events."""
+        log = "\n".join(
+            json.dumps({"event": f"ev_{n}", "tags": ["prod-eu1", "svc-auth7"]}) for n in range(40)
+        )
+        session = [
+            Message.user("Why did the auth service fail?"),
+            call("l", "read_log", path="/var/log/auth.jsonl"),
+            Message.tool_result("l", log),
+        ]
+        text = summarize(session, 400)
+        assert text.count("tags=[prod-eu1, svc-auth7]") == 1
+        assert len(set(re.findall(r"ev_\d+", text))) == 40
+
 
 class TestAStepCut:
     @pytest.mark.parametrize("budget", range(120, 400, 20))

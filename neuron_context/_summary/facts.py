@@ -365,22 +365,34 @@ class _Collector:
         a whole result's, see :func:`.facts_json.cut_lists`), in the text's order. A
         key whose every pair holds one value (a session id on every line of a log) is
         noted once; one whose values differ (each object's status) is noted at each
-        pair, as a parsed list's objects are. At most :data:`_PAIRS_READ` times
-        ``limit`` pairs are read."""
+        pair, as a parsed list's objects are; a list follows the same rules, and a piece
+        noted already is not noted again. At most :data:`_PAIRS_READ` times ``limit``
+        pairs are read."""
         matches = itertools.islice(_JSON_PAIR.finditer(text), self.limit * _PAIRS_READ)
         pairs = [(match.start(), match.group(1), match.group(2).strip('"')) for match in matches]
         values: dict[str, set[str]] = {}
         for _, key, value in pairs:
             values.setdefault(key, set()).add(value)
         lists = [(at, key, list(pieces)) for at, key, pieces in cut_lists(text, self.limit)]
+        listed: dict[str, set[tuple[str, ...]]] = {}
+        for _, key, pieces in lists:
+            listed.setdefault(key, set()).add(tuple(pieces))
         noted: set[str] = set()
         for _, key, value in sorted([*pairs, *lists], key=lambda found: found[0]):
             if self.full:
                 return
-            if isinstance(value, list):  # a list of scalars, in its pieces
+            if isinstance(value, list):  # a list of scalars, in its pieces, as a pair is
+                if len(listed[key]) == 1 and f"[{key}]" in noted:
+                    continue
+                noted.add(f"[{key}]")
                 for piece in value:
-                    self.found.append(Fact(f"{key}={piece}"))
-                    self.seen.update(piece[1:-1].split(", "))
+                    shown = f"{key}={piece}"
+                    if self.full:
+                        return
+                    if shown not in self.seen:
+                        self.seen.add(shown)
+                        self.found.append(Fact(shown))
+                        self.seen.update(piece[1:-1].split(", "))
                 continue
             self.seen.update((key, value))  # neither is noted again as a token
             if len(values[key]) == 1:
