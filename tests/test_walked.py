@@ -211,6 +211,20 @@ class TestCutResults:
         assert text.count("tags=[prod-eu1, svc-auth7]") == 1
         assert len(set(re.findall(r"ev_\d+", text))) == 40
 
+    def test_a_source_files_list_literals_wait_for_its_definitions(self) -> None:
+        """A source file's ``"key": [...]`` literals are not a cut JSON result's lists:
+        its definitions come first."""
+        cases = "".join(f'    "case_{n}": ["input_{n}a", "input_{n}b"],\n' for n in range(40))
+        checks = "".join(f"def check_{n}(value):\n    return value\n\n" for n in range(12))
+        session = [
+            Message.user("What does the test data module define?"),
+            call("c", "read_file", path="tests/data.py"),
+            Message.tool_result("c", f"CASES = {{\n{cases}}}\n\n{checks}"),
+        ]
+        text = summarize(session, 160)
+        assert "case_0=[" not in text
+        assert len(set(re.findall(r"check_\d+", text))) == 12
+
 
 class TestAStepCut:
     @pytest.mark.parametrize("budget", range(120, 400, 20))

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping
 
 import attrs
 
+from .._messages.markers import is_truncated
+
 __all__ = ["GROUP", "NAME", "VALUE", "Braced", "Table", "cut_lists", "leaves"]
 
 VALUE = 80
@@ -362,11 +364,30 @@ _CUT_LIST = re.compile(r'"([A-Za-z_][\w .-]{0,39})"\s{0,4}:\s{0,4}(\[[^\[\]{}\n]
 nested container, on one line)."""
 
 
+_JSON_LINES = 20
+"""How many of a text's first lines are looked at for a line of JSON."""
+
+
+def _json_like(text: str) -> bool:
+    """Whether ``text`` is JSON that is not whole: it opens as JSON does, holds a cut's
+    marker, or one of its first lines is an object (a log of JSON lines). Source code
+    (a dict or an object literal in a file) is not."""
+    if text.lstrip()[:1] in ("{", "["):
+        return True
+    for line in text.split("\n", _JSON_LINES)[:_JSON_LINES]:
+        stripped = line.strip()
+        if stripped.startswith("{") and stripped.endswith("}"):
+            return True
+    return is_truncated(text)
+
+
 def cut_lists(text: str, limit: int) -> Iterator[tuple[int, str, list[Braced]]]:
     """``(position, key, pieces)`` of the lists of scalars in ``text``, JSON that is not
-    whole (the head and tail of a cut result): each bracketed as a whole result's list
-    is (:func:`_listed`), so a cut result's list reads as its whole result's; at most
-    ``limit`` of them."""
+    whole (the head and tail of a cut result, a log of JSON lines; not source code):
+    each bracketed as a whole result's list is (:func:`_listed`), so a cut result's list
+    reads as its whole result's; at most ``limit`` of them."""
+    if not _json_like(text):
+        return
     for match in itertools.islice(_CUT_LIST.finditer(text), limit):
         try:
             value = json.loads(match.group(2))
