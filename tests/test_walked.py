@@ -138,6 +138,32 @@ class TestNewResults:
         ]
         assert "BSSSM3" not in summarize(session, 90)
 
+    @pytest.mark.parametrize(
+        ("options", "argument"),
+        [([True, False, False], {"confirm": True}), ([100, 250, 500], {"limit": 100})],
+    )
+    def test_a_flag_or_a_short_number_passed_walks_nothing(
+        self, options: list[object], argument: dict[str, object]
+    ) -> None:
+        """A later call passing ``true`` or ``100`` took no item of a list of flags or
+        page sizes: the list does not lead the facts, the newest result's come first."""
+        session = [
+            Message.user("Cancel my pending order."),
+            call("c", "get_settings", user_id="yusuf_rossi_9620"),
+            Message.tool_result(
+                "c", json.dumps({"user_id": "yusuf_rossi_9620", "options": options})
+            ),
+            call("x", "cancel_pending_order", order_id="W8732376", **argument),
+            Message.tool_result(
+                "x",
+                json.dumps(
+                    {"order_id": "W8732376", "refund": 1270.43, "payment_id": "paypal_3910135"}
+                ),
+            ),
+        ]
+        for budget in (40, 60):
+            assert "paypal_3910135" in summarize(session, budget)
+
 
 METHODS = [
     {"source": "certificate", "amount": 100 + n, "id": f"certificate_{4856380 + n}"}

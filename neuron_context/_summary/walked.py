@@ -82,13 +82,21 @@ class Calls:
         return self._words
 
 
+_PLAIN = re.compile(r"true|false|null|-?[\d.]{1,4}")
+"""Items no call is known to take from a list: a boolean, or a number of four characters
+or fewer (any flag, limit, count or amount argument holds one)."""
+
+
 def used_by(calls: Calls, shown: Set[str], read: int | None = None) -> Callable[[str], bool]:
-    """Whether an item is used: each of its :func:`words` is in ``shown`` (the rest of
+    """Whether an item is used (never a boolean, ``null`` or a short number: see
+    :data:`_PLAIN`): each of its :func:`words` is in ``shown`` (the rest of
     the request) or in the arguments of one of ``calls`` read before ``read`` (the
     result the item is of: a call before it in the conversation did not take it from
     it; ``None``: any call, all newer than the list)."""
 
     def used(item: str) -> bool:
+        if _PLAIN.fullmatch(item):
+            return False
         said = words(item)
         called = calls.words()
         if read is None:
