@@ -899,3 +899,17 @@ class TestColonNumberedListings:
         cut = await _cut("\n".join(lines), 120)
         assert "152:        step = lookup('W00151', 1151)" in cut, cut
         assert "150:    def run(self):" in cut, cut
+
+
+class TestLongLists:
+    def test_only_a_lists_first_elements_are_weighed_by_their_place(self) -> None:
+        """The elements of a long list of scalars past its sixteenth keep the middle's
+        weight (1.0), so ``_weighed`` still caps how many middle segments it weighs (a
+        list of 100,000 ids weighed every element)."""
+        pieces = ["[", *(f'"R{n:05d}", ' for n in range(40)), "]"]
+        parents = [-1, *([0] * 40), -1]
+        edge = [1.0] * len(pieces)
+        segments._walk_order(pieces, parents, edge)
+        assert edge[1] == 2.0
+        assert all(weight > 1.0 for weight in edge[1:17])
+        assert edge[17:41] == [1.0] * 24

@@ -252,14 +252,20 @@ scalar under a ``[``) is worth than one in the middle, the second half as much m
 ...: an agent takes a list's items in order, so a cut keeps its start."""
 
 
+_WALKED = 16
+"""The elements weighed by their place (beyond, under 6%; the rest stay middle ones)."""
+
+
 def _walk_order(pieces: list[str], parents: Sequence[int], edge: list[float]) -> None:
-    """Weigh each element of a list of scalars by its place in it, into ``edge``."""
+    """Weigh each of the first :data:`_WALKED` elements of a list of scalars by its
+    place in it, into ``edge``."""
     places: dict[int, int] = {}
     for index, piece in enumerate(pieces):
         parent = parents[index]
         if parent >= 0 and pieces[parent].rstrip().endswith("[") and _SCALAR.fullmatch(piece):
             places[parent] = place = places.get(parent, -1) + 1
-            edge[index] *= 1 + _WALK / (1 + place)
+            if place < _WALKED:
+                edge[index] *= 1 + _WALK / (1 + place)
 
 
 def _greedy(
