@@ -302,6 +302,20 @@ class TestCarriedLines:
             assert fact in text
         assert text.count("reservations=[") == 1
 
+    def test_a_label_holding_a_colon_stays_whole(self) -> None:
+        """A grep whose pattern holds ``": "``: the walked list is written under the
+        whole label, the rest of the line after it."""
+        files = "src/alpha_mod.py, src/beta_mod.py, src/gamma_mod.py, src/delta_mod.py"
+        line = f"- grep pattern=TODO: fix: matches=[{files}], total=4"
+        session = [summary(f"## Facts\n{line}"), Message.user("go on")]
+        for number, path in enumerate(["src/alpha_mod.py", "src/beta_mod.py"]):
+            session += [
+                call(f"o{number}", "open_file", path=path),
+                Message.tool_result(f"o{number}", json.dumps({"path": path, "lines": 300})),
+            ]
+        text = summarize(session, 200)
+        assert f"- grep pattern=TODO: fix: matches=[{files}], total=4" in text
+
 
 class TestThroughTheStack:
     def test_compact_keeps_the_next_item(self) -> None:
@@ -373,7 +387,8 @@ def test_any_carried_line_is_read(
 ) -> None:
     """Whatever an earlier summary's facts line holds around a list (brackets, commas,
     separators, lone surrogates), a merge that walks it reads it without failing and
-    fits its space, and a list it takes first is one the line held."""
+    fits its space, a list it takes first is one the line held, and a line it writes
+    keeps the call's label whole (``": "`` in it included)."""
     listed = f"reservations=[{', '.join(items)}]"
     line = f"- get_user_details{around[0]}: {listed}{around[1]}"
     session = [summary(f"## Facts\n{line}"), *walking(walked)[3:]]
@@ -382,6 +397,10 @@ def test_any_carried_line_is_read(
     assert counter.estimate_text(text) <= budget
     for found in re.findall(r"reservations=\[[^\]\n]*\]", text):
         assert found in line
+    label = f"- get_user_details{around[0]}: "
+    if not re.search(r"[\n\[\]=…]", around[0]):  # the label as written, whole
+        for kept in re.findall(r"^- get_user_details.*reservations=\[", text, re.M):
+            assert kept.startswith(label), (kept, label)
 
 
 @settings(max_examples=40, deadline=None)

@@ -154,8 +154,19 @@ def walked_line(head: str, used: Callable[[str], bool]) -> tuple[str, str]:
     """A previous summary's facts line ``head`` (``label: facts``) split where it holds a
     list being walked: ``label: `` and the piece holding the next item of each such
     list (see :func:`next_piece`), and the rest of its facts; ``("", head)`` when it
-    holds none."""
-    label_end = head.find(": ")
+    holds none. The label ends at the last ``": "`` before both the first list and the
+    first separator of facts (a label may hold one: ``grep pattern=TODO: fix:
+    matches=[...]``; a fact may too: ``payment_methods: source|id; ...``)."""
+    first = _LIST.search(head)
+    if first is None:
+        return "", head
+    bound = first.start()
+    for separator in (", ", "; "):
+        at = head.find(separator, 0, bound)
+        bound = bound if at < 0 else at
+    label_end = head.rfind(": ", 0, bound)
+    if label_end < 0:
+        label_end = head.find(": ", 0, first.start())
     if label_end < 0:
         return "", head
     facts = label_end + 2
