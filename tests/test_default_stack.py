@@ -546,9 +546,7 @@ class TestWhatTheNextStepNeeds:
             "That sounds good, but I am not sure about which one it is yet. "
             "Let me think about what I want first, sorry."
         )
-        # NO6JO3 is not one of the profile's reservations: a list being walked would
-        # come before every result's facts (see tests/test_walked.py).
-        profile = {"payment_id": "credit_card_4421486", "reservations": ["ZX81QP", "AIXC49"]}
+        profile = {"payment_id": "credit_card_4421486", "reservations": ["NO6JO3", "AIXC49"]}
         flights = [
             {"flight_number": f"HAT{n:03d}", "date": f"2024-05-{n:02d}"} for n in range(10, 16)
         ]

@@ -164,6 +164,22 @@ class TestNewResults:
         for budget in (40, 60):
             assert "paypal_3910135" in summarize(session, budget)
 
+    def test_one_item_taken_gives_way_to_the_newest_result(self) -> None:
+        """One option of a list taken (a cabin booked) may be a choice as well as a
+        walk: the list comes after the newest result's first chunk (the new booking's
+        id), before older results' only."""
+        cabins = {"cabin_classes": ["basic_economy", "economy", "business"], "bags": 2}
+        booked = {"reservation_id": "Q69X3R", "status": "confirmed", "total": 236}
+        session = [
+            Message.user("Book me the cheapest flight to Houston."),
+            call("p", "get_policy", topic="cabins"),
+            Message.tool_result("p", json.dumps(cabins)),
+            call("b", "book_reservation", flight_number="HAT170", cabin="economy"),
+            Message.tool_result("b", json.dumps(booked)),
+        ]
+        for budget in (45, 55):
+            assert "Q69X3R" in summarize(session, budget)
+
 
 METHODS = [
     {"source": "certificate", "amount": 100 + n, "id": f"certificate_{4856380 + n}"}

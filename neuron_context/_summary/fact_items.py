@@ -4,9 +4,11 @@ its call, newest first, and an earlier summary's facts lines carried the same wa
 A result's first chunk is ranked before the further chunks of the newer results (see
 ``facts.STRIDE``), so one long listing does not hide the results before it; a list or
 a table the agent walks (see :mod:`.walked`) is its result's first chunk, ranked
-before the first chunks of every result. Each item is handed to the ``add`` of the
-summarizer (:class:`~neuron_context._summary.extractive.ExtractiveSummarizer`), which
-builds its :class:`~neuron_context._summary.sections.Item`.
+before the first chunks of every result (a list of which only one item is used, a
+choice as much as a walk, after the newest result's first chunk only). Each item is
+handed to the ``add`` of the summarizer
+(:class:`~neuron_context._summary.extractive.ExtractiveSummarizer`), which builds its
+:class:`~neuron_context._summary.sections.Item`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .findings import Findings
 from .format import FACTS
 from .previous import SEGMENT_BREAK, carried_segments
 from .shown import noted, repeatable
-from .walked import used_by, walked_facts, walked_line
+from .walked import used_by, used_items, walked_facts, walked_line
 
 __all__ = ["carried_items", "result_items"]
 
@@ -44,7 +46,8 @@ def result_items(found: Findings, shown: Set[str], add: Add) -> None:
     (:attr:`~.facts.Fact.line`) is a chunk on a line of its own, under its call. A list
     a later call walks (the piece holding its next item) or a walked table (its header
     and next rows: see :mod:`.walked`) is its result's first chunk, before the first
-    chunks of every result."""
+    chunks of every result (after the newest result's first one where only one item of
+    the list is used)."""
     noted_before: set[str] = set()
     for position, group in enumerate(found.facts):
         used = used_by(found.called, shown, group.read)
@@ -57,7 +60,11 @@ def result_items(found: Findings, shown: Set[str], add: Add) -> None:
         for number, chunk in enumerate(led):
             if number == 0:  # the walk leads; the rest of a walked table follows it
                 text = render(chunk).replace("\n", SEGMENT_BREAK)
-                add(FACTS, WALKED + position, f"{group.label}: {text}", order=order)
+                texts = [fact.text for fact in group.facts]
+                # One item used may be a choice: after the newest result's first chunk.
+                chosen = used_items(text, texts, used) == 1
+                lead = FIRST + min(position, 1) if chosen else WALKED + position
+                add(FACTS, lead, f"{group.label}: {text}", order=order)
             else:
                 _further(add, chunk, FIRST + position + (number - 1) * STRIDE, order + number)
         order += len(ahead)
@@ -87,7 +94,8 @@ def carried_items(lines: list[str], newer: int, found: Findings, shown: Set[str]
         head, separator, segments = line.partition(SEGMENT_BREAK)
         ahead, rest = walked_line(head, used)
         if ahead:
-            add(FACTS, WALKED + position, ahead, order=order)
+            lead = FIRST + 1 if used_items(ahead, [head], used) == 1 else WALKED + position
+            add(FACTS, lead, ahead, order=order)
         carried = f"{rest}{separator}{segments}" if ahead else line
         for number, (text, row) in enumerate(carried_segments(carried, shown)):
             # The head is the result's line; each segment goes under it.

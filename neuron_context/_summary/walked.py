@@ -34,7 +34,15 @@ from collections.abc import Callable, Iterator, Set
 
 from .facts import Fact
 
-__all__ = ["Calls", "next_piece", "used_by", "walked_facts", "walked_line", "words"]
+__all__ = [
+    "Calls",
+    "next_piece",
+    "used_by",
+    "used_items",
+    "walked_facts",
+    "walked_line",
+    "words",
+]
 
 _LIST = re.compile(r"(?<![\w.=-])([A-Za-z_][\w.-]{0,39})=\[([^\[\]\n]{1,4000})\]")
 """A list of scalars as the facts index writes it (a piece of one): ``key=[a, b, c]``."""
@@ -116,6 +124,19 @@ def next_piece(pieces: list[list[str]], used: Callable[[str], bool]) -> int | No
     last = max(position for position, (_, done) in enumerate(flat) if done)
     after = [at for at, done in flat[last + 1 :] if not done]
     return after[0] if after else next(at for at, done in flat if not done)
+
+
+def used_items(led: str, texts: list[str], used: Callable[[str], bool]) -> int:
+    """How many items of the lists written in ``texts`` under the keys of the lists in
+    ``led`` (the pieces a walk leads with) are used: one is a choice as much as a walk."""
+    keys = {match.group(1) for match in _LIST.finditer(led)}
+    return sum(
+        used(item)
+        for text in texts
+        for match in _LIST.finditer(text)
+        if match.group(1) in keys
+        for item in match.group(2).split(", ")
+    )
 
 
 def walked_facts(found: list[Fact], used: Callable[[str], bool]) -> tuple[list[Fact], list[Fact]]:
