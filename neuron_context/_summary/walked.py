@@ -2,29 +2,28 @@
 arguments of its next calls.
 
 An agent often works through a list a tool gave it: the reservations of a user's
-profile (``get_reservation_details(DQST39)``, then ``BSSSM3``, then ``RVQC22``), the
-files a search listed, the failing tests a run named. The next step then needs the
-*next* item of that list, which sits in an older result, and a later step often all of
-them (``cancel all my upcoming flights``). A list of scalars as the facts index writes
-it (``reservations=[GXWCPN, DQST39, BSSSM3, RVQC22]``, in pieces of at most 16 items,
-see :mod:`.facts_json`) of which some items are used by later calls (their arguments,
-or the rest of the request the summary goes into) and others are not yet is being
-walked: the summary takes the piece that holds the next item (the first not used after
-the last used) as its result's first chunk, before the newer results' facts, in new
-results and in a previous summary's facts lines alike, for as long as items remain.
-A table (objects of one shape, see :mod:`.facts_json`) is walked the same way along a
+profile (``get_reservation_details(DQST39)``, then ``BSSSM3``, then ``RVQC22``). The
+next step then needs the *next* item of that list, which sits in an older result, and
+a later step often all of them (``cancel all my upcoming flights``). Only JSON is read
+for walks: a list of scalars as the facts index writes it
+(``reservations=[GXWCPN, DQST39, BSSSM3, RVQC22]``, in pieces of at most 16 items, see
+:mod:`.facts_json`) and a JSON table (objects of one shape); a text listing (the paths
+of ``ls`` or a grep, the tests a run names) or a text table is not walked. A list some
+of whose items later calls used (their arguments, or the rest of the request the
+summary goes into; never a boolean, ``null`` or a number of four characters or fewer)
+while others are not used yet is being walked: the summary takes the piece that holds
+the next item (the first not used after the last used) as its result's first chunk,
+before the newer results' facts (after the newest result's first chunk where only one
+item is used: that may be a choice), in new results and in a previous summary's facts
+lines alike, for as long as items remain. A table is walked the same way along a
 column whose cells differ row to row (the ids of a profile's payment methods refunded
 one by one), but only once two of its rows are used: one row used is a choice (a
-flight booked out of a search), not a walk; the table then leads its result's facts
-under its header, the next row first (then those passed over, then those used). A
-table is found among the results read while their facts fit the summary's budget
-(a list beyond them too, see ``findings``), and only in new results: a carried line's
-table keeps its place (replayed on τ-bench airline runs, a table walked from its
-first row used lost 0.5 to 1.1 points at 10% and 25%; from its second, it gained 0.3
-at 25% and 0.5 at 50%). A list is kept whole and as written, the items used included:
-at 25% of the budget on τ-bench, keeping only the items not used yet with a count of
-those used kept 87.4% of the next step's evidence against 88.0% for the whole list (a
-later step names the walked items again: the reservations to cancel, a report).
+flight booked out of a search); the table then leads its result's facts under its
+header, the next row first (then those passed over, then those used). A table is found
+among the results read while their facts fit the summary's budget (a list beyond them
+too, see ``findings``), and only in new results: a carried line's table keeps its
+place. A list is kept whole and as written, the items used included (a later step
+names the walked items again: the reservations to cancel, a report).
 """
 
 from __future__ import annotations
