@@ -180,6 +180,32 @@ class TestNewResults:
         for budget in (45, 55):
             assert "Q69X3R" in summarize(session, budget)
 
+    def test_a_pretty_printed_list_beyond_the_facts_is_walked(self) -> None:
+        """A profile written with an item a line, older than results whose facts fill
+        the summary: its walked list is still found, and the next item kept."""
+        prof = {"email": "e.m@example.com", "reservations": RESERVATIONS}
+        session = [
+            Message.user("Which trips can be refunded?"),
+            call("u", "get_user_details", user_id="ethan_2396"),
+            Message.tool_result("u", json.dumps(prof, indent=2)),
+        ]
+        for number, code in enumerate(RESERVATIONS[:2]):
+            session += [
+                call(f"r{number}", "get_reservation_details", reservation_id=code),
+                Message.tool_result(
+                    f"r{number}", json.dumps(json.loads(reservation(code, number)), indent=2)
+                ),
+            ]
+        for number in range(8):
+            found = [
+                {"flight_number": f"HAT{300 + number * 10 + n}", "price": 200 + n} for n in range(6)
+            ]
+            session += [
+                call(f"x{number}", "search_direct_flight", destination=f"D{number:02d}X"),
+                Message.tool_result(f"x{number}", json.dumps(found, indent=2)),
+            ]
+        assert "BSSSM3" in summarize(session, 90)
+
 
 METHODS = [
     {"source": "certificate", "amount": 100 + n, "id": f"certificate_{4856380 + n}"}

@@ -359,9 +359,9 @@ def _telling(value: object) -> bool:
     return 2 * told >= seen > 0
 
 
-_CUT_LIST = re.compile(r'"([A-Za-z_][\w .-]{0,39})"\s{0,4}:\s{0,4}(\[[^\[\]{}\n]{1,2000}\])')
+_CUT_LIST = re.compile(r'"([A-Za-z_][\w .-]{0,39})"\s{0,4}:\s{0,4}(\[[^\[\]{}]{1,2000}\])')
 """A ``"key": [...]`` list of scalars in JSON that is not whole (its brackets hold no
-nested container, on one line)."""
+nested container; on one line or pretty-printed, an item a line)."""
 
 
 _JSON_LINES = 20

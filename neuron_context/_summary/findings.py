@@ -246,8 +246,8 @@ class _Reader:
         request) walk, when the facts found already fill the budget: a summary takes a
         walked list before every result's facts (see :mod:`.walked`). At most
         :data:`_BEYOND` results are looked at, and only one with a JSON list of scalars
-        (one of its first :data:`_LISTS`, on one line) being walked is read for its
-        facts."""
+        (one of its first :data:`_LISTS`, on one line or pretty-printed) being walked is
+        read for its facts."""
         self.beyond += 1
         if self.beyond > _BEYOND:
             return
