@@ -344,6 +344,26 @@ class TestCarriedLines:
             assert fact in text
         assert text.count("reservations=[") == 1
 
+    def test_a_walk_paused_for_a_span_is_kept(self) -> None:
+        """The lookups that walked the list are the earlier summary's lines (their
+        labels name the items taken); the new span only answers a question: a merge
+        still carries the list first, the next item with it."""
+        lines = [
+            "- get_reservation_details reservation_id=DQST39: flights: HAT110|2024-05-10",
+            "- get_reservation_details reservation_id=GXWCPN: flights: HAT100|2024-05-10",
+            "- get_user_details user_id=ethan_2396: reservations=[GXWCPN, DQST39, BSSSM3, "
+            "RVQC22, P824NH, 3HE6QG], email=e.m@example.com, dob=1963-05-18",
+        ]
+        policy = {"cabin": "business", "free_bags": 2, "fee": 50, "policy_id": "BAG-2024-07"}
+        session = [
+            summary("## Facts\n" + "\n".join(lines)),
+            Message.user("Before you go on: what is the baggage allowance?"),
+            call("b", "get_baggage_policy", cabin="business"),
+            Message.tool_result("b", json.dumps(policy)),
+        ]
+        for budget in (60, 90):
+            assert "BSSSM3" in summarize(session, budget)
+
     def test_a_label_holding_a_colon_stays_whole(self) -> None:
         """A grep whose pattern holds ``": "``: the walked list is written under the
         whole label, the rest of the line after it."""

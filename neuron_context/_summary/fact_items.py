@@ -20,7 +20,7 @@ from .findings import Findings
 from .format import FACTS
 from .previous import SEGMENT_BREAK, carried_segments
 from .shown import noted, repeatable
-from .walked import used_by, used_items, walked_facts, walked_line
+from .walked import used_by, used_items, walked_facts, walked_line, words
 
 __all__ = ["carried_items", "result_items"]
 
@@ -85,10 +85,14 @@ def carried_items(lines: list[str], newer: int, found: Findings, shown: Set[str]
     ``facts.STRIDE``), each verbatim; a segment that the rest of the request shows is
     left out, but a table's header goes with its first row carried, and a head that
     ends in a table's header with the table (see :func:`.previous.carried_segments`).
-    A list being walked (see :mod:`.walked`: calls of ``found`` or the rest of the
-    request used some of its items) leads its line, updated, before the first chunks of
-    every result older than the newer results' walked lists."""
-    used = used_by(found.called, shown)
+    A list being walked (see :mod:`.walked`: calls of ``found``, the rest of the
+    request or the calls the carried lines are labelled with used some of its items)
+    leads its line, updated, before the first chunks of every result older than the
+    newer results' walked lists."""
+    # A walk paused for a span: the calls an earlier summary's lines are labelled with
+    # took items as well (``get_reservation_details reservation_id=DQST39: ...``).
+    labels = {word for line in lines for word in words(line.partition(": ")[0])}
+    used = used_by(found.called, {*shown, *labels})
     for position, line in enumerate(lines, start=newer):
         order = (position + 1) * 100_000
         head, separator, segments = line.partition(SEGMENT_BREAK)
