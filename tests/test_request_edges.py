@@ -303,3 +303,29 @@ class TestTaskBelowItsFloor:
         task, request = requests(output)
         assert task.text.startswith("<uploaded_files>"), task.text
         assert request.text == newest.text
+
+
+class TestRaiseWithAStore:
+    """With a store and ``in_progress="raise"``, an attempt that raises is over its limit
+    and the next one (a shorter reference, then no store) runs: the compaction raises only
+    where the last one does, so it returns an output wherever ``"keep"`` fits."""
+
+    @pytest.mark.parametrize(
+        ("step", "over"),
+        [(False, 68), (False, 80), (False, 130), (True, 95), (True, 110), (True, 180)],
+    )
+    def test_no_raise_where_keep_fits(self, step: bool, over: int) -> None:
+        """``cancelling()`` (its request x6) and ``exchanges(step=True)`` at budgets where
+        the full index's attempt raised and the shortest reference fits (wp-edges before
+        this: ContextOverflowError; main returned an output within the budget)."""
+        if step:
+            messages = exchanges(step=True)
+        else:
+            messages = cancelling()
+            messages[3] = Message.user(REQUEST * 6)
+        budget = system_cost(messages) + over
+        kept = compact(messages, budget, store=MemoryStore(), in_progress="keep")
+        assert COUNTER.estimate_messages(kept) <= budget
+        output = compact(messages, budget, store=MemoryStore(), in_progress="raise")
+        assert COUNTER.estimate_messages(output) <= budget
+        assert any(m.tool_uses for m in output)
