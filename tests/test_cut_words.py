@@ -15,10 +15,15 @@ from strategies import listings, long_texts, texts
 from neuron_context import Message, TokenCounter
 from neuron_context._messages.markers import marker, said_size, stands_for
 from neuron_context._messages.truncation import truncate_message
+from neuron_context._strategies.default.clauses import by_content
 from neuron_context._strategies.default.words import cut_words, marker_alone
 
 COUNTER = TokenCounter()
 
+CODE_LINE = "def f(a_1, b_2): return {'id': 'EHGLP3', 'user': 'mia_li_3668', 'n': [1, 2, 3]}; " * 6
+MARKDOWN_LINE = (
+    "**Please** cancel `EHGLP3` for _mia_li_3668_, [link](http://x.io/a_1), then refund; " * 6
+)
 REQUIREMENTS = "\n".join(
     f"Requirement {i}: the function parse_{i} must handle input file data_{i}.csv correctly."
     for i in range(120)
@@ -83,12 +88,18 @@ class TestWords:
     @example(text=WITH_KEY, first=0, goal=34, more=1)  # 31 chars at 34, none at 35
     @example(text=PARAGRAPH, first=0, goal=194, more=1)  # truncation's own: 711 -> 707
     @example(text=ROWS, first=150, goal=112, more=1)  # truncation's own: 120 -> 90
+    @example(text=CODE_LINE, first=0, goal=21, more=1)  # by content 59 chars, middle 27
+    @example(text=MARKDOWN_LINE, first=0, goal=33, more=1)  # by content 108, middle 76
     def test_monotone_in_its_goal(self, text: str, first: int, goal: int, more: int) -> None:
         """A bigger goal never keeps fewer of the user's words (of the text, or of the
-        text already cut to ``first`` tokens), and each cut is within its goal. The one
-        exception: where the middle cut itself (``truncate_message``, whose tries
+        text already cut to ``first`` tokens), and each cut is within its goal. Two
+        exceptions: where the middle cut itself (``truncate_message``, whose tries
         shrink the head and tail by their overshoot in steps) keeps fewer characters at
-        the bigger goal, the words cut may too."""
+        the bigger goal, the words cut may too; and where either cut is the by-content
+        cut of a one-line text (``by_content``), taken at its goal for the names it
+        holds (then its characters) over the middle cut: which of the two a goal takes
+        can change from one goal to the next (neither holds more names at every bigger
+        goal), so the bigger goal may keep fewer characters."""
         message = Message.user(text)
         if first:
             message = cut_words(message, first, COUNTER)
@@ -96,7 +107,9 @@ class TestWords:
         bigger = cut_words(message, goal + more, COUNTER)
         if words(bigger) < words(smaller):
             middle = [truncate_message(message, g, COUNTER) for g in (goal, goal + more)]
-            assert words(middle[1]) < words(middle[0]), (words(bigger), words(smaller))
+            by_goal = ((smaller, goal), (bigger, goal + more))
+            traded = any(cut == by_content(message, g, COUNTER) for cut, g in by_goal)
+            assert traded or words(middle[1]) < words(middle[0]), (words(bigger), words(smaller))
         empty = COUNTER.estimate_message(Message.user(""))
         for cut, room in ((smaller, goal), (bigger, goal + more)):
             assert COUNTER.estimate_message(cut) <= max(room, empty)

@@ -19,7 +19,11 @@ above that comes out within it). Where the middle cut itself (``truncate_message
 keeps fewer characters at the bigger goal, this cut may too: its tries shrink the head
 and the tail by their overshoot in steps (a plain paragraph keeps 711 characters at 194
 tokens, 707 at 195), and its rule that never shows a piece of a row can keep a re-cut
-text's head at one goal and its tail alone at the next.
+text's head at one goal and its tail alone at the next. Nor where either goal's cut
+is the by-content cut of a one-line text: each goal takes whichever of the by-content
+and the middle cut holds more of the text's names (then more characters), neither
+holds more names at every bigger goal, and so the choice can trade places from one goal
+to the next (a code line repeated keeps 59 characters at 21 tokens, 27 at 22).
 
 A text an earlier cut left (a request pinned cut by a previous compaction) holds that
 cut's marker lines: a cut keeps each of them whole or cuts it whole, never a piece of one
