@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import string
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import listings, long_texts, texts
@@ -117,6 +118,23 @@ class TestWords:
 
 class TestEarlierMarkers:
     """A text an earlier cut left keeps that cut's markers whole, and counts them."""
+
+    @pytest.mark.parametrize(
+        "alone",
+        [
+            "[... 400 lines (4,693 characters, about 1,162 tokens) cut; "
+            "recall: 0123456789abcdef ...]",
+            "[... 12 lines (about 300 tokens) cut; recall: 9f8e7d6c5b4a3210 ...]",
+        ],
+    )
+    def test_keyed_marker_alone(self, alone: str) -> None:
+        """A request that is an earlier cut's keyed marker alone, cut to any goal, keeps
+        it whole or in a marker of its own, never pieces of it (before: its clauses cut
+        by content, ``[... … recall: 0123456789abcdef ...]``)."""
+        message = Message.user(alone)
+        for goal in range(1, COUNTER.estimate_message(message) + 1):
+            for line in cut_words(message, goal, COUNTER).text.split("\n"):
+                assert not ("[..." in line or "...]" in line) or stands_for(line), (goal, line)
 
     @given(first=st.integers(30, 120), goal=st.integers(10, 120))
     @example(first=30, goal=22)  # "[... 120 lines (about 2,51" kept as words

@@ -107,6 +107,8 @@ def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
     if chosen is None:
         return cut
     names = reused(message)  # a piece of a name the middle cut leaves is not one
+    if not names:
+        return cut  # nothing to weigh the pieces by: the middle cut keeps head and tail
     if (holds(chosen, names), words_kept(chosen)) > (holds(cut, names), words_kept(cut)):
         return chosen
     return cut
