@@ -329,3 +329,26 @@ class TestRaiseWithAStore:
         output = compact(messages, budget, store=MemoryStore(), in_progress="raise")
         assert COUNTER.estimate_messages(output) <= budget
         assert any(m.tool_uses for m in output)
+
+
+class TestFloorBesideAStepOverBudget:
+    """Beside a step kept over budget anyway, the newest request keeps its floor (or all
+    of it, where it is shorter): a pin the plan cut below it grows back to it."""
+
+    @pytest.mark.parametrize(("step", "over"), [(True, 18), (False, 19), (False, 20)])
+    def test_request_keeps_its_floor(self, step: bool, over: int) -> None:
+        """``exchanges(step=True)`` at system +18, ``cancelling()`` (its request x6) at
+        +19 and +20 (wp-edges before this: the request kept as ``Yes, plea\\n[...]\\nk
+        you!``, 18 tokens, beside an output over the budget either way)."""
+        if step:
+            messages = exchanges(step=True)
+        else:
+            messages = cancelling()
+            messages[3] = Message.user(REQUEST * 6)
+        budget = system_cost(messages) + over
+        output = compact(messages, budget)
+        assert COUNTER.estimate_messages(output) > budget  # the step kept over budget
+        newest = next(m for m in reversed(messages) if m.role is Role.USER and m.text)
+        request = requests(output)[-1]
+        assert COUNTER.estimate_message(request) >= min(46, COUNTER.estimate_message(newest))
+        assert request.text.startswith("Yes, please, as I'm sure"), request.text

@@ -172,14 +172,17 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
         entry = source.get(id(message))
         return entry[1] if entry is not None and entry[0] is message else message
 
-    def cut(kind: str, *, floor: int = 0) -> None:
+    def cut(kind: str, *, floor: int = 0, lift: bool = False) -> None:
         """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens: a
         pinned request from its original, to the same goal (one cut, its marker counting
         all that is gone; at a goal that does not depend on what the plan pinned, so a
         bigger budget, whose plan pinned more, keeps no fewer of its words), where that
         keeps as many of its words as the part cut as it is, or the part cut says
         nothing (a pin the plan had no room for, an empty message or its marker alone,
-        is cut from its original to the floor, so the request says what it asks)."""
+        is cut from its original to the floor, so the request says what it asks). With
+        ``lift`` (beside a kept step), a pin the plan cut below ``floor`` is cut again
+        from its original to the floor too: it keeps its floor beside a step kept over
+        budget, and goes below it only in the last resort's own step."""
         for index, part in enumerate(parts):
             if excess <= 0 or part.kind != kind:
                 continue
@@ -187,7 +190,9 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             original = original_of(part.message)
             if original is not part.message and not shorter.is_compaction:
                 goal = max(message_overhead(counter), floor, costs[index] - excess)
-                if says(shorter) or not says(original):  # a cut, not a regrow
+                if (says(shorter) or not says(original)) and not (
+                    lift and costs[index] < floor
+                ):  # a cut, not a regrow
                     goal = min(goal, costs[index])
                 again = cut_words(original, goal, counter)
                 if counter.estimate_message(again) <= goal and (
@@ -231,9 +236,9 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     if in_progress == "drop":
         drop_oldest("step")  # what cannot be cut (tool inputs, images)
     stepping = in_progress != "drop" and any(p.kind == "step" for p in parts)
-    cut("request", floor=_MIN_TRUNCATED)
+    cut("request", floor=_MIN_TRUNCATED, lift=stepping)
     # A step kept never takes a request below its floor (the task may still go whole).
-    cut("task", floor=_MIN_TRUNCATED if stepping else 0)
+    cut("task", floor=_MIN_TRUNCATED if stepping else 0, lift=stepping)
     task_cost = sum(costs[i] for i, p in enumerate(parts) if p.kind == "task")
     if stepping and 0 < excess <= task_cost and any(p.kind == "reference" for p in parts):
         # The reference reaches everything the output lost, the task with it: where the
