@@ -206,8 +206,10 @@ def regrown(
     ``request``, then ``task``) into the ``slack`` tokens there are now beside them, no
     longer than ``caps`` says for their kind (whole where that fits): a request the last
     resort cut to leave room for what then took less (a task gone, an index shorter than
-    its placeholder) keeps more of its words. Each takes what it gains of the slack;
-    the output costs no more than ``parts`` and ``slack``."""
+    its placeholder) keeps more of its words. Each takes what it gains of the slack, at
+    the biggest goal (of the :data:`_SWITCH` below its own) whose cut keeps no fewer
+    words and says something where the part did; the output costs no more than
+    ``parts`` and ``slack``."""
     output = list(parts)
     for kind in ("request", "task"):
         original = originals.get(kind)
@@ -222,12 +224,21 @@ def regrown(
             goal = cost + slack if caps is None else min(cost + slack, caps.get(kind, 0))
             if goal <= cost:
                 continue
-            fuller = attrs.evolve(part, message=cut_words(original, goal, counter))
-            gained = part_cost(fuller) - cost
-            if 0 < gained <= slack:
-                output[position] = fuller
-                slack -= gained
+            for tried in range(goal, max(cost, goal - _SWITCH), -1):
+                fuller = attrs.evolve(part, message=cut_words(original, tried, counter))
+                gained = part_cost(fuller) - cost
+                if 0 < gained <= slack and _no_less(fuller.message, part.message):
+                    output[position] = fuller
+                    slack -= gained
+                    break
     return output
+
+
+def _no_less(fuller: Message, cut: Message) -> bool:
+    """Whether ``fuller`` keeps as many of the user's words as ``cut`` and says
+    something where ``cut`` does: a regrow never trades a cut with words for an earlier
+    cut's marker alone."""
+    return words_kept(fuller) >= words_kept(cut) and (says(fuller) or not says(cut))
 
 
 def shared(
