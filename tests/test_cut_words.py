@@ -116,6 +116,32 @@ class TestWords:
             assert COUNTER.estimate_message(cut) <= max(room, empty)
 
 
+class TestByContent:
+    """A one-line request cut by content spends its room on what it says once."""
+
+    def test_no_clause_twice(self) -> None:
+        """A task that repeats its clause keeps it once, and no ``Hi!`` of no worth
+        (before: the clause twice and four ``Hi! …``)."""
+        clause = "My reservation is EHGLP3 and user id mia_li_3668."
+        task = f"Hi! I'm hoping to cancel a flight and get a refund. {clause} " * 4
+        cut = cut_words(Message.user(task), 40, COUNTER)
+        assert cut.text.count(clause) == 1, cut.text
+        assert "Hi!" not in cut.text, cut.text
+
+    @pytest.mark.parametrize("goal", [20, 26, 32])
+    def test_no_backtick_span_left_open(self, goal: int) -> None:
+        """The clauses inside inline code are not pieces: a cut keeps the span whole or
+        leaves it out (before: ``Please run `python -c "import app; …`` at 32 tokens)."""
+        text = (
+            "Please run `python -c \"import app; app.migrate(db_url, schema='billing_v2', "
+            "dry_run=True); app.check(user_id=4421, order='ORD-7788')\"` and then fix "
+            "test_billing.py, test_orders.py, test_users.py; after that deploy to "
+            "staging-eu-1, staging-us-2 and report the ids."
+        )
+        cut = cut_words(Message.user(text), goal, COUNTER)
+        assert cut.text.count("`") % 2 == 0, cut.text
+
+
 class TestEarlierMarkers:
     """A text an earlier cut left keeps that cut's markers whole, and counts them."""
 
