@@ -94,7 +94,9 @@ class TestTaskKeepsItsIds:
         self, over: int, repeat: int, step: bool
     ) -> None:
         """Across budgets, a cut task that keeps any words and at least as many tokens as
-        its ids' clause (as a message) keeps both ids."""
+        its ids' clause (as a message) keeps both ids. Only for a task of at most 48
+        sentences and clauses (``repeat`` up to 6 here): a longer one is not cut by
+        content (``quotes._PIECES``) and keeps its head and tail, which may hold no id."""
         task = f"Hi! I'm hoping to cancel a flight and get a refund. {CLAUSE} " * repeat
         messages = exchanges(task, step=step)
         output = compact(messages, system_cost(messages) + over)
@@ -352,3 +354,22 @@ class TestFloorBesideAStepOverBudget:
         request = requests(output)[-1]
         assert COUNTER.estimate_message(request) >= min(46, COUNTER.estimate_message(newest))
         assert request.text.startswith("Yes, please, as I'm sure"), request.text
+
+
+class TestShortTaskKeepsItsIds:
+    """With no step, a short task cut where it shares its room with the newest request
+    keeps its names where sharing the room keeps more of them."""
+
+    @pytest.mark.parametrize("over", [61, 64, 67, 69])
+    def test_reservation_kept(self, over: int) -> None:
+        """``exchanges`` with a 16-token task holding both ids (wp-edges before this: the
+        task cut to ``Hi! … user id mia_li_3668.``, EHGLP3 gone, the room given to the
+        newest request)."""
+        task = "Hi! Please cancel my reservation EHGLP3, user id mia_li_3668."
+        messages = exchanges(task, SAID * 3)
+        budget = system_cost(messages) + over
+        output = compact(messages, budget)
+        assert COUNTER.estimate_messages(output) <= budget
+        kept, _ = requests(output)
+        assert "EHGLP3" in kept.text, kept.text
+        assert "mia_li_3668" in kept.text, kept.text

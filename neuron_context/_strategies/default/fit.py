@@ -60,6 +60,7 @@ from ..._messages.conversation import first_is_user, next_safe_cut, turn_start
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._summary.facts import condense
+from .clauses import holds, reused
 from .plan import Part, Plan
 from .summary_cut import cut_summary
 from .water import describe_cut
@@ -103,6 +104,16 @@ def _unsaid(parts: Sequence[Part], messages: Sequence[Message], plan: Plan) -> b
     if plan.task is None or not says(messages[plan.task]):
         return False
     return any(p.kind == "task" and not says(p.message) for p in parts)
+
+
+def _names_held(parts: Sequence[Part], messages: Sequence[Message], plan: Plan) -> float:
+    """What the names of the task (its original) that its part in ``parts`` shows
+    weigh; with no task part, all of its names."""
+    if plan.task is None:
+        return 0.0
+    names = reused(messages[plan.task])
+    task = next((p.message for p in parts if p.kind == "task"), messages[plan.task])
+    return holds(task, names)
 
 
 def fit(  # noqa: PLR0915 - the last resort's steps, in order
@@ -261,6 +272,13 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
         cut("request")
         if _unsaid(parts, messages, plan):
             share()  # the request below its floor before a task that says nothing goes
+        elif _names_held(parts, messages, plan) < _names_held([], messages, plan):
+            # The task's cut lost some of its names: sharing the room may keep more.
+            saved = (list(parts), list(costs), excess)
+            before = _names_held(parts, messages, plan)
+            share()
+            if _names_held(parts, messages, plan) <= before:
+                parts, costs, excess = saved
     if any(p.kind == "request" for p in parts) and (excess > 0 or _unsaid(parts, messages, plan)):
         # The task cannot fit even cut, or its cut keeps none of its words (an empty
         # message, or its marker alone: it says nothing of the task).
