@@ -373,3 +373,20 @@ class TestShortTaskKeepsItsIds:
         kept, _ = requests(output)
         assert "EHGLP3" in kept.text, kept.text
         assert "mia_li_3668" in kept.text, kept.text
+
+
+class TestTaskBesideTheIndex:
+    """With a store, a task cut a token below its floor to make room beside the index
+    stays where it still shows every name it holds."""
+
+    @pytest.mark.parametrize("over", [245, 246])
+    def test_task_with_both_ids_kept(self, over: int) -> None:
+        """``exchanges(step=True)`` with a store (wp-edges before this: the task, cut to 47
+        tokens holding both ids, was dropped, 55-67 tokens of the budget unused)."""
+        messages = exchanges(step=True)
+        budget = system_cost(messages) + over
+        output = compact(messages, budget, store=MemoryStore())
+        assert COUNTER.estimate_messages(output) <= budget
+        task, _ = requests(output)
+        assert "EHGLP3" in task.text, task.text
+        assert "mia_li_3668" in task.text, task.text

@@ -254,12 +254,15 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     if stepping and 0 < excess <= task_cost and any(p.kind == "reference" for p in parts):
         # The reference reaches everything the output lost, the task with it: where the
         # task's room makes the output fit, the task gives way before the reference
-        # would (a compaction without it loses them all). Cut below its floor, it is
-        # a marker with next to nothing of the task: it goes.
+        # would (a compaction without it loses them all). Cut below its floor, it goes
+        # unless it still shows every name the task holds (a by-content cut a token
+        # under the floor can keep both ids).
         cut("task")
-        if excess > 0 or any(
-            p.kind == "task" and costs[i] < _MIN_TRUNCATED for i, p in enumerate(parts)
-        ):
+        whole_names = _names_held([], messages, plan)
+        if excess > 0 or (
+            any(p.kind == "task" and costs[i] < _MIN_TRUNCATED for i, p in enumerate(parts))
+            and not 0 < whole_names <= _names_held(parts, messages, plan)
+        ):  # below its floor, it stays only where it still shows every name it had
             drop({id(p) for p in parts if p.kind == "task"})
     if stepping and excess > 0 and any(p.kind == "request" for p in parts):
         # The task below its floor, where that alone makes the output fit and it still
