@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import string
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import listings, long_texts, texts
@@ -15,10 +16,15 @@ from strategies import listings, long_texts, texts
 from neuron_context import Message, TokenCounter
 from neuron_context._messages.markers import marker, said_size, stands_for
 from neuron_context._messages.truncation import truncate_message
+from neuron_context._strategies.default.clauses import by_content
 from neuron_context._strategies.default.words import cut_words, marker_alone
 
 COUNTER = TokenCounter()
 
+CODE_LINE = "def f(a_1, b_2): return {'id': 'EHGLP3', 'user': 'mia_li_3668', 'n': [1, 2, 3]}; " * 6
+MARKDOWN_LINE = (
+    "**Please** cancel `EHGLP3` for _mia_li_3668_, [link](http://x.io/a_1), then refund; " * 6
+)
 REQUIREMENTS = "\n".join(
     f"Requirement {i}: the function parse_{i} must handle input file data_{i}.csv correctly."
     for i in range(120)
@@ -83,12 +89,18 @@ class TestWords:
     @example(text=WITH_KEY, first=0, goal=34, more=1)  # 31 chars at 34, none at 35
     @example(text=PARAGRAPH, first=0, goal=194, more=1)  # truncation's own: 711 -> 707
     @example(text=ROWS, first=150, goal=112, more=1)  # truncation's own: 120 -> 90
+    @example(text=CODE_LINE, first=0, goal=21, more=1)  # by content 59 chars, middle 27
+    @example(text=MARKDOWN_LINE, first=0, goal=33, more=1)  # by content 108, middle 76
     def test_monotone_in_its_goal(self, text: str, first: int, goal: int, more: int) -> None:
         """A bigger goal never keeps fewer of the user's words (of the text, or of the
-        text already cut to ``first`` tokens), and each cut is within its goal. The one
-        exception: where the middle cut itself (``truncate_message``, whose tries
+        text already cut to ``first`` tokens), and each cut is within its goal. Two
+        exceptions: where the middle cut itself (``truncate_message``, whose tries
         shrink the head and tail by their overshoot in steps) keeps fewer characters at
-        the bigger goal, the words cut may too."""
+        the bigger goal, the words cut may too; and where either cut is the by-content
+        cut of a one-line text (``by_content``), taken at its goal for the names it
+        holds (then its characters) over the middle cut: which of the two a goal takes
+        can change from one goal to the next (neither holds more names at every bigger
+        goal), so the bigger goal may keep fewer characters."""
         message = Message.user(text)
         if first:
             message = cut_words(message, first, COUNTER)
@@ -96,14 +108,59 @@ class TestWords:
         bigger = cut_words(message, goal + more, COUNTER)
         if words(bigger) < words(smaller):
             middle = [truncate_message(message, g, COUNTER) for g in (goal, goal + more)]
-            assert words(middle[1]) < words(middle[0]), (words(bigger), words(smaller))
+            by_goal = ((smaller, goal), (bigger, goal + more))
+            traded = any(cut == by_content(message, g, COUNTER) for cut, g in by_goal)
+            assert traded or words(middle[1]) < words(middle[0]), (words(bigger), words(smaller))
         empty = COUNTER.estimate_message(Message.user(""))
         for cut, room in ((smaller, goal), (bigger, goal + more)):
             assert COUNTER.estimate_message(cut) <= max(room, empty)
 
 
+class TestByContent:
+    """A one-line request cut by content spends its room on what it says once."""
+
+    def test_no_clause_twice(self) -> None:
+        """A task that repeats its clause keeps it once, and no ``Hi!`` of no worth
+        (before: the clause twice and four ``Hi! …``)."""
+        clause = "My reservation is EHGLP3 and user id mia_li_3668."
+        task = f"Hi! I'm hoping to cancel a flight and get a refund. {clause} " * 4
+        cut = cut_words(Message.user(task), 40, COUNTER)
+        assert cut.text.count(clause) == 1, cut.text
+        assert "Hi!" not in cut.text, cut.text
+
+    @pytest.mark.parametrize("goal", [20, 26, 32])
+    def test_no_backtick_span_left_open(self, goal: int) -> None:
+        """The clauses inside inline code are not pieces: a cut keeps the span whole or
+        leaves it out (before: ``Please run `python -c "import app; …`` at 32 tokens)."""
+        text = (
+            "Please run `python -c \"import app; app.migrate(db_url, schema='billing_v2', "
+            "dry_run=True); app.check(user_id=4421, order='ORD-7788')\"` and then fix "
+            "test_billing.py, test_orders.py, test_users.py; after that deploy to "
+            "staging-eu-1, staging-us-2 and report the ids."
+        )
+        cut = cut_words(Message.user(text), goal, COUNTER)
+        assert cut.text.count("`") % 2 == 0, cut.text
+
+
 class TestEarlierMarkers:
     """A text an earlier cut left keeps that cut's markers whole, and counts them."""
+
+    @pytest.mark.parametrize(
+        "alone",
+        [
+            "[... 400 lines (4,693 characters, about 1,162 tokens) cut; "
+            "recall: 0123456789abcdef ...]",
+            "[... 12 lines (about 300 tokens) cut; recall: 9f8e7d6c5b4a3210 ...]",
+        ],
+    )
+    def test_keyed_marker_alone(self, alone: str) -> None:
+        """A request that is an earlier cut's keyed marker alone, cut to any goal, keeps
+        it whole or in a marker of its own, never pieces of it (before: its clauses cut
+        by content, ``[... … recall: 0123456789abcdef ...]``)."""
+        message = Message.user(alone)
+        for goal in range(1, COUNTER.estimate_message(message) + 1):
+            for line in cut_words(message, goal, COUNTER).text.split("\n"):
+                assert not ("[..." in line or "...]" in line) or stands_for(line), (goal, line)
 
     @given(first=st.integers(30, 120), goal=st.integers(10, 120))
     @example(first=30, goal=22)  # "[... 120 lines (about 2,51" kept as words

@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from neuron_context import Message, Role, TokenCounter, ToolUse, default_stack
+from neuron_context.stores import MemoryStore
 
 COUNTER = TokenCounter()
 KEYED = "[... 400 lines (4,693 characters, about 1,162 tokens) cut; recall: 0123456789abcdef ...]"
@@ -62,6 +63,24 @@ class TestKeepsWords:
         assert cut.text.strip()
         if extra >= 25:
             assert said(cut.text), cut.text
+
+    @pytest.mark.parametrize("extra", [44, 45, 46])
+    def test_with_a_store_the_regrow_keeps_words(self, extra: int) -> None:
+        """With a store, the room a cut leaves goes back to the request only as a cut
+        that keeps no fewer of its words (before: at +45 the request, cut to ``[...
+        441 lines ...]\nplease finish``, grew back to its keyed marker alone)."""
+        system = Message.system("You are an agent.")
+        request = (
+            "order flight user_id card business flight economy\n"
+            + "\n".join(f"line {i} of the request text" for i in range(40))
+            + f"\n{KEYED}\nplease finish"
+        )
+        budget = COUNTER.estimate_message(system) + extra
+        stack = default_stack(budget, counter=COUNTER, store=MemoryStore())
+        output = anyio.run(stack.compact, [system, Message.user(request)])
+        assert COUNTER.estimate_messages(output) <= budget
+        cut = [m for m in output if m.role is Role.USER and not m.is_compaction]
+        assert any(said(m.text) for m in cut), [m.text for m in cut]
 
 
 class TestBesideAKeptStep:

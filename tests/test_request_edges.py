@@ -94,7 +94,9 @@ class TestTaskKeepsItsIds:
         self, over: int, repeat: int, step: bool
     ) -> None:
         """Across budgets, a cut task that keeps any words and at least as many tokens as
-        its ids' clause (as a message) keeps both ids."""
+        its ids' clause (as a message) keeps both ids. Only for a task of at most 48
+        sentences and clauses (``repeat`` up to 6 here): a longer one is not cut by
+        content (``quotes._PIECES``) and keeps its head and tail, which may hold no id."""
         task = f"Hi! I'm hoping to cancel a flight and get a refund. {CLAUSE} " * repeat
         messages = exchanges(task, step=step)
         output = compact(messages, system_cost(messages) + over)
@@ -303,3 +305,88 @@ class TestTaskBelowItsFloor:
         task, request = requests(output)
         assert task.text.startswith("<uploaded_files>"), task.text
         assert request.text == newest.text
+
+
+class TestRaiseWithAStore:
+    """With a store and ``in_progress="raise"``, an attempt that raises is over its limit
+    and the next one (a shorter reference, then no store) runs: the compaction raises only
+    where the last one does, so it returns an output wherever ``"keep"`` fits."""
+
+    @pytest.mark.parametrize(
+        ("step", "over"),
+        [(False, 68), (False, 80), (False, 130), (True, 95), (True, 110), (True, 180)],
+    )
+    def test_no_raise_where_keep_fits(self, step: bool, over: int) -> None:
+        """``cancelling()`` (its request x6) and ``exchanges(step=True)`` at budgets where
+        the full index's attempt raised and the shortest reference fits (wp-edges before
+        this: ContextOverflowError; main returned an output within the budget)."""
+        if step:
+            messages = exchanges(step=True)
+        else:
+            messages = cancelling()
+            messages[3] = Message.user(REQUEST * 6)
+        budget = system_cost(messages) + over
+        kept = compact(messages, budget, store=MemoryStore(), in_progress="keep")
+        assert COUNTER.estimate_messages(kept) <= budget
+        output = compact(messages, budget, store=MemoryStore(), in_progress="raise")
+        assert COUNTER.estimate_messages(output) <= budget
+        assert any(m.tool_uses for m in output)
+
+
+class TestFloorBesideAStepOverBudget:
+    """Beside a step kept over budget anyway, the newest request keeps its floor (or all
+    of it, where it is shorter): a pin the plan cut below it grows back to it."""
+
+    @pytest.mark.parametrize(("step", "over"), [(True, 18), (False, 19), (False, 20)])
+    def test_request_keeps_its_floor(self, step: bool, over: int) -> None:
+        """``exchanges(step=True)`` at system +18, ``cancelling()`` (its request x6) at
+        +19 and +20 (wp-edges before this: the request kept as ``Yes, plea\\n[...]\\nk
+        you!``, 18 tokens, beside an output over the budget either way)."""
+        if step:
+            messages = exchanges(step=True)
+        else:
+            messages = cancelling()
+            messages[3] = Message.user(REQUEST * 6)
+        budget = system_cost(messages) + over
+        output = compact(messages, budget)
+        assert COUNTER.estimate_messages(output) > budget  # the step kept over budget
+        newest = next(m for m in reversed(messages) if m.role is Role.USER and m.text)
+        request = requests(output)[-1]
+        assert COUNTER.estimate_message(request) >= min(46, COUNTER.estimate_message(newest))
+        assert request.text.startswith("Yes, please, as I'm sure"), request.text
+
+
+class TestShortTaskKeepsItsIds:
+    """With no step, a short task cut where it shares its room with the newest request
+    keeps its names where sharing the room keeps more of them."""
+
+    @pytest.mark.parametrize("over", [61, 64, 67, 69])
+    def test_reservation_kept(self, over: int) -> None:
+        """``exchanges`` with a 16-token task holding both ids (wp-edges before this: the
+        task cut to ``Hi! … user id mia_li_3668.``, EHGLP3 gone, the room given to the
+        newest request)."""
+        task = "Hi! Please cancel my reservation EHGLP3, user id mia_li_3668."
+        messages = exchanges(task, SAID * 3)
+        budget = system_cost(messages) + over
+        output = compact(messages, budget)
+        assert COUNTER.estimate_messages(output) <= budget
+        kept, _ = requests(output)
+        assert "EHGLP3" in kept.text, kept.text
+        assert "mia_li_3668" in kept.text, kept.text
+
+
+class TestTaskBesideTheIndex:
+    """With a store, a task cut a token below its floor to make room beside the index
+    stays where it still shows every name it holds."""
+
+    @pytest.mark.parametrize("over", [245, 246])
+    def test_task_with_both_ids_kept(self, over: int) -> None:
+        """``exchanges(step=True)`` with a store (wp-edges before this: the task, cut to 47
+        tokens holding both ids, was dropped, 55-67 tokens of the budget unused)."""
+        messages = exchanges(step=True)
+        budget = system_cost(messages) + over
+        output = compact(messages, budget, store=MemoryStore())
+        assert COUNTER.estimate_messages(output) <= budget
+        task, _ = requests(output)
+        assert "EHGLP3" in task.text, task.text
+        assert "mia_li_3668" in task.text, task.text

@@ -148,14 +148,29 @@ def _pieces(text: str, pattern: re.Pattern[str]) -> list[str]:
         pieces.append(text[start:])
     else:
         pieces[-1] += text[start:]
-    return [piece for piece in pieces if piece.strip()]
+    return _spans_whole([piece for piece in pieces if piece.strip()])
+
+
+def _spans_whole(pieces: list[str]) -> list[str]:
+    """``pieces`` with a piece that opens a backtick span (inline code, ``a; b``) joined
+    to those that follow up to the one that closes it: a cut never leaves a span open."""
+    joined: list[str] = []
+    open_span = False
+    for piece in pieces:
+        if open_span:
+            joined[-1] += piece
+        else:
+            joined.append(piece)
+        open_span ^= piece.count("`") % 2 == 1
+    return joined
 
 
 def _chosen(
     pieces: list[str], joint: str, max_tokens: int, counter: BaseCounter, weigh: Weigh
 ) -> str:
     """The ``pieces`` worth most per token that fit ``max_tokens`` joined, then the
-    others, the first first; ``""`` when none worth something fits (``joint``: what
+    others of more than two words, the first first, each text once (a repeated piece is
+    kept where it first fits); ``""`` when none worth something fits (``joint``: what
     follows a gap's mark)."""
     if not 2 <= len(pieces) <= _PIECES:
         return ""
@@ -166,13 +181,16 @@ def _chosen(
     weighed = sorted(
         (i for i in range(len(pieces)) if worth[i] > 0), key=lambda i: (-worth[i] / costs[i], i)
     )
-    others = [i for i in range(len(pieces)) if worth[i] <= 0]
+    # A piece of no worth of a word or two (``Hi!``) says next to nothing beside its gap.
+    others = [i for i in range(len(pieces)) if worth[i] <= 0 and len(pieces[i].split()) > 2]
     kept: set[int] = set()
+    said: set[str] = set()
     for index in [*weighed, *others]:
-        if costs[index] > max_tokens:
+        if costs[index] > max_tokens or pieces[index].strip() in said:
             continue  # priced once: the joined text tried stays within twice the space
         if counter.estimate_text(_joined(pieces, kept | {index}, joint)) <= max_tokens:
             kept.add(index)
+            said.add(pieces[index].strip())  # the same piece twice says it once
     if not any(worth[i] > 0 for i in kept):
         return ""
     return _joined(pieces, kept, joint)

@@ -42,12 +42,16 @@ def by_content(message: Message, goal: int, counter: BaseCounter) -> Message | N
     clauses worth most, ``None`` where it is not one such text or no such cut fits and
     holds something. A text of several lines (an issue, a task's instructions, a pasted
     log; an earlier cut's marker stands on a line of its own) is not cut so: its head
-    says what it is (an issue's title, a task's framing), and the middle cut keeps it."""
+    says what it is (an issue's title, a task's framing), and the middle cut keeps it.
+    Nor is a text that is, or holds, an earlier cut's marker (a pin a previous
+    compaction left as its marker alone): its markers are kept whole or cut whole."""
     if len(message.content) != 1 or not isinstance(message.content[0], Text):
         return None
     text = message.content[0].text
     if "\n" in text.strip():
         return None  # an issue, a listing, a pasted log: its head says what it is
+    if stands_for(text) or _holds_marker(text):
+        return None  # an earlier cut's marker is kept whole or cut whole, never in pieces
     space = goal - (counter.estimate_message(message) - counter.estimate_text(text))
     for _ in range(_TRIES):
         if space <= 0:
@@ -61,6 +65,12 @@ def by_content(message: Message, goal: int, counter: BaseCounter) -> Message | N
             return chosen
         space -= over
     return None
+
+
+def _holds_marker(text: str) -> bool:
+    """Whether ``text`` holds an earlier cut's marker (``[... `` up to `` ...]``)."""
+    start = text.find("[... ")
+    return start >= 0 and text.find(" ...]", start) >= 0
 
 
 def reused(message: Message) -> dict[str, float]:

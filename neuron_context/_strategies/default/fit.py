@@ -60,6 +60,7 @@ from ..._messages.conversation import first_is_user, next_safe_cut, turn_start
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._summary.facts import condense
+from .clauses import holds, reused
 from .plan import Part, Plan
 from .summary_cut import cut_summary
 from .water import describe_cut
@@ -103,6 +104,16 @@ def _unsaid(parts: Sequence[Part], messages: Sequence[Message], plan: Plan) -> b
     if plan.task is None or not says(messages[plan.task]):
         return False
     return any(p.kind == "task" and not says(p.message) for p in parts)
+
+
+def _names_held(parts: Sequence[Part], messages: Sequence[Message], plan: Plan) -> float:
+    """What the names of the task (its original) that its part in ``parts`` shows
+    weigh; with no task part, all of its names."""
+    if plan.task is None:
+        return 0.0
+    names = reused(messages[plan.task])
+    task = next((p.message for p in parts if p.kind == "task"), messages[plan.task])
+    return holds(task, names)
 
 
 def fit(  # noqa: PLR0915 - the last resort's steps, in order
@@ -172,14 +183,17 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
         entry = source.get(id(message))
         return entry[1] if entry is not None and entry[0] is message else message
 
-    def cut(kind: str, *, floor: int = 0) -> None:
+    def cut(kind: str, *, floor: int = 0, lift: bool = False) -> None:
         """Cut the part of ``kind`` by the excess, to no less than ``floor`` tokens: a
         pinned request from its original, to the same goal (one cut, its marker counting
         all that is gone; at a goal that does not depend on what the plan pinned, so a
         bigger budget, whose plan pinned more, keeps no fewer of its words), where that
         keeps as many of its words as the part cut as it is, or the part cut says
         nothing (a pin the plan had no room for, an empty message or its marker alone,
-        is cut from its original to the floor, so the request says what it asks)."""
+        is cut from its original to the floor, so the request says what it asks). With
+        ``lift`` (beside a kept step), a pin the plan cut below ``floor`` is cut again
+        from its original to the floor too: it keeps its floor beside a step kept over
+        budget, and goes below it only in the last resort's own step."""
         for index, part in enumerate(parts):
             if excess <= 0 or part.kind != kind:
                 continue
@@ -187,7 +201,9 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             original = original_of(part.message)
             if original is not part.message and not shorter.is_compaction:
                 goal = max(message_overhead(counter), floor, costs[index] - excess)
-                if says(shorter) or not says(original):  # a cut, not a regrow
+                if (says(shorter) or not says(original)) and not (
+                    lift and costs[index] < floor
+                ):  # a cut, not a regrow
                     goal = min(goal, costs[index])
                 again = cut_words(original, goal, counter)
                 if counter.estimate_message(again) <= goal and (
@@ -231,19 +247,22 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     if in_progress == "drop":
         drop_oldest("step")  # what cannot be cut (tool inputs, images)
     stepping = in_progress != "drop" and any(p.kind == "step" for p in parts)
-    cut("request", floor=_MIN_TRUNCATED)
+    cut("request", floor=_MIN_TRUNCATED, lift=stepping)
     # A step kept never takes a request below its floor (the task may still go whole).
-    cut("task", floor=_MIN_TRUNCATED if stepping else 0)
+    cut("task", floor=_MIN_TRUNCATED if stepping else 0, lift=stepping)
     task_cost = sum(costs[i] for i, p in enumerate(parts) if p.kind == "task")
     if stepping and 0 < excess <= task_cost and any(p.kind == "reference" for p in parts):
         # The reference reaches everything the output lost, the task with it: where the
         # task's room makes the output fit, the task gives way before the reference
-        # would (a compaction without it loses them all). Cut below its floor, it is
-        # a marker with next to nothing of the task: it goes.
+        # would (a compaction without it loses them all). Cut below its floor, it goes
+        # unless it still shows every name the task holds (a by-content cut a token
+        # under the floor can keep both ids).
         cut("task")
-        if excess > 0 or any(
-            p.kind == "task" and costs[i] < _MIN_TRUNCATED for i, p in enumerate(parts)
-        ):
+        whole_names = _names_held([], messages, plan)
+        if excess > 0 or (
+            any(p.kind == "task" and costs[i] < _MIN_TRUNCATED for i, p in enumerate(parts))
+            and not 0 < whole_names <= _names_held(parts, messages, plan)
+        ):  # below its floor, it stays only where it still shows every name it had
             drop({id(p) for p in parts if p.kind == "task"})
     if stepping and excess > 0 and any(p.kind == "request" for p in parts):
         # The task below its floor, where that alone makes the output fit and it still
@@ -256,6 +275,13 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
         cut("request")
         if _unsaid(parts, messages, plan):
             share()  # the request below its floor before a task that says nothing goes
+        elif _names_held(parts, messages, plan) < _names_held([], messages, plan):
+            # The task's cut lost some of its names: sharing the room may keep more.
+            saved = (list(parts), list(costs), excess)
+            before = _names_held(parts, messages, plan)
+            share()
+            if _names_held(parts, messages, plan) <= before:
+                parts, costs, excess = saved
     if any(p.kind == "request" for p in parts) and (excess > 0 or _unsaid(parts, messages, plan)):
         # The task cannot fit even cut, or its cut keeps none of its words (an empty
         # message, or its marker alone: it says nothing of the task).

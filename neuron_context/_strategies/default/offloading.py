@@ -25,6 +25,7 @@ from typing import TypeAlias
 import attrs
 
 from ..._counting.counter import BaseCounter
+from ..._errors import ContextOverflowError
 from ..._log import logger
 from ..._messages.content import Compaction
 from ..._messages.message import Message, Role
@@ -63,13 +64,17 @@ async def with_store(attempt: Attempt, store: Store | None, *, budget: int) -> F
     space (a shorter reference, or none), so where it
     summarizes the same messages ``attempt`` may hand it the first one's summaries
     (``DefaultStack`` does with an LLM summarizer: a reference's few tokens seldom move
-    the cut, and then the attempts cost one call, not three)."""
-    found = await attempt(store, False)
+    the cut, and then the attempts cost one call, not three). An attempt that is not the
+    last one that raises :class:`~neuron_context.errors.ContextOverflowError`
+    (``in_progress="raise"``) is over its limit: the next one runs, and only the last
+    one's error is raised."""
     if store is None:  # no put that could fail: the one compaction, over its limit or not
+        found = await attempt(store, False)
         assert found is not None
         return found
+    found = await _over(attempt, store, short=False)
     if found is not None and found[1] > found[2]:  # try the shortest reference
-        found = await attempt(store, True)
+        found = await _over(attempt, store, short=True)
     if found is None or found[1] > found[2]:
         # The store failed, or the reference does not fit a budget that the output
         # without it meets: the compaction as it would be without a store.
@@ -81,9 +86,22 @@ async def with_store(attempt: Attempt, store: Store | None, *, budget: int) -> F
                 "DefaultStack: no room for the reference to the offloaded messages "
                 "within the budget; compacting without offloading"
             )
-        if found is None or plain[1] <= plain[2] or costs_budget:
+        if found is None or found is _OVER or plain[1] <= plain[2] or costs_budget:
             found = plain
     return found
+
+
+_OVER: Found = ([], 1, 0)
+"""An attempt that raised :class:`ContextOverflowError`: over its limit, whatever it costs."""
+
+
+async def _over(attempt: Attempt, store: Store, *, short: bool) -> Found | None:
+    """``attempt`` with ``store``, or :data:`_OVER` where it raised
+    :class:`ContextOverflowError` (a later attempt has more room and may fit)."""
+    try:
+        return await attempt(store, short)
+    except ContextOverflowError:
+        return _OVER
 
 
 def reference_message(text: str) -> Message:

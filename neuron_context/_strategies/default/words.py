@@ -19,7 +19,11 @@ above that comes out within it). Where the middle cut itself (``truncate_message
 keeps fewer characters at the bigger goal, this cut may too: its tries shrink the head
 and the tail by their overshoot in steps (a plain paragraph keeps 711 characters at 194
 tokens, 707 at 195), and its rule that never shows a piece of a row can keep a re-cut
-text's head at one goal and its tail alone at the next.
+text's head at one goal and its tail alone at the next. Nor where either goal's cut
+is the by-content cut of a one-line text: each goal takes whichever of the by-content
+and the middle cut holds more of the text's names (then more characters), neither
+holds more names at every bigger goal, and so the choice can trade places from one goal
+to the next (a code line repeated keeps 59 characters at 21 tokens, 27 at 22).
 
 A text an earlier cut left (a request pinned cut by a previous compaction) holds that
 cut's marker lines: a cut keeps each of them whole or cuts it whole, never a piece of one
@@ -103,6 +107,8 @@ def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
     if chosen is None:
         return cut
     names = reused(message)  # a piece of a name the middle cut leaves is not one
+    if not names:
+        return cut  # nothing to weigh the pieces by: the middle cut keeps head and tail
     if (holds(chosen, names), words_kept(chosen)) > (holds(cut, names), words_kept(cut)):
         return chosen
     return cut
@@ -200,8 +206,10 @@ def regrown(
     ``request``, then ``task``) into the ``slack`` tokens there are now beside them, no
     longer than ``caps`` says for their kind (whole where that fits): a request the last
     resort cut to leave room for what then took less (a task gone, an index shorter than
-    its placeholder) keeps more of its words. Each takes what it gains of the slack;
-    the output costs no more than ``parts`` and ``slack``."""
+    its placeholder) keeps more of its words. Each takes what it gains of the slack, at
+    the biggest goal (of the :data:`_SWITCH` below its own) whose cut keeps no fewer
+    words and says something where the part did; the output costs no more than
+    ``parts`` and ``slack``."""
     output = list(parts)
     for kind in ("request", "task"):
         original = originals.get(kind)
@@ -216,12 +224,21 @@ def regrown(
             goal = cost + slack if caps is None else min(cost + slack, caps.get(kind, 0))
             if goal <= cost:
                 continue
-            fuller = attrs.evolve(part, message=cut_words(original, goal, counter))
-            gained = part_cost(fuller) - cost
-            if 0 < gained <= slack:
-                output[position] = fuller
-                slack -= gained
+            for tried in range(goal, max(cost, goal - _SWITCH), -1):
+                fuller = attrs.evolve(part, message=cut_words(original, tried, counter))
+                gained = part_cost(fuller) - cost
+                if 0 < gained <= slack and _no_less(fuller.message, part.message):
+                    output[position] = fuller
+                    slack -= gained
+                    break
     return output
+
+
+def _no_less(fuller: Message, cut: Message) -> bool:
+    """Whether ``fuller`` keeps as many of the user's words as ``cut`` and says
+    something where ``cut`` does: a regrow never trades a cut with words for an earlier
+    cut's marker alone."""
+    return words_kept(fuller) >= words_kept(cut) and (says(fuller) or not says(cut))
 
 
 def shared(
