@@ -1,16 +1,14 @@
-"""The team's measurement tools (``../shared/tools``, beside the repository) trace
-``default_stack``'s steps by wrapping them (``evidence.py`` records what the plan, the
-summaries and the last resort produced, to say which step lost an item): the steps keep
-the signatures those wrappers call them with, with a store and without one."""
+"""The team's measurement tools (``evidence.py`` of the shared tools) trace
+``default_stack``'s steps by wrapping them, to say which step lost an item: they call
+``Plan.of(cls, *args, **kwargs)``, ``DefaultStack._summaries(self, plan, target)`` and
+``DefaultStack._fit(self, parts, messages, plan, limit)``, nothing more. The steps keep
+those signatures, with a store and without one; the wrappers here call them exactly so,
+so the test needs nothing outside the repository."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
+from typing import Any
 
 import anyio
 import pytest
@@ -20,39 +18,40 @@ from neuron_context._strategies import default as stack_module
 from neuron_context._strategies import default_plan as plan_module
 from neuron_context.stores import MemoryStore
 
-TOOLS = Path(__file__).resolve().parents[1].parent / "shared" / "tools"
-
 
 @pytest.fixture
-def evidence() -> Iterator[ModuleType]:
-    """``evidence.py`` loaded with its tracing installed, and removed again after the
-    test (skipped without the tools; under CI, where they are beside the repository,
-    their absence fails)."""
-    path = TOOLS / "evidence.py"
-    if not path.is_file():
-        reason = f"the measurement tools are not at {TOOLS}"
-        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-            pytest.fail(f"{reason} (CI is set: they must be there)", pytrace=False)
-        pytest.skip(reason)
-    saved = dict(vars(stack_module.DefaultStack))
-    plan_of = vars(plan_module.Plan)["of"]
-    spec = importlib.util.spec_from_file_location("neuron_evidence_tool", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    path_before = list(sys.path)
+def trace() -> Iterator[dict[str, Any]]:
+    """What each step produced, recorded by wrappers installed as the tool installs
+    them (and removed after the test)."""
+    stack_class = stack_module.DefaultStack
+    saved_of = vars(plan_module.Plan)["of"]
+    of = plan_module.Plan.of.__func__  # type: ignore[attr-defined]
+    summaries = stack_class._summaries
+    fit = stack_class._fit
+    recorded: dict[str, Any] = {}
+
+    def traced_of(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        recorded["plan"] = plan = of(cls, *args, **kwargs)
+        return plan
+
+    async def traced_summaries(self: Any, plan: Any, target: Any) -> Any:
+        recorded["summaries"] = out = await summaries(self, plan, target)
+        return out
+
+    def traced_fit(self: Any, parts: Any, messages: Any, plan: Any, limit: Any) -> Any:
+        recorded["parts_in"] = list(parts)
+        recorded["parts_out"] = out = fit(self, parts, messages, plan, limit)
+        return out
+
+    plan_module.Plan.of = classmethod(traced_of)  # type: ignore[method-assign,assignment]
+    stack_class._summaries = traced_summaries  # type: ignore[method-assign]
+    stack_class._fit = traced_fit  # type: ignore[method-assign]
     try:
-        spec.loader.exec_module(module)
-        assert module.install_tracing()
-        yield module
+        yield recorded
     finally:
-        sys.path[:] = path_before
-        for name in ("_fit", "_summaries", "_evidence_traced"):
-            if name in saved:
-                setattr(stack_module.DefaultStack, name, saved[name])
-            elif hasattr(stack_module.DefaultStack, name):
-                delattr(stack_module.DefaultStack, name)
-        plan_module.Plan.of = plan_of  # type: ignore[method-assign]
+        plan_module.Plan.of = saved_of  # type: ignore[method-assign]
+        stack_class._summaries = summaries  # type: ignore[method-assign]
+        stack_class._fit = fit  # type: ignore[method-assign]
 
 
 def _conversation() -> list[Message]:
@@ -71,7 +70,7 @@ def _conversation() -> list[Message]:
 
 @pytest.mark.parametrize("store", [False, True])
 @pytest.mark.parametrize("over", [0, 20, 60, 200])
-def test_evidence_traces_every_step(evidence: ModuleType, store: bool, over: int) -> None:
+def test_the_tools_wrappers_trace_every_step(trace: dict[str, Any], store: bool, over: int) -> None:
     """With the tool's wrappers installed, a compaction runs as before and the tool has
     what each step produced (before: the last resort took a keyword the wrapper does not
     pass on, and every compaction raised a TypeError)."""
@@ -79,7 +78,6 @@ def test_evidence_traces_every_step(evidence: ModuleType, store: bool, over: int
     messages = _conversation()
     budget = counter.estimate_message(messages[0]) + 60 + over
     stack = default_stack(budget, counter=counter, store=MemoryStore() if store else None)
-    evidence.TRACE.clear()
     output = anyio.run(stack.compact, messages)
     assert output
-    assert {"plan", "parts_in", "parts_out"} <= set(evidence.TRACE)
+    assert {"plan", "parts_in", "parts_out"} <= set(trace)

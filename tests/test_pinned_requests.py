@@ -5,28 +5,10 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from request_support import REQUEST, SYSTEM, exchanges
+from request_support import cancelling as conversation
 
-from neuron_context import Message, Role, TokenCounter, ToolUse, default_stack
-
-SYSTEM = "You are an airline agent. Follow the policy to the letter in every case. " * 40
-REQUEST = "Yes, please, as I'm sure I purchased insurance for this flight. Thank you!"
-
-
-def conversation() -> list[Message]:
-    """A policy, a task, a question, the user's answer and the call it led to."""
-    return [
-        Message.system(SYSTEM),
-        Message.user("Hi! I'm hoping to cancel a flight and get a refund."),
-        Message.assistant("Sure, which reservation? I need its id and your user id please."),
-        Message.user(REQUEST),
-        Message.assistant(
-            "",
-            tool_uses=[
-                ToolUse(id="c1", name="cancel_reservation", input={"reservation_id": "EHGLP3"})
-            ],
-        ),
-        Message.tool_result("c1", '{"status": "cancelled"}'),
-    ]
+from neuron_context import Message, Role, TokenCounter, default_stack
 
 
 class TestNewestRequest:
@@ -74,25 +56,6 @@ class TestBelowItsFloor:
             users = [m.text for m in output if m.role is Role.USER and not m.is_compaction]
             assert users
             assert all(said(text) for text in users), users
-
-
-TASK = (
-    "Hi! I'm hoping to cancel a flight and get a refund. My reservation is EHGLP3 and "
-    "user id mia_li_3668. "
-) * 4
-ANSWER = "Yes, please, as I'm sure I purchased insurance for this flight. Thank you! " * 4
-
-
-def exchanges() -> list[Message]:
-    """A policy, a long task, two exchanges and a long newest request: no step."""
-    return [
-        Message.system(SYSTEM),
-        Message.user(TASK),
-        Message.assistant("Sure, which reservation? I need its id and your user id please. " * 5),
-        Message.user("ok"),
-        Message.assistant("Let me check the policy on that. " * 8),
-        Message.user(ANSWER),
-    ]
 
 
 class TestTaskAndRequest:
