@@ -7,8 +7,9 @@ read (with their defaults, written here once); a subclass says only how to count
 (:meth:`~RuleCounter.estimate_text`, and optionally many at once). Dispatch over the
 block types is exhaustive: a block the rules do not know is an error, never priced 0.
 
-Counting a history goes through the caches of :mod:`neuron_context._counting.cache`:
-each message's cost, and the memo of the last long history.
+Counting a history goes through the caches: each message's cost
+(:mod:`neuron_context._counting.cache`), and the memo of the last long histories
+(:mod:`neuron_context._counting.memo`).
 """
 
 from __future__ import annotations
@@ -37,10 +38,8 @@ from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, ToolDefinition
 from .._validators import MAX_INT, non_negative_int, one_of
 from .cache import (
-    MEMO_MIN_LENGTH,
     CacheKey,
     CostTable,
-    HistoryMemo,
     bound_costs,
     cache_key,
     cached_costs,
@@ -48,6 +47,7 @@ from .cache import (
     sum_costs,
 )
 from .counter import BaseCounter, check_limit
+from .memo import MEMO_MIN_LENGTH, HistoryMemo
 
 __all__ = ["DocumentPricing", "ImagePricing", "RuleCounter", "as_list", "image_cost"]
 
