@@ -26,31 +26,24 @@ has not counted yet, tokenizing only when the sum passes the limit it is asked a
 Other tokenizers (a ``tokenizer.json`` may normalize text into more bytes, or add
 tokens) have no such bound: their counters count exactly.
 
-**Long texts in bounded memory.** ``tokenizers`` keeps an ``Encoding`` (ids, offsets,
-tokens, masks) of about 100 times the text's size while it encodes, so one 10 MB log
-would cost a gigabyte. A text of the tiktoken encodings longer than :data:`CHUNK` is cut
-into pieces of about that size, counted a few at a time, and the counts summed. The cuts
-fall only where the encodings' pre-tokenizer must split anyway, so the sum is exactly the
-whole text's count: right after a newline that is followed by an ASCII letter or digit
-(no alternative of either pattern matches across it, and a whitespace run ending in that
-newline is one pre-token whether or not the text continues), or between an ASCII letter
-or digit and a space followed by an ASCII letter (the word ends there; the next pre-token
-is the space and the word after it). A property test compares the pieces' sum with the
-whole count. Other tokenizers (a ``tokenizer.json`` may normalize, or have no
-pre-tokenizer at all) are given each text whole.
+**Long texts in bounded memory.** A text of the tiktoken encodings longer than
+:data:`~neuron_context._counting.chunked.CHUNK` is counted in pieces whose counts sum to
+the whole text's (:mod:`~neuron_context._counting.chunked`); other tokenizers (a
+``tokenizer.json`` may normalize, or have no pre-tokenizer at all) are given each text
+whole.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import threading
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Self, TypedDict, Unpack
 
 import attrs
 
 from .._errors import ConfigurationError, TokenizerError, show
+from .chunked import batched_counts, fast_counts
 from .counter import not_text
 from .encodings import ENCODING_NAMES, FORMAT_VERSION, fast_encoding, load_encoding
 from .heuristic import TokenCounter
@@ -61,15 +54,7 @@ from .rules import DocumentPricing, ImagePricing, RuleCounter
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
 
-__all__ = ["CHUNK", "TokenizerCounter"]
-
-CHUNK = 1 << 15
-"""Texts of the tiktoken encodings longer than this (in characters) are counted in pieces
-of about this size (see the module docstring)."""
-_BATCH = 1 << 20
-"""At most about this many characters are encoded at once."""
-_CUT = re.compile(r"\n(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?= [A-Za-z])")
-"""Where the tiktoken encodings' pre-tokenizers must split (see the module docstring)."""
+__all__ = ["TokenizerCounter"]
 
 
 class CounterOptions(TypedDict, total=False):
@@ -315,28 +300,8 @@ class TokenizerCounter(RuleCounter):
         if self.encoding is not None:
             fast = fast_encoding(self.encoding)
             if fast is not None:
-                return _fast_counts(fast.encode_ordinary, texts)
-        if (self.encoding is None or max(map(len, texts)) <= CHUNK) and sum(
-            map(len, texts)
-        ) <= _BATCH:
-            return list(map(len, self._encode(texts)))
-        counts = [0] * len(texts)
-        batch: list[str] = []
-        owners: list[int] = []
-        size = 0
-        for index, text in enumerate(texts):
-            for piece in _pieces(text) if self.encoding is not None else (text,):
-                batch.append(piece)
-                owners.append(index)
-                size += len(piece)
-                if size >= _BATCH:
-                    for owner, encoding in zip(owners, self._encode(batch), strict=True):
-                        counts[owner] += len(encoding)
-                    batch, owners, size = [], [], 0
-        if batch:
-            for owner, encoding in zip(owners, self._encode(batch), strict=True):
-                counts[owner] += len(encoding)
-        return counts
+                return fast_counts(fast.encode_ordinary, texts)
+        return batched_counts(self._encode, texts, in_pieces=self.encoding is not None)
 
     def _encode(self, texts: list[str]) -> list[Encoding]:
         encode = self.tokenizer.encode_batch_fast
@@ -350,36 +315,6 @@ class TokenizerCounter(RuleCounter):
         except Exception:
             msg = f"the tokenizer failed to encode text: {error}"
             raise TokenizerError(msg) from error
-
-
-def _fast_counts(encode: Callable[[str], list[int]], texts: list[str]) -> list[int]:
-    """The count of each text by tiktoken's ``encode``, long texts in pieces (its token
-    lists cost 36 bytes a token)."""
-    try:
-        return [
-            len(encode(text))
-            if len(text) <= CHUNK
-            else sum(len(encode(piece)) for piece in _pieces(text))
-            for text in texts
-        ]
-    except Exception as exc:
-        msg = f"the tokenizer failed to encode text: {exc}"
-        raise TokenizerError(msg) from exc
-
-
-def _pieces(text: str) -> Iterator[str]:
-    """``text`` cut at pre-token boundaries into pieces of about :data:`CHUNK` characters."""
-    start = 0
-    length = len(text)
-    search = _CUT.search
-    while length - start > CHUNK:
-        match = search(text, start + CHUNK)
-        if match is None:
-            break
-        end = match.end()
-        yield text[start:end]
-        start = end
-    yield text[start:]
 
 
 def _without_surrogates(text: str) -> str:
