@@ -12,24 +12,27 @@ What a compaction removes goes to the store entry by entry, each under its own k
 - a reference the removed message already held (a cleared result, a cut, an earlier
   index's lines) is carried as it is: its key is already in the store.
 
-Each entry is an :class:`Entry`: an index line (what it holds, its token count) and its
-key (:mod:`~neuron_context._stores.index` writes the index).
+Each entry is an :class:`~neuron_context._stores.lines.Entry`: an index line (what it
+holds, its token count) and its key (:mod:`~neuron_context._stores.lines` writes and
+reads the lines, :mod:`~neuron_context._stores.index` the index). ``Entry``,
+``INDEX_HEADING``, ``index_lines`` and ``is_index`` are re-exported here, where the
+offloading strategies and the tests import them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
 from .._messages.content import Compaction, Image, Text, ToolResult, ToolUse
 from .._messages.message import Message, Role
-from .offload import describe_call, references_in
-from .paged import CARRIED_PAGE, is_pages_line, pages_line, pages_of, words_of
+from .lines import INDEX_HEADING, Entry, carried, index_lines, is_index, is_reference_only
+from .offload import describe_call
 from .pages import cut_end
-from .serialized import KEY_LENGTH, Content, content_key
+from .serialized import content_key
 
 if TYPE_CHECKING:  # the counter is a parameter: no import of a higher room at run time
     from .._counting.counter import BaseCounter
@@ -53,9 +56,6 @@ SEGMENT_TOKENS = 1_800
 """What one segment of a long text holds at most, in tokens: a page less a margin for
 what rendering adds."""
 
-INDEX_HEADING = "[original messages, one entry per line, oldest first — recall a key to read it:"
-"""The first line of an index."""
-
 _QUOTE = 48
 """Characters of a message quoted in its index line."""
 
@@ -68,86 +68,6 @@ _FACTS = 8
 _READ = 2_000
 """Characters of a text read for its line's facts (the first facts are near its start,
 and a whole long result would cost a compaction a scan of it)."""
-
-_LINE = re.compile(rf"^- (.+) — recall: ([0-9a-f]{{{KEY_LENGTH}}})$", re.MULTILINE)
-_REFERENCE = re.compile(rf"\[(?:([^\[\]\n]*?) — )?recall: ([0-9a-f]{{{KEY_LENGTH}}})\]")
-_EARLIER = re.compile(r"^earlier: ([\d,]+) entries, ([\d,]+) tokens")
-_TOKENS = re.compile(r"([\d,]+) tokens\b")
-_WITH_FACTS = re.compile(r"^(.*?\([\d,]+ tokens\)): (.+)$")
-"""A line's description and its facts, split at the first ``(N tokens): `` (a fact may
-quote that form: a summary, a log of an earlier agent)."""
-
-
-@attrs.frozen
-class Entry:
-    """One index line: what the entry holds, its key, and (for an entry this compaction
-    writes) its content; a carried line has none (it is in the store already)."""
-
-    what: str
-    key: str
-    content: Content | None = None
-    entries: int = 1
-    """How many entries it stands for (more for an ``earlier:`` roll-up)."""
-    tokens: int = 0
-    """What its content costs (0 when not known: a carried reference)."""
-    facts: str = ""
-    """A few facts its content holds, each with its label (``reservation_id=MFRB94,
-    price=1286``), shown after what it holds where the index has room for them."""
-    holds: tuple[Entry, ...] = ()
-    """The new entries a roll-up beyond a page lists in its directory: put with it."""
-    paged: bool = False
-    """Whether its line is its key alone, among the page keys
-    (:mod:`~neuron_context._stores.paged`): an entry of at most a page."""
-    quoted: bool = False
-    """Whether it is a key a removed text merely quotes (``recall: <key>`` outside an
-    index line or a reference: a cut's marker, a log of an earlier run): shown only where
-    the store holds it."""
-    words: str = attrs.field(
-        default=attrs.Factory(lambda self: words_of(self.what), takes_self=True)
-    )
-    """A few words saying what it holds, shown before its key among the page keys
-    (``read_file app.py``, ``get_order #W100``; by default :func:`words_of` its
-    :attr:`what`; empty: its key alone)."""
-
-    def line(self) -> str:
-        """The entry's index line (a line of page keys with its words and key alone,
-        ``paged``)."""
-        if self.paged:
-            return pages_line([(self.words, self.key)])
-        facts = f": {self.facts}" if self.facts else ""
-        return f"- {self.what}{facts} — recall: {self.key}"
-
-    @property
-    def rolled(self) -> bool:
-        """Whether it holds earlier entries rolled up (``earlier: N entries, …``)."""
-        return _EARLIER.match(self.what) is not None
-
-
-def index_lines(entries: Sequence[Entry]) -> list[str]:
-    """The lines of ``entries`` in order, each run of paged entries on one line."""
-    lines: list[str] = []
-    run: list[tuple[str, str]] = []
-    for entry in entries:
-        if entry.paged:
-            run.append((entry.words, entry.key))
-            continue
-        if run:
-            lines.append(pages_line(run))
-            run = []
-        lines.append(entry.line())
-    if run:
-        lines.append(pages_line(run))
-    return lines
-
-
-def is_index(message: Message) -> bool:
-    """Whether ``message`` is an index (a compaction message starting with its heading)."""
-    return (
-        message.is_compaction
-        and len(message.content) == 1
-        and isinstance(block := message.content[0], Compaction)
-        and block.content.startswith(INDEX_HEADING)
-    )
 
 
 def _quote(text: str) -> str:
@@ -271,56 +191,6 @@ def _messages_entry(
     return Entry(f"{what} ({_tokens(tokens)})", key, content, tokens=tokens)
 
 
-def _carried(message: Message) -> Iterator[Entry]:
-    """The references ``message`` holds, as lines: the lines of an index (alone, or after
-    a summary), and each ``[… — recall: <key>]`` in its texts."""
-    for block in message.content:
-        if isinstance(block, Text | ToolResult):
-            text = block.text
-        elif isinstance(block, Compaction):
-            text = block.content
-        else:
-            continue
-        shown = set()
-        for line in text.split("\n"):
-            if is_pages_line(line):
-                for words, key in pages_of(line):
-                    shown.add(key)
-                    yield Entry(words or CARRIED_PAGE, key, paged=True, words=words)
-                continue
-            if (found := _LINE.fullmatch(line)) is None:
-                continue
-            what, key = found.groups()
-            earlier = _EARLIER.match(what)
-            count = int(earlier.group(1).replace(",", "")) if earlier else 1
-            facts = ""
-            if earlier is None and (split := _WITH_FACTS.match(what)) is not None:
-                what, facts = split.groups()
-            yield Entry(what, key, entries=count, tokens=_tokens_in(what), facts=facts)
-        for found in _REFERENCE.finditer(text):
-            what = (found.group(1) or "offloaded content").strip()
-            shown.add(found.group(2))
-            yield Entry(what, found.group(2), tokens=_tokens_in(what))
-        for key in references_in(text):  # any other reference (a cut's marker)
-            if key not in shown:
-                shown.add(key)
-                yield Entry("offloaded content", key, quoted=True)
-
-
-def _tokens_in(what: str) -> int:
-    """The token count a line names (its last ``N tokens``), 0 when none."""
-    counts = _TOKENS.findall(what)
-    return int(counts[-1].replace(",", "")) if counts else 0
-
-
-def _is_reference_only(result: ToolResult) -> bool:
-    return (
-        len(result.content) == 1
-        and isinstance(result.content[0], Text)
-        and _REFERENCE.fullmatch(result.content[0].text.strip()) is not None
-    )
-
-
 def _result_entries(
     result: ToolResult, use: ToolUse | None, counter: BaseCounter, noted: Noted
 ) -> list[Entry]:
@@ -347,7 +217,7 @@ def _message_entries(
         found: list[Entry] = []
         for block in message.content:
             if isinstance(block, ToolResult):
-                if _is_reference_only(block):
+                if is_reference_only(block):
                     continue  # carried as a line
                 found.extend(_result_entries(block, uses.get(block.tool_use_id), counter, noted))
         return found
@@ -386,7 +256,7 @@ def entries_of(
     index = 0
     while index < len(removed):
         message = removed[index]
-        found.extend(_carried(message))
+        found.extend(carried(message))
         if is_index(message):
             index += 1
             continue
@@ -401,10 +271,10 @@ def entries_of(
             ):
                 end += 1
             group = list(removed[index:end])
-            plain = not any(_is_reference_only(r) for m in group[1:] for r in m.tool_results)
+            plain = not any(is_reference_only(r) for m in group[1:] for r in m.tool_results)
             if end > index + 1 and plain and counter.estimate_messages(group) <= SEGMENT_TOKENS:
                 for member in group[1:]:  # a cut result's reference, carried
-                    found.extend(_carried(member))
+                    found.extend(carried(member))
                 found.append(_messages_entry(_label(message), group, counter, noted))
                 index = end
                 continue

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 from .._messages.content import Compaction
 from .._messages.message import Message, Role
 from .batch import offloading
-from .entries import INDEX_HEADING, PAGE_TOKENS, Entry, entries_of, index_lines
+from .entries import PAGE_TOKENS, entries_of
+from .lines import INDEX_HEADING, Entry, index_lines
 from .offload import holds, offload, short_reference, spare
 from .rollup import roll_up
 from .serialized import COSTLIEST_KEY

@@ -44,7 +44,8 @@ import attrs
 
 from .._messages.content import Compaction, Text
 from .._messages.message import Message, Role
-from .entries import PAGE_TOKENS, Entry
+from .entries import PAGE_TOKENS
+from .lines import Entry
 from .offload import _stored
 from .paged import SAID
 from .serialized import COSTLIEST_KEY, Content, content_key
