@@ -10,6 +10,9 @@ One turn is one model call::
     record the reply; if it calls tools: run them concurrently (wrap_tool_call* each)
     record their results in one tool message; next turn
 
+The innermost handler, the call of ``provider.complete`` itself, is
+:func:`~neuron_context._agent.model_call.call_model`.
+
 Guarantees, whatever happens (a tool raises, a limit stops the run, the run is
 cancelled mid-tool, mid-model-call or mid-compaction): the agent's history
 (``agent.state.messages``) stays well formed and complete. Calls that got no result are
@@ -20,42 +23,19 @@ and starts on a user message when the history does.
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-
-import anyio
 
 from .. import _tracing as tracing
 from .._blocking import run_blocking
-from .._compaction.calibration import Calibration
-from .._compaction.recovery import Attempt, Recompacted, observe, resend
+from .._compaction.recovery import Attempt, Recompacted, resend
 from .._compaction.refusal import Overflow
 from .._compaction.reporting import compact_history, recompact_history
-from .._counting.calibrated import CalibratedCounter
 from .._counting.counter import BaseCounter
 from .._counting.heuristic import TokenCounter
 from .._counting.request import RequestCounter
-from .._errors import (
-    AgentError,
-    ConfigurationError,
-    InvalidConversationError,
-    MaxTurnsExceededError,
-    MiddlewareError,
-    NeuronContextError,
-    ProviderError,
-    described,
-    show,
-)
-from .._log import logger
-from .._messages.checks import check_messages
+from .._errors import AgentError, ConfigurationError, MaxTurnsExceededError, show
 from .._messages.content import JSON
-from .._messages.conversation import first_is_user
 from .._messages.message import Message, ToolDefinition
-from .._messages.wellformed import (
-    repair,
-    start_on_user,
-    validate,
-)
 from .._middleware.chain import MiddlewareChain
 from .._middleware.types import ModelRequest, ModelResponse
 from .._run.events import AgentEvent, LimitReached, ModelCalled, RunFinished, TurnStarted
@@ -64,16 +44,11 @@ from .._run.state import AgentState
 from .._run.tools import Tool
 from .._stores.scope import conversation
 from .._strategies.strategy import ContextStrategy, counter_of
-from ..providers._base import (
-    CompletionRequest,
-    CompletionResponse,
-    Provider,
-    StopReason,
-    TokenUsage,
-)
-from .boundary import checked, same, tell, to_input, tools_of
+from ..providers._base import Provider, TokenUsage
+from .boundary import checked, tell, to_input, tools_of
 from .boundary import joined as joined_input
 from .calls import close_calls, run_tool_calls
+from .model_call import call_model
 from .options import AgentOptions, AgentResult
 
 __all__ = ["Agent", "AgentOptions", "AgentResult", "create_agent"]
@@ -296,97 +271,12 @@ class Agent:
             state.messages = list(recovered[0].result.messages)
         return response
 
-    # -- the innermost handlers -------------------------------------------------------
-
-    def _check_request(self, messages: list[Message]) -> None:
-        """The request's messages as the wrappers left them (the ``before_model`` hooks'
-        are checked by the chain): messages, or a :class:`MiddlewareError`."""
-        try:
-            check_messages(messages, "ModelRequest.messages")
-        except ConfigurationError as exc:
-            names = ", ".join(m.name for m in self.chain.middlewares) or "a middleware"
-            msg = f"{exc} (left by {names})"
-            raise MiddlewareError(msg, middleware=names, hook="wrap_model_call") from None
-
     async def _call_model(self, request: ModelRequest) -> ModelResponse:
-        context = request.context
-        provider = request.provider if request.provider is not None else self.provider
-        history = context.state.messages
-        messages = request.messages  # the request's own list
-        if not first_is_user(messages):
-            messages = start_on_user(messages, history)
-        # The history is well formed by construction (checked when a run starts and after
-        # every compaction); only a request a middleware changed needs the O(n) check.
-        unchanged = same(messages, history)
-        if not unchanged:
-            self._check_request(messages)
-            try:
-                validate(messages)
-            except InvalidConversationError as exc:
-                logger.warning("a middleware broke the request; sending it repaired: %s", exc)
-                messages = repair(messages)
-        tools = request.tools
-        completion = CompletionRequest._of_messages(
-            messages,
-            system=request.system_prompt,
-            tools=tools,
-            model=request.model,
-            max_tokens=self.options.max_output_tokens,
-            temperature=self.options.temperature,
+        """The innermost handler (:func:`~neuron_context._agent.model_call.call_model`)
+        with this agent's provider, options and middlewares."""
+        return await call_model(
+            request, provider=self.provider, options=self.options, chain=self.chain
         )
-        estimated = context.count_request(messages, request.system_prompt, tools)
-        started = time.perf_counter()
-        calibration: Calibration | None = None
-        try:
-            with tracing.model_call(provider, completion, estimated) as span:
-                completed = await provider.complete(completion)
-                if isinstance(completed, CompletionResponse):  # else refused just below
-                    span.reply(completed)
-                    calibration = _calibrate(context, request, messages, completed, span)
-        except (NeuronContextError, anyio.get_cancelled_exc_class()):
-            raise
-        except Exception as exc:
-            # A provider of the user's (or a FunctionProvider) raised something of its own:
-            # callers and middlewares see one kind of failure, the cause chained.
-            msg = f"{type(provider).__name__}.complete failed: {described(exc)}"
-            raise ProviderError(msg) from exc
-        duration = time.perf_counter() - started
-        # The provider's reply crosses in here: a CompletionResponse or a ProviderError
-        # naming the provider; its calls get distinct ids (ModelResponse checks it).
-        response = ModelResponse.of(completed, provider)
-        usage = response.usage
-        context.emit(
-            ModelCalled(
-                context.turn,
-                type(provider).__name__,
-                request.model,
-                estimated,
-                usage.input_tokens if usage is not None else None,
-                usage.output_tokens if usage is not None else None,
-                StopReason(response.stop_reason).value,
-                len(response.tool_uses),
-                duration,
-                calibration.factor if calibration is not None else None,
-            )
-        )
-        return response
-
-
-def _calibrate(
-    context: RunContext,
-    request: ModelRequest,
-    messages: Sequence[Message],
-    completed: CompletionResponse,
-    span: tracing.Span,
-) -> Calibration | None:
-    """The reply's reported input tokens fed to the run's counter through the recovery
-    step's calibration, as every adapter's are, and recorded on the model call's span."""
-    if completed.usage is None or not isinstance(context.counter, CalibratedCounter):
-        return None
-    sent = Attempt(
-        request, read=lambda: messages, system_prompt=request.system_prompt, tools=request.tools
-    )
-    return observe(context.counter, sent, completed.usage.input_tokens, label="Agent", span=span)
 
 
 def create_agent(
