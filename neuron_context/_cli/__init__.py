@@ -5,9 +5,10 @@ no API key: where do the tokens go (``count``), what would a stack do to this hi
 (``compact``), and which stack should my agent use and what will it cost (``simulate``,
 a replay of the transcript as an agent loop, stacks side by side, with a plot).
 
-One concept per module: ``app`` (the commands and exit codes), ``args`` (the parser),
-``inputs`` (transcripts, counter, summarizer and budget from the arguments), ``spec``
-(stack specs for ``--strategy``), ``census`` (``count``'s breakdown), ``diff``
+One concept per module: ``app`` (the entry point and exit codes), ``commands`` (the
+three commands), ``stdout`` (what they write there: text, standard JSON), ``args`` (the
+parser), ``inputs`` (transcripts, counter, summarizer and budget from the arguments),
+``spec`` (stack specs for ``--strategy``), ``census`` (``count``'s breakdown), ``diff``
 (``compact``'s before/after), ``simulate`` (the replay), ``contenders`` (other
 frameworks' context managers in the replay), ``report`` (rich tables) and ``plot``
 (matplotlib). Reading and writing transcript files is the formats room's

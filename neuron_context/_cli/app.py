@@ -1,346 +1,30 @@
-"""The ``neuron-context`` command: the three commands and the exit codes.
+"""The ``neuron-context`` command's entry point: the exit codes, every failure on one line.
 
 Exit codes: 0 success; 1 a compaction whose result does not fit or is not well formed
 (``compact``), or a compaction error; 2 bad input or usage — a file that cannot be read
 as a conversation, an output that cannot be written, an unknown stack step, a missing
 extra; 3 an unexpected error (a bug). Every failure is one line on stderr, never a
-traceback (``-v`` adds the traceback of a bug).
+traceback (``-v`` adds the traceback of a bug). The commands themselves are
+:mod:`~neuron_context._cli.commands`.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import logging
-import math
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 
-import anyio
-import attrs
-
-from .._blocking import run_blocking
-from .._compaction.step import compact_step
-from .._counting.counter import BaseCounter
-from .._counting.heuristic import TokenCounter
-from .._counting.pricing import CacheCostModel
-from .._counting.pricing import cost_model as cost_model_of
-from .._counting.request import RequestCounter
 from .._errors import ConfigurationError, NeuronContextError
 from .._log import logger
-from .._messages.message import Message, Role
-from .._strategies.strategy import ContextStrategy
-from .._summary.extractive import ExtractiveSummarizer
-from ..formats._transcripts.files import Transcript, dumps
-from ..formats._transcripts.storage import check_target, json_text, printable, write_atomic
-from ..providers._base import Provider
-from . import inputs
+from ..formats._transcripts.storage import printable
 from .args import UsageError, parser
-from .metered import Metered
-from .simulate import Replayer, Run, StackReplayer, replay
-from .spec import StackSpec, parse_spec
+from .commands import compact_command, count_command, simulate_command
 
-__all__ = ["INTERNAL_ERROR", "PROGRESS_FROM", "main"]
+__all__ = ["INTERNAL_ERROR", "main"]
 
 INTERNAL_ERROR = 3
 """The exit code of an unexpected error (a bug), reported on one line like any other."""
-PROGRESS_FROM = 200
-"""Model calls (times stacks) from which ``simulate`` shows a progress bar on a terminal."""
-
-
-def _ascii_stdout() -> bool:
-    """Whether stdout cannot take every character (a terminal in a legacy encoding):
-    JSON written there uses its ``\\u`` escapes instead."""
-    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-    try:
-        "\u00e9\U0001f642".encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return True
-    return False
-
-
-def _emit(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
-
-
-def _standard(data: object) -> object:
-    """``data`` with every non-finite float as ``null``: standard JSON has no
-    ``Infinity`` or ``NaN``, and strict readers refuse them."""
-    if isinstance(data, float) and not math.isfinite(data):
-        return None
-    if isinstance(data, dict):
-        return {key: _standard(value) for key, value in data.items()}
-    if isinstance(data, list | tuple):
-        return [_standard(value) for value in data]
-    return data
-
-
-def _emit_json(data: object) -> None:
-    data = _standard(data)
-    if _ascii_stdout():
-        _emit(json.dumps(data, ensure_ascii=True, indent=1, allow_nan=False) + "\n")
-    else:
-        _emit(json_text(data) + "\n")
-
-
-# -- commands ---------------------------------------------------------------------------
-
-
-def _count(args: argparse.Namespace) -> int:
-    from .census import census
-
-    transcripts = inputs.transcripts(args, many=True)
-    name, exact = inputs.counter(args.tokenizer)  # o200k_base unless told otherwise
-    counters: dict[str, BaseCounter] = {name: exact}
-    if name != "heuristic":
-        counters["heuristic"] = TokenCounter()  # the fast estimate, beside the exact count
-    result = census(transcripts, counters)
-    if args.json:
-        _emit_json(attrs.asdict(result))
-        return 0
-    from .report import console, print_census
-
-    print_census(console(), result)
-    return 0
-
-
-def _why(
-    messages: Sequence[Message], tokens: int, budget: int, counter: BaseCounter, tools: int
-) -> str:
-    """Why ``messages`` (``tokens`` with the ``tools`` tokens of the tool definitions) do
-    not fit ``budget``."""
-    over = f"{tokens - budget:,} tokens over"
-    fixed = counter.estimate_messages([m for m in messages if m.role is Role.SYSTEM]) + tools
-    what = "the system messages and the tool definitions" if tools else "the system messages"
-    if fixed > budget:
-        return f"{over}: {what} alone cost {fixed:,} tokens"
-    requests = [m for m in messages if m.role is Role.USER and not m.is_compaction]
-    if requests and fixed + counter.estimate_message(requests[-1]) > budget:
-        return f"{over}: {what} and the newest user request alone exceed the budget"
-    return (
-        f"{over}: the stack's steps could remove no more; end it with a window or "
-        "summarization, or try --strategy default"
-    )
-
-
-def _compact(args: argparse.Namespace) -> int:
-    from .diff import diff
-
-    output = Path(args.output) if args.output and args.output != "-" else None
-    if output is not None:
-        check_target(output, option="-o")
-    (transcript, *rest) = inputs.transcripts(args, many=False)
-    if rest:
-        source = transcript.name.rsplit(":", 1)[0]
-        msg = f"{source} holds {len(rest) + 1} transcripts; compact takes one"
-        raise ConfigurationError(msg)
-    name, counter = inputs.counter(args.tokenizer)
-    spec = parse_spec(args.strategy)
-    provider = inputs.provider(args.provider)
-    messages = list(transcript.messages)
-    tools = transcript.tools
-    budget = inputs.budget(args, messages, counter, tools)
-    stack = spec.build(budget, counter, provider)
-    step = run_blocking(
-        lambda: compact_step(
-            stack,
-            messages,
-            counter=RequestCounter(counter),
-            tools=tools,
-            errors="raise",
-            label="compact",
-        )
-    )
-    result = list(step.messages)
-    change = diff(messages, result, counter)
-    problem: str | None = None  # the step returns a well-formed conversation or raises
-    tools_tokens = counter.estimate_tools(tools) if tools else 0
-    fits = change.tokens_after + tools_tokens <= budget
-    why = (
-        ""
-        if fits
-        else _why(result, change.tokens_after + tools_tokens, budget, counter, tools_tokens)
-    )
-    label = spec.label + (f" (summarizer: {args.provider})" if spec.summarizes else "")
-    written = None
-    if args.output:
-        if output is None:
-            _emit(dumps(transcript, result, ascii_only=_ascii_stdout()))
-        else:
-            write_atomic(output, dumps(transcript, result).encode("utf-8"), option="-o")
-            written = f"{printable(args.output)} ({transcript.source.codec.name})"
-    if args.json:
-        _emit_json(
-            {
-                "transcript": transcript.name,
-                "stack": spec.label,
-                "summarizer": args.provider if spec.summarizes else None,
-                "counter": name,
-                "budget": budget,
-                "tool_definitions": {"count": len(tools), "tokens": tools_tokens},
-                "diff": attrs.asdict(change),
-                "well_formed": problem is None,
-                "fits": fits,
-                "why": why or None,
-                "output": written,
-            }
-        )
-    else:
-        from .report import console, plain, print_compaction
-
-        out = console(stderr=args.output == "-")
-        out.print(
-            f"transcript: {plain(transcript.name)} ({len(messages)} messages, "
-            f"counted with {plain(name)})"
-        )
-        print_compaction(
-            out,
-            label=label,
-            budget=budget,
-            diff=change,
-            fits=fits,
-            why=why,
-            well_formed=problem,
-            written=written,
-            tools=(len(tools), tools_tokens),
-        )
-    return 0 if fits and problem is None else 1
-
-
-def _simulate(args: argparse.Namespace) -> int:
-    if args.plot:
-        check_target(args.plot, option="--plot")
-    transcripts = inputs.transcripts(args, many=True)
-    name, counter = inputs.counter(args.tokenizer)
-    provider = inputs.provider(args.provider)
-    specs: list[StackSpec] = [parse_spec(s) for s in (args.strategy or [])]
-    if not specs:  # the comparison a user came for: ours, a window and every peer installed
-        specs = [parse_spec(s) for s in inputs.COMPARED_STACKS]
-    budgets = [inputs.budget(args, t.messages, counter, t.tools) for t in transcripts]
-    cost_model = cost_model_of(args.cost_model) if args.cost_model else None
-    if args.gap < 0 or args.gap != args.gap:
-        msg = f"--gap must be a number of seconds >= 0, got {args.gap}"
-        raise ConfigurationError(msg)
-    replayers: list[Replayer] = []
-    for spec in specs:
-        spec.build(budgets[0], counter, provider)  # a bad spec fails before the replay
-        meter = None if isinstance(provider, ExtractiveSummarizer) else Metered(provider, counter)
-
-        def build(
-            budget: int, spec: StackSpec = spec, summarizer: Provider = meter or provider
-        ) -> ContextStrategy:
-            return spec.build(budget, counter, summarizer)
-
-        replayers.append(StackReplayer(spec.label, build, meter=meter))
-    missing: list[str] = []
-    if args.compare_langchain or not args.strategy:
-        from .contenders import available
-
-        contenders, missing = available(provider)
-        replayers.extend(contenders)
-    model_calls = sum(
-        1
-        for t in transcripts
-        for i, m in enumerate(t.messages)
-        if m.role is Role.ASSISTANT and i > 0
-    )
-    runs = _run_all(
-        replayers, transcripts, budgets, counter, model_calls, cost_model=cost_model, gap=args.gap
-    )
-    title = (
-        f"{len(transcripts)} transcript{'s' if len(transcripts) != 1 else ''}, "
-        f"{model_calls:,} model calls, tokens counted with {name}"
-    ) + (f", summaries by {args.provider}" if any(s.summarizes for s in specs) else "")
-    if args.plot:
-        from .plot import figure, png
-
-        write_atomic(args.plot, png(figure(runs, title=title)), option="--plot")
-    if args.json:
-        from .report import best
-
-        _emit_json(
-            {
-                "transcripts": [t.name for t in transcripts],
-                "counter": name,
-                "budgets": budgets,
-                "cost_model": attrs.asdict(cost_model) if cost_model else None,
-                "gap": args.gap if cost_model and math.isfinite(args.gap) else None,
-                "runs": [
-                    {
-                        "label": run.label,
-                        "totals": _totals(run),
-                        "calls": [attrs.asdict(c) for c in run.calls],
-                    }
-                    for run in runs
-                ],
-                "recommended": best(runs).label,
-                "plot": str(args.plot) if args.plot else None,
-                "not_compared": missing,
-            }
-        )
-        return 0
-    from .report import console, plain, print_runs
-
-    out = console()
-    print_runs(out, runs, title=title, budget=inputs.budget_text(args), cost_model=cost_model)
-    if missing:
-        extras = sorted({note.rsplit("(the ", 1)[1].split(" ")[0] for note in missing})
-        out.print(
-            plain(
-                f"not compared, not installed: {'; '.join(missing)}; "
-                f'python -m pip install ".[{",".join(extras)}]" adds them'
-            )
-        )
-    if args.plot:
-        out.print(f"plot: {plain(str(args.plot))}")
-    return 0
-
-
-def _totals(run: Run) -> dict[str, object]:
-    """A run's totals as JSON, with the figures its properties derive."""
-    totals: dict[str, object] = attrs.asdict(run.totals)
-    totals["cache_hit_rate"] = run.totals.cache_hit_rate
-    totals["net_cost"] = run.totals.net_cost
-    return totals
-
-
-def _run_all(
-    replayers: Sequence[Replayer],
-    transcripts: Sequence[Transcript],
-    budgets: Sequence[int],
-    counter: BaseCounter,
-    model_calls: int,
-    *,
-    cost_model: CacheCostModel | None = None,
-    gap: float = 30.0,
-) -> list[Run]:
-    async def go(tick: Callable[[], None] | None) -> list[Run]:
-        return [
-            await replay(
-                replayer, transcripts, budgets, counter, tick=tick, cost_model=cost_model, gap=gap
-            )
-            for replayer in replayers
-        ]
-
-    total = model_calls * len(replayers)
-    from .report import console
-
-    screen = console(stderr=True)
-    if total < PROGRESS_FROM or not screen.is_terminal:
-        return anyio.run(go, None)
-    from rich.progress import Progress
-
-    with Progress(
-        transient=True, console=screen, redirect_stdout=False, redirect_stderr=False
-    ) as progress:
-        task = progress.add_task("replaying", total=total)
-        return anyio.run(go, lambda: progress.advance(task))
-
-
-# -- entry point ------------------------------------------------------------------------
 
 
 class _OneLine(logging.Formatter):
@@ -374,7 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # --help or --version, printed
         return exc.code if isinstance(exc.code, int) else 2
-    command = {"count": _count, "compact": _compact, "simulate": _simulate}[args.command]
+    command = {"count": count_command, "compact": compact_command, "simulate": simulate_command}[
+        args.command
+    ]
     # compact shows the library's warnings (a summarizer that failed, a stack still over
     # budget); simulate would repeat them on every call, so only with --verbose.
     level = logging.INFO if args.verbose else logging.WARNING
