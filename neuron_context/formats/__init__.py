@@ -145,14 +145,8 @@ from .._exports import publish as _publish
 from ._anthropic_messages import SYSTEM_REMINDER, from_anthropic, to_anthropic
 from ._common import MAX_DEPTH, SUMMARY_HEADING
 from ._native import FORMAT, VERSION, from_dict, from_json, to_dict, to_json
-from ._openai_chat import (
-    RAW_ARGUMENTS,
-    TOOL_IMAGES_HEADING,
-    arguments_from_openai,
-    arguments_to_openai,
-    from_openai,
-    to_openai,
-)
+from ._openai_arguments import RAW_ARGUMENTS, arguments_from_openai, arguments_to_openai
+from ._openai_chat import TOOL_IMAGES_HEADING, from_openai, to_openai
 from ._tool_definitions import (
     tools_from_anthropic,
     tools_from_openai,

@@ -1,11 +1,12 @@
 """OpenAI Chat Completions messages: :func:`to_openai` and :func:`from_openai`.
 
-The rules, and what the format cannot hold, are listed in :mod:`neuron_context.formats`.
+The rules, and what the format cannot hold, are listed in :mod:`neuron_context.formats`;
+a tool call's ``arguments`` string is read and written by
+:mod:`~neuron_context.formats._openai_arguments`.
 """
 
 from __future__ import annotations
 
-import json
 import mimetypes
 from collections.abc import Iterable, Mapping
 from typing import TypeAlias, assert_never
@@ -23,10 +24,8 @@ from .._messages.content import (
     ToolResult,
     ToolUse,
 )
-from .._messages.jsonvalue import compact_json
 from .._messages.message import Message, Role
 from ._common import (
-    MAX_DEPTH,
     build,
     check_depth,
     fail,
@@ -41,6 +40,7 @@ from ._common import (
     require_system,
     text_or_compaction,
 )
+from ._openai_arguments import RAW_ARGUMENTS, arguments_to_openai, parse_arguments
 from ._openai_images import (
     TOOL_IMAGES_HEADING,
     image_part,
@@ -50,12 +50,8 @@ from ._openai_images import (
     with_images,
 )
 
-__all__ = ["RAW_ARGUMENTS", "TOOL_IMAGES_HEADING", "from_openai", "read_openai", "to_openai"]
+__all__ = ["TOOL_IMAGES_HEADING", "from_openai", "read_openai", "to_openai"]
 
-
-RAW_ARGUMENTS = "_raw"
-"""The key under which :func:`from_openai` keeps tool-call arguments that are not a JSON
-object (``{"_raw": "<the string>"}``); :func:`to_openai` sends such a string back verbatim."""
 
 _Part: TypeAlias = dict[str, JSON]
 _OpenAIMessage: TypeAlias = dict[str, JSON]
@@ -181,7 +177,7 @@ def _assistant_message(message: Message, path: str) -> _OpenAIMessage:
         {
             "id": use.id,
             "type": "function",
-            "function": {"name": use.name, "arguments": _arguments(use.input)},
+            "function": {"name": use.name, "arguments": arguments_to_openai(use.input)},
         }
         for use in message.tool_uses
     ]
@@ -193,40 +189,6 @@ def _assistant_message(message: Message, path: str) -> _OpenAIMessage:
     if calls:
         rendered["tool_calls"] = calls
     return rendered
-
-
-def arguments_to_openai(arguments: Mapping[str, JSON]) -> str:
-    """A tool use's input as the ``arguments`` string of Chat Completions (and of the
-    Responses API): its JSON, or a ``_raw`` string given back as it was read."""
-    return _arguments(arguments)
-
-
-def arguments_from_openai(text: str, path: str = "arguments") -> dict[str, JSON]:
-    """A tool use's input read from an ``arguments`` string: its JSON object, ``{}`` for a
-    blank string, or ``{"_raw": text}`` when it holds no JSON object.
-
-    Raises:
-        ConfigurationError: ``text`` nests deeper than :data:`MAX_DEPTH`, naming ``path``.
-    """
-    parsed = _parse_arguments(text, path)
-    return {RAW_ARGUMENTS: text} if parsed is None else parsed
-
-
-def _arguments(arguments: Mapping[str, JSON]) -> str:
-    raw = arguments.get(RAW_ARGUMENTS)
-    if len(arguments) == 1 and isinstance(raw, str) and not _is_json_object(raw):
-        return raw
-    return compact_json(arguments)
-
-
-def _is_json_object(text: str) -> bool:
-    """Whether :func:`from_openai` would read ``text`` as arguments (not as ``_raw``)."""
-    if not text.strip():
-        return True
-    try:
-        return isinstance(json.loads(text), dict)
-    except (ValueError, RecursionError):
-        return False
 
 
 def _tool_message(result: ToolResult) -> _OpenAIMessage:
@@ -362,7 +324,7 @@ def _read_tool_call(raw: object, path: str) -> ToolUse:
     if value is None:
         arguments = {}
     elif isinstance(value, str):
-        parsed = _parse_arguments(value, arguments_path)
+        parsed = parse_arguments(value, arguments_path)
         fresh: dict[str, JSON] = {RAW_ARGUMENTS: value} if parsed is None else parsed
         # A dict just built by json.loads: checked (depth included), not copied.
         return build(path, lambda: ToolUse._of(use_id, name, fresh, path=arguments_path))
@@ -370,25 +332,6 @@ def _read_tool_call(raw: object, path: str) -> ToolUse:
         arguments = get_mapping(value, arguments_path)
     check_depth(arguments, arguments_path)
     return build(path, lambda: ToolUse(id=use_id, name=name, input=arguments))
-
-
-def _parse_arguments(text: str, path: str) -> dict[str, JSON] | None:
-    """The JSON object ``text`` holds (blank is ``{}``), or ``None`` when it holds none.
-
-    Raises:
-        ConfigurationError: ``text`` is JSON nested too deeply to parse.
-    """
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise fail(path, f"is nested deeper than {MAX_DEPTH} levels") from None
-    except ValueError:
-        return None
-    if text.count("[") + text.count("{") > MAX_DEPTH:  # C-speed: only then can it be too deep
-        check_depth(value, path)
-    return value if isinstance(value, dict) else None
 
 
 def _read_tool(item: Mapping[str, object], path: str) -> ToolResult:

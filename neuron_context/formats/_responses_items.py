@@ -70,7 +70,7 @@ from ._common import (
     render_compaction,
     text_or_compaction,
 )
-from ._openai_chat import arguments_from_openai, arguments_to_openai
+from ._openai_arguments import arguments_from_openai, arguments_to_openai
 
 __all__ = [
     "Item",

@@ -49,7 +49,7 @@ from .._common import (
     make_tool_use,
     text_or_compaction,
 )
-from .._openai_chat import RAW_ARGUMENTS
+from .._openai_arguments import RAW_ARGUMENTS
 from .._openai_images import read_image_url
 from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list

@@ -47,7 +47,7 @@ from .._common import (
     make_tool_use,
     text_or_compaction,
 )
-from .._openai_chat import RAW_ARGUMENTS, arguments_from_openai
+from .._openai_arguments import RAW_ARGUMENTS, arguments_from_openai
 from .codec import Codec, Fit, Parsed, tag
 from .graft import Rules, graft_list
 
