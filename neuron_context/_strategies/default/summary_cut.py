@@ -11,7 +11,7 @@ from ..._messages.truncation import truncate_text
 from ..._summary.agent_plan import PLAN_CLOSE, PLAN_OPEN
 from ..._summary.format import REQUEST_CLOSE, REQUEST_OPEN
 from ..._summary.quotes import closer, open_fence
-from .words import common_prefix, has_markers, marker_alone, whole_markers
+from .earlier_markers import common_prefix, has_markers, marker_alone, whole_markers
 
 __all__ = ["cut_summary"]
 

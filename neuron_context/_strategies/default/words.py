@@ -26,13 +26,9 @@ holds more names at every bigger goal, and so the choice can trade places from o
 to the next (a code line repeated keeps 59 characters at 21 tokens, 27 at 22).
 
 A text an earlier cut left (a request pinned cut by a previous compaction) holds that
-cut's marker lines: a cut keeps each of them whole or cuts it whole, never a piece of one
-(``[... 119 l`` read as the user's words), and the marker of a cut that replaces earlier
-markers counts the lines and tokens they stood for, so the output says how much of the
-request is gone in all (its tokens alone where one of them gave no character count),
-showing their keys. Where that marker leaves no room for words, or does not fit, it
-gives way in steps (:data:`_FORMS`), so such a request is never left empty where a
-plain cut's marker fits.
+cut's marker lines: a cut keeps each of them whole or cuts it whole, and the new marker
+counts what they stood for, in the first of its forms that leaves room for words
+(:mod:`.earlier_markers`).
 Where no step is kept and a task's cut would say nothing, the task and the newest
 request share their room, each keeping words (:func:`shared`), before the task goes.
 """
@@ -46,17 +42,27 @@ import attrs
 
 from ..._counting.counter import BaseCounter
 from ..._messages.content import ContentBlock, Text
-from ..._messages.markers import marker, said_size, stands_for, tight
+from ..._messages.markers import stands_for, tight
 from ..._messages.message import Message, Role
 from ..._messages.truncation import truncate_message
 from ..._stores.offload import references_in
 from ..._summary.facts import condense
 from .clauses import by_content, holds, reused
+from .earlier_markers import (
+    FORMS,
+    common_prefix,
+    has_markers,
+    marker_alone,
+    marker_for,
+    whole_markers,
+)
 from .water import describe_cut
 
 if TYPE_CHECKING:  # the plan pins requests with cut_words: no import of it at run time
     from .plan import Part
 
+# common_prefix, has_markers, marker_alone and whole_markers belong to .earlier_markers
+# and are exported here too, beside the cut of a user's words that keeps markers whole.
 __all__ = [
     "common_prefix",
     "cut_words",
@@ -77,13 +83,6 @@ words the bigger goal would otherwise lose."""
 _TRIES = 4
 """How many cuts are tried, each shorter by its overshoot, where a marker that counts
 the earlier markers it replaces costs more than the one it stands for."""
-
-_FORMS = 4
-"""The forms of a marker that replaces earlier ones, each cheaper than the one before:
-0 its full form (characters where it can, tokens, the earlier markers' counts added,
-their keys shown); 1 tokens alone; 2 tokens alone without the keys; 3 what the cut
-itself removed (its lines and tokens as the text holds them, no earlier count added),
-as a plain cut writes it. A cut takes the first that leaves room for words."""
 
 
 def cut_words(message: Message, goal: int, counter: BaseCounter) -> Message:
@@ -137,7 +136,7 @@ def words_kept(message: Message) -> int:
 def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
     """A user's ``message`` cut in the middle to ``goal`` tokens, its earlier markers
     each kept whole or cut whole and counted in the new one: the new marker in its full
-    form where a cut with it keeps words, else in the next of its :data:`_FORMS` that
+    form where a cut with it keeps words, else in the next of its :data:`FORMS` that
     does (the first cut that fits and holds a marker where none keeps words)."""
     cut = truncate_message(message, goal, counter)
     if cut is message:
@@ -148,7 +147,7 @@ def _words_cut(message: Message, goal: int, counter: BaseCounter) -> Message:
         return next((c for c in _above(message, goal, counter) if says(c)), cut)
     first: Message | None = None
     for tried in (cut, *_above(message, goal, counter)):
-        for form in range(_FORMS):
+        for form in range(FORMS):
             mended = _fitted(message, tried, goal, counter, form)
             if mended is None:
                 continue
@@ -279,12 +278,12 @@ def _marked(block: ContentBlock) -> bool:
 
 def _gone(message: Message, cut: Message, goal: int, counter: BaseCounter) -> Message:
     """``cut`` (``message`` cut as it comes) with each text that holds an earlier marker
-    replaced by one marker standing for all of it (in the first of its :data:`_FORMS`
+    replaced by one marker standing for all of it (in the first of its :data:`FORMS`
     that fits), where no cut that keeps its markers whole fits ``goal``; texts left
     empty where not even that fits."""
-    for form in range(_FORMS):
+    for form in range(FORMS):
         content = tuple(
-            Text(text=_marker_for(before.text, 0, len(before.text), goal, counter, form=form))
+            Text(text=marker_for(before.text, 0, len(before.text), goal, counter, form=form))
             if isinstance(before, Text) and _marked(before)
             else after
             for before, after in zip(message.content, cut.content, strict=True)
@@ -301,149 +300,8 @@ def _whole(
     after: ContentBlock, before: ContentBlock, space: int, counter: BaseCounter, form: int
 ) -> Text:
     """``after`` (``before``'s text cut) as :func:`whole_markers` mends it, its marker
-    in ``form`` (one of :data:`_FORMS`)."""
+    in ``form`` (one of :data:`FORMS`)."""
     assert isinstance(before, Text)
     assert isinstance(after, Text)
     mended = whole_markers(after.text, before.text, space, counter, form=form)
     return after if mended == after.text else Text(text=mended)
-
-
-def whole_markers(
-    cut: str,
-    text: str,
-    space: int,
-    counter: BaseCounter,
-    *,
-    pieces_only: bool = False,
-    form: int = 0,
-) -> str:
-    """``cut`` (``text`` cut to ``space`` tokens: its head, a marker line, its tail) with
-    the head and the tail moved out of any marker line of an earlier cut they end or
-    start in (and off one they end or start with: two markers never stand in a row),
-    its marker counting what the earlier markers it replaces stood for and showing the
-    keys they showed (``recall: <key>``); ``cut`` as it is where it holds no earlier
-    marker (in ``form``, one of :data:`_FORMS`). It may cost a few tokens more than ``cut`` (a
-    count of more lines): the caller cuts again shorter where it must. With
-    ``pieces_only``, ``cut`` as it is unless its head or its tail holds a piece of an
-    earlier marker."""
-    found = _split(cut, text)
-    if found is None:
-        return cut
-    head, tail = found
-    inside = _in_line(text, len(head), head=True) or _in_line(
-        text, len(text) - len(tail), head=False
-    )
-    if pieces_only and not inside:
-        return cut
-    start = _head_end(text, len(head))
-    end = _tail_start(text, len(text) - len(tail))
-    if (start, end) == (len(head), len(text) - len(tail)) and not has_markers(text[start:end]):
-        return cut  # no earlier marker in or around the cut
-    line = _marker_for(text, start, end, space, counter, form=form)
-    return text[:start].rstrip("\n").rstrip(" ") + line + text[end:]
-
-
-def marker_alone(text: str, space: int, counter: BaseCounter) -> str:
-    """The marker line that stands for all of ``text`` in a cut to ``space`` tokens (the
-    earlier markers in it counted, their keys shown): what is left of a text no cut of
-    which fits."""
-    return _marker_for(text, 0, len(text), space, counter).strip("\n")
-
-
-def _marker_for(
-    text: str, start: int, end: int, space: int, counter: BaseCounter, *, form: int = 0
-) -> str:
-    """The marker line that stands for ``text[start:end]`` (whole lines, earlier markers
-    among them) in a cut to ``space`` tokens: its lines, characters and tokens, the
-    earlier markers' counted as what they said they stood for, and the keys they showed
-    (``recall: <key>``: what they cut is read back there). Its short form (tokens
-    alone) where an earlier marker gave no character count: a count of characters would
-    leave out what that one stood for. Cheaper in a later ``form`` (:data:`_FORMS`)."""
-    pieces = text[start:end].split("\n")
-    chars = end - start
-    tokens = counter.estimate_text(text) - counter.estimate_text(text[:start] + text[end:])
-    lines = [piece for piece in pieces if piece.strip()] or [""]
-    if form == _FORMS - 1:  # what this cut removed, as a plain cut counts it
-        return marker(chars, tokens, lines=len(lines), short=True)
-    earlier = [piece for piece in pieces if stands_for(piece)]
-    uncounted = False  # a marker that gave no character count (a short one)
-    for piece in earlier:  # what each stood for, beyond its own length and cost
-        said_chars, said_tokens = said_size(piece)
-        chars += max(0, said_chars - len(piece))
-        tokens += max(0, said_tokens - counter.estimate_text(piece))
-        uncounted = uncounted or not said_chars
-    count = sum(stands_for(piece) or 1 for piece in lines)
-    keys = [key for piece in earlier for key in references_in(piece)]
-    reference = "; ".join(f"recall: {key}" for key in dict.fromkeys(keys)) if form < 2 else ""
-    short = uncounted or form > 0 or tight(space, counter)  # no character count it cannot make good
-    return marker(chars, tokens, lines=count, reference=reference, short=short)
-
-
-def _in_line(text: str, at: int, *, head: bool) -> bool:
-    """Whether a cut at ``at`` (the end of a head, or the start of a tail) falls inside a
-    marker line of ``text``: the head would keep its first characters, the tail its
-    last."""
-    if not 0 < at < len(text):
-        return False
-    start = text.rfind("\n", 0, at) + 1  # the line the cut falls in
-    end = text.find("\n", at)
-    end = len(text) if end < 0 else end
-    inside = start < at < end if head else start < at <= end - 1
-    return inside and bool(stands_for(text[start:end]))
-
-
-def has_markers(text: str) -> bool:
-    """Whether ``text`` holds a line a cut wrote."""
-    return any(stands_for(line) for line in text.split("\n"))
-
-
-def _head_end(text: str, start: int) -> int:
-    """Where a head of ``text`` ending at ``start`` ends once it keeps no piece of an
-    earlier marker line, nor such a line as its last (the new marker replaces it)."""
-    while start > 0:
-        line_start = text.rfind("\n", 0, start - 1) + 1  # the line of its last character
-        line_end = text.find("\n", line_start)
-        if not stands_for(text[line_start : len(text) if line_end < 0 else line_end]):
-            return start
-        start = max(0, line_start - 1)
-    return start
-
-
-def _tail_start(text: str, end: int) -> int:
-    """Where a tail of ``text`` starting at ``end`` starts once it keeps no piece of an
-    earlier marker line, nor such a line as its first."""
-    while end < len(text):
-        probe = end + (text[end] == "\n")  # a line end before the tail: its next line
-        line_start = text.rfind("\n", 0, probe) + 1
-        line_end = text.find("\n", probe)
-        line_end = len(text) if line_end < 0 else line_end
-        if not stands_for(text[line_start:line_end]):
-            return end
-        end = min(len(text), line_end + 1)
-    return end
-
-
-def _split(cut: str, text: str) -> tuple[str, str] | None:
-    """The head and the tail of ``text`` that ``cut`` keeps around its marker line, or
-    ``None`` where ``cut`` is not ``text``'s head, a marker line and its tail."""
-    if cut == text or not cut:
-        return None
-    same = common_prefix(cut, text)
-    start = cut.rfind("\n", 0, same + 1)  # the marker line's leading line end
-    stop = cut.find("\n", start + 1)
-    if start < 0 or stop < 0 or not stands_for(cut[start + 1 : stop]):
-        return None
-    head, tail = cut[:start], cut[stop + 1 :]
-    if not text.startswith(head) or not text.endswith(tail):
-        return None
-    if len(head) + len(tail) > len(text):
-        return None
-    return head, tail
-
-
-def common_prefix(first: str, second: str) -> int:
-    """How many characters ``first`` and ``second`` start with alike."""
-    for index, (one, other) in enumerate(zip(first, second, strict=False)):
-        if one != other:
-            return index
-    return min(len(first), len(second))
