@@ -29,9 +29,9 @@ beside its ``"price": 117``), a table row
 with its header, an indented line with the line it is indented under (a body line with
 its definition's header), a line of prose with its paragraph's first line and its
 section's heading, a piece of a long line with the line's start. A line holding names
-beside a kept line is worth one name more (:data:`_NEIGHBOUR`): a hit is kept with its
-neighbours, as ``grep -C`` shows it, where they hold names too, and two kept lines
-together cost one gap less. A blank line is never kept for
+beside a kept line is worth one name more: a hit is kept with its neighbours, as
+``grep -C`` shows it, where they hold names too, and two kept lines together cost one
+gap less (:mod:`.kept_segments` takes them). A blank line is never kept for
 itself, nor a table's header (it names the columns: it is kept with a row), nor the
 marker of an earlier cut (a gap counts the lines that one stood for)::
 
@@ -44,10 +44,11 @@ marker of an earlier cut (a gap counts the lines that one stood for)::
 Everything is linear-ish in the text: one scan for its segments, one pricing of each
 segment, one weighing of each (the caller's, bounded by the segment's length; of a text
 of thousands of segments, of a bounded number of them: :func:`_weighed`), one heap of
-the segments (each checked again at most :data:`_RECHECKS` times as the names it holds
-are kept by others), and the output is priced by the caller's counter and shrunk until
-it costs no more than its cap. A text with no segments worth keeping (one long line, a
-JSON string of a whole file) gets ``""``: the caller cuts it in the middle instead.
+the segments (each checked again a bounded number of times as the names it holds are
+kept by others: :func:`~.kept_segments.greedy`), and the output is priced by the
+caller's counter and shrunk until it costs no more than its cap. A text with no
+segments worth keeping (one long line, a JSON string of a whole file) gets ``""``: the
+caller cuts it in the middle instead.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
+from .kept_segments import drop_orphans, greedy
 from .markers import SHORT_GAP, gap_marker
 from .partition import Partition, is_blank, partition
 
@@ -78,17 +80,6 @@ _HEAD, _TAIL = 0.15, 0.10
 """The shares of the space where the first and the last segments are preferred."""
 _EDGE = 3.0
 """How much more a segment at the head or the tail is worth than one in the middle."""
-_BASE = 0.25
-"""What any segment is worth (a line at the head says what the text is, even with no
-name in it)."""
-_NEIGHBOUR = 1.0
-"""What a line holding names is worth more beside a kept line: as much as a name (it
-is the kept line's context, and the two cost one gap less). Measured on the shared
-transcripts at 10/25/50%: 0.5 and 1.0 hold or gain, 2.0 loses at 10%."""
-_ANCESTORS = 8
-"""The most enclosing segments (openers, headers, a record's first field; not their
-closers) kept with a segment: one nested deeper than this below its nearest kept
-parent is not kept."""
 _ENOUGH = 0.35
 """The least share of the space the kept segments must fill (else ``""``)."""
 _TRIES = 8
@@ -100,8 +91,6 @@ _PER_FIT = 4
 _HINT = re.compile(r"\d+|[_/]|[a-z][A-Z]")
 """What marks the names an agent reuses (ids and numbers, snake_case, paths,
 camelCase), counted by one C scan per segment."""
-_RECHECKS = 3
-"""How many times a segment's worth is checked again as the names it holds are kept."""
 
 
 @attrs.frozen
@@ -149,7 +138,7 @@ def choose_segments(
     full = counter.estimate_text(gap_marker(9_999, parts.unit) + "\n\n")
     extra = full + (counter.estimate_text(f"; {reference}") if reference else 0)
     mark = counter.estimate_text(SHORT_GAP + "\n\n")
-    kept, order = _greedy(
+    kept, order = greedy(
         names,
         costs,
         edge=edge,
@@ -182,7 +171,7 @@ def choose_segments(
             if kept[index] and index not in needed:
                 kept[index] = False
                 drop -= costs[index]
-        _orphans(kept, parts)
+        drop_orphans(kept, parts)
     return Choice("", 0.0)
 
 
@@ -266,114 +255,6 @@ def _walk_order(pieces: list[str], parents: Sequence[int], edge: list[float]) ->
             places[parent] = place = places.get(parent, -1) + 1
             if place < _WALKED:
                 edge[index] *= 1 + _WALK / (1 + place)
-
-
-def _greedy(
-    names: list[Mapping[str, float]],
-    costs: list[int],
-    *,
-    edge: list[float],
-    fillers: set[int],
-    parts: Partition,
-    mark: int,
-    space: int,
-) -> tuple[list[bool], list[int]]:
-    """The segments kept and the order they were taken in: the one worth most per token
-    first, a name worth something only in the first kept segment that holds it (a
-    lazy greedy: a segment's worth is checked again when it comes up, at most
-    :data:`_RECHECKS` times; a line beside one just kept comes up again at once), each
-    with the segments it needs (its enclosing openers, up to :data:`_ANCESTORS`, and
-    their closers; one that needs more is never kept), while they and the markers of
-    the gaps fit ``space``."""
-    parents, closers = parts.parents, parts.closers
-    count = len(costs)
-    kept = [False] * count
-    covered: set[str] = set()
-
-    lines = parts.unit == "lines"
-
-    def score(index: int) -> float:
-        fresh = sum(w for name, w in names[index].items() if name not in covered)
-        if (
-            lines
-            and fresh
-            and ((index > 0 and kept[index - 1]) or (index < count - 1 and kept[index + 1]))
-        ):
-            fresh += _NEIGHBOUR  # beside a kept line: its context, as grep -C shows it
-        return (fresh + _BASE) * edge[index] / costs[index]
-
-    heap = [(-score(i), i, 0) for i in range(count) if i not in fillers]
-    heapq.heapify(heap)
-    order: list[int] = []
-    used = mark  # the text is one gap
-    while heap:
-        _, index, checks = heapq.heappop(heap)
-        if kept[index]:
-            continue
-        if checks < _RECHECKS and heap:
-            now = score(index)
-            if now < -heap[0][0]:
-                heapq.heappush(heap, (-now, index, checks + 1))
-                continue
-        chain = [index]
-        parent = parents[index]
-        steps = 0  # the enclosing segments taken (their closers not counted)
-        while parent >= 0 and not kept[parent] and steps < _ANCESTORS:
-            chain.append(parent)
-            steps += 1
-            if parent in closers:
-                chain.append(closers[parent])
-            parent = parents[parent]
-        if parent >= 0 and not kept[parent]:
-            continue  # nested deeper than it may be kept with what encloses it
-        price = sum(costs[i] for i in chain) + mark * _gaps(chain, kept)
-        if used + price > space:
-            continue
-        used += price
-        for member in chain:
-            kept[member] = True
-            covered.update(names[member])
-        order.append(index)
-        if lines:
-            for member in chain:
-                for near in (member - 1, member + 1):
-                    if 0 <= near < count and not kept[near] and near not in fillers:
-                        heapq.heappush(heap, (-score(near), near, 0))
-    return kept, order
-
-
-def _gaps(chain: list[int], kept: list[bool]) -> int:
-    """How many gaps keeping the segments ``chain`` adds (``-1``: one fewer): each run
-    of them side by side splits the gap it stands in (both of its neighbours cut), ends
-    one (one of them cut: no change) or fills one (none: the text's ends are not cut)."""
-    count = len(kept)
-    members = sorted(set(chain))
-    added = 0
-    start = 0
-    for at in range(len(members)):
-        if at + 1 < len(members) and members[at + 1] == members[at] + 1:
-            continue  # the run goes on
-        low, high = members[start] - 1, members[at] + 1
-        left = low >= 0 and not kept[low]
-        right = high < count and not kept[high]
-        added += (left and right) - (not left and not right)
-        start = at + 1
-    return added
-
-
-def _orphans(kept: list[bool], parts: Partition) -> None:
-    """Unkeep the segments whose parent is no longer kept (in order: a parent comes
-    before the segments that need it), and the openers left with nothing inside."""
-    for index, parent in enumerate(parts.parents):
-        if kept[index] and parent >= 0 and not kept[parent]:
-            kept[index] = False
-    inside = [False] * len(kept)
-    for index, parent in enumerate(parts.parents):
-        if kept[index] and parent >= 0 and parts.closers.get(parent) != index:
-            inside[parent] = True
-    for opener, closer in parts.closers.items():
-        if opener and not inside[opener]:
-            kept[opener] = kept[closer] = False
 
 
 def _assemble(
