@@ -43,8 +43,8 @@ from ..providers._base import (
     TokenUsage,
 )
 from .agent_plan import plan_block
+from .fact_chunks import CHUNK
 from .fact_items import carried_items, result_items
-from .facts import CHUNK
 from .findings import DECISIONS_QUOTED, Findings, find
 from .format import (
     ARTIFACTS,

@@ -2,7 +2,7 @@
 its call, newest first, and an earlier summary's facts lines carried the same way.
 
 A result's first chunk is ranked before the further chunks of the newer results (see
-``facts.STRIDE``), so one long listing does not hide the results before it; a list or
+``fact_chunks.STRIDE``), so one long listing does not hide the results before it; a list or
 a table the agent walks (see :mod:`.walked`) is its result's first chunk, ranked
 before the first chunks of every result (a list of which only one item is used, a
 choice as much as a walk, after the newest result's first chunk only). Each item is
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Set
 
-from .facts import STRIDE, Fact, chunks, render
+from .fact_chunks import STRIDE, Fact, chunks, render
 from .findings import Findings
 from .format import FACTS
 from .previous import SEGMENT_BREAK, carried_segments
@@ -42,8 +42,8 @@ def _further(add: Add, chunk: list[Fact], rank: int, order: int) -> None:
 def result_items(found: Findings, shown: Set[str], add: Add) -> None:
     """The facts of the results, newest first, a chunk of each result at a time: each
     result's first chunk before the later chunks of the newer ones (see
-    ``facts.STRIDE``); a result's pairs share a line, and each segment of a line of it
-    (:attr:`~.facts.Fact.line`) is a chunk on a line of its own, under its call. A list
+    ``fact_chunks.STRIDE``); a result's pairs share a line, and each segment of a line of it
+    (:attr:`~.fact_chunks.Fact.line`) is a chunk on a line of its own, under its call. A list
     a later call walks (the piece holding its next item) or a walked table (its header
     and next rows: see :mod:`.walked`) is its result's first chunk, before the first
     chunks of every result (after the newest result's first one where only one item of
@@ -82,7 +82,7 @@ def carried_items(lines: list[str], newer: int, found: Findings, shown: Set[str]
     """The previous summary's facts lines (newest first), ranked as the results older
     than the ``newer`` ones just read: a line's head and each segment under it are
     chunks of one result, taken in turn with the newer results' chunks (see
-    ``facts.STRIDE``), each verbatim; a segment that the rest of the request shows is
+    ``fact_chunks.STRIDE``), each verbatim; a segment that the rest of the request shows is
     left out, but a table's header goes with its first row carried, and a head that
     ends in a table's header with the table (see :func:`.previous.carried_segments`).
     A list being walked (see :mod:`.walked`: calls of ``found``, the rest of the

@@ -33,7 +33,9 @@ noted once (its first occurrence), and everything is bounded: :func:`facts` stop
 linear (runs of word characters found by one character class, each checked with an
 anchored pattern bounded by its length; see :mod:`neuron_context._summary.scan`). What a
 line or a token is (a definition, a key/value pair, a salient token) is told by
-:mod:`neuron_context._summary.facts_text`; this module notes, orders and renders them.
+:mod:`neuron_context._summary.facts_text`; this module notes and orders them, and
+:mod:`neuron_context._summary.fact_chunks` holds the noted :class:`Fact` and writes the
+facts in chunks, each as a line.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import re
 
 import attrs
 
+from .fact_chunks import CHUNK, STRIDE, Fact, chunks, render
 from .facts_json import VALUE, Braced, Table, cut_lists, leaves
 from .facts_text import (
     CUT,
@@ -62,13 +65,10 @@ from .facts_text import (
 )
 from .scan import is_data
 
+# CHUNK, STRIDE, Fact, chunks and render belong to .fact_chunks and are exported here
+# too, beside the facts() that notes them.
 __all__ = ["CHUNK", "STRIDE", "Fact", "chunks", "condense", "facts", "render"]
 
-CHUNK = 160
-"""Characters of facts per summary item: a result's facts are taken a chunk at a time."""
-STRIDE = 4
-"""How far down a summary's ranking each further chunk of one result's facts goes: the
-newest result's second chunk comes after the first chunks of the four results before it."""
 _LINE = 2_000
 """The longest line read for definitions and key/value pairs (a minified line is not)."""
 _JSON = 2_000_000
@@ -94,61 +94,6 @@ _JSON_PAIR = re.compile(
 _TRIM = ".,;:!?'\"`()[]{}<>"
 _PAIRS_READ = 8
 """How many pairs of JSON in a text are read per fact noted at most (repeats are few)."""
-
-
-@attrs.frozen
-class Fact:
-    """One noted fact and how it is set apart from the one before it."""
-
-    text: str
-    """The fact: ``key=value``, a definition, or a salient token."""
-    group: bool = False
-    """Whether it starts a new object of a list (rendered after ``;`` instead of ``,``)."""
-    line: bool = False
-    """Whether it is a segment of a line of the text as it stands (rendered on a line
-    of its own)."""
-    header: bool = False
-    """Whether it is a table's header (its key and columns): it says nothing without
-    the row after it."""
-    row: bool = False
-    """Whether it is a row of the table whose header is the last one before it: it
-    says what its cells are only under that header."""
-    fixed: bool = False
-    """Whether it is a value every row of the table after it holds (``status=available``):
-    it says which rows it belongs to only beside them."""
-
-
-def chunks(noted: list[Fact]) -> list[list[Fact]]:
-    """``noted`` in chunks of about :data:`CHUNK` characters: a segment of a line is a
-    chunk of its own, and a table's header shares its chunk with its first row (and
-    the values every row holds, written before it)."""
-    found: list[list[Fact]] = []
-    chunk: list[Fact] = []
-    size = 0
-    for fact in noted:
-        closes = fact.line or chunk[-1].line or size + len(fact.text) > CHUNK if chunk else False
-        if closes and not chunk[-1].header and not chunk[-1].fixed:
-            found.append(chunk)
-            chunk, size = [], 0
-        chunk.append(fact)
-        size += len(fact.text) + 2
-    if chunk:
-        found.append(chunk)
-    return found
-
-
-def render(found: list[Fact], *, lines: bool = False) -> str:
-    """``found`` as one line: ``a=1, b=2; a=3, b=4`` (with ``lines``, each group on a
-    line of its own); a segment of a line (:attr:`Fact.line`) is always on its own."""
-    parts: list[str] = []
-    for position, fact in enumerate(found):
-        if position:
-            if fact.line or found[position - 1].line:
-                parts.append("\n")
-            else:
-                parts.append(("\n" if lines else "; ") if fact.group else ", ")
-        parts.append(fact.text)
-    return "".join(parts)
 
 
 def condense(text: str) -> str:

@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterable, Set
 import attrs
 
 from .agent_plan import is_plan_tool, plan_of
-from .facts import STRIDE, Fact, facts, render
+from .fact_chunks import STRIDE, Fact, render
+from .facts import facts
 from .facts_json import cut_lists
 from .scan import KEY_ARGUMENTS, argument_text, artifact_of, error_line, is_notice, mentioned
 from .transcript import Entry
@@ -228,7 +229,7 @@ class _Reader:
         """Note the facts of a result until they alone would fill the budget, each
         result counting for at most a ``STRIDE``-th of it: a summary takes the first
         chunks of the ``STRIDE`` results before a result's next chunk (see
-        ``facts.STRIDE``), so the results before a long one are read too."""
+        ``fact_chunks.STRIDE``), so the results before a long one are read too."""
         if self.facts_cost > self.budget:
             self._walked(entry, text)
             return

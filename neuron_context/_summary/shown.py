@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Set
 
 from .._messages.message import Message
-from .facts import Fact
+from .fact_chunks import Fact
 from .facts_text import is_salient
 from .transcript import message_entries
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Set
 
-from .facts import Fact
+from .fact_chunks import Fact
 
 __all__ = [
     "Calls",
