@@ -23,13 +23,12 @@ in the order of what the next model call needs least:
    that cannot fit even cut (images cannot be cut), or whose cut still keeps none of its
    words, gives way to the newest request, cut again into its room (beside a kept step,
    the task goes below its floor first where that alone makes the output fit and it
-   still keeps words); a pinned request
-   is cut again from its original at the cut's own goal, and the room a cut leaves
-   below its goal goes back to the pinned requests, the newest first, up to their pins;
-   a user's words are cut by content where that keeps more of their names
-   (:mod:`.clauses`), with the words first, the marker naming none of the cut part, and
-   an earlier cut's markers in them kept whole or cut whole and counted
-   (:func:`~.words.cut_words`);
+   still keeps words); a pinned request is cut again from its original at the cut's
+   own goal, and the room a cut leaves below its goal goes back to the pinned requests,
+   the newest first, up to their pins; a user's words are cut by content where that
+   keeps more of their names (:mod:`.clauses`), with the words first, the marker naming
+   none of the cut part, and an earlier cut's markers in them kept whole or cut whole
+   and counted (:func:`~.words.cut_words`; never to an empty text, :mod:`.said`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
@@ -62,9 +61,10 @@ from ..._messages.truncation import truncate_message
 from ..._summary.facts import condense
 from .clauses import holds, reused
 from .plan import Part, Plan
+from .said import cut_said
 from .summary_cut import cut_summary
 from .water import describe_cut
-from .words import cut_words, regrown, says, shared, words_kept
+from .words import regrown, says, shared, words_kept
 
 __all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 
@@ -96,7 +96,7 @@ def shrink(message: Message, excess: int, counter: BaseCounter, *, floor: int = 
             role=Role.USER,
             content=(Compaction(content=cut_summary(block.content, space, counter)),),
         )
-    return cut_words(message, goal, counter)
+    return cut_said(message, goal, counter)
 
 
 def _unsaid(parts: Sequence[Part], messages: Sequence[Message], plan: Plan) -> bool:
@@ -205,7 +205,7 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
                     lift and costs[index] < floor
                 ):  # a cut, not a regrow
                     goal = min(goal, costs[index])
-                again = cut_words(original, goal, counter)
+                again = cut_said(original, goal, counter)
                 if counter.estimate_message(again) <= goal and (
                     words_kept(again) >= words_kept(shorter) or not says(shorter)
                 ):
