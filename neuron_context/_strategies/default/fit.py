@@ -28,7 +28,7 @@ in the order of what the next model call needs least:
    the newest first, up to their pins; a user's words are cut by content where that
    keeps more of their names (:mod:`.clauses`), with the words first, the marker naming
    none of the cut part, and an earlier cut's markers in them kept whole or cut whole
-   and counted (:func:`~.words.cut_words`; never to an empty text, :mod:`.said`);
+   and counted (:func:`~.words.cut_words`; a request left empty is mended after, :mod:`.said`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would
@@ -61,10 +61,9 @@ from ..._messages.truncation import truncate_message
 from ..._summary.facts import condense
 from .clauses import holds, reused
 from .plan import Part, Plan
-from .said import cut_said
 from .summary_cut import cut_summary
 from .water import describe_cut
-from .words import regrown, says, shared, words_kept
+from .words import cut_words, regrown, says, shared, words_kept
 
 __all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 
@@ -96,7 +95,7 @@ def shrink(message: Message, excess: int, counter: BaseCounter, *, floor: int = 
             role=Role.USER,
             content=(Compaction(content=cut_summary(block.content, space, counter)),),
         )
-    return cut_said(message, goal, counter)
+    return cut_words(message, goal, counter)
 
 
 def _unsaid(parts: Sequence[Part], messages: Sequence[Message], plan: Plan) -> bool:
@@ -205,7 +204,7 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
                     lift and costs[index] < floor
                 ):  # a cut, not a regrow
                     goal = min(goal, costs[index])
-                again = cut_said(original, goal, counter)
+                again = cut_words(original, goal, counter)
                 if counter.estimate_message(again) <= goal and (
                     words_kept(again) >= words_kept(shorter) or not says(shorter)
                 ):

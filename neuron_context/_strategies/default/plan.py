@@ -46,9 +46,9 @@ from ..._counting.counter import BaseCounter
 from ..._messages.conversation import next_safe_cut, opens_exchange
 from ..._messages.message import Message, Role
 from ..._numbers import scale
-from .said import cut_said
 from .turns import answered_exchange, is_request, step_in_progress
 from .water import MIN_TRUNCATED, kept_part
+from .words import cut_words
 
 __all__ = ["SPAN_SHARE", "Part", "Plan", "answered_exchange", "is_request", "step_in_progress"]
 
@@ -97,7 +97,7 @@ def _pins(
     task_cost = 0
     if task is not None and task != newest:
         space = max(MIN_TRUNCATED, scale(room, _PIN_SHARE), min(_TASK_WHOLE, free // 2))
-        pinned[task] = cut_said(messages[task], space, counter)
+        pinned[task] = cut_words(messages[task], space, counter)
         task_cost = counter.estimate_message(pinned[task])
     if newest is not None:
         # The user's newest words may take all the space the hard budget leaves, less
@@ -106,7 +106,7 @@ def _pins(
         space = max(scale(room, _PIN_SHARE), free)
         if task_cost and task_cost + MIN_TRUNCATED <= free:
             space = max(MIN_TRUNCATED, min(space, free - task_cost))
-        pinned[newest] = cut_said(messages[newest], space, counter)
+        pinned[newest] = cut_words(messages[newest], space, counter)
     return pinned
 
 

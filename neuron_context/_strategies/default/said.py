@@ -6,17 +6,19 @@ shortest form that fits, never an empty text.
 A cut to a goal under the cost of its own marker used to leave the message's texts empty
 (``""``: a provider such as Anthropic rejects an empty text block, and an agent reads
 nothing of what the user asked); the newest request beside system messages that fill
-the budget was such a message. :func:`cut_said` cuts as :func:`~.words.cut_words` does,
-but where that leaves the texts empty it takes the first of the marker's shorter forms
+the budget was such a message. :func:`unblanked` mends the last resort's output: a
+pinned request it left empty takes the first of the marker's shorter forms
 (:func:`alone`: its tokens alone, ``[... 1 line cut ...]``, ``[... cut ...]``, a ``…``)
-that fits the goal. :func:`unblanked` is the last resort's final check: a pinned part
-left empty all the same (the goal below even a ``…``: the system messages fill the
-budget) becomes the first form that fits the room the other parts leave, else the
-shortest, over the budget as the output then is (the budget cannot hold the system
-messages and the newest request: logged, or :class:`BudgetExceededError` with
-``strict=True``). The newest request is never dropped entirely, so the output still
-starts on a user message where the input did; a task left empty beside the newest
-request goes (it says nothing).
+that fits the room the other parts leave; where none does, the output is over the
+budget whatever the request keeps (the budget cannot hold the system messages and the
+newest request: logged, or :class:`BudgetExceededError` with ``strict=True``), and the
+request keeps its floor (:func:`cut_said` at :data:`~.water.MIN_TRUNCATED` tokens, as
+beside a step kept over the budget): a few tokens less over the budget are worth less
+than what the user asked. The cuts before it are left as they were (a marker in place
+of an empty text there costs tokens that move how the task and the request share their
+room). The newest request is never dropped entirely, so the output still starts on a
+user message where the input did; a task left empty beside the newest request goes (it
+says nothing).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..._messages.message import Message, Role
 from .water import MIN_TRUNCATED
 from .words import cut_words
 
-if TYPE_CHECKING:  # the plan pins requests with cut_said: no import of it at run time
+if TYPE_CHECKING:  # only the types: the parts are copied with attrs.evolve
     from .plan import Part, Plan
 
 __all__ = ["alone", "blank", "cut_said", "unblanked"]
