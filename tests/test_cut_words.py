@@ -9,14 +9,16 @@ import itertools
 import string
 
 import pytest
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
+from request_support import exchanges
 from strategies import listings, long_texts, texts
 
 from neuron_context import Message, TokenCounter
 from neuron_context._messages.markers import marker, said_size, stands_for
 from neuron_context._messages.truncation import truncate_message
 from neuron_context._strategies.default.clauses import by_content
+from neuron_context._strategies.default.said import alone, blank, cut_said
 from neuron_context._strategies.default.words import cut_words, marker_alone
 
 COUNTER = TokenCounter()
@@ -249,3 +251,31 @@ class TestEarlierMarkers:
         (line,) = markers(cut.text)
         assert "characters" not in line, line
         assert said_size(line)[1] >= 12_000
+
+
+class TestCutSaid:
+    """A user's words cut below the cost of their marker."""
+
+    @given(text=texts(max_size=400), goal=st.integers(1, 60))
+    def test_never_empty_where_a_marker_fits(self, text: str, goal: int) -> None:
+        """The cut is never empty where a ``…`` fits the goal, and it fits the goal
+        wherever the cut of :func:`cut_words` did."""
+        message = Message.user(text)
+        assume(not blank(message))
+        cut = cut_said(message, goal, COUNTER)
+        plain = cut_words(message, goal, COUNTER)
+        if COUNTER.estimate_message(alone(message, COUNTER)[-1]) <= goal:
+            assert not blank(cut)
+        if COUNTER.estimate_message(plain) <= goal:
+            assert COUNTER.estimate_message(cut) <= goal
+        if not blank(plain):
+            assert cut == plain
+
+    def test_twelve_tokens(self) -> None:
+        """A request cut to 12 tokens, where its marker costs more, is its marker
+        alone in a shorter form, not an empty text."""
+        message = exchanges()[-1]
+        assert blank(cut_words(message, 12, COUNTER))
+        cut = cut_said(message, 12, COUNTER)
+        assert cut.text == "[... 1 line cut ...]"
+        assert COUNTER.estimate_message(cut) <= 12

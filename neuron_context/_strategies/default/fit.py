@@ -23,13 +23,12 @@ in the order of what the next model call needs least:
    that cannot fit even cut (images cannot be cut), or whose cut still keeps none of its
    words, gives way to the newest request, cut again into its room (beside a kept step,
    the task goes below its floor first where that alone makes the output fit and it
-   still keeps words); a pinned request
-   is cut again from its original at the cut's own goal, and the room a cut leaves
-   below its goal goes back to the pinned requests, the newest first, up to their pins;
-   a user's words are cut by content where that keeps more of their names
-   (:mod:`.clauses`), with the words first, the marker naming none of the cut part, and
-   an earlier cut's markers in them kept whole or cut whole and counted
-   (:func:`~.words.cut_words`);
+   still keeps words); a pinned request is cut again from its original at the cut's
+   own goal, and the room a cut leaves below its goal goes back to the pinned requests,
+   the newest first, up to their pins; a user's words are cut by content where that
+   keeps more of their names (:mod:`.clauses`), with the words first, the marker naming
+   none of the cut part, and an earlier cut's markers in them kept whole or cut whole
+   and counted (:func:`~.words.cut_words`; a request left empty is mended after, :mod:`.said`);
 5. with a store, a kept step that leaves no room for the reference to what the output
    lost takes the task (cut, or gone when that leaves less than its floor: the
    reference reaches it) where that makes the output fit, before the reference would

@@ -58,7 +58,8 @@ async def with_store(attempt: Attempt, store: Store | None, *, budget: int) -> F
     limit into one that does not. When neither meets it (the step in progress is kept
     over it), the one with the reference is kept (what it removed can still be recalled)
     unless it is over ``budget`` (the hard budget, beyond the reserve) and the one
-    without is not: a reference never puts an output over the budget. Without a store,
+    without is not: a reference never puts an output over the budget (nor further over
+    it where no step is kept: the newest request alone does not fit). Without a store,
     the one compaction is the answer, over the limit or not (a compaction that cannot
     meet the budget is not run three times). Each attempt after the first has more
     space (a shorter reference, or none), so where it
@@ -81,6 +82,10 @@ async def with_store(attempt: Attempt, store: Store | None, *, budget: int) -> F
         plain = await attempt(None, False)
         assert plain is not None
         costs_budget = found is not None and plain[1] <= budget < found[1]
+        # Over the budget with no step kept (the newest request alone does not fit):
+        # the reference only adds to what is over.
+        if found is not None and plain[1] < found[1] and not _stepping(plain[0]):
+            costs_budget = True
         if found is not None and (plain[1] <= plain[2] or costs_budget):
             logger.warning(
                 "DefaultStack: no room for the reference to the offloaded messages "
@@ -89,6 +94,11 @@ async def with_store(attempt: Attempt, store: Store | None, *, budget: int) -> F
         if found is None or found is _OVER or plain[1] <= plain[2] or costs_budget:
             found = plain
     return found
+
+
+def _stepping(output: Sequence[Message]) -> bool:
+    """Whether ``output`` ends on the step in progress (a call or its results)."""
+    return bool(output) and bool(output[-1].tool_uses or output[-1].is_tool)
 
 
 _OVER: Found = ([], 1, 0)

@@ -73,6 +73,7 @@ from .headroom import STEP_TURNS, decided_target, kept_free, step_ceiling
 from .offloading import Found, given_back, offload, placeholder, unindexed, with_store
 from .plan import Part, Plan
 from .regrow import regrown
+from .said import unblanked
 from .schedule import CacheSchedule, growth_per_turn
 from .summaries import SummaryWriter
 
@@ -421,26 +422,23 @@ class DefaultStack(BudgetedStrategy):
         return await self._writer.summaries(plan, target, limit)
 
     def _fit(
-        self,
-        parts: list[Part],
-        messages: Sequence[Message],
-        plan: Plan,
-        limit: int,
+        self, parts: list[Part], messages: Sequence[Message], plan: Plan, limit: int
     ) -> list[Part]:
-        """The last resort, until the output is within ``limit`` (see
-        :mod:`neuron_context._strategies.default.fit`). Its signature is kept as it is:
-        measurement tools wrap it to record what it keeps."""
-        return fit(
+        """The last resort, until the output is within ``limit`` (:mod:`.fit`; no request
+        left empty, :mod:`.said`). Its signature stays: measurement tools wrap it."""
+        cost, counter = self._part_cost, self.counter
+        parts = fit(
             parts,
             messages,
             plan,
             limit,
-            counter=self.counter,
-            part_cost=self._part_cost,
+            counter=counter,
+            part_cost=cost,
             in_progress=self.in_progress,
             budget=self.max_tokens,
             below=plan.below_floor,
         )
+        return unblanked(parts, messages, plan, limit, part_cost=cost, counter=counter)
 
     def _check(self, cost: int, limit: int) -> None:
         excess = cost - limit
