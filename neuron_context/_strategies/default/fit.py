@@ -44,7 +44,8 @@ in the order of what the next model call needs least:
    :class:`~neuron_context.errors.ContextOverflowError` (``in_progress="raise"``).
 
 Finally the output starts on a user message again if the cuts left it starting on an
-assistant message while the input did not.
+assistant message while the input did not (:mod:`.opener`). One message is cut by
+:mod:`.message_cut`.
 """
 
 from __future__ import annotations
@@ -53,49 +54,24 @@ from collections.abc import Callable, Sequence
 from typing import Literal, TypeAlias
 
 from ..._counting.counter import BaseCounter
-from ..._errors import ContextOverflowError
-from ..._messages.content import Compaction
-from ..._messages.conversation import first_is_user, next_safe_cut, turn_start
-from ..._messages.message import Message, Role
+from ..._messages.conversation import first_is_user, next_safe_cut
+from ..._messages.message import Message
 from ..._messages.truncation import truncate_message
 from ..._summary.facts import condense
 from .clauses import holds, reused
+from .message_cut import MIN_TRUNCATED, message_overhead, shrink
+from .opener import kept_step, repin
 from .plan import Part, Plan
-from .summary_cut import cut_summary
 from .water import describe_cut
 from .words import cut_words, regrown, says, shared, words_kept
 
+# message_overhead and shrink moved to .message_cut; still exported here for the
+# modules that import them from .fit.
 __all__ = ["InProgress", "fit", "message_overhead", "shrink"]
 
 InProgress: TypeAlias = Literal["drop", "keep", "raise"]
 """What a compaction does when the budget cannot hold the newest request with the step
 in progress: keep them over budget, or raise :class:`ContextOverflowError`."""
-
-_MIN_TRUNCATED = 48
-"""The smallest a message is truncated to before older messages are dropped instead,
-and the floor a newest request is first cut to."""
-
-
-def message_overhead(counter: BaseCounter) -> int:
-    """What any counter charges for a message beyond its blocks: an empty message's cost
-    (the interface promises the ``estimate_*`` methods, not a ``message_overhead`` field)."""
-    return counter.estimate_message(Message(role=Role.USER, content=()))
-
-
-def shrink(message: Message, excess: int, counter: BaseCounter, *, floor: int = 0) -> Message:
-    """``message`` cut by ``excess`` tokens, to no less than ``floor`` tokens of it (a
-    summary keeps its plan block whole while the rest can give way)."""
-    cost = counter.estimate_message(message)
-    overhead = message_overhead(counter)
-    goal = max(overhead, floor, cost - excess)
-    if message.is_compaction:
-        block = next(b for b in message.content if isinstance(b, Compaction))
-        space = max(0, goal - overhead)
-        return Message(
-            role=Role.USER,
-            content=(Compaction(content=cut_summary(block.content, space, counter)),),
-        )
-    return cut_words(message, goal, counter)
 
 
 def _unsaid(parts: Sequence[Part], messages: Sequence[Message], plan: Plan) -> bool:
@@ -160,12 +136,12 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             sizes = [
                 (costs[i], i)
                 for i, p in enumerate(parts)
-                if p.kind == kind and costs[i] > _MIN_TRUNCATED * 2
+                if p.kind == kind and costs[i] > MIN_TRUNCATED * 2
             ]
             if not sizes:
                 return
             size, index = max(sizes)
-            goal = max(_MIN_TRUNCATED, size - excess, size // 2)
+            goal = max(MIN_TRUNCATED, size - excess, size // 2)
             shorter = truncate_message(
                 parts[index].message, goal, counter, describe=describe_cut, condense=condense
             )
@@ -246,9 +222,9 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
     if in_progress == "drop":
         drop_oldest("step")  # what cannot be cut (tool inputs, images)
     stepping = in_progress != "drop" and any(p.kind == "step" for p in parts)
-    cut("request", floor=_MIN_TRUNCATED, lift=stepping)
+    cut("request", floor=MIN_TRUNCATED, lift=stepping)
     # A step kept never takes a request below its floor (the task may still go whole).
-    cut("task", floor=_MIN_TRUNCATED if stepping else 0, lift=stepping)
+    cut("task", floor=MIN_TRUNCATED if stepping else 0, lift=stepping)
     task_cost = sum(costs[i] for i, p in enumerate(parts) if p.kind == "task")
     if stepping and 0 < excess <= task_cost and any(p.kind == "reference" for p in parts):
         # The reference reaches everything the output lost, the task with it: where the
@@ -259,7 +235,7 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
         cut("task")
         whole_names = _names_held([], messages, plan)
         if excess > 0 or (
-            any(p.kind == "task" and costs[i] < _MIN_TRUNCATED for i, p in enumerate(parts))
+            any(p.kind == "task" and costs[i] < MIN_TRUNCATED for i, p in enumerate(parts))
             and not 0 < whole_names <= _names_held(parts, messages, plan)
         ):  # below its floor, it stays only where it still shows every name it had
             drop({id(p) for p in parts if p.kind == "task"})
@@ -323,9 +299,9 @@ def fit(  # noqa: PLR0915 - the last resort's steps, in order
             if part is not parts[index]:
                 replace(index, part)
     if excess > 0 and any(p.kind == "step" for p in parts):  # kept over budget, or an error
-        return _kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
+        return kept_step(parts, messages, plan, excess, counter, in_progress=in_progress)
     if not first_is_user([p.message for p in parts]) and first_is_user(messages):
-        parts = _repin(
+        parts = repin(
             parts,
             costs,
             messages,
@@ -353,87 +329,3 @@ def _pin_costs(plan: Plan, part_cost: Callable[[Part], int]) -> dict[str, int]:
         for kind, index in kinds
         if index is not None and index in plan.pinned
     }
-
-
-def _kept_step(
-    parts: list[Part],
-    messages: Sequence[Message],
-    plan: Plan,
-    excess: int,
-    counter: BaseCounter,
-    *,
-    in_progress: InProgress,
-) -> list[Part]:
-    """``parts`` with the step in progress kept ``excess`` tokens over budget, starting
-    on a user message when the input did (the user message that opened the step's turn,
-    cut by what is over but never below its floor, put back before it); or, with
-    ``in_progress="raise"``, the :class:`ContextOverflowError` saying so."""
-    if in_progress == "raise":
-        msg = (
-            "the budget cannot hold the newest request with the step in progress (its "
-            f"tool calls and results), even cut: {excess} tokens over"
-        )
-        raise ContextOverflowError(msg)
-    if first_is_user([p.message for p in parts]) or not first_is_user(messages):
-        return parts
-    opener = turn_start(messages, min(plan.step)) if plan.step else None
-    if opener is None:  # pragma: no cover - the input starts on a user message
-        return parts
-    pin = Part("request", shrink(messages[opener], excess, counter, floor=_MIN_TRUNCATED))
-    return _pinned_first(parts, pin)
-
-
-def _pinned_first(parts: Sequence[Part], pin: Part) -> list[Part]:
-    """``parts`` with ``pin`` before the first of them that is not a system message."""
-    first = next((i for i, p in enumerate(parts) if p.kind != "system"), len(parts))
-    return [*parts[:first], pin, *parts[first:]]
-
-
-def _repin(
-    parts: list[Part],
-    costs: list[int],
-    messages: Sequence[Message],
-    plan: Plan,
-    limit: int,
-    *,
-    counter: BaseCounter,
-    part_cost: Callable[[Part], int],
-    in_progress: InProgress = "keep",
-) -> list[Part]:
-    """Start the output on a user message again: the one that opened the kept turn,
-    cut to fit; if none fits, the messages before the first user message go, but for a
-    step in progress kept (``in_progress`` not ``"drop"``): the opener then goes back
-    before it cut to its floor, over the budget as a kept step is (or the
-    :class:`ContextOverflowError` of ``in_progress="raise"``), so the output never loses
-    the call the model just made, nor everything (where the opener is the only user
-    message, such as a summary at the front).
-
-    Raises:
-        ContextOverflowError: ``in_progress="raise"`` and the opener does not fit
-            before the step in progress.
-    """
-    excess = sum(costs) - limit
-    index = turn_start(messages, plan.cut - 1) if plan.cut > 0 else None
-    if index is not None:
-        pin = Part("request", messages[index])
-        pinned = excess + part_cost(pin)
-        if pinned > 0:
-            pin = Part("request", shrink(pin.message, pinned, counter))
-            pinned = excess + part_cost(pin)
-        empty = pin.message.is_compaction and not pin.message.text  # it says nothing
-        if (pinned <= 0 or pinned <= excess) and not empty:
-            return _pinned_first(parts, pin)
-        if in_progress != "drop" and any(p.kind == "step" for p in parts):
-            if in_progress == "raise":
-                msg = (
-                    "the budget cannot hold the step in progress (its tool calls and "
-                    f"results) with the user message that opened its turn: {pinned} tokens over"
-                )
-                raise ContextOverflowError(msg)
-            over = excess + part_cost(Part("request", messages[index]))
-            pin = Part("request", shrink(messages[index], over, counter, floor=_MIN_TRUNCATED))
-            return _pinned_first(parts, pin)
-    while not first_is_user([p.message for p in parts]):
-        first = next(i for i, p in enumerate(parts) if p.kind != "system")
-        parts = [*parts[:first], *parts[first + 1 :]]
-    return parts

@@ -32,7 +32,7 @@ from ..._summary.format import SUMMARY_HEADING
 from ..._summary.shown import shown_words
 from ...providers._base import CompletionRequest, Provider
 from ..summarization import SummarizationStrategy
-from .fit import message_overhead
+from .message_cut import message_overhead
 from .plan import SPAN_SHARE, Plan
 from .reuse import reuse
 
