@@ -18,8 +18,9 @@ from neuron_context import Message, TokenCounter
 from neuron_context._messages.markers import marker, said_size, stands_for
 from neuron_context._messages.truncation import truncate_message
 from neuron_context._strategies.default.clauses import by_content
+from neuron_context._strategies.default.earlier_markers import marker_alone
 from neuron_context._strategies.default.said import alone, blank, cut_said
-from neuron_context._strategies.default.words import cut_words, marker_alone
+from neuron_context._strategies.default.words import cut_words
 
 COUNTER = TokenCounter()
 

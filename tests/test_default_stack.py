@@ -9,7 +9,7 @@ import re
 from typing import Literal
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from offload_support import step_in_progress
 from strategies import counters, well_formed_conversations
@@ -791,6 +791,21 @@ class TestProperties:
         extra=st.integers(0, 400),
         target=st.sampled_from([0.5, 0.7, 1.0]),
         in_progress=st.sampled_from(["drop", "keep"]),
+    )
+    @example(  # a task empty in the input, an assistant message after it: it stays
+        messages=[
+            Message(role=Role.USER, content=(Compaction(content=""),)),
+            Message.user(""),
+            Message.assistant(tool_uses=[ToolUse(id="toolu_01", name="get_time", input={})]),
+            Message.system(""),
+            Message.tool_result("toolu_01", "", is_error=True),
+            Message.user(""),
+            Message.user(""),
+        ],
+        counter=TokenCounter(),
+        extra=0,
+        target=0.5,
+        in_progress="drop",
     )
     @pytest.mark.anyio
     async def test_budget_and_start_on_user(

@@ -11,6 +11,7 @@ import anyio
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from offload_support import step_in_progress
 from request_support import exchanges
 from strategies import well_formed_conversations
 
@@ -44,18 +45,6 @@ def blank(message: Message) -> bool:
     if message.role not in (Role.USER, Role.ASSISTANT) or message.is_compaction:
         return False
     return all(isinstance(b, Text) and not b.text.strip() for b in message.content)
-
-
-def step(messages: list[Message]) -> list[Message]:
-    """The step in progress: the last assistant message with calls and what follows it,
-    where no user or assistant message comes after its results."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.role is Role.ASSISTANT:
-            return list(messages[index:]) if message.tool_uses else []
-        if message.role is Role.USER:
-            return []
-    return []
 
 
 def new_blanks(output: list[Message], messages: list[Message]) -> list[Message]:
@@ -138,6 +127,8 @@ class TestProperties:
             )
         )
         if in_progress != "drop":
-            fixed += COUNTER.estimate_messages(step(messages))
+            # The step as default_stack reads it: the last calls and their results,
+            # a user's newest message after them or not.
+            fixed += COUNTER.estimate_messages([messages[i] for i in step_in_progress(messages)])
         if fixed + 64 <= budget:
             assert cost(output) <= budget

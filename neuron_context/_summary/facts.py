@@ -46,7 +46,7 @@ import re
 
 import attrs
 
-from .fact_chunks import CHUNK, STRIDE, Fact, chunks, render
+from .fact_chunks import Fact, render
 from .facts_json import VALUE, Braced, Table, cut_lists, leaves
 from .facts_text import (
     CUT,
@@ -65,9 +65,7 @@ from .facts_text import (
 )
 from .scan import is_data
 
-# CHUNK, STRIDE, Fact, chunks and render belong to .fact_chunks and are exported here
-# too, beside the facts() that notes them.
-__all__ = ["CHUNK", "STRIDE", "Fact", "chunks", "condense", "facts", "render"]
+__all__ = ["condense", "facts"]
 
 _LINE = 2_000
 """The longest line read for definitions and key/value pairs (a minified line is not)."""

@@ -65,9 +65,7 @@ from .plan import Part, Plan
 from .water import describe_cut
 from .words import cut_words, regrown, says, shared, words_kept
 
-# message_overhead and shrink moved to .message_cut; still exported here for the
-# modules that import them from .fit.
-__all__ = ["InProgress", "fit", "message_overhead", "shrink"]
+__all__ = ["InProgress", "fit"]
 
 InProgress: TypeAlias = Literal["drop", "keep", "raise"]
 """What a compaction does when the budget cannot hold the newest request with the step

@@ -87,7 +87,8 @@ def unblanked(
     counter: BaseCounter,
 ) -> list[Part]:
     """``parts`` (the last resort's output) with no pinned request left empty where its
-    original was not: a task beside the newest request goes; any other takes the first
+    original was not: a task beside the newest request goes where a user message follows
+    it (the output still starts on one); any other takes the first
     form of :func:`alone` (of its original) that fits the room the other parts leave
     below ``limit``, else its floor's cut, over ``limit`` (a budget that cannot hold the
     system messages and the request: the stack logs it, or raises with ``strict``)."""
@@ -98,13 +99,14 @@ def unblanked(
     for index, part in enumerate(parts):
         if part.kind not in originals or not blank(part.message):
             continue
-        if part.kind == "task" and requests:
+        at = originals[part.kind]
+        pinned = at is not None and (part.kind == "task" or index == requests[-1])
+        if pinned and blank(messages[at]):
+            continue  # empty in the input: kept as it was
+        if part.kind == "task" and requests and _user_after(output, index):
             gone.add(index)  # it says nothing beside the newest request
             continue
-        at = originals[part.kind]
-        if at is not None and (part.kind == "task" or index == requests[-1]):
-            if blank(messages[at]):
-                continue  # an empty request in the input: kept as it was
+        if pinned:
             forms = alone(messages[at], counter)
         else:  # the opener of a kept step: what it was cut from is not known here
             forms = alone(part.message, counter)[2:]
@@ -115,3 +117,10 @@ def unblanked(
             tried.append(attrs.evolve(part, message=cut_said(messages[at], MIN_TRUNCATED, counter)))
         output[index] = next((f for f in tried if part_cost(f) <= room), tried[-1])
     return [p for i, p in enumerate(output) if i not in gone]
+
+
+def _user_after(parts: Sequence[Part], index: int) -> bool:
+    """Whether the first part after ``index`` that is not a system message is a user
+    message: the output still starts on one without the part at ``index``."""
+    after = (p.message for p in parts[index + 1 :] if p.message.role is not Role.SYSTEM)
+    return next((m.role is Role.USER for m in after), False)

@@ -50,9 +50,7 @@ from ..._summary.facts import condense
 from .clauses import by_content, holds, reused
 from .earlier_markers import (
     FORMS,
-    common_prefix,
     has_markers,
-    marker_alone,
     marker_for,
     whole_markers,
 )
@@ -61,17 +59,11 @@ from .water import describe_cut
 if TYPE_CHECKING:  # the plan pins requests with cut_words: no import of it at run time
     from .plan import Part
 
-# common_prefix, has_markers, marker_alone and whole_markers belong to .earlier_markers
-# and are exported here too, beside the cut of a user's words that keeps markers whole.
 __all__ = [
-    "common_prefix",
     "cut_words",
-    "has_markers",
-    "marker_alone",
     "regrown",
     "says",
     "shared",
-    "whole_markers",
     "words_kept",
 ]
 
