@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from offload_support import step_in_progress
 from strategies import counters, well_formed_conversations
@@ -316,6 +316,10 @@ class TestProperties:
         a short task its room)."""
         systems = [m for m in messages if m.role is Role.SYSTEM]
         users = [m for m in messages if m.role is Role.USER and not m.is_compaction]
+        # A conversation whose only user messages are summaries has no newest request:
+        # its opener is a summary, kept before the step in progress over such a budget
+        # by design (the output starts on a user message), as in test_default_stack.
+        assume(users or not any(m.is_compaction for m in messages))
         newest = max((counter.estimate_message(m) for m in users), default=0)
         step = counter.estimate_messages([messages[i] for i in step_in_progress(messages)])
         budget = counter.estimate_messages(systems) + newest + step + 64 + extra

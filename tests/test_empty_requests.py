@@ -48,8 +48,14 @@ def blank(message: Message) -> bool:
 
 
 def new_blanks(output: list[Message], messages: list[Message]) -> list[Message]:
-    """The messages of ``output`` that hold nothing and are not input messages."""
-    return [m for m in output if blank(m) and not any(m is i for i in messages)]
+    """The messages of ``output`` that hold nothing and are neither input messages nor
+    cuts of input messages that held nothing (a ``" "`` request cut to ``""``)."""
+    was_blank = {i.role for i in messages if blank(i)}
+    return [
+        m
+        for m in output
+        if blank(m) and not any(m is i for i in messages) and m.role not in was_blank
+    ]
 
 
 class TestSystemFillsTheBudget:
