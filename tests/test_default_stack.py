@@ -821,10 +821,11 @@ class TestProperties:
         on a user message when the input did; nothing is lost of the system messages."""
         systems = [m for m in messages if m.role is Role.SYSTEM]
         users = [m for m in messages if m.role is Role.USER and not m.is_compaction]
-        # A conversation whose only user messages are summaries has no newest request:
-        # its opener is a summary, kept before the step in progress over such a budget
-        # by design (the output starts on a user message).
-        assume(users or not any(m.is_compaction for m in messages))
+        # A conversation whose only user messages are summaries (or blank) has no newest
+        # request that says anything: its opener is a summary, kept before the step in
+        # progress over such a budget by design (the output starts on a user message).
+        said = [m for m in users if m.text.strip() or any(type(b) is not Text for b in m.content)]
+        assume(said or not any(m.is_compaction for m in messages))
         newest = max((counter.estimate_message(m) for m in users), default=0)
         floor = counter.estimate_messages(systems) + newest
         if in_progress == "keep":

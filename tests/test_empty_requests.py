@@ -93,6 +93,44 @@ class TestSystemFillsTheBudget:
             compact(messages, system_cost(messages), strict=True)
 
 
+class TestWordsBeforeMarkers:
+    """Where the request's cut has no room for its marker and words, its first words."""
+
+    @pytest.mark.parametrize("extra", range(6, 18))
+    def test_the_users_first_words_where_they_fit(self, extra: int) -> None:
+        """From the room of one word and a ``…``, the request keeps its first words, and
+        no fewer as the room grows (a marker alone says only that it was cut)."""
+        messages = exchanges()
+        budget = system_cost(messages) + extra
+        output = compact(messages, budget, reserve=0.0)
+        assert cost(output) <= budget
+        request = output[-1].text
+        words = messages[-1].text.split()
+        kept = request.removesuffix("…").split()
+        assert kept
+        assert kept == words[: len(kept)]
+        fewer = compact(messages, budget - 1, reserve=0.0)[-1].text.removesuffix("…").split()
+        assert len(kept) >= len(fewer)
+
+    @pytest.mark.parametrize("strict", [False, True])
+    def test_a_whole_task_gives_way_where_the_request_has_no_room(self, strict: bool) -> None:
+        """A short task kept whole left the request the room of an empty message: the
+        task goes and the request says its first words within the budget (no floor put
+        over it, no error with ``strict``)."""
+        messages = [
+            Message.system("You are an agent. Follow the policy exactly. " * 200),
+            Message.user("the and Please."),
+            Message.assistant("HAT123 mia_li_3668 and HAT123. now flight fix."),
+            Message.user("to fix.\nreservation and refund card the HAT123 and."),
+        ]
+        for extra in range(9, 16):
+            budget = system_cost(messages) + extra
+            output = compact(messages, budget, reserve=0.0, in_progress="drop", strict=strict)
+            assert cost(output) <= budget
+            assert not new_blanks(output, messages)
+            assert output[-1].text.split()[0] in {"to", "[...", "…"}
+
+
 class TestProperties:
     """Over generated conversations and budgets, tiny ones included."""
 
