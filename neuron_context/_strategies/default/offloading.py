@@ -83,9 +83,10 @@ async def with_store(attempt: Attempt, store: Store | None, *, budget: int) -> F
         assert plain is not None
         costs_budget = found is not None and plain[1] <= budget < found[1]
         # Over the budget with no step kept (the newest request alone does not fit):
-        # the reference only adds to what is over.
-        if found is not None and plain[1] < found[1] and not _stepping(plain[0]):
-            costs_budget = True
+        # the reference only adds to what is over. Within the budget (the reserve
+        # spent), the reference stays: what it removed can still be recalled.
+        if found is not None and budget < found[1] and plain[1] < found[1]:
+            costs_budget = costs_budget or not _stepping(plain[0])
         if found is not None and (plain[1] <= plain[2] or costs_budget):
             logger.warning(
                 "DefaultStack: no room for the reference to the offloaded messages "
