@@ -27,6 +27,16 @@ def compact(messages: list[Message], budget: int) -> list[Message]:
     return anyio.run(default_stack(budget, counter=COUNTER).compact, messages)
 
 
+def keyed_request() -> tuple[Message, str]:
+    """A short system prompt and a long request whose tail is a keyed marker."""
+    request = (
+        "order flight user_id card business flight economy\n"
+        + "\n".join(f"line {i} of the request text" for i in range(40))
+        + f"\n{KEYED}\nplease finish"
+    )
+    return Message.system("You are an agent."), request
+
+
 class TestNeverEmpty:
     @pytest.mark.parametrize("extra", range(15, 23))
     def test_a_marker_or_words(self, extra: int) -> None:
@@ -50,12 +60,7 @@ class TestKeepsWords:
         """A long request whose tail is a keyed marker keeps a marker at 16-20 tokens over
         the system's cost and words at 25 and more (before: an empty message at 16-20,
         the keyed marker alone at 25-26)."""
-        system = Message.system("You are an agent.")
-        request = (
-            "order flight user_id card business flight economy\n"
-            + "\n".join(f"line {i} of the request text" for i in range(40))
-            + f"\n{KEYED}\nplease finish"
-        )
+        system, request = keyed_request()
         budget = COUNTER.estimate_message(system) + extra
         output = compact([system, Message.user(request)], budget)
         assert COUNTER.estimate_messages(output) <= budget
@@ -69,12 +74,7 @@ class TestKeepsWords:
         """With a store, the room a cut leaves goes back to the request only as a cut
         that keeps no fewer of its words (before: at +45 the request, cut to ``[...
         441 lines ...]\nplease finish``, grew back to its keyed marker alone)."""
-        system = Message.system("You are an agent.")
-        request = (
-            "order flight user_id card business flight economy\n"
-            + "\n".join(f"line {i} of the request text" for i in range(40))
-            + f"\n{KEYED}\nplease finish"
-        )
+        system, request = keyed_request()
         budget = COUNTER.estimate_message(system) + extra
         stack = default_stack(budget, counter=COUNTER, store=MemoryStore())
         output = anyio.run(stack.compact, [system, Message.user(request)])

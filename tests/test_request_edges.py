@@ -260,6 +260,15 @@ class TestTaskBelowItsFloor:
         assert request.text == newest.text
 
 
+def stepped_or_cancelling(step: bool) -> list[Message]:
+    """``exchanges(step=True)``, or ``cancelling()`` with its request six times over."""
+    if step:
+        return exchanges(step=True)
+    messages = cancelling()
+    messages[3] = Message.user(REQUEST * 6)
+    return messages
+
+
 class TestRaiseWithAStore:
     """With a store and ``in_progress="raise"``, an attempt that raises is over its limit
     and the next one (a shorter reference, then no store) runs: the compaction raises only
@@ -273,11 +282,7 @@ class TestRaiseWithAStore:
         """``cancelling()`` (its request x6) and ``exchanges(step=True)`` at budgets where
         the full index's attempt raised and the shortest reference fits (wp-edges before
         this: ContextOverflowError; main returned an output within the budget)."""
-        if step:
-            messages = exchanges(step=True)
-        else:
-            messages = cancelling()
-            messages[3] = Message.user(REQUEST * 6)
+        messages = stepped_or_cancelling(step)
         budget = system_cost(messages) + over
         kept = compact(messages, budget, store=MemoryStore(), in_progress="keep")
         assert COUNTER.estimate_messages(kept) <= budget
@@ -295,11 +300,7 @@ class TestFloorBesideAStepOverBudget:
         """``exchanges(step=True)`` at system +18, ``cancelling()`` (its request x6) at
         +19 and +20 (wp-edges before this: the request kept as ``Yes, plea\\n[...]\\nk
         you!``, 18 tokens, beside an output over the budget either way)."""
-        if step:
-            messages = exchanges(step=True)
-        else:
-            messages = cancelling()
-            messages[3] = Message.user(REQUEST * 6)
+        messages = stepped_or_cancelling(step)
         budget = system_cost(messages) + over
         output = compact(messages, budget)
         assert COUNTER.estimate_messages(output) > budget  # the step kept over budget

@@ -108,25 +108,22 @@ def unblanked(
             continue
         at = originals[part.kind]
         pinned = at is not None and (part.kind == "task" or index == requests[-1])
+        original = messages[at] if at is not None and pinned else None
+        room = limit - sum(part_cost(p) for i, p in enumerate(output) if i not in gone)
+        room += part_cost(part)
         if not blank(part.message):
-            if at is not None and pinned and _wordless(part.message, messages[at]):
+            if original is not None and _wordless(part.message, original):
                 # A marker alone where the user's first words fit its room: a smaller
                 # budget, whose cut was empty, would keep words this one does not.
-                room = limit - sum(part_cost(p) for i, p in enumerate(output) if i not in gone)
-                room += part_cost(part)
-                forms = _forms(part, messages[at], room, counter, part_cost)
+                forms = _forms(part, original, room, counter, part_cost)
                 if part_cost(forms[0]) <= room and says(forms[0].message):
                     output[index] = forms[0]
             continue
-        if at is not None and pinned and blank(messages[at]):
+        if original is not None and blank(original):
             continue  # empty in the input: kept as it was
         if part.kind == "task" and requests and _user_after(output, index):
             gone.add(index)  # it says nothing beside the newest request
             continue
-
-        original = messages[at] if at is not None and pinned else None
-        room = limit - sum(part_cost(p) for i, p in enumerate(output) if i not in gone)
-        room += part_cost(part)
         forms = _forms(part, original, room, counter, part_cost)
         if part.kind == "request" and all(part_cost(f) > room for f in forms):
             # A task kept whole may leave the request less than a "…": it gives way
